@@ -1,0 +1,123 @@
+//! The block cache (bounded by bytes) and the table cache (bounded by open files).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use quick_cache::{sync::Cache, Weighter};
+
+use crate::error::Result;
+use crate::io::{filename, FileSystem};
+use crate::options::Options;
+use crate::sst::block::Block;
+use crate::sst::TableReader;
+use crate::stats::Counters;
+
+/// Key of a cached block: (file number, block offset).
+pub type BlockKey = (u64, u64);
+
+#[derive(Clone)]
+struct BlockWeighter;
+
+impl Weighter<BlockKey, Arc<Block>> for BlockWeighter {
+    fn weight(&self, _k: &BlockKey, v: &Arc<Block>) -> u64 {
+        v.size() as u64 + 64
+    }
+}
+
+/// Uncompressed blocks shared by all readers, evicted by S3-FIFO under a byte budget.
+pub struct BlockCache {
+    cache: Cache<BlockKey, Arc<Block>, BlockWeighter>,
+}
+
+impl BlockCache {
+    /// A cache of about `capacity` bytes.
+    pub fn new(capacity: u64) -> Self {
+        let items = (capacity / 4096).max(16) as usize;
+        BlockCache {
+            cache: Cache::with_weighter(items, capacity.max(1), BlockWeighter),
+        }
+    }
+
+    /// A cached block.
+    #[inline]
+    pub fn get(&self, key: &BlockKey) -> Option<Arc<Block>> {
+        self.cache.get(key)
+    }
+
+    /// Caches a block.
+    pub fn insert(&self, key: BlockKey, block: Arc<Block>) {
+        self.cache.insert(key, block);
+    }
+
+    /// Bytes held.
+    pub fn used_bytes(&self) -> u64 {
+        self.cache.weight()
+    }
+}
+
+/// Open SSTs, bounded by `max_open_files`; also deletes files that compaction made obsolete.
+pub struct TableCache {
+    fs: Arc<dyn FileSystem>,
+    dir: PathBuf,
+    tables: Cache<u64, Arc<TableReader>>,
+    blocks: Option<Arc<BlockCache>>,
+    counters: Arc<Counters>,
+    direct: bool,
+    verify: bool,
+}
+
+impl TableCache {
+    /// A cache over the SSTs of `dir`.
+    pub fn new(
+        fs: Arc<dyn FileSystem>,
+        dir: PathBuf,
+        opts: &Options,
+        blocks: Option<Arc<BlockCache>>,
+        counters: Arc<Counters>,
+    ) -> Self {
+        TableCache {
+            fs,
+            dir,
+            tables: Cache::new(opts.max_open_files),
+            blocks,
+            counters,
+            direct: opts.use_direct_reads,
+            verify: opts.verify_checksums,
+        }
+    }
+
+    /// The open table of file `number`, opening it on a miss.
+    pub fn get(&self, number: u64) -> Result<Arc<TableReader>> {
+        if let Some(t) = self.tables.get(&number) {
+            return Ok(t);
+        }
+        let t = Arc::new(self.open(number)?);
+        self.tables.insert(number, t.clone());
+        Ok(t)
+    }
+
+    /// Opens file `number` without caching it.
+    pub fn open(&self, number: u64) -> Result<TableReader> {
+        TableReader::open(
+            self.fs.as_ref(),
+            &filename::sst(&self.dir, number),
+            number,
+            self.direct,
+            self.verify,
+            self.blocks.clone(),
+            self.counters.clone(),
+        )
+    }
+
+    /// Forgets file `number` and removes it from disk (it is obsolete).
+    pub fn remove_file(&self, number: u64) {
+        self.tables.remove(&number);
+        // A failed removal leaves an orphan that the next open deletes.
+        let _ = self.fs.remove_file(&filename::sst(&self.dir, number));
+    }
+
+    /// The block cache, if any.
+    pub fn block_cache(&self) -> Option<&Arc<BlockCache>> {
+        self.blocks.as_ref()
+    }
+}

@@ -1,0 +1,369 @@
+//! Compaction: choosing which runs to merge, and merging them into new files.
+//!
+//! Leveling: when L0 holds `level0_compaction_trigger` runs, all of L0 merges
+//! with the overlapping part of L1; when level `i` outgrows `level1_size·T^(i-1)`
+//! one of its files (round robin) merges with the overlapping files of `i+1`,
+//! or moves down untouched when nothing overlaps.
+//! Tiering: when a level holds T runs (L0: the trigger), all of them merge into
+//! one new run of the next level (the last level merges in place).
+//!
+//! Merging keeps, for each user key, the newest entry plus every entry a live
+//! snapshot can still see, and drops a tombstone only when no file outside the
+//! compaction at the output level or below may hold the key.
+
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::io::{filename, FileSystem};
+use crate::iter::{InternalIterator, MergingIterator};
+use crate::key::{self, Kind, SeqNo};
+use crate::options::{CompactionStyle, Options};
+use crate::run::RunIter;
+use crate::sst::reader::ReadCtx;
+use crate::sst::TableWriter;
+use crate::version::{FileMeta, NewFile, Run, Version, VersionEdit};
+
+/// A chosen compaction.
+pub struct Compaction {
+    /// Level the inputs come from.
+    pub level: usize,
+    /// Level the outputs go to.
+    pub output_level: usize,
+    /// Input runs, newest first: (level, files sorted and disjoint).
+    pub inputs: Vec<(usize, Vec<Arc<FileMeta>>)>,
+    /// Whether the single input file just moves down a level.
+    pub trivial_move: bool,
+}
+
+impl Compaction {
+    /// The edit that removes the inputs (outputs are added by the caller).
+    pub fn delete_inputs(&self, edit: &mut VersionEdit) {
+        for (level, files) in &self.inputs {
+            for f in files {
+                edit.deleted.push((*level, f.number));
+            }
+        }
+    }
+
+    /// Input bytes.
+    pub fn input_bytes(&self) -> u64 {
+        self.inputs
+            .iter()
+            .flat_map(|(_, f)| f)
+            .map(|f| f.size)
+            .sum()
+    }
+
+    fn is_input(&self, number: u64) -> bool {
+        self.inputs
+            .iter()
+            .any(|(_, fs)| fs.iter().any(|f| f.number == number))
+    }
+}
+
+/// Levels a running compaction occupies (no other compaction may touch them).
+pub fn levels_of(c: &Compaction) -> (usize, usize) {
+    (c.level, c.output_level)
+}
+
+/// Files of `run` whose user keys meet `[lo, hi]`.
+fn overlapping(run: &Run, lo: &[u8], hi: &[u8]) -> Vec<Arc<FileMeta>> {
+    run.files
+        .iter()
+        .filter(|f| f.overlaps(Some(lo), Some(hi)))
+        .cloned()
+        .collect()
+}
+
+/// User-key range covered by `files`.
+fn range_of<'a>(files: impl Iterator<Item = &'a Arc<FileMeta>>) -> Option<(Vec<u8>, Vec<u8>)> {
+    let mut r: Option<(Vec<u8>, Vec<u8>)> = None;
+    for f in files {
+        let (s, l) = (f.smallest_user(), f.largest_user());
+        r = Some(match r {
+            None => (s.to_vec(), l.to_vec()),
+            Some((a, b)) => (a.min(s.to_vec()), b.max(l.to_vec())),
+        });
+    }
+    r
+}
+
+/// Per-level round-robin positions for leveled compaction.
+#[derive(Default)]
+pub struct Pointers(Vec<Vec<u8>>);
+
+/// Picks the most urgent compaction among levels not in `busy`.
+pub fn pick(v: &Version, opts: &Options, busy: &[bool], ptrs: &mut Pointers) -> Option<Compaction> {
+    let last = opts.max_levels - 1;
+    let free = |l: usize| !busy[l] && !busy[(l + 1).min(last)];
+    let mut best: Option<(f64, usize)> = None;
+    for l in 0..opts.max_levels {
+        let score = match (opts.compaction_style, l) {
+            (_, 0) => v.levels[0].len() as f64 / opts.level0_compaction_trigger as f64,
+            (CompactionStyle::Leveling, l) if l < last => {
+                v.level_bytes(l) as f64 / opts.level_capacity(l) as f64
+            }
+            (CompactionStyle::Leveling, _) => 0.0,
+            (CompactionStyle::Tiering, l) => {
+                let runs = v.levels[l].len();
+                if l == last && runs < 2 {
+                    0.0
+                } else {
+                    runs as f64 / opts.size_ratio as f64
+                }
+            }
+        };
+        if score >= 1.0 && free(l) && best.is_none_or(|(s, _)| score > s) {
+            best = Some((score, l));
+        }
+    }
+    let (_, level) = best?;
+    Some(match opts.compaction_style {
+        CompactionStyle::Tiering => whole_level(v, level, last),
+        CompactionStyle::Leveling if level == 0 => level0(v),
+        CompactionStyle::Leveling => one_file(v, level, ptrs),
+    })
+}
+
+/// Tiering: every run of `level` into one run of the next level.
+fn whole_level(v: &Version, level: usize, last: usize) -> Compaction {
+    Compaction {
+        level,
+        output_level: (level + 1).min(last),
+        inputs: v.levels[level]
+            .iter()
+            .map(|r| (level, r.files.clone()))
+            .collect(),
+        trivial_move: false,
+    }
+}
+
+/// Leveling: all of L0 plus the overlapping files of L1.
+fn level0(v: &Version) -> Compaction {
+    let mut inputs: Vec<(usize, Vec<Arc<FileMeta>>)> =
+        v.levels[0].iter().map(|r| (0, r.files.clone())).collect();
+    let (lo, hi) = range_of(inputs.iter().flat_map(|(_, f)| f)).unwrap_or_default();
+    let below: Vec<_> = v.levels[1]
+        .iter()
+        .flat_map(|r| overlapping(r, &lo, &hi))
+        .collect();
+    let trivial_move = inputs.len() == 1 && inputs[0].1.len() == 1 && below.is_empty();
+    if !below.is_empty() {
+        inputs.push((1, below));
+    }
+    Compaction {
+        level: 0,
+        output_level: 1,
+        inputs,
+        trivial_move,
+    }
+}
+
+/// Leveling: the next file of `level` in round-robin order plus what it overlaps below.
+fn one_file(v: &Version, level: usize, ptrs: &mut Pointers) -> Compaction {
+    if ptrs.0.len() <= level {
+        ptrs.0.resize(level + 1, Vec::new());
+    }
+    let run = &v.levels[level][0];
+    let ptr = &ptrs.0[level];
+    let f = run
+        .files
+        .iter()
+        .find(|f| ptr.is_empty() || f.smallest_user() > ptr.as_slice())
+        .unwrap_or(&run.files[0])
+        .clone();
+    ptrs.0[level] = f.largest_user().to_vec();
+    let below: Vec<_> = v.levels[level + 1]
+        .iter()
+        .flat_map(|r| overlapping(r, f.smallest_user(), f.largest_user()))
+        .collect();
+    let trivial_move = below.is_empty();
+    let mut inputs = vec![(level, vec![f])];
+    if !below.is_empty() {
+        inputs.push((level + 1, below));
+    }
+    Compaction {
+        level,
+        output_level: level + 1,
+        inputs,
+        trivial_move,
+    }
+}
+
+/// A manual compaction of `level` into the next one, restricted (where the
+/// invariants allow) to files overlapping `[lo, hi]`. `None` if nothing overlaps.
+pub fn manual(
+    v: &Version,
+    opts: &Options,
+    level: usize,
+    lo: Option<&[u8]>,
+    hi: Option<&[u8]>,
+) -> Option<Compaction> {
+    let last = opts.max_levels - 1;
+    let any = v.levels[level]
+        .iter()
+        .any(|r| r.files.iter().any(|f| f.overlaps(lo, hi)));
+    if !any {
+        return None;
+    }
+    match opts.compaction_style {
+        // Runs of one level may overlap each other: moving part of a level down
+        // could put newer data below older data, so take the level whole.
+        CompactionStyle::Tiering => Some(whole_level(v, level, last)),
+        CompactionStyle::Leveling if level == 0 => Some(level0(v)),
+        CompactionStyle::Leveling => {
+            let files: Vec<_> = v.levels[level][0]
+                .files
+                .iter()
+                .filter(|f| f.overlaps(lo, hi))
+                .cloned()
+                .collect();
+            let (a, b) = range_of(files.iter())?;
+            let below: Vec<_> = v.levels[level + 1]
+                .iter()
+                .flat_map(|r| overlapping(r, &a, &b))
+                .collect();
+            let mut inputs = vec![(level, files)];
+            if !below.is_empty() {
+                inputs.push((level + 1, below));
+            }
+            Some(Compaction {
+                level,
+                output_level: level + 1,
+                inputs,
+                trivial_move: false,
+            })
+        }
+    }
+}
+
+/// What writing output files needs.
+pub struct OutputCtx<'a> {
+    /// File system.
+    pub fs: &'a dyn FileSystem,
+    /// Database directory.
+    pub dir: &'a std::path::Path,
+    /// Options.
+    pub opts: &'a Options,
+    /// Level the outputs are written for.
+    pub level: usize,
+    /// Run id the outputs belong to.
+    pub run: u64,
+    /// Cut files at `target_file_size` (false: one file, as for a flush).
+    pub split: bool,
+    /// Oldest sequence number a reader may still ask for.
+    pub smallest_snapshot: SeqNo,
+    /// Allocates file numbers.
+    pub new_file_number: &'a (dyn Fn() -> u64 + Sync),
+}
+
+/// Decides whether a tombstone for a user key may be dropped.
+pub type BottomCheck<'a> = dyn Fn(&[u8]) -> bool + 'a;
+
+/// Merges `input` into new SST files; returns their descriptions.
+pub fn write_outputs(
+    input: &mut dyn InternalIterator,
+    ctx: &OutputCtx<'_>,
+    is_bottom: &BottomCheck<'_>,
+) -> Result<Vec<NewFile>> {
+    let mut outputs = Vec::new();
+    let mut writer: Option<(TableWriter, u64)> = None;
+    let mut cur_key: Vec<u8> = Vec::new();
+    let mut has_cur = false;
+    let mut last_seq_for_key = SeqNo::MAX;
+    let compression = ctx.opts.compression_for(ctx.level);
+    input.seek_to_first()?;
+    while input.valid() {
+        let ik = input.key();
+        let Some(p) = key::parse(ik) else {
+            input.next()?;
+            continue;
+        };
+        let new_key = !has_cur || p.user_key != cur_key.as_slice();
+        if new_key {
+            cur_key.clear();
+            cur_key.extend_from_slice(p.user_key);
+            has_cur = true;
+            last_seq_for_key = SeqNo::MAX;
+        }
+        let drop = last_seq_for_key <= ctx.smallest_snapshot
+            || (p.kind == Kind::Delete as u8
+                && p.seq <= ctx.smallest_snapshot
+                && is_bottom(p.user_key));
+        last_seq_for_key = p.seq;
+        if !drop {
+            if let Some((w, _)) = &writer {
+                if ctx.split && new_key && w.estimated_size() >= ctx.opts.target_file_size {
+                    let (w, n) = writer.take().expect("writer");
+                    outputs.push(finish(w, n, ctx)?);
+                }
+            }
+            if writer.is_none() {
+                let n = (ctx.new_file_number)();
+                let file = ctx.fs.create(&filename::sst(ctx.dir, n))?;
+                let w = TableWriter::new(
+                    file,
+                    ctx.level,
+                    ctx.opts.block_size,
+                    ctx.opts.block_restart_interval,
+                    compression,
+                    &ctx.opts.filter,
+                );
+                writer = Some((w, n));
+            }
+            let (w, _) = writer.as_mut().expect("writer");
+            w.add(input.key(), input.value())?;
+        }
+        input.next()?;
+    }
+    if let Some((w, n)) = writer {
+        outputs.push(finish(w, n, ctx)?);
+    }
+    Ok(outputs)
+}
+
+fn finish(w: TableWriter, number: u64, ctx: &OutputCtx<'_>) -> Result<NewFile> {
+    let (props, size) = w.finish()?;
+    Ok(NewFile {
+        level: ctx.level,
+        run: ctx.run,
+        number,
+        size,
+        entries: props.entries,
+        smallest: props.smallest,
+        largest: props.largest,
+    })
+}
+
+/// A merging iterator over the inputs of `c`.
+pub fn input_iter(c: &Compaction) -> MergingIterator {
+    let children: Vec<Box<dyn InternalIterator>> = c
+        .inputs
+        .iter()
+        .map(|(level, files)| {
+            Box::new(RunIter::new(
+                files.clone(),
+                ReadCtx {
+                    level: *level,
+                    fill_cache: false,
+                },
+            )) as Box<dyn InternalIterator>
+        })
+        .collect();
+    MergingIterator::new(children)
+}
+
+/// Whether no file outside `c` at its output level or deeper may hold `user_key`.
+pub fn bottom_check<'a>(c: &'a Compaction, v: &'a Version) -> impl Fn(&[u8]) -> bool + 'a {
+    move |user_key: &[u8]| {
+        v.levels[c.output_level..].iter().all(|runs| {
+            runs.iter().all(|r| match r.file_for(user_key) {
+                Some(f) => c.is_input(f.number),
+                None => true,
+            })
+        })
+    }
+}
+
+/// Removes `Kind` import warning in builds where only Delete is referenced.
+const _: Kind = Kind::Put;

@@ -1,0 +1,1057 @@
+//! The database: recovery, the write path (group commit into the WAL and the
+//! memtable), the read path, snapshots, and the background flush and
+//! compaction threads.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::ops::{Bound, RangeBounds};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex, RwLock};
+
+use crate::batch::{self, WriteBatch};
+use crate::cache::{BlockCache, TableCache};
+use crate::compaction::{self, Compaction, OutputCtx, Pointers};
+use crate::error::{Error, Result};
+use crate::filter::KeyProbe;
+use crate::io::{filename, FileLock, FileSystem, StdFs};
+use crate::iter::{DbIterator, InternalIterator, MergingIterator, Pin};
+use crate::key::{Kind, SeqNo};
+use crate::memtable::{Lookup, Memtable};
+use crate::options::{CompactionStyle, Options, ReadOptions, WriteOptions};
+use crate::run::RunIter;
+use crate::sst::reader::ReadCtx;
+use crate::stats::{bump, Counters, LevelStats, Stats};
+use crate::version::{Version, VersionEdit, VersionSet};
+use crate::wal::{read_records, LogWriter};
+
+/// An open database. `Db` is `Send + Sync`: share it between threads by
+/// reference or in an `Arc`. Dropping it stops the background threads; every
+/// acknowledged write is already in the WAL.
+pub struct Db {
+    inner: Arc<DbInner>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// The memtables: the active one and the frozen ones waiting for flush.
+struct MemState {
+    mem: Arc<Memtable>,
+    /// Oldest first.
+    imm: Arc<Vec<Arc<Memtable>>>,
+}
+
+struct WalState {
+    log: LogWriter,
+}
+
+/// One queued write: the batch travels to whichever writer leads the group.
+struct Slot {
+    batch: Mutex<Option<WriteBatch>>,
+    sync: bool,
+    result: Mutex<Option<Result<()>>>,
+}
+
+struct BgState {
+    shutdown: bool,
+    error: Option<Error>,
+    /// Levels a running compaction occupies.
+    busy: Vec<bool>,
+    pointers: Pointers,
+    /// Manual compactions waiting: automatic ones yield to them.
+    manual_waiting: usize,
+}
+
+pub(crate) struct DbInner {
+    dir: PathBuf,
+    opts: Options,
+    fs: Arc<dyn FileSystem>,
+    counters: Arc<Counters>,
+    tables: Arc<TableCache>,
+    mem: RwLock<MemState>,
+    current: RwLock<Arc<Version>>,
+    versions: Mutex<VersionSet>,
+    wal: Mutex<WalState>,
+    queue: Mutex<VecDeque<Arc<Slot>>>,
+    queue_cv: Condvar,
+    last_seq: AtomicU64,
+    snapshots: Mutex<BTreeMap<SeqNo, usize>>,
+    bg: Mutex<BgState>,
+    /// Wakes background threads.
+    bg_cv: Condvar,
+    /// Wakes threads waiting for background work (stalled writers, flush, compact_range).
+    done_cv: Condvar,
+    _lock: Box<dyn FileLock>,
+}
+
+/// Largest group a commit leader gathers.
+const MAX_GROUP_BYTES: usize = 1 << 20;
+
+impl Db {
+    /// Opens (or creates) the database in `path`.
+    pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
+        Self::open_with_fs(path, opts, Arc::new(StdFs))
+    }
+
+    /// Opens the database through a custom [`FileSystem`] (fault injection in tests).
+    pub fn open_with_fs(
+        path: impl AsRef<Path>,
+        opts: Options,
+        fs: Arc<dyn FileSystem>,
+    ) -> Result<Db> {
+        opts.validate()?;
+        let dir = path.as_ref().to_path_buf();
+        let inner = Arc::new(DbInner::open(dir, opts, fs)?);
+        let mut threads = Vec::new();
+        let spawn = |name: &str, f: fn(&DbInner)| {
+            let inner = inner.clone();
+            std::thread::Builder::new()
+                .name(name.to_string())
+                .spawn(move || f(&inner))
+        };
+        threads.push(spawn("sievedb-flush", DbInner::flush_loop)?);
+        let compactors = inner.opts.background_threads.saturating_sub(1).max(1);
+        for _ in 0..compactors {
+            threads.push(spawn("sievedb-compact", DbInner::compaction_loop)?);
+        }
+        Ok(Db { inner, threads })
+    }
+
+    /// The database directory.
+    pub fn path(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// The options the database was opened with.
+    pub fn options(&self) -> &Options {
+        &self.inner.opts
+    }
+
+    /// Sets `key` to `value`.
+    pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.put_with(key, value, &WriteOptions::default())
+    }
+
+    /// Sets `key` to `value` with explicit write options.
+    pub fn put_with(
+        &self,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        wo: &WriteOptions,
+    ) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.put(key, value);
+        self.write_with(b, wo)
+    }
+
+    /// Deletes `key` (a no-op for a missing key).
+    pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
+        self.delete_with(key, &WriteOptions::default())
+    }
+
+    /// Deletes `key` with explicit write options.
+    pub fn delete_with(&self, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete(key);
+        self.write_with(b, wo)
+    }
+
+    /// Applies `batch` atomically.
+    pub fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.write_with(batch, &WriteOptions::default())
+    }
+
+    /// Applies `batch` atomically with explicit write options.
+    pub fn write_with(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
+        self.inner.write(batch, wo.sync)
+    }
+
+    /// The value of `key`, if any.
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        self.get_opt(key, &ReadOptions::default())
+    }
+
+    /// The value of `key` with explicit read options.
+    pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
+        let seq = self.inner.last_seq.load(Ordering::Acquire);
+        self.inner.get_at(key.as_ref(), seq, ro.fill_cache)
+    }
+
+    /// The values of several keys, all read at the same sequence number.
+    pub fn multi_get<K: AsRef<[u8]>>(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+    ) -> Result<Vec<Option<Vec<u8>>>> {
+        let seq = self.inner.last_seq.load(Ordering::Acquire);
+        keys.into_iter()
+            .map(|k| self.inner.get_at(k.as_ref(), seq, true))
+            .collect()
+    }
+
+    /// An iterator over every key in ascending order.
+    pub fn iter(&self) -> Result<DbIterator> {
+        self.range::<&[u8], _>(..)
+    }
+
+    /// An iterator over the keys in `range`, ascending.
+    pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<DbIterator> {
+        let seq = self.inner.last_seq.load(Ordering::Acquire);
+        self.inner.iter_at(seq, bounds(&range), Vec::new())
+    }
+
+    /// A consistent point-in-time view of the database.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot::new(self.inner.clone())
+    }
+
+    /// Writes the memtables to SST files and waits until they are flushed.
+    pub fn flush(&self) -> Result<()> {
+        self.inner.flush()
+    }
+
+    /// Compacts the files overlapping `range` down to the deepest non-empty level.
+    pub fn compact_range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<()> {
+        let (lo, hi) = bounds(&range);
+        let key = |b: &Bound<Vec<u8>>| match b {
+            Bound::Included(k) | Bound::Excluded(k) => Some(k.clone()),
+            Bound::Unbounded => None,
+        };
+        self.inner
+            .compact_range(key(&lo).as_deref(), key(&hi).as_deref())
+    }
+
+    /// Current statistics.
+    pub fn stats(&self) -> Stats {
+        self.inner.stats()
+    }
+
+    /// Stops background work, syncs the WAL and closes the database, reporting
+    /// a background error if one happened.
+    pub fn close(mut self) -> Result<()> {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> Result<()> {
+        {
+            let mut bg = self.inner.bg.lock();
+            bg.shutdown = true;
+            self.inner.bg_cv.notify_all();
+            self.inner.done_cv.notify_all();
+        }
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        let sync = self.inner.wal.lock().log.sync();
+        if let Some(e) = self.inner.bg.lock().error.clone() {
+            return Err(e);
+        }
+        sync
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        if !self.threads.is_empty() {
+            let _ = self.shutdown();
+        }
+    }
+}
+
+/// Converts a user range into owned bounds.
+fn bounds<K: AsRef<[u8]>, R: RangeBounds<K>>(r: &R) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+    let own = |b: Bound<&K>| match b {
+        Bound::Included(k) => Bound::Included(k.as_ref().to_vec()),
+        Bound::Excluded(k) => Bound::Excluded(k.as_ref().to_vec()),
+        Bound::Unbounded => Bound::Unbounded,
+    };
+    (own(r.start_bound()), own(r.end_bound()))
+}
+
+/// A point-in-time view: reads see exactly the writes acknowledged before it
+/// was taken. Compaction keeps the versions it needs until it is dropped.
+pub struct Snapshot {
+    inner: Arc<DbInner>,
+    seq: SeqNo,
+}
+
+impl Snapshot {
+    fn new(inner: Arc<DbInner>) -> Self {
+        let mut snaps = inner.snapshots.lock();
+        let seq = inner.last_seq.load(Ordering::Acquire);
+        *snaps.entry(seq).or_insert(0) += 1;
+        drop(snaps);
+        Snapshot { inner, seq }
+    }
+
+    /// The sequence number the snapshot reads at.
+    pub fn sequence(&self) -> SeqNo {
+        self.seq
+    }
+
+    /// The value of `key` as of the snapshot.
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        self.inner.get_at(key.as_ref(), self.seq, true)
+    }
+
+    /// An iterator over every key as of the snapshot.
+    pub fn iter(&self) -> Result<DbIterator> {
+        self.range::<&[u8], _>(..)
+    }
+
+    /// An iterator over `range` as of the snapshot.
+    pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<DbIterator> {
+        let pin: Pin = Box::new(SnapshotPin(Snapshot::new_at(self.inner.clone(), self.seq)));
+        self.inner.iter_at(self.seq, bounds(&range), vec![pin])
+    }
+
+    fn new_at(inner: Arc<DbInner>, seq: SeqNo) -> Self {
+        *inner.snapshots.lock().entry(seq).or_insert(0) += 1;
+        Snapshot { inner, seq }
+    }
+}
+
+/// Keeps a snapshot registered while an iterator made from it lives.
+struct SnapshotPin(#[allow(dead_code)] Snapshot);
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        let mut snaps = self.inner.snapshots.lock();
+        if let Some(n) = snaps.get_mut(&self.seq) {
+            *n -= 1;
+            if *n == 0 {
+                snaps.remove(&self.seq);
+            }
+        }
+    }
+}
+
+impl DbInner {
+    fn open(dir: PathBuf, opts: Options, fs: Arc<dyn FileSystem>) -> Result<DbInner> {
+        if !fs.exists(&dir) {
+            if !opts.create_if_missing {
+                return Err(Error::InvalidArgument(format!(
+                    "database {} does not exist (create_if_missing is off)",
+                    dir.display()
+                )));
+            }
+            fs.create_dir_all(&dir)?;
+        } else if !dir.is_dir() {
+            return Err(Error::InvalidArgument(format!(
+                "{} is not a directory",
+                dir.display()
+            )));
+        }
+        let lock = fs.lock(&filename::lock(&dir)).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::WouldBlock {
+                Error::Locked(dir.clone())
+            } else {
+                Error::Io(e)
+            }
+        })?;
+        let counters = Arc::new(Counters::new(opts.max_levels));
+        let blocks = (opts.block_cache_capacity > 0)
+            .then(|| Arc::new(BlockCache::new(opts.block_cache_capacity)));
+        let tables = Arc::new(TableCache::new(
+            fs.clone(),
+            dir.clone(),
+            &opts,
+            blocks,
+            counters.clone(),
+        ));
+        let mut versions = VersionSet::new(&dir, fs.clone(), tables.clone(), opts.max_levels);
+        let names = fs.list_dir(&dir)?;
+        if fs.exists(&filename::current(&dir)) {
+            if opts.error_if_exists {
+                return Err(Error::InvalidArgument(format!(
+                    "database {} already exists",
+                    dir.display()
+                )));
+            }
+            versions.recover()?;
+        } else if names.iter().any(|n| {
+            matches!(
+                filename::parse(n),
+                Some(
+                    filename::FileKind::Sst(_)
+                        | filename::FileKind::Wal(_)
+                        | filename::FileKind::Manifest(_)
+                )
+            )
+        }) {
+            return Err(Error::corruption(
+                filename::current(&dir),
+                "CURRENT is missing but the directory holds database files",
+            ));
+        }
+        // Never reuse a file number that exists on disk.
+        for n in &names {
+            if let Some(
+                filename::FileKind::Wal(x)
+                | filename::FileKind::Sst(x)
+                | filename::FileKind::Manifest(x),
+            ) = filename::parse(n)
+            {
+                versions.next_file_number = versions.next_file_number.max(x + 1);
+            }
+        }
+        let mut wals: Vec<u64> = names
+            .iter()
+            .filter_map(|n| match filename::parse(n) {
+                Some(filename::FileKind::Wal(x)) if x >= versions.log_number => Some(x),
+                _ => None,
+            })
+            .collect();
+        wals.sort_unstable();
+
+        let mut edit = VersionEdit::default();
+        let mut last_seq = versions.last_sequence;
+        let mut mem = Arc::new(Memtable::new(0));
+        for &w in &wals {
+            let path = filename::wal(&dir, w);
+            let data = fs.read_all(&path)?;
+            for rec in read_records(&data, &path)? {
+                let (seq, entries) = batch::decode(rec).map_err(|d| Error::corruption(&path, d))?;
+                for (i, e) in entries.iter().enumerate() {
+                    mem.insert(seq + i as u64, e.kind, e.key, e.value);
+                }
+                last_seq =
+                    last_seq.max(seq + entries.len() as u64 - u64::from(!entries.is_empty()));
+                if mem.approximate_size() >= opts.write_buffer_size {
+                    recovery_flush(&mut versions, &fs, &dir, &opts, &mem, &mut edit)?;
+                    mem = Arc::new(Memtable::new(0));
+                }
+            }
+        }
+        if !mem.is_empty() {
+            recovery_flush(&mut versions, &fs, &dir, &opts, &mem, &mut edit)?;
+        }
+        let wal_number = versions.new_file_number();
+        let wal_path = filename::wal(&dir, wal_number);
+        let log = LogWriter::new(fs.create(&wal_path)?, wal_path);
+        fs.sync_dir(&dir)?;
+        edit.log_number = Some(wal_number);
+        edit.last_sequence = Some(last_seq);
+        let current = versions.log_and_apply(edit)?;
+
+        let inner = DbInner {
+            mem: RwLock::new(MemState {
+                mem: Arc::new(Memtable::new(wal_number)),
+                imm: Arc::new(Vec::new()),
+            }),
+            current: RwLock::new(current),
+            wal: Mutex::new(WalState { log }),
+            queue: Mutex::new(VecDeque::new()),
+            queue_cv: Condvar::new(),
+            last_seq: AtomicU64::new(last_seq),
+            snapshots: Mutex::new(BTreeMap::new()),
+            bg: Mutex::new(BgState {
+                shutdown: false,
+                error: None,
+                busy: vec![false; opts.max_levels],
+                pointers: Pointers::default(),
+                manual_waiting: 0,
+            }),
+            bg_cv: Condvar::new(),
+            done_cv: Condvar::new(),
+            versions: Mutex::new(versions),
+            dir,
+            opts,
+            fs,
+            counters,
+            tables,
+            _lock: lock,
+        };
+        inner.delete_obsolete_files()?;
+        Ok(inner)
+    }
+
+    /// Removes WALs, SSTs and MANIFESTs the live version no longer needs.
+    fn delete_obsolete_files(&self) -> Result<()> {
+        let (live, log_number, manifest) = {
+            let vs = self.versions.lock();
+            let live: std::collections::HashSet<u64> =
+                vs.current().files().map(|(_, f)| f.number).collect();
+            (live, vs.log_number, vs.manifest_number())
+        };
+        for name in self.fs.list_dir(&self.dir)? {
+            let remove = match filename::parse(&name) {
+                Some(filename::FileKind::Wal(n)) => n < log_number,
+                Some(filename::FileKind::Sst(n)) => !live.contains(&n),
+                Some(filename::FileKind::Manifest(n)) => n != manifest,
+                Some(filename::FileKind::Temp) => true,
+                None => false,
+            };
+            if remove {
+                let _ = self.fs.remove_file(&self.dir.join(&name));
+            }
+        }
+        Ok(())
+    }
+
+    // ----- writes -----
+
+    fn write(&self, mut batch: WriteBatch, sync: bool) -> Result<()> {
+        batch.validate()?;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        if let Some(e) = &self.bg.lock().error {
+            return Err(Error::ReadOnly(e.to_string()));
+        }
+        let slot = Arc::new(Slot {
+            batch: Mutex::new(Some(std::mem::take(&mut batch))),
+            sync,
+            result: Mutex::new(None),
+        });
+        let mut q = self.queue.lock();
+        q.push_back(slot.clone());
+        loop {
+            if let Some(r) = slot.result.lock().take() {
+                return r;
+            }
+            if Arc::ptr_eq(&q[0], &slot) {
+                break;
+            }
+            self.queue_cv.wait(&mut q);
+        }
+        // This writer leads: gather a group from the front of the queue.
+        let mut group = Vec::new();
+        let mut bytes = 0usize;
+        for s in q.iter() {
+            let size = s.batch.lock().as_ref().map_or(0, WriteBatch::size_in_bytes);
+            if !group.is_empty() && bytes + size > MAX_GROUP_BYTES {
+                break;
+            }
+            bytes += size;
+            group.push(s.clone());
+        }
+        drop(q);
+        let result = self.write_group(&group);
+        let mut q = self.queue.lock();
+        for s in &group {
+            let front = q.pop_front().expect("group member queued");
+            debug_assert!(Arc::ptr_eq(&front, s));
+            if !Arc::ptr_eq(s, &slot) {
+                *s.result.lock() = Some(result.clone());
+            }
+        }
+        self.queue_cv.notify_all();
+        result
+    }
+
+    /// Logs and applies a group of batches (called by the group's leader only).
+    fn write_group(&self, group: &[Arc<Slot>]) -> Result<()> {
+        let mut wal = self.wal.lock();
+        self.make_room(&mut wal)?;
+        let first = self.last_seq.load(Ordering::Acquire) + 1;
+        let mut seq = first;
+        let mut batches = Vec::with_capacity(group.len());
+        let mut sync = false;
+        for s in group {
+            let mut b = s.batch.lock().take().expect("batch present");
+            sync |= s.sync;
+            let rec = b.encode(seq);
+            if let Err(e) = wal.log.add_record(rec) {
+                return Err(self.set_bg_error(e));
+            }
+            seq += b.len() as u64;
+            batches.push(b);
+        }
+        let logged = if sync {
+            wal.log.sync()
+        } else {
+            wal.log.flush()
+        };
+        if let Err(e) = logged {
+            return Err(self.set_bg_error(e));
+        }
+        let mem = self.mem.read().mem.clone();
+        let (mut puts, mut dels, mut user_bytes, mut wal_bytes) = (0, 0, 0, 0);
+        let mut s = first;
+        for b in &mut batches {
+            let rec = b.encode(s);
+            wal_bytes += rec.len() as u64 + crate::wal::HEADER_LEN as u64;
+            let (_, entries) = batch::decode(rec).expect("batch encoded by this process");
+            for e in entries {
+                mem.insert(s, e.kind, e.key, e.value);
+                s += 1;
+                user_bytes += (e.key.len() + e.value.len()) as u64;
+                match e.kind {
+                    Kind::Put => puts += 1,
+                    Kind::Delete => dels += 1,
+                }
+            }
+        }
+        self.last_seq.store(seq - 1, Ordering::Release);
+        let c = &self.counters;
+        bump(&c.puts, puts);
+        bump(&c.deletes, dels);
+        bump(&c.user_bytes_written, user_bytes);
+        bump(&c.wal_bytes_written, wal_bytes);
+        bump(&c.bytes_written, wal_bytes);
+        Ok(())
+    }
+
+    /// Records a background/WAL error: the database becomes read-only.
+    fn set_bg_error(&self, e: Error) -> Error {
+        let mut bg = self.bg.lock();
+        if bg.error.is_none() {
+            bg.error = Some(e.clone());
+        }
+        self.done_cv.notify_all();
+        e
+    }
+
+    /// Makes sure the active memtable has room, stalling or switching as needed.
+    fn make_room(&self, wal: &mut WalState) -> Result<()> {
+        let mut slowed = false;
+        loop {
+            let l0 = self.current.read().levels[0].len();
+            if !slowed && l0 >= self.opts.level0_slowdown_trigger {
+                std::thread::sleep(Duration::from_millis(1));
+                slowed = true;
+                continue;
+            }
+            let (size, imms) = {
+                let m = self.mem.read();
+                (m.mem.approximate_size(), m.imm.len())
+            };
+            if size < self.opts.write_buffer_size {
+                return Ok(());
+            }
+            let mut bg = self.bg.lock();
+            if let Some(e) = &bg.error {
+                return Err(Error::ReadOnly(e.to_string()));
+            }
+            if bg.shutdown {
+                return Err(Error::Closed);
+            }
+            if imms >= self.opts.max_immutable_memtables
+                || self.current.read().levels[0].len() >= self.opts.level0_stop_trigger
+            {
+                self.bg_cv.notify_all();
+                self.done_cv.wait_for(&mut bg, Duration::from_millis(100));
+                continue;
+            }
+            drop(bg);
+            self.switch_memtable(wal)?;
+        }
+    }
+
+    /// Freezes the active memtable and starts a new WAL (caller holds the WAL lock).
+    fn switch_memtable(&self, wal: &mut WalState) -> Result<()> {
+        let number = self.versions.lock().new_file_number();
+        let path = filename::wal(&self.dir, number);
+        let file = self.fs.create(&path)?;
+        self.fs.sync_dir(&self.dir)?;
+        // Everything acknowledged is already in the old WAL; sync it so a later
+        // synced write in the new WAL never survives a power loss that older
+        // unsynced writes do not.
+        wal.log.sync()?;
+        wal.log = LogWriter::new(file, path);
+        let mut m = self.mem.write();
+        let old = std::mem::replace(&mut m.mem, Arc::new(Memtable::new(number)));
+        let mut imm = (*m.imm).clone();
+        imm.push(old);
+        m.imm = Arc::new(imm);
+        drop(m);
+        let _bg = self.bg.lock();
+        self.bg_cv.notify_all();
+        Ok(())
+    }
+
+    // ----- reads -----
+
+    fn get_at(&self, key: &[u8], seq: SeqNo, fill_cache: bool) -> Result<Option<Vec<u8>>> {
+        bump(&self.counters.gets, 1);
+        let (mem, imm) = {
+            let m = self.mem.read();
+            (m.mem.clone(), m.imm.clone())
+        };
+        let mut seek = Vec::with_capacity(key.len() + 8);
+        for m in std::iter::once(&mem).chain(imm.iter().rev()) {
+            match m.get(key, seq, &mut seek) {
+                Lookup::Value(v) => {
+                    bump(&self.counters.memtable_hits, 1);
+                    return Ok(Some(v));
+                }
+                Lookup::Deleted => {
+                    bump(&self.counters.memtable_hits, 1);
+                    return Ok(None);
+                }
+                Lookup::Absent => {}
+            }
+        }
+        let version = self.current.read().clone();
+        let mut probe = KeyProbe::new(key, self.opts.filter.sharing);
+        let r = version.get(&mut probe, &seek, fill_cache);
+        bump(
+            &self.counters.digests_computed,
+            u64::from(probe.digests_computed),
+        );
+        Ok(match r? {
+            Lookup::Value(v) => Some(v),
+            _ => None,
+        })
+    }
+
+    fn iter_at(
+        &self,
+        seq: SeqNo,
+        (lo, hi): (Bound<Vec<u8>>, Bound<Vec<u8>>),
+        mut pins: Vec<Pin>,
+    ) -> Result<DbIterator> {
+        let (mem, imm) = {
+            let m = self.mem.read();
+            (m.mem.clone(), m.imm.clone())
+        };
+        let version = self.current.read().clone();
+        let mut children: Vec<Box<dyn InternalIterator>> = vec![Box::new(mem.iter())];
+        for m in imm.iter().rev() {
+            children.push(Box::new(m.iter()));
+        }
+        for (level, runs) in version.levels.iter().enumerate() {
+            for run in runs {
+                let ctx = ReadCtx {
+                    level,
+                    fill_cache: true,
+                };
+                children.push(Box::new(RunIter::new(run.files.clone(), ctx)));
+            }
+        }
+        pins.push(Box::new(version));
+        Ok(DbIterator::new(
+            MergingIterator::new(children),
+            seq,
+            lo,
+            hi,
+            pins,
+        ))
+    }
+
+    // ----- flush -----
+
+    fn flush(&self) -> Result<()> {
+        let target = {
+            let mut wal = self.wal.lock();
+            if !self.mem.read().mem.is_empty() {
+                self.switch_memtable(&mut wal)?;
+            }
+            self.mem.read().imm.last().map(|m| m.wal_number())
+        };
+        let Some(target) = target else { return Ok(()) };
+        let mut bg = self.bg.lock();
+        loop {
+            if let Some(e) = &bg.error {
+                return Err(e.clone());
+            }
+            if bg.shutdown {
+                return Err(Error::Closed);
+            }
+            if !self.mem.read().imm.iter().any(|m| m.wal_number() <= target) {
+                return Ok(());
+            }
+            self.bg_cv.notify_all();
+            self.done_cv.wait_for(&mut bg, Duration::from_millis(100));
+        }
+    }
+
+    fn flush_loop(&self) {
+        loop {
+            {
+                let mut bg = self.bg.lock();
+                while !bg.shutdown && (bg.error.is_some() || self.mem.read().imm.is_empty()) {
+                    self.bg_cv.wait(&mut bg);
+                }
+                if bg.shutdown {
+                    return;
+                }
+            }
+            if let Err(e) = self.flush_oldest() {
+                self.set_bg_error(e);
+            }
+            let _bg = self.bg.lock();
+            self.done_cv.notify_all();
+            self.bg_cv.notify_all();
+        }
+    }
+
+    /// Writes the oldest frozen memtable to an L0 SST.
+    fn flush_oldest(&self) -> Result<()> {
+        let Some(imm) = self.mem.read().imm.first().cloned() else {
+            return Ok(());
+        };
+        let mut edit = VersionEdit::default();
+        if !imm.is_empty() {
+            let new_number = || self.versions.lock().new_file_number();
+            let ctx = OutputCtx {
+                fs: self.fs.as_ref(),
+                dir: &self.dir,
+                opts: &self.opts,
+                level: 0,
+                run: 0,
+                split: false,
+                smallest_snapshot: self.smallest_snapshot(),
+                new_file_number: &new_number,
+            };
+            let mut it = imm.iter();
+            let mut outputs = compaction::write_outputs(&mut it, &ctx, &|_| false)?;
+            for f in &mut outputs {
+                f.run = f.number;
+                bump(&self.counters.flush_bytes_written, f.size);
+                bump(&self.counters.bytes_written, f.size);
+            }
+            edit.added = outputs;
+            self.fs.sync_dir(&self.dir)?;
+        }
+        let next_log = {
+            let m = self.mem.read();
+            m.imm.get(1).map_or(m.mem.wal_number(), |n| n.wal_number())
+        };
+        edit.log_number = Some(next_log);
+        edit.last_sequence = Some(self.last_seq.load(Ordering::Acquire));
+        let v = self.versions.lock().log_and_apply(edit)?;
+        *self.current.write() = v;
+        {
+            let mut m = self.mem.write();
+            let imm: Vec<_> = m.imm.iter().skip(1).cloned().collect();
+            m.imm = Arc::new(imm);
+        }
+        bump(&self.counters.flushes, 1);
+        for name in self.fs.list_dir(&self.dir)? {
+            if let Some(filename::FileKind::Wal(n)) = filename::parse(&name) {
+                if n < next_log {
+                    let _ = self.fs.remove_file(&self.dir.join(name));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn smallest_snapshot(&self) -> SeqNo {
+        let last = self.last_seq.load(Ordering::Acquire);
+        self.snapshots
+            .lock()
+            .keys()
+            .next()
+            .copied()
+            .map_or(last, |s| s.min(last))
+    }
+
+    // ----- compaction -----
+
+    fn compaction_loop(&self) {
+        loop {
+            let c = {
+                let mut bg = self.bg.lock();
+                loop {
+                    if bg.shutdown {
+                        return;
+                    }
+                    if bg.error.is_none() && bg.manual_waiting == 0 {
+                        let v = self.current.read().clone();
+                        let BgState { busy, pointers, .. } = &mut *bg;
+                        if let Some(c) = compaction::pick(&v, &self.opts, busy, pointers) {
+                            busy[c.level] = true;
+                            busy[c.output_level] = true;
+                            break c;
+                        }
+                    }
+                    self.bg_cv.wait(&mut bg);
+                }
+            };
+            let r = self.run_compaction(&c);
+            let mut bg = self.bg.lock();
+            bg.busy[c.level] = false;
+            bg.busy[c.output_level] = false;
+            drop(bg);
+            if let Err(e) = r {
+                self.set_bg_error(e);
+            }
+            let _bg = self.bg.lock();
+            self.done_cv.notify_all();
+            self.bg_cv.notify_all();
+        }
+    }
+
+    fn run_compaction(&self, c: &Compaction) -> Result<()> {
+        let version = self.current.read().clone();
+        let mut edit = VersionEdit::default();
+        c.delete_inputs(&mut edit);
+        let leveled_run = |level: usize| {
+            if level == 0 {
+                None
+            } else {
+                Some(0)
+            }
+        };
+        if c.trivial_move {
+            let f = &c.inputs[0].1[0];
+            edit.added.push(crate::version::NewFile {
+                level: c.output_level,
+                run: leveled_run(c.output_level).unwrap_or(f.number),
+                number: f.number,
+                size: f.size,
+                entries: f.entries,
+                smallest: f.smallest.clone(),
+                largest: f.largest.clone(),
+            });
+        } else {
+            let run = match self.opts.compaction_style {
+                CompactionStyle::Leveling => 0,
+                CompactionStyle::Tiering => self.versions.lock().new_file_number(),
+            };
+            let new_number = || self.versions.lock().new_file_number();
+            let ctx = OutputCtx {
+                fs: self.fs.as_ref(),
+                dir: &self.dir,
+                opts: &self.opts,
+                level: c.output_level,
+                run,
+                split: true,
+                smallest_snapshot: self.smallest_snapshot(),
+                new_file_number: &new_number,
+            };
+            let mut input = compaction::input_iter(c);
+            let outputs = compaction::write_outputs(
+                &mut input,
+                &ctx,
+                &compaction::bottom_check(c, &version),
+            )?;
+            for f in &outputs {
+                bump(&self.counters.compaction_bytes_written, f.size);
+                bump(&self.counters.bytes_written, f.size);
+            }
+            edit.added = outputs;
+            self.fs.sync_dir(&self.dir)?;
+        }
+        let v = self.versions.lock().log_and_apply(edit)?;
+        *self.current.write() = v;
+        bump(&self.counters.compactions, 1);
+        Ok(())
+    }
+
+    fn compact_range(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Result<()> {
+        self.flush()?;
+        let deepest = {
+            let v = self.current.read();
+            (0..v.levels.len())
+                .rev()
+                .find(|&l| !v.levels[l].is_empty())
+                .unwrap_or(0)
+        };
+        let last = deepest.max(1).min(self.opts.max_levels - 1);
+        self.bg.lock().manual_waiting += 1;
+        let result = (|| {
+            for level in 0..=last {
+                let c = {
+                    let mut bg = self.bg.lock();
+                    loop {
+                        if let Some(e) = &bg.error {
+                            return Err(e.clone());
+                        }
+                        if bg.shutdown {
+                            return Err(Error::Closed);
+                        }
+                        let out = (level + 1).min(self.opts.max_levels - 1);
+                        if !bg.busy[level] && !bg.busy[out] {
+                            break;
+                        }
+                        self.done_cv.wait_for(&mut bg, Duration::from_millis(100));
+                    }
+                    let v = self.current.read().clone();
+                    let c = if level == last
+                        && self.opts.compaction_style == CompactionStyle::Leveling
+                    {
+                        None
+                    } else if level == last && v.levels[level].len() < 2 {
+                        None
+                    } else {
+                        compaction::manual(&v, &self.opts, level, lo, hi)
+                    };
+                    let Some(c) = c else { continue };
+                    bg.busy[c.level] = true;
+                    bg.busy[c.output_level] = true;
+                    c
+                };
+                let r = self.run_compaction(&c);
+                let mut bg = self.bg.lock();
+                bg.busy[c.level] = false;
+                bg.busy[c.output_level] = false;
+                self.done_cv.notify_all();
+                drop(bg);
+                r?;
+            }
+            Ok(())
+        })();
+        let mut bg = self.bg.lock();
+        bg.manual_waiting -= 1;
+        self.bg_cv.notify_all();
+        result
+    }
+
+    // ----- stats -----
+
+    fn stats(&self) -> Stats {
+        let v = self.current.read().clone();
+        let mut s = Stats {
+            levels: v
+                .levels
+                .iter()
+                .enumerate()
+                .map(|(level, runs)| LevelStats {
+                    level,
+                    files: runs.iter().map(|r| r.files.len()).sum(),
+                    runs: runs.len(),
+                    bytes: runs.iter().map(|r| r.bytes()).sum(),
+                    entries: runs.iter().flat_map(|r| &r.files).map(|f| f.entries).sum(),
+                    ..LevelStats::default()
+                })
+                .collect(),
+            ..Stats::default()
+        };
+        self.counters.fill(&mut s);
+        s.filter_memory_bytes = self.counters.filter_memory.load(Ordering::Relaxed);
+        s.block_cache_bytes = self.tables.block_cache().map_or(0, |c| c.used_bytes());
+        let m = self.mem.read();
+        s.memtable_bytes = (m.mem.approximate_size()
+            + m.imm.iter().map(|x| x.approximate_size()).sum::<usize>())
+            as u64;
+        s.last_sequence = self.last_seq.load(Ordering::Acquire);
+        s
+    }
+}
+
+/// Flushes a memtable rebuilt from the WAL during recovery into an L0 file.
+fn recovery_flush(
+    versions: &mut VersionSet,
+    fs: &Arc<dyn FileSystem>,
+    dir: &Path,
+    opts: &Options,
+    mem: &Arc<Memtable>,
+    edit: &mut VersionEdit,
+) -> Result<()> {
+    let next = AtomicU64::new(versions.next_file_number);
+    let new_number = || next.fetch_add(1, Ordering::Relaxed);
+    let ctx = OutputCtx {
+        fs: fs.as_ref(),
+        dir,
+        opts,
+        level: 0,
+        run: 0,
+        split: false,
+        smallest_snapshot: 0,
+        new_file_number: &new_number,
+    };
+    let mut it = mem.iter();
+    let outputs = compaction::write_outputs(&mut it, &ctx, &|_| false)?;
+    versions.next_file_number = next.into_inner();
+    for mut f in outputs {
+        f.run = f.number;
+        edit.added.push(f);
+    }
+    fs.sync_dir(dir)?;
+    Ok(())
+}

@@ -1,0 +1,99 @@
+//! The one error type of sievedb.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Everything that can go wrong in sievedb.
+///
+/// The enum is `#[non_exhaustive]`: match the kinds you care about and keep a
+/// catch-all arm.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// An operating-system I/O error.
+    Io(std::io::Error),
+    /// Data on disk failed a checksum or is not in a format sievedb wrote.
+    Corruption {
+        /// The file that holds the damaged data.
+        file: PathBuf,
+        /// What was wrong.
+        detail: String,
+    },
+    /// The caller passed something sievedb cannot accept (nothing was written).
+    InvalidArgument(String),
+    /// Another process (or another `Db` in this process) holds the directory.
+    Locked(PathBuf),
+    /// The operation is not supported here (e.g. O_DIRECT on a file system that refuses it).
+    Unsupported(String),
+    /// A previous background error (failed flush or compaction, failed WAL write)
+    /// put the database in read-only mode; reopen it to recover.
+    ReadOnly(String),
+    /// The database has been closed.
+    Closed,
+}
+
+/// `Result` with [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// Builds a [`Error::Corruption`].
+    pub fn corruption(file: impl Into<PathBuf>, detail: impl Into<String>) -> Self {
+        Error::Corruption {
+            file: file.into(),
+            detail: detail.into(),
+        }
+    }
+
+    /// Whether this error reports damaged on-disk data.
+    pub fn is_corruption(&self) -> bool {
+        matches!(self, Error::Corruption { .. })
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io(e) => write!(f, "I/O error: {e}"),
+            Error::Corruption { file, detail } => {
+                write!(f, "corruption in {}: {detail}", file.display())
+            }
+            Error::InvalidArgument(m) => write!(f, "invalid argument: {m}"),
+            Error::Locked(p) => write!(f, "database {} is locked by another process", p.display()),
+            Error::Unsupported(m) => write!(f, "unsupported: {m}"),
+            Error::ReadOnly(m) => write!(f, "database is read-only after a background error: {m}"),
+            Error::Closed => write!(f, "database is closed"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Io(e)
+    }
+}
+
+impl Clone for Error {
+    fn clone(&self) -> Self {
+        match self {
+            Error::Io(e) => Error::Io(std::io::Error::new(e.kind(), e.to_string())),
+            Error::Corruption { file, detail } => Error::Corruption {
+                file: file.clone(),
+                detail: detail.clone(),
+            },
+            Error::InvalidArgument(m) => Error::InvalidArgument(m.clone()),
+            Error::Locked(p) => Error::Locked(p.clone()),
+            Error::Unsupported(m) => Error::Unsupported(m.clone()),
+            Error::ReadOnly(m) => Error::ReadOnly(m.clone()),
+            Error::Closed => Error::Closed,
+        }
+    }
+}

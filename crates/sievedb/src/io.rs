@@ -1,0 +1,299 @@
+//! The I/O layer: every file operation of the engine goes through [`FileSystem`],
+//! so tests can substitute an implementation that injects faults (LevelDB's Env idea).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A file being written sequentially (WAL, MANIFEST, SST under construction).
+pub trait WritableFile: Send {
+    /// Appends bytes (may stay in a user-space buffer until [`flush`](Self::flush)).
+    fn append(&mut self, data: &[u8]) -> io::Result<()>;
+    /// Hands buffered bytes to the operating system (survives a process crash).
+    fn flush(&mut self) -> io::Result<()>;
+    /// Flushes and fsyncs (survives power loss).
+    fn sync(&mut self) -> io::Result<()>;
+}
+
+/// A file read at arbitrary offsets (SSTs).
+pub trait RandomAccessFile: Send + Sync {
+    /// Reads exactly `len` bytes at `offset`; a short file is an `UnexpectedEof` error.
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>>;
+    /// The file's size in bytes.
+    fn size(&self) -> u64;
+}
+
+/// An exclusive lock on a database directory, released on drop.
+pub trait FileLock: Send + Sync {}
+
+/// The operations the engine performs on its directory.
+pub trait FileSystem: Send + Sync + 'static {
+    /// Creates a directory and its parents.
+    fn create_dir_all(&self, path: &Path) -> io::Result<()>;
+    /// Creates (truncating) a file for sequential writing.
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>>;
+    /// Opens a file for random reads, with O_DIRECT when `direct`.
+    fn open_random(&self, path: &Path, direct: bool) -> io::Result<Arc<dyn RandomAccessFile>>;
+    /// Reads a whole file.
+    fn read_all(&self, path: &Path) -> io::Result<Vec<u8>>;
+    /// Renames atomically.
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Removes a file.
+    fn remove_file(&self, path: &Path) -> io::Result<()>;
+    /// Names of the entries of a directory.
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>>;
+    /// fsyncs a directory so that creations, renames and removals in it are durable.
+    fn sync_dir(&self, path: &Path) -> io::Result<()>;
+    /// Whether a path exists.
+    fn exists(&self, path: &Path) -> bool;
+    /// Takes an exclusive lock on `path` (created if missing); `WouldBlock` if held.
+    fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>>;
+}
+
+/// The real file system.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StdFs;
+
+struct StdWritable {
+    file: File,
+    buf: Vec<u8>,
+}
+
+const WRITE_BUFFER: usize = 64 * 1024;
+
+impl WritableFile for StdWritable {
+    fn append(&mut self, data: &[u8]) -> io::Result<()> {
+        if self.buf.len() + data.len() > WRITE_BUFFER {
+            self.flush()?;
+        }
+        if data.len() >= WRITE_BUFFER {
+            return self.file.write_all(data);
+        }
+        self.buf.extend_from_slice(data);
+        Ok(())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            self.file.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        self.flush()?;
+        self.file.sync_data()
+    }
+}
+
+struct StdRandom {
+    file: File,
+    size: u64,
+}
+
+impl RandomAccessFile for StdRandom {
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        self.file.read_exact_at(&mut buf, offset)?;
+        Ok(buf)
+    }
+    fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+/// Alignment O_DIRECT needs for offsets, lengths and buffers.
+const DIRECT_ALIGN: usize = 4096;
+
+struct DirectRandom {
+    file: File,
+    size: u64,
+}
+
+/// A heap buffer aligned for O_DIRECT.
+struct AlignedBuf {
+    ptr: *mut u8,
+    layout: std::alloc::Layout,
+}
+
+impl AlignedBuf {
+    fn new(len: usize) -> io::Result<Self> {
+        let layout = std::alloc::Layout::from_size_align(len.max(DIRECT_ALIGN), DIRECT_ALIGN)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        // SAFETY: the layout has a non-zero size (at least DIRECT_ALIGN).
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Ok(AlignedBuf { ptr, layout })
+    }
+    fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: ptr was allocated (zeroed, so initialised) with layout.size() bytes
+        // and is uniquely owned by self.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: ptr came from alloc_zeroed with this same layout and is freed once.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+    }
+}
+
+impl RandomAccessFile for DirectRandom {
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        let start = offset & !(DIRECT_ALIGN as u64 - 1);
+        let end = (offset + len as u64).div_ceil(DIRECT_ALIGN as u64) * DIRECT_ALIGN as u64;
+        let mut buf = AlignedBuf::new((end - start) as usize)?;
+        let slice = buf.as_mut_slice();
+        let mut done = 0usize;
+        let want = (offset - start) as usize + len;
+        while done < want {
+            let n = self.file.read_at(&mut slice[done..], start + done as u64)?;
+            if n == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "read past the end of the file",
+                ));
+            }
+            done += n;
+        }
+        let s = (offset - start) as usize;
+        Ok(slice[s..s + len].to_vec())
+    }
+    fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+struct StdLock {
+    _file: File,
+}
+
+impl FileLock for StdLock {}
+
+impl FileSystem for StdFs {
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        fs::create_dir_all(path)
+    }
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
+        Ok(Box::new(StdWritable {
+            file,
+            buf: Vec::with_capacity(WRITE_BUFFER),
+        }))
+    }
+    fn open_random(&self, path: &Path, direct: bool) -> io::Result<Arc<dyn RandomAccessFile>> {
+        if direct {
+            let file = OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECT)
+                .open(path)?;
+            let size = file.metadata()?.len();
+            return Ok(Arc::new(DirectRandom { file, size }));
+        }
+        let file = File::open(path)?;
+        let size = file.metadata()?.len();
+        Ok(Arc::new(StdRandom { file, size }))
+    }
+    fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
+        fs::read(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        fs::rename(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        fs::remove_file(path)
+    }
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        let mut out = Vec::new();
+        for e in fs::read_dir(path)? {
+            out.push(e?.file_name().to_string_lossy().into_owned());
+        }
+        Ok(out)
+    }
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        File::open(path)?.sync_all()
+    }
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+    fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
+        match file.try_lock() {
+            Ok(()) => Ok(Box::new(StdLock { _file: file })),
+            Err(fs::TryLockError::WouldBlock) => Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                "lock held by another process",
+            )),
+            Err(fs::TryLockError::Error(e)) => Err(e),
+        }
+    }
+}
+
+/// File names inside a database directory.
+pub mod filename {
+    use super::*;
+
+    /// `NNNNNN.log`: a write-ahead log.
+    pub fn wal(dir: &Path, number: u64) -> PathBuf {
+        dir.join(format!("{number:06}.log"))
+    }
+    /// `NNNNNN.sst`: a sorted table.
+    pub fn sst(dir: &Path, number: u64) -> PathBuf {
+        dir.join(format!("{number:06}.sst"))
+    }
+    /// `MANIFEST-NNNNNN`: a log of version edits.
+    pub fn manifest(dir: &Path, number: u64) -> PathBuf {
+        dir.join(format!("MANIFEST-{number:06}"))
+    }
+    /// `CURRENT`: names the live MANIFEST.
+    pub fn current(dir: &Path) -> PathBuf {
+        dir.join("CURRENT")
+    }
+    /// `LOCK`: held while the database is open.
+    pub fn lock(dir: &Path) -> PathBuf {
+        dir.join("LOCK")
+    }
+
+    /// What a directory entry is.
+    #[derive(Debug, PartialEq, Eq)]
+    pub enum FileKind {
+        /// A WAL with its number.
+        Wal(u64),
+        /// An SST with its number.
+        Sst(u64),
+        /// A MANIFEST with its number.
+        Manifest(u64),
+        /// A temporary file (left by an interrupted CURRENT switch).
+        Temp,
+    }
+
+    /// Classifies a directory entry; `None` for names sievedb does not own.
+    pub fn parse(name: &str) -> Option<FileKind> {
+        if let Some(n) = name.strip_suffix(".log") {
+            return n.parse().ok().map(FileKind::Wal);
+        }
+        if let Some(n) = name.strip_suffix(".sst") {
+            return n.parse().ok().map(FileKind::Sst);
+        }
+        if let Some(n) = name.strip_prefix("MANIFEST-") {
+            return n.parse().ok().map(FileKind::Manifest);
+        }
+        if name.ends_with(".tmp") {
+            return Some(FileKind::Temp);
+        }
+        None
+    }
+}

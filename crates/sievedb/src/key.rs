@@ -1,0 +1,139 @@
+//! Internal keys: a user key plus an 8-byte trailer `(sequence << 8) | kind`.
+//!
+//! Invariant: internal keys sort by user key ascending, then by sequence number
+//! descending, so the newest version of a key comes first. The trailer is stored
+//! little-endian after the user key (see `docs/format.md`).
+
+use std::cmp::Ordering;
+
+/// Sequence numbers order every write; they fit in 56 bits.
+pub type SeqNo = u64;
+
+/// The largest sequence number an internal key can carry.
+pub const MAX_SEQ: SeqNo = (1 << 56) - 1;
+
+/// Largest user key accepted (64 KiB).
+pub const MAX_KEY_LEN: usize = 64 * 1024;
+/// Largest value accepted (256 MiB).
+pub const MAX_VALUE_LEN: usize = 256 * 1024 * 1024;
+
+/// What an internal key records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// The key was deleted (a tombstone).
+    Delete = 0,
+    /// The key was set to a value.
+    Put = 1,
+}
+
+impl Kind {
+    /// Decodes a kind byte.
+    pub fn from_u8(b: u8) -> Option<Kind> {
+        match b {
+            0 => Some(Kind::Delete),
+            1 => Some(Kind::Put),
+            _ => None,
+        }
+    }
+}
+
+/// The kind used in seek keys: the highest, so a seek for `(key, seq)` lands on
+/// the first entry with sequence `<= seq`.
+pub const KIND_FOR_SEEK: u8 = 1;
+
+/// Packs a trailer.
+#[inline]
+pub fn trailer(seq: SeqNo, kind: u8) -> u64 {
+    (seq << 8) | u64::from(kind)
+}
+
+/// Appends `user_key ++ trailer` to `dst`.
+#[inline]
+pub fn append_internal_key(dst: &mut Vec<u8>, user_key: &[u8], seq: SeqNo, kind: u8) {
+    dst.extend_from_slice(user_key);
+    dst.extend_from_slice(&trailer(seq, kind).to_le_bytes());
+}
+
+/// Builds an internal key.
+pub fn internal_key(user_key: &[u8], seq: SeqNo, kind: Kind) -> Vec<u8> {
+    let mut v = Vec::with_capacity(user_key.len() + 8);
+    append_internal_key(&mut v, user_key, seq, kind as u8);
+    v
+}
+
+/// The user-key part of an internal key. Internal keys are at least 8 bytes by
+/// construction (every decoder checks this before handing keys out).
+#[inline]
+pub fn user_key(ikey: &[u8]) -> &[u8] {
+    &ikey[..ikey.len() - 8]
+}
+
+/// The trailer of an internal key.
+#[inline]
+pub fn trailer_of(ikey: &[u8]) -> u64 {
+    u64::from_le_bytes(ikey[ikey.len() - 8..].try_into().expect("8-byte trailer"))
+}
+
+/// The sequence number of an internal key.
+#[inline]
+pub fn seq_of(ikey: &[u8]) -> SeqNo {
+    trailer_of(ikey) >> 8
+}
+
+/// The kind byte of an internal key.
+#[inline]
+pub fn kind_of(ikey: &[u8]) -> u8 {
+    trailer_of(ikey) as u8
+}
+
+/// Orders internal keys: user key ascending, trailer descending.
+#[inline]
+pub fn compare(a: &[u8], b: &[u8]) -> Ordering {
+    match user_key(a).cmp(user_key(b)) {
+        Ordering::Equal => trailer_of(b).cmp(&trailer_of(a)),
+        o => o,
+    }
+}
+
+/// Parsed view of an internal key.
+#[derive(Clone, Copy, Debug)]
+pub struct ParsedKey<'a> {
+    /// The user key.
+    pub user_key: &'a [u8],
+    /// The sequence number.
+    pub seq: SeqNo,
+    /// The kind byte.
+    pub kind: u8,
+}
+
+/// Splits an internal key; `None` if it is shorter than a trailer.
+#[inline]
+pub fn parse(ikey: &[u8]) -> Option<ParsedKey<'_>> {
+    if ikey.len() < 8 {
+        return None;
+    }
+    let t = trailer_of(ikey);
+    Some(ParsedKey {
+        user_key: user_key(ikey),
+        seq: t >> 8,
+        kind: t as u8,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order() {
+        let a1 = internal_key(b"a", 1, Kind::Put);
+        let a2 = internal_key(b"a", 2, Kind::Put);
+        let ab = internal_key(b"ab", 9, Kind::Put);
+        assert_eq!(compare(&a2, &a1), Ordering::Less);
+        assert_eq!(compare(&a1, &ab), Ordering::Less);
+        assert_eq!(compare(&a2, &ab), Ordering::Less);
+        assert_eq!(seq_of(&a2), 2);
+        assert_eq!(kind_of(&a2), Kind::Put as u8);
+    }
+}

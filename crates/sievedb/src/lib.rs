@@ -1,0 +1,50 @@
+//! # sievedb
+//!
+//! An embedded, durable LSM-tree key-value store whose point lookups hash a
+//! key once and reuse that digest in every filter of every level.
+//!
+//! ```no_run
+//! use sievedb::{Db, Options, WriteBatch};
+//! # fn main() -> sievedb::Result<()> {
+//! let db = Db::open("/tmp/sievedb-demo", Options::default())?;
+//! db.put(b"hello", b"world")?;
+//! assert_eq!(db.get(b"hello")?.as_deref(), Some(&b"world"[..]));
+//! let mut batch = WriteBatch::new();
+//! batch.put(b"a", b"1");
+//! batch.delete(b"hello");
+//! db.write(batch)?;
+//! for item in db.range(b"a".as_slice()..b"z".as_slice())? {
+//!     let (k, v) = item?;
+//!     println!("{k:?} = {v:?}");
+//! }
+//! # Ok(()) }
+//! ```
+#![warn(missing_docs)]
+
+pub mod batch;
+pub mod cache;
+pub mod coding;
+pub mod compaction;
+mod db;
+pub mod error;
+pub mod filter;
+pub mod io;
+pub mod iter;
+pub mod key;
+pub mod memtable;
+pub mod options;
+pub mod run;
+pub mod sst;
+pub mod stats;
+pub mod version;
+pub mod wal;
+
+pub use batch::WriteBatch;
+pub use db::{Db, Snapshot};
+pub use error::{Error, Result};
+pub use filter::{FilterOptions, HashFn, HashSharing, IndexScheme};
+pub use iter::DbIterator;
+pub use options::{
+    CompactionStyle, Compression, Options, OptionsBuilder, ReadOptions, WriteOptions,
+};
+pub use stats::{LevelStats, Stats};

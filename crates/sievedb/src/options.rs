@@ -1,0 +1,281 @@
+//! Database options and their builder.
+
+use crate::error::{Error, Result};
+use crate::filter::FilterOptions;
+
+/// How runs are organised inside a level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub enum CompactionStyle {
+    /// One sorted run per level; a level that outgrows its capacity merges a file
+    /// into the next level (LevelDB/RocksDB default). Lowest space and read cost.
+    Leveling,
+    /// Up to `size_ratio` runs per level; a full level is merged into one run of
+    /// the next level. Lower write amplification, more runs to probe on reads.
+    Tiering,
+}
+
+impl std::str::FromStr for CompactionStyle {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "leveling" => Ok(CompactionStyle::Leveling),
+            "tiering" => Ok(CompactionStyle::Tiering),
+            _ => Err(Error::InvalidArgument(format!(
+                "compaction style must be leveling or tiering, not {s:?}"
+            ))),
+        }
+    }
+}
+
+/// Block compression, chosen per level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub enum Compression {
+    /// Blocks are stored as they are.
+    None,
+    /// LZ4 block compression (kept only when it saves at least 1/8 of the block).
+    Lz4,
+}
+
+/// Options fixed when a database is opened. Build them with [`Options::builder`]
+/// or start from [`Options::default`].
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Create the directory (and a new database) when missing. Default true.
+    pub create_if_missing: bool,
+    /// Fail if a database already exists. Default false.
+    pub error_if_exists: bool,
+    /// Bytes a memtable may hold before it is frozen and flushed. Default 4 MiB.
+    pub write_buffer_size: usize,
+    /// Frozen memtables waiting for flush before writers stall. Default 2.
+    pub max_immutable_memtables: usize,
+    /// Number of L0 runs that triggers a compaction. Default 4.
+    pub level0_compaction_trigger: usize,
+    /// Number of L0 runs at which each write is delayed by 1 ms. Default 8.
+    pub level0_slowdown_trigger: usize,
+    /// Number of L0 runs at which writers wait for compaction. Default 12.
+    pub level0_stop_trigger: usize,
+    /// Size ratio T between adjacent levels. Default 10.
+    pub size_ratio: usize,
+    /// Capacity of level 1 in bytes (level i holds `base * T^(i-1)`). Default 10 MiB.
+    pub level1_size: u64,
+    /// Size at which compaction output files are cut. Default 2 MiB (as in the papers).
+    pub target_file_size: u64,
+    /// Number of levels including L0. Default 7.
+    pub max_levels: usize,
+    /// Uncompressed size of a data block. Default 4 KiB.
+    pub block_size: usize,
+    /// Keys between restart points inside a block. Default 16.
+    pub block_restart_interval: usize,
+    /// Bytes of the block cache (uncompressed blocks). Default 8 MiB; 0 disables it.
+    pub block_cache_capacity: u64,
+    /// SST files kept open at once. Default 1000.
+    pub max_open_files: usize,
+    /// Filter settings (bits per key etc.).
+    pub filter: FilterOptions,
+    /// Compaction style. Default leveling.
+    pub compaction_style: CompactionStyle,
+    /// Threads for background flushes and compactions. Default 2.
+    pub background_threads: usize,
+    /// Read SST data with O_DIRECT (no page cache). Default false.
+    pub use_direct_reads: bool,
+    /// Compression per level (index = level; the last entry applies to deeper levels).
+    /// Default: no compression anywhere.
+    pub compression_per_level: Vec<Compression>,
+    /// Verify block checksums on every read. Default true.
+    pub verify_checksums: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            create_if_missing: true,
+            error_if_exists: false,
+            write_buffer_size: 4 << 20,
+            max_immutable_memtables: 2,
+            level0_compaction_trigger: 4,
+            level0_slowdown_trigger: 8,
+            level0_stop_trigger: 12,
+            size_ratio: 10,
+            level1_size: 10 << 20,
+            target_file_size: 2 << 20,
+            max_levels: 7,
+            block_size: 4096,
+            block_restart_interval: 16,
+            block_cache_capacity: 8 << 20,
+            max_open_files: 1000,
+            filter: FilterOptions::default(),
+            compaction_style: CompactionStyle::Leveling,
+            background_threads: 2,
+            use_direct_reads: false,
+            compression_per_level: vec![Compression::None],
+            verify_checksums: true,
+        }
+    }
+}
+
+impl Options {
+    /// Starts a builder from the defaults.
+    #[must_use]
+    pub fn builder() -> OptionsBuilder {
+        OptionsBuilder(Options::default())
+    }
+
+    /// Compression for blocks written to `level`.
+    pub fn compression_for(&self, level: usize) -> Compression {
+        self.compression_per_level
+            .get(level)
+            .or(self.compression_per_level.last())
+            .copied()
+            .unwrap_or(Compression::None)
+    }
+
+    /// Capacity of `level` in bytes (level >= 1).
+    pub fn level_capacity(&self, level: usize) -> u64 {
+        let mut cap = self.level1_size;
+        for _ in 1..level {
+            cap = cap.saturating_mul(self.size_ratio as u64);
+        }
+        cap
+    }
+
+    /// Checks that the options make sense together.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: &str| Err(Error::InvalidArgument(m.to_string()));
+        if self.write_buffer_size < 4096 {
+            return bad("write_buffer_size must be at least 4096 bytes");
+        }
+        if self.size_ratio < 2 {
+            return bad("size_ratio must be at least 2");
+        }
+        if !(2..=64).contains(&self.max_levels) {
+            return bad("max_levels must be between 2 and 64");
+        }
+        if self.block_size < 64 || self.block_size > (64 << 20) {
+            return bad("block_size must be between 64 bytes and 64 MiB");
+        }
+        if self.block_restart_interval == 0 {
+            return bad("block_restart_interval must be at least 1");
+        }
+        if self.target_file_size < 4096 {
+            return bad("target_file_size must be at least 4096 bytes");
+        }
+        if self.level1_size == 0 {
+            return bad("level1_size must be positive");
+        }
+        if self.level0_compaction_trigger == 0
+            || self.level0_slowdown_trigger < self.level0_compaction_trigger
+            || self.level0_stop_trigger < self.level0_slowdown_trigger
+        {
+            return bad("need 0 < level0_compaction_trigger <= level0_slowdown_trigger <= level0_stop_trigger");
+        }
+        if self.max_immutable_memtables == 0 {
+            return bad("max_immutable_memtables must be at least 1");
+        }
+        if self.max_open_files < 16 {
+            return bad("max_open_files must be at least 16");
+        }
+        if self.background_threads == 0 {
+            return bad("background_threads must be at least 1");
+        }
+        if self.compression_per_level.is_empty() {
+            return bad("compression_per_level must name at least one level");
+        }
+        self.filter.validate()
+    }
+}
+
+/// Consuming builder for [`Options`].
+#[derive(Clone, Debug)]
+pub struct OptionsBuilder(Options);
+
+macro_rules! setter {
+    ($(#[$doc:meta])* $name:ident: $ty:ty) => {
+        $(#[$doc])*
+        #[must_use]
+        pub fn $name(mut self, v: $ty) -> Self {
+            self.0.$name = v;
+            self
+        }
+    };
+}
+
+impl OptionsBuilder {
+    setter!(/// See [`Options::create_if_missing`].
+        create_if_missing: bool);
+    setter!(/// See [`Options::error_if_exists`].
+        error_if_exists: bool);
+    setter!(/// See [`Options::write_buffer_size`].
+        write_buffer_size: usize);
+    setter!(/// See [`Options::max_immutable_memtables`].
+        max_immutable_memtables: usize);
+    setter!(/// See [`Options::level0_compaction_trigger`].
+        level0_compaction_trigger: usize);
+    setter!(/// See [`Options::level0_slowdown_trigger`].
+        level0_slowdown_trigger: usize);
+    setter!(/// See [`Options::level0_stop_trigger`].
+        level0_stop_trigger: usize);
+    setter!(/// See [`Options::size_ratio`].
+        size_ratio: usize);
+    setter!(/// See [`Options::level1_size`].
+        level1_size: u64);
+    setter!(/// See [`Options::target_file_size`].
+        target_file_size: u64);
+    setter!(/// See [`Options::max_levels`].
+        max_levels: usize);
+    setter!(/// See [`Options::block_size`].
+        block_size: usize);
+    setter!(/// See [`Options::block_restart_interval`].
+        block_restart_interval: usize);
+    setter!(/// See [`Options::block_cache_capacity`].
+        block_cache_capacity: u64);
+    setter!(/// See [`Options::max_open_files`].
+        max_open_files: usize);
+    setter!(/// See [`Options::filter`].
+        filter: FilterOptions);
+    setter!(/// See [`Options::compaction_style`].
+        compaction_style: CompactionStyle);
+    setter!(/// See [`Options::background_threads`].
+        background_threads: usize);
+    setter!(/// See [`Options::use_direct_reads`].
+        use_direct_reads: bool);
+    setter!(/// See [`Options::compression_per_level`].
+        compression_per_level: Vec<Compression>);
+    setter!(/// See [`Options::verify_checksums`].
+        verify_checksums: bool);
+
+    /// Bits per key of the Bloom filters (0 = no filters). Default 10.
+    #[must_use]
+    pub fn bits_per_key(mut self, bits: f64) -> Self {
+        self.0.filter.bits_per_key = bits;
+        self
+    }
+
+    /// Finishes the builder.
+    #[must_use]
+    pub fn build(self) -> Options {
+        self.0
+    }
+}
+
+/// Options of one write.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WriteOptions {
+    /// fsync the WAL before acknowledging (survives power loss). Without it, an
+    /// acknowledged write has reached the OS and survives a process crash.
+    pub sync: bool,
+}
+
+/// Options of one read.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadOptions {
+    /// Put blocks read by this operation into the block cache. Default true.
+    pub fill_cache: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions { fill_cache: true }
+    }
+}

@@ -1,0 +1,81 @@
+//! The properties block: facts about an SST recorded when it was written.
+//!
+//! Encoding: `version: u8 (=1)` then, in order, varints `entries, deletions,
+//! data_blocks, raw_key_bytes, raw_value_bytes, level`, the length-prefixed
+//! smallest and largest internal keys, `bits_per_key: f64 (LE bits)` and
+//! `filter_keys: varint`.
+
+use crate::coding::{put_bytes, put_varint, Reader};
+
+/// Facts about one SST.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Properties {
+    /// Number of entries (values and tombstones).
+    pub entries: u64,
+    /// Number of tombstones.
+    pub deletions: u64,
+    /// Number of data blocks.
+    pub data_blocks: u64,
+    /// Sum of internal key lengths.
+    pub raw_key_bytes: u64,
+    /// Sum of value lengths.
+    pub raw_value_bytes: u64,
+    /// Level the file was written for.
+    pub level: u32,
+    /// Smallest internal key.
+    pub smallest: Vec<u8>,
+    /// Largest internal key.
+    pub largest: Vec<u8>,
+    /// Filter bits per key it was built with (0 = no filter).
+    pub bits_per_key: f64,
+    /// Distinct user keys in the filter.
+    pub filter_keys: u64,
+}
+
+impl Properties {
+    /// Encodes the block.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b = vec![1u8];
+        for v in [
+            self.entries,
+            self.deletions,
+            self.data_blocks,
+            self.raw_key_bytes,
+            self.raw_value_bytes,
+            u64::from(self.level),
+        ] {
+            put_varint(&mut b, v);
+        }
+        put_bytes(&mut b, &self.smallest);
+        put_bytes(&mut b, &self.largest);
+        b.extend_from_slice(&self.bits_per_key.to_bits().to_le_bytes());
+        put_varint(&mut b, self.filter_keys);
+        b
+    }
+
+    /// Decodes the block.
+    pub fn decode(b: &[u8]) -> Result<Properties, String> {
+        let mut r = Reader::new(b);
+        let bad = || "properties block truncated".to_string();
+        if r.u8().ok_or_else(bad)? != 1 {
+            return Err("unknown properties version".into());
+        }
+        let mut p = Properties {
+            entries: r.varint().ok_or_else(bad)?,
+            deletions: r.varint().ok_or_else(bad)?,
+            data_blocks: r.varint().ok_or_else(bad)?,
+            raw_key_bytes: r.varint().ok_or_else(bad)?,
+            raw_value_bytes: r.varint().ok_or_else(bad)?,
+            level: r.varint().ok_or_else(bad)? as u32,
+            ..Properties::default()
+        };
+        p.smallest = r.bytes().ok_or_else(bad)?.to_vec();
+        p.largest = r.bytes().ok_or_else(bad)?.to_vec();
+        p.bits_per_key = f64::from_bits(r.u64().ok_or_else(bad)?);
+        p.filter_keys = r.varint().ok_or_else(bad)?;
+        if p.entries > 0 && (p.smallest.len() < 8 || p.largest.len() < 8) {
+            return Err("properties key range malformed".into());
+        }
+        Ok(p)
+    }
+}

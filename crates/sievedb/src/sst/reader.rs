@@ -1,0 +1,343 @@
+//! Opens an SST and serves point lookups and scans from it.
+//!
+//! Opening reads the footer, then the index, filter and properties sections,
+//! each parsed once and kept in memory; a lookup reads at most one data block.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::block::{Block, BlockIter};
+use super::{
+    block_crc, BlockHandle, Footer, Properties, COMPRESSION_LZ4, COMPRESSION_NONE, FOOTER_LEN,
+    TRAILER_LEN,
+};
+use crate::cache::BlockCache;
+use crate::coding::{u32_at, Reader};
+use crate::error::{Error, Result};
+use crate::filter::{Filter, KeyProbe};
+use crate::io::{FileSystem, RandomAccessFile};
+use crate::iter::InternalIterator;
+use crate::key::{self, Kind};
+use crate::memtable::Lookup;
+use crate::stats::{bump, Counters};
+
+/// An open SST.
+pub struct TableReader {
+    number: u64,
+    path: PathBuf,
+    file: Arc<dyn RandomAccessFile>,
+    index: Arc<Block>,
+    filter: Option<Filter>,
+    props: Properties,
+    cache: Option<Arc<BlockCache>>,
+    counters: Arc<Counters>,
+    verify: bool,
+}
+
+/// Per-call read settings.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadCtx {
+    /// Level the file is read at (for per-level counters).
+    pub level: usize,
+    /// Whether blocks read from the file enter the block cache.
+    pub fill_cache: bool,
+}
+
+impl TableReader {
+    /// Opens SST `number` at `path`.
+    pub fn open(
+        fs: &dyn FileSystem,
+        path: &Path,
+        number: u64,
+        direct: bool,
+        verify: bool,
+        cache: Option<Arc<BlockCache>>,
+        counters: Arc<Counters>,
+    ) -> Result<TableReader> {
+        let file = fs.open_random(path, direct).map_err(|e| {
+            if direct && e.raw_os_error() == Some(libc::EINVAL) {
+                Error::Unsupported(format!(
+                    "the file system of {} refuses O_DIRECT (use_direct_reads)",
+                    path.display()
+                ))
+            } else {
+                Error::Io(e)
+            }
+        })?;
+        let size = file.size();
+        let corrupt = |d: String| Error::corruption(path, d);
+        if size < FOOTER_LEN as u64 {
+            return Err(corrupt(format!(
+                "file of {size} bytes is too short for an SST"
+            )));
+        }
+        let footer_bytes = file.read_at(size - FOOTER_LEN as u64, FOOTER_LEN)?;
+        let footer = Footer::decode(&footer_bytes).map_err(corrupt)?;
+        let body = size - FOOTER_LEN as u64;
+        let mut t = TableReader {
+            number,
+            path: path.to_path_buf(),
+            file,
+            index: Arc::new(Block::new(vec![0, 0, 0, 0, 1, 0, 0, 0]).expect("empty block")),
+            filter: None,
+            props: Properties::default(),
+            cache,
+            counters,
+            verify: true,
+        };
+        for h in [footer.index, footer.filter, footer.properties] {
+            if h.offset + h.size + TRAILER_LEN as u64 > body && h.size != 0 {
+                return Err(corrupt("block handle beyond the end of the file".into()));
+            }
+        }
+        t.index = Arc::new(
+            Block::new(t.read_raw(footer.index)?).map_err(|d| corrupt(format!("index: {d}")))?,
+        );
+        t.props = Properties::decode(&t.read_raw(footer.properties)?).map_err(corrupt)?;
+        if footer.filter.size > 0 {
+            let f = t.read_raw(footer.filter)?;
+            t.filter = Some(Filter::decode(&f).map_err(|d| corrupt(format!("filter: {d}")))?);
+        }
+        t.verify = verify;
+        bump(&t.counters.filter_memory, t.filter_memory() as u64);
+        Ok(t)
+    }
+
+    /// The file number.
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    /// The file's properties.
+    pub fn properties(&self) -> &Properties {
+        &self.props
+    }
+
+    /// Memory held by the filter.
+    pub fn filter_memory(&self) -> usize {
+        self.filter.as_ref().map_or(0, Filter::memory_bytes)
+    }
+
+    /// Reads a block and its trailer, checks the CRC and decompresses it.
+    fn read_raw(&self, h: BlockHandle) -> Result<Vec<u8>> {
+        let len = usize::try_from(h.size)
+            .map_err(|_| Error::corruption(&self.path, "block size overflows"))?;
+        let mut buf = self
+            .file
+            .read_at(h.offset, len + TRAILER_LEN)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::UnexpectedEof => {
+                    Error::corruption(&self.path, "block extends past the end of the file")
+                }
+                _ => Error::Io(e),
+            })?;
+        bump(&self.counters.bytes_read, buf.len() as u64);
+        let ctype = buf[len];
+        let crc = u32_at(&buf, len + 1);
+        if self.verify && block_crc(&buf[..len], ctype) != crc {
+            return Err(Error::corruption(
+                &self.path,
+                format!("block checksum mismatch at offset {}", h.offset),
+            ));
+        }
+        buf.truncate(len);
+        match ctype {
+            COMPRESSION_NONE => Ok(buf),
+            COMPRESSION_LZ4 => lz4_flex::block::decompress_size_prepended(&buf).map_err(|e| {
+                Error::corruption(&self.path, format!("LZ4 block at {}: {e}", h.offset))
+            }),
+            c => Err(Error::corruption(
+                &self.path,
+                format!("unknown compression type {c}"),
+            )),
+        }
+    }
+
+    fn read_block(&self, h: BlockHandle, ctx: ReadCtx) -> Result<Arc<Block>> {
+        bump(
+            &self.counters.levels[ctx.level.min(self.counters.levels.len() - 1)].data_block_reads,
+            1,
+        );
+        let key = (self.number, h.offset);
+        if let Some(c) = &self.cache {
+            if let Some(b) = c.get(&key) {
+                bump(&self.counters.block_cache_hits, 1);
+                return Ok(b);
+            }
+        }
+        bump(&self.counters.block_cache_misses, 1);
+        let raw = self.read_raw(h)?;
+        let block = Arc::new(
+            Block::new(raw)
+                .map_err(|d| Error::corruption(&self.path, format!("data block: {d}")))?,
+        );
+        if ctx.fill_cache {
+            if let Some(c) = &self.cache {
+                c.insert(key, block.clone());
+            }
+        }
+        Ok(block)
+    }
+
+    fn decode_handle(&self, v: &[u8]) -> Result<BlockHandle> {
+        let mut r = Reader::new(v);
+        match (r.varint(), r.varint()) {
+            (Some(offset), Some(size)) => Ok(BlockHandle { offset, size }),
+            _ => Err(Error::corruption(&self.path, "bad block handle in index")),
+        }
+    }
+
+    /// Whether the filter rules the key out (counting the probe).
+    #[inline]
+    pub fn filter_excludes(&self, probe: &mut KeyProbe<'_>, level: usize) -> bool {
+        let Some(f) = &self.filter else {
+            return false;
+        };
+        let lc = &self.counters.levels[level.min(self.counters.levels.len() - 1)];
+        bump(&lc.filter_probes, 1);
+        if f.may_contain(probe) {
+            false
+        } else {
+            bump(&lc.filter_negatives, 1);
+            true
+        }
+    }
+
+    /// Looks up the newest entry for `probe.key()` with sequence `<= seq`.
+    pub fn get(&self, probe: &mut KeyProbe<'_>, seek: &[u8], ctx: ReadCtx) -> Result<Lookup> {
+        if self.filter_excludes(probe, ctx.level) {
+            return Ok(Lookup::Absent);
+        }
+        let result = self.search(probe.key(), seek, ctx)?;
+        if result == Lookup::Absent && self.filter.is_some() {
+            let lc = &self.counters.levels[ctx.level.min(self.counters.levels.len() - 1)];
+            bump(&lc.filter_false_positives, 1);
+        }
+        Ok(result)
+    }
+
+    /// Index search then one data block.
+    fn search(&self, user_key: &[u8], seek: &[u8], ctx: ReadCtx) -> Result<Lookup> {
+        let mut idx = BlockIter::new(self.index.clone());
+        idx.seek(seek)?;
+        if let Some(e) = idx.error() {
+            return Err(super::block::corruption(&self.path, e));
+        }
+        if !idx.valid() {
+            return Ok(Lookup::Absent);
+        }
+        let h = self.decode_handle(idx.value())?;
+        let mut it = BlockIter::new(self.read_block(h, ctx)?);
+        it.seek(seek)?;
+        if let Some(e) = it.error() {
+            return Err(super::block::corruption(&self.path, e));
+        }
+        if !it.valid() || key::user_key(it.key()) != user_key {
+            return Ok(Lookup::Absent);
+        }
+        Ok(if key::kind_of(it.key()) == Kind::Put as u8 {
+            Lookup::Value(it.value().to_vec())
+        } else {
+            Lookup::Deleted
+        })
+    }
+
+    /// A cursor over all entries.
+    pub fn iter(self: &Arc<Self>, ctx: ReadCtx) -> TableIter {
+        TableIter {
+            table: self.clone(),
+            index: BlockIter::new(self.index.clone()),
+            data: None,
+            ctx,
+        }
+    }
+}
+
+impl Drop for TableReader {
+    fn drop(&mut self) {
+        self.counters.filter_memory.fetch_sub(
+            self.filter_memory() as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+}
+
+/// A cursor over one SST.
+pub struct TableIter {
+    table: Arc<TableReader>,
+    index: BlockIter,
+    data: Option<BlockIter>,
+    ctx: ReadCtx,
+}
+
+impl TableIter {
+    fn check(&self, it: &BlockIter) -> Result<()> {
+        match it.error() {
+            Some(e) => Err(super::block::corruption(&self.table.path, e)),
+            None => Ok(()),
+        }
+    }
+
+    fn load_data(&mut self) -> Result<()> {
+        self.check(&self.index)?;
+        if !self.index.valid() {
+            self.data = None;
+            return Ok(());
+        }
+        let h = self.table.decode_handle(self.index.value())?;
+        self.data = Some(BlockIter::new(self.table.read_block(h, self.ctx)?));
+        Ok(())
+    }
+
+    /// Skips empty data blocks forward.
+    fn settle(&mut self) -> Result<()> {
+        loop {
+            match &self.data {
+                Some(d) if d.valid() => return Ok(()),
+                Some(d) => {
+                    self.check(d)?;
+                    self.index.next()?;
+                    self.load_data()?;
+                    if let Some(d) = &mut self.data {
+                        d.seek_to_first()?;
+                    }
+                }
+                None => return Ok(()),
+            }
+        }
+    }
+}
+
+impl InternalIterator for TableIter {
+    fn valid(&self) -> bool {
+        self.data.as_ref().is_some_and(|d| d.valid())
+    }
+    fn seek_to_first(&mut self) -> Result<()> {
+        self.index.seek_to_first()?;
+        self.load_data()?;
+        if let Some(d) = &mut self.data {
+            d.seek_to_first()?;
+        }
+        self.settle()
+    }
+    fn seek(&mut self, target: &[u8]) -> Result<()> {
+        self.index.seek(target)?;
+        self.load_data()?;
+        if let Some(d) = &mut self.data {
+            d.seek(target)?;
+        }
+        self.settle()
+    }
+    fn next(&mut self) -> Result<()> {
+        if let Some(d) = &mut self.data {
+            d.next()?;
+        }
+        self.settle()
+    }
+    fn key(&self) -> &[u8] {
+        self.data.as_ref().expect("valid iterator").key()
+    }
+    fn value(&self) -> &[u8] {
+        self.data.as_ref().expect("valid iterator").value()
+    }
+}

@@ -1,0 +1,164 @@
+//! Writes an SST section by section: data blocks, filter, properties, index, footer.
+
+use super::block::BlockBuilder;
+use super::{
+    block_crc, BlockHandle, Footer, Properties, COMPRESSION_LZ4, COMPRESSION_NONE, FORMAT_VERSION,
+};
+use crate::coding::put_varint;
+use crate::error::Result;
+use crate::filter::{FilterBuilder, FilterOptions};
+use crate::io::WritableFile;
+use crate::key::{self, Kind};
+use crate::options::Compression;
+
+/// Builds one SST from entries added in increasing internal-key order.
+pub struct TableWriter {
+    file: Box<dyn WritableFile>,
+    offset: u64,
+    block_size: usize,
+    compression: Compression,
+    data: BlockBuilder,
+    index: BlockBuilder,
+    filter: Option<FilterBuilder>,
+    props: Properties,
+    last_user_key: Vec<u8>,
+    scratch: Vec<u8>,
+}
+
+impl TableWriter {
+    /// Starts writing to `file` for `level`.
+    pub fn new(
+        file: Box<dyn WritableFile>,
+        level: usize,
+        block_size: usize,
+        restart_interval: usize,
+        compression: Compression,
+        filter: &FilterOptions,
+    ) -> Self {
+        TableWriter {
+            file,
+            offset: 0,
+            block_size,
+            compression,
+            data: BlockBuilder::new(restart_interval),
+            index: BlockBuilder::new(1),
+            filter: filter.enabled().then(|| FilterBuilder::new(filter)),
+            props: Properties {
+                level: level as u32,
+                bits_per_key: if filter.enabled() {
+                    filter.bits_per_key
+                } else {
+                    0.0
+                },
+                ..Properties::default()
+            },
+            last_user_key: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Adds an entry; internal keys must strictly increase.
+    pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        debug_assert!(
+            self.props.entries == 0 || key::compare(&self.props.largest, ikey).is_lt(),
+            "keys out of order"
+        );
+        let user_key = key::user_key(ikey);
+        if self.props.entries == 0 {
+            self.props.smallest = ikey.to_vec();
+        }
+        if self.props.entries == 0 || user_key != self.last_user_key.as_slice() {
+            if let Some(f) = &mut self.filter {
+                f.add(user_key);
+                self.props.filter_keys += 1;
+            }
+            self.last_user_key.clear();
+            self.last_user_key.extend_from_slice(user_key);
+        }
+        if key::kind_of(ikey) == Kind::Delete as u8 {
+            self.props.deletions += 1;
+        }
+        self.props.entries += 1;
+        self.props.raw_key_bytes += ikey.len() as u64;
+        self.props.raw_value_bytes += value.len() as u64;
+        self.props.largest.clear();
+        self.props.largest.extend_from_slice(ikey);
+        self.data.add(ikey, value);
+        if self.data.size_estimate() >= self.block_size {
+            self.flush_data_block()?;
+        }
+        Ok(())
+    }
+
+    /// Entries added so far.
+    pub fn entries(&self) -> u64 {
+        self.props.entries
+    }
+
+    /// Bytes written so far plus the pending block.
+    pub fn estimated_size(&self) -> u64 {
+        self.offset + self.data.size_estimate() as u64
+    }
+
+    fn flush_data_block(&mut self) -> Result<()> {
+        if self.data.is_empty() {
+            return Ok(());
+        }
+        let last = self.data.last_key().to_vec();
+        let raw = self.data.finish();
+        let handle = self.write_block(&raw, self.compression)?;
+        self.scratch.clear();
+        put_varint(&mut self.scratch, handle.offset);
+        put_varint(&mut self.scratch, handle.size);
+        self.index.add(&last, &self.scratch);
+        self.props.data_blocks += 1;
+        Ok(())
+    }
+
+    fn write_block(&mut self, raw: &[u8], compression: Compression) -> Result<BlockHandle> {
+        let mut ctype = COMPRESSION_NONE;
+        let compressed;
+        let mut body = raw;
+        if compression == Compression::Lz4 {
+            compressed = lz4_flex::block::compress_prepend_size(raw);
+            if compressed.len() < raw.len() - raw.len() / 8 {
+                body = &compressed;
+                ctype = COMPRESSION_LZ4;
+            }
+        }
+        let handle = BlockHandle {
+            offset: self.offset,
+            size: body.len() as u64,
+        };
+        let mut trailer = [0u8; super::TRAILER_LEN];
+        trailer[0] = ctype;
+        trailer[1..].copy_from_slice(&block_crc(body, ctype).to_le_bytes());
+        self.file.append(body)?;
+        self.file.append(&trailer)?;
+        self.offset += (body.len() + trailer.len()) as u64;
+        Ok(handle)
+    }
+
+    /// Writes the remaining sections, fsyncs, and returns the properties and file size.
+    pub fn finish(mut self) -> Result<(Properties, u64)> {
+        self.flush_data_block()?;
+        let filter = match self.filter.take() {
+            Some(f) if !f.is_empty() => self.write_block(&f.finish(), Compression::None)?,
+            _ => BlockHandle::default(),
+        };
+        let props = self.props.encode();
+        let properties = self.write_block(&props, Compression::None)?;
+        let index_raw = self.index.finish();
+        let index = self.write_block(&index_raw, Compression::None)?;
+        let footer = Footer {
+            index,
+            filter,
+            properties,
+            format_version: FORMAT_VERSION,
+        };
+        self.file.append(&footer.encode())?;
+        self.offset += super::FOOTER_LEN as u64;
+        self.file.sync()?;
+        Ok((self.props, self.offset))
+    }
+}

@@ -1,0 +1,238 @@
+//! Counters of where lookups, writes and background work spend their effort.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Counters of one level, updated on the read path.
+#[derive(Default)]
+#[allow(missing_docs)]
+pub struct LevelCounters {
+    pub filter_probes: AtomicU64,
+    pub filter_negatives: AtomicU64,
+    pub filter_false_positives: AtomicU64,
+    pub data_block_reads: AtomicU64,
+}
+
+/// Engine-wide counters, shared by every component that does work.
+#[allow(missing_docs)]
+pub struct Counters {
+    pub gets: AtomicU64,
+    pub puts: AtomicU64,
+    pub deletes: AtomicU64,
+    pub memtable_hits: AtomicU64,
+    pub digests_computed: AtomicU64,
+    pub block_cache_hits: AtomicU64,
+    pub block_cache_misses: AtomicU64,
+    pub bytes_written: AtomicU64,
+    pub bytes_read: AtomicU64,
+    pub user_bytes_written: AtomicU64,
+    pub compactions: AtomicU64,
+    pub flushes: AtomicU64,
+    pub compaction_bytes_written: AtomicU64,
+    pub flush_bytes_written: AtomicU64,
+    pub wal_bytes_written: AtomicU64,
+    pub filter_memory: AtomicU64,
+    pub levels: Vec<LevelCounters>,
+}
+
+impl Counters {
+    /// Zeroed counters for `levels` levels.
+    pub fn new(levels: usize) -> Self {
+        Counters {
+            gets: AtomicU64::new(0),
+            puts: AtomicU64::new(0),
+            deletes: AtomicU64::new(0),
+            memtable_hits: AtomicU64::new(0),
+            digests_computed: AtomicU64::new(0),
+            block_cache_hits: AtomicU64::new(0),
+            block_cache_misses: AtomicU64::new(0),
+            bytes_written: AtomicU64::new(0),
+            bytes_read: AtomicU64::new(0),
+            user_bytes_written: AtomicU64::new(0),
+            compactions: AtomicU64::new(0),
+            flushes: AtomicU64::new(0),
+            compaction_bytes_written: AtomicU64::new(0),
+            flush_bytes_written: AtomicU64::new(0),
+            wal_bytes_written: AtomicU64::new(0),
+            filter_memory: AtomicU64::new(0),
+            levels: (0..levels).map(|_| LevelCounters::default()).collect(),
+        }
+    }
+}
+
+/// Adds `n` to a counter (relaxed: counters are statistics, not synchronisation).
+#[inline]
+pub(crate) fn bump(c: &AtomicU64, n: u64) {
+    c.fetch_add(n, Ordering::Relaxed);
+}
+
+#[inline]
+fn get(c: &AtomicU64) -> u64 {
+    c.load(Ordering::Relaxed)
+}
+
+/// The shape and counters of one level.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct LevelStats {
+    /// Level number (0 = newest).
+    pub level: usize,
+    /// Number of SST files.
+    pub files: usize,
+    /// Number of sorted runs (1 under leveling for levels >= 1).
+    pub runs: usize,
+    /// Bytes of its files.
+    pub bytes: u64,
+    /// Entries in its files.
+    pub entries: u64,
+    /// Filters probed in this level.
+    pub filter_probes: u64,
+    /// Probes answered "surely not".
+    pub filter_negatives: u64,
+    /// Probes answered "maybe" for a key the file did not hold.
+    pub filter_false_positives: u64,
+    /// Data blocks read (from cache or file) in this level.
+    pub data_block_reads: u64,
+}
+
+impl LevelStats {
+    /// Measured false-positive rate of this level's filters:
+    /// false positives / (false positives + negatives).
+    pub fn measured_fpr(&self) -> f64 {
+        let empty = self.filter_false_positives + self.filter_negatives;
+        if empty == 0 {
+            0.0
+        } else {
+            self.filter_false_positives as f64 / empty as f64
+        }
+    }
+}
+
+/// A snapshot of the database's statistics; see [`Db::stats`](crate::Db::stats).
+#[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Stats {
+    /// Per-level shape and read counters.
+    pub levels: Vec<LevelStats>,
+    /// Point lookups (`get`, and each key of `multi_get`).
+    pub gets: u64,
+    /// Puts written.
+    pub puts: u64,
+    /// Deletes written.
+    pub deletes: u64,
+    /// Lookups answered by a memtable.
+    pub memtable_hits: u64,
+    /// Key digests computed by lookups.
+    pub digests_computed: u64,
+    /// Filters probed.
+    pub filter_probes: u64,
+    /// Filter probes answered "surely not".
+    pub filter_negatives: u64,
+    /// Filter "maybe" answers for keys the file did not hold.
+    pub filter_false_positives: u64,
+    /// Data blocks read by lookups and scans.
+    pub data_block_reads: u64,
+    /// Blocks found in the block cache.
+    pub block_cache_hits: u64,
+    /// Blocks read from files.
+    pub block_cache_misses: u64,
+    /// Bytes written to files (WAL, flushes, compactions).
+    pub bytes_written: u64,
+    /// Bytes read from SST files.
+    pub bytes_read: u64,
+    /// Bytes of keys and values written by users.
+    pub user_bytes_written: u64,
+    /// Compactions run.
+    pub compactions: u64,
+    /// Memtable flushes run.
+    pub flushes: u64,
+    /// Memory held by loaded filters.
+    pub filter_memory_bytes: u64,
+    /// Bytes in the block cache.
+    pub block_cache_bytes: u64,
+    /// Bytes in memtables.
+    pub memtable_bytes: u64,
+    /// (WAL + flush + compaction bytes written) / user bytes written.
+    pub write_amplification: f64,
+    /// Last sequence number.
+    pub last_sequence: u64,
+}
+
+impl Counters {
+    /// Fills the counter fields of `s` (shapes are filled by the caller).
+    pub(crate) fn fill(&self, s: &mut Stats) {
+        s.gets = get(&self.gets);
+        s.puts = get(&self.puts);
+        s.deletes = get(&self.deletes);
+        s.memtable_hits = get(&self.memtable_hits);
+        s.digests_computed = get(&self.digests_computed);
+        s.block_cache_hits = get(&self.block_cache_hits);
+        s.block_cache_misses = get(&self.block_cache_misses);
+        s.bytes_written = get(&self.bytes_written);
+        s.bytes_read = get(&self.bytes_read);
+        s.user_bytes_written = get(&self.user_bytes_written);
+        s.compactions = get(&self.compactions);
+        s.flushes = get(&self.flushes);
+        let user = s.user_bytes_written;
+        s.write_amplification = if user == 0 {
+            0.0
+        } else {
+            s.bytes_written as f64 / user as f64
+        };
+        for (i, l) in self.levels.iter().enumerate() {
+            if let Some(ls) = s.levels.get_mut(i) {
+                ls.filter_probes = get(&l.filter_probes);
+                ls.filter_negatives = get(&l.filter_negatives);
+                ls.filter_false_positives = get(&l.filter_false_positives);
+                ls.data_block_reads = get(&l.data_block_reads);
+            }
+        }
+        s.filter_probes = s.levels.iter().map(|l| l.filter_probes).sum();
+        s.filter_negatives = s.levels.iter().map(|l| l.filter_negatives).sum();
+        s.filter_false_positives = s.levels.iter().map(|l| l.filter_false_positives).sum();
+        s.data_block_reads = s.levels.iter().map(|l| l.data_block_reads).sum();
+    }
+}
+
+impl Stats {
+    /// The counters of `self` minus those of `earlier` (sizes stay those of `self`):
+    /// the work done between two snapshots.
+    #[must_use]
+    pub fn delta_since(&self, earlier: &Stats) -> Stats {
+        let mut d = self.clone();
+        macro_rules! sub {
+            ($($f:ident),*) => { $( d.$f = self.$f.saturating_sub(earlier.$f); )* };
+        }
+        sub!(
+            gets,
+            puts,
+            deletes,
+            memtable_hits,
+            digests_computed,
+            filter_probes,
+            filter_negatives,
+            filter_false_positives,
+            data_block_reads,
+            block_cache_hits,
+            block_cache_misses,
+            bytes_written,
+            bytes_read,
+            user_bytes_written,
+            compactions,
+            flushes
+        );
+        for l in &mut d.levels {
+            if let Some(e) = earlier.levels.iter().find(|e| e.level == l.level) {
+                l.filter_probes -= e.filter_probes.min(l.filter_probes);
+                l.filter_negatives -= e.filter_negatives.min(l.filter_negatives);
+                l.filter_false_positives -= e.filter_false_positives.min(l.filter_false_positives);
+                l.data_block_reads -= e.data_block_reads.min(l.data_block_reads);
+            }
+        }
+        d.write_amplification = if d.user_bytes_written == 0 {
+            0.0
+        } else {
+            d.bytes_written as f64 / d.user_bytes_written as f64
+        };
+        d
+    }
+}

@@ -1,0 +1,526 @@
+//! Versions: which SST files make up the tree, the edits that change it, and
+//! the MANIFEST that logs those edits.
+//!
+//! Invariants:
+//! - Level 0 holds one run per file, newest (highest file number) first.
+//! - Under leveling every level >= 1 holds one run; under tiering up to T runs,
+//!   newest (highest run id) first. Data in a newer run is newer than data in
+//!   an older run of the same level, and every level is newer than the next.
+//! - The files of a run are sorted and their user-key ranges do not overlap.
+//! - A file is deleted only when no version references it (see [`FileMeta`]'s drop).
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering as AtOrd};
+use std::sync::Arc;
+
+use crate::cache::TableCache;
+use crate::coding::{put_bytes, put_varint, Reader};
+use crate::error::{Error, Result};
+use crate::filter::KeyProbe;
+use crate::io::{filename, FileSystem};
+use crate::key::{self, SeqNo};
+use crate::memtable::Lookup;
+use crate::sst::reader::ReadCtx;
+use crate::wal::{read_records, LogWriter};
+
+/// Metadata of one SST. When the last reference to an obsolete file's metadata
+/// is dropped, the file itself is deleted.
+pub struct FileMeta {
+    /// File number (`NNNNNN.sst`).
+    pub number: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// Entries in the file.
+    pub entries: u64,
+    /// Smallest internal key.
+    pub smallest: Vec<u8>,
+    /// Largest internal key.
+    pub largest: Vec<u8>,
+    /// The run the file belongs to.
+    pub run: u64,
+    obsolete: AtomicBool,
+    tables: Arc<TableCache>,
+}
+
+impl FileMeta {
+    /// Smallest user key.
+    pub fn smallest_user(&self) -> &[u8] {
+        key::user_key(&self.smallest)
+    }
+    /// Largest user key.
+    pub fn largest_user(&self) -> &[u8] {
+        key::user_key(&self.largest)
+    }
+    /// Whether the file's user-key range meets `[lo, hi]` (None = unbounded).
+    pub fn overlaps(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> bool {
+        lo.is_none_or(|l| self.largest_user() >= l) && hi.is_none_or(|h| self.smallest_user() <= h)
+    }
+    /// The table cache the file is read through.
+    pub fn tables(&self) -> &Arc<TableCache> {
+        &self.tables
+    }
+}
+
+impl Drop for FileMeta {
+    fn drop(&mut self) {
+        if self.obsolete.load(AtOrd::Acquire) {
+            self.tables.remove_file(self.number);
+        }
+    }
+}
+
+/// A sorted run: files with disjoint key ranges, sorted by key.
+#[derive(Clone)]
+pub struct Run {
+    /// Run id: larger is newer within a level.
+    pub id: u64,
+    /// The files, sorted by smallest key.
+    pub files: Vec<Arc<FileMeta>>,
+}
+
+impl Run {
+    /// The file that may hold `user_key` (binary search on largest keys).
+    pub fn file_for(&self, user_key: &[u8]) -> Option<&Arc<FileMeta>> {
+        let i = self.files.partition_point(|f| f.largest_user() < user_key);
+        self.files.get(i).filter(|f| f.smallest_user() <= user_key)
+    }
+    /// Total bytes.
+    pub fn bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.size).sum()
+    }
+}
+
+/// The set of files that make up the tree at one moment; immutable once built.
+#[derive(Clone, Default)]
+pub struct Version {
+    /// `levels[l]` = the runs of level `l`, newest first.
+    pub levels: Vec<Vec<Run>>,
+}
+
+impl Version {
+    /// Bytes in `level`.
+    pub fn level_bytes(&self, level: usize) -> u64 {
+        self.levels[level].iter().map(Run::bytes).sum()
+    }
+
+    /// Every file, with its level.
+    pub fn files(&self) -> impl Iterator<Item = (usize, &Arc<FileMeta>)> {
+        self.levels.iter().enumerate().flat_map(|(l, runs)| {
+            runs.iter()
+                .flat_map(move |r| r.files.iter().map(move |f| (l, f)))
+        })
+    }
+
+    /// Looks `probe.key()` up as of `seq`: level 0 newest first, then one
+    /// candidate file per run of each deeper level.
+    pub fn get(&self, probe: &mut KeyProbe<'_>, seek: &[u8], fill_cache: bool) -> Result<Lookup> {
+        let user_key = probe.key();
+        for (level, runs) in self.levels.iter().enumerate() {
+            for run in runs {
+                let Some(f) = run.file_for(user_key) else {
+                    continue;
+                };
+                let table = f.tables.get(f.number)?;
+                let ctx = ReadCtx { level, fill_cache };
+                match table.get(probe, seek, ctx)? {
+                    Lookup::Absent => continue,
+                    found => return Ok(found),
+                }
+            }
+        }
+        Ok(Lookup::Absent)
+    }
+}
+
+/// A change to a version, logged in the MANIFEST.
+///
+/// Encoding: a sequence of tagged fields; tag (varint) then payload:
+/// 1 log_number, 2 next_file_number, 3 last_sequence (varints);
+/// 4 delete file: level, number; 5 add file: level, run, number, size, entries
+/// (varints), smallest, largest (length-prefixed internal keys).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VersionEdit {
+    /// WALs numbered below this are no longer needed.
+    pub log_number: Option<u64>,
+    /// Next unused file number.
+    pub next_file_number: Option<u64>,
+    /// Last sequence number written to an SST or WAL.
+    pub last_sequence: Option<SeqNo>,
+    /// (level, file number) removed.
+    pub deleted: Vec<(usize, u64)>,
+    /// Files added.
+    pub added: Vec<NewFile>,
+}
+
+/// A file added by an edit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewFile {
+    /// Level.
+    pub level: usize,
+    /// Run id.
+    pub run: u64,
+    /// File number.
+    pub number: u64,
+    /// Size.
+    pub size: u64,
+    /// Entries.
+    pub entries: u64,
+    /// Smallest internal key.
+    pub smallest: Vec<u8>,
+    /// Largest internal key.
+    pub largest: Vec<u8>,
+}
+
+impl VersionEdit {
+    /// Encodes the edit.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b = Vec::new();
+        for (tag, v) in [
+            (1u64, self.log_number),
+            (2, self.next_file_number),
+            (3, self.last_sequence),
+        ] {
+            if let Some(v) = v {
+                put_varint(&mut b, tag);
+                put_varint(&mut b, v);
+            }
+        }
+        for &(level, number) in &self.deleted {
+            put_varint(&mut b, 4);
+            put_varint(&mut b, level as u64);
+            put_varint(&mut b, number);
+        }
+        for f in &self.added {
+            put_varint(&mut b, 5);
+            for v in [f.level as u64, f.run, f.number, f.size, f.entries] {
+                put_varint(&mut b, v);
+            }
+            put_bytes(&mut b, &f.smallest);
+            put_bytes(&mut b, &f.largest);
+        }
+        b
+    }
+
+    /// Decodes an edit.
+    pub fn decode(b: &[u8]) -> std::result::Result<VersionEdit, String> {
+        let mut r = Reader::new(b);
+        let mut e = VersionEdit::default();
+        let t = || "version edit truncated".to_string();
+        while r.remaining() > 0 {
+            match r.varint().ok_or_else(t)? {
+                1 => e.log_number = Some(r.varint().ok_or_else(t)?),
+                2 => e.next_file_number = Some(r.varint().ok_or_else(t)?),
+                3 => e.last_sequence = Some(r.varint().ok_or_else(t)?),
+                4 => {
+                    let level = r.varint().ok_or_else(t)? as usize;
+                    e.deleted.push((level, r.varint().ok_or_else(t)?));
+                }
+                5 => {
+                    let mut v = [0u64; 5];
+                    for x in &mut v {
+                        *x = r.varint().ok_or_else(t)?;
+                    }
+                    let smallest = r.bytes().ok_or_else(t)?.to_vec();
+                    let largest = r.bytes().ok_or_else(t)?.to_vec();
+                    if smallest.len() < 8 || largest.len() < 8 {
+                        return Err("file key range malformed".into());
+                    }
+                    e.added.push(NewFile {
+                        level: v[0] as usize,
+                        run: v[1],
+                        number: v[2],
+                        size: v[3],
+                        entries: v[4],
+                        smallest,
+                        largest,
+                    });
+                }
+                tag => return Err(format!("unknown version edit tag {tag}")),
+            }
+        }
+        Ok(e)
+    }
+}
+
+/// The live version plus the MANIFEST it is logged to. Guarded by the database's
+/// version mutex; readers get versions through `Db`'s `current` pointer.
+pub struct VersionSet {
+    dir: PathBuf,
+    fs: Arc<dyn FileSystem>,
+    tables: Arc<TableCache>,
+    max_levels: usize,
+    current: Arc<Version>,
+    manifest: Option<LogWriter>,
+    manifest_number: u64,
+    /// Next unused file number.
+    pub next_file_number: u64,
+    /// WALs numbered below this are obsolete.
+    pub log_number: u64,
+    /// Last sequence number made durable in an SST or logged to the MANIFEST.
+    pub last_sequence: SeqNo,
+}
+
+/// A MANIFEST larger than this is rewritten as a snapshot on the next edit.
+const MANIFEST_ROLL_BYTES: u64 = 32 << 20;
+
+impl VersionSet {
+    /// An empty set for a new database (nothing written yet).
+    pub fn new(
+        dir: &Path,
+        fs: Arc<dyn FileSystem>,
+        tables: Arc<TableCache>,
+        max_levels: usize,
+    ) -> Self {
+        VersionSet {
+            dir: dir.to_path_buf(),
+            fs,
+            tables,
+            max_levels,
+            current: Arc::new(Version {
+                levels: vec![Vec::new(); max_levels],
+            }),
+            manifest: None,
+            manifest_number: 0,
+            next_file_number: 2,
+            log_number: 0,
+            last_sequence: 0,
+        }
+    }
+
+    /// The live version.
+    pub fn current(&self) -> Arc<Version> {
+        self.current.clone()
+    }
+
+    /// Allocates a file number.
+    pub fn new_file_number(&mut self) -> u64 {
+        let n = self.next_file_number;
+        self.next_file_number += 1;
+        n
+    }
+
+    /// The live MANIFEST's number.
+    pub fn manifest_number(&self) -> u64 {
+        self.manifest_number
+    }
+
+    /// Replays the MANIFEST named by CURRENT.
+    pub fn recover(&mut self) -> Result<()> {
+        let cur_path = filename::current(&self.dir);
+        let cur = self.fs.read_all(&cur_path)?;
+        let name = std::str::from_utf8(&cur)
+            .ok()
+            .and_then(|s| s.strip_suffix('\n'))
+            .filter(|s| s.starts_with("MANIFEST-") && !s.contains('/'))
+            .ok_or_else(|| Error::corruption(&cur_path, "CURRENT does not name a MANIFEST"))?;
+        let path = self.dir.join(name);
+        let data = self.fs.read_all(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                Error::corruption(&path, "MANIFEST named by CURRENT is missing")
+            }
+            _ => Error::Io(e),
+        })?;
+        let mut files: BTreeMap<u64, (usize, NewFile)> = BTreeMap::new();
+        let mut saw_next = false;
+        for rec in read_records(&data, &path)? {
+            let e = VersionEdit::decode(rec).map_err(|d| Error::corruption(&path, d))?;
+            if let Some(v) = e.log_number {
+                self.log_number = v;
+            }
+            if let Some(v) = e.next_file_number {
+                self.next_file_number = v;
+                saw_next = true;
+            }
+            if let Some(v) = e.last_sequence {
+                self.last_sequence = v;
+            }
+            for (level, number) in &e.deleted {
+                if files.remove(number).is_none_or(|(l, _)| l != *level) {
+                    return Err(Error::corruption(
+                        &path,
+                        format!("edit deletes unknown file {number}"),
+                    ));
+                }
+            }
+            for f in e.added {
+                if f.level >= self.max_levels {
+                    return Err(Error::corruption(
+                        &path,
+                        format!(
+                            "file {} at level {} beyond max_levels {}",
+                            f.number, f.level, self.max_levels
+                        ),
+                    ));
+                }
+                files.insert(f.number, (f.level, f));
+            }
+        }
+        if !saw_next {
+            return Err(Error::corruption(
+                &path,
+                "MANIFEST has no file-number record",
+            ));
+        }
+        let mut v = Version {
+            levels: vec![Vec::new(); self.max_levels],
+        };
+        for (_, (level, f)) in files {
+            if f.number >= self.next_file_number {
+                return Err(Error::corruption(
+                    &path,
+                    "file number beyond next_file_number",
+                ));
+            }
+            add_file(&mut v, level, self.meta(&f));
+        }
+        self.current = Arc::new(v);
+        self.manifest_number = name[9..].parse().unwrap_or(0);
+        Ok(())
+    }
+
+    fn meta(&self, f: &NewFile) -> Arc<FileMeta> {
+        Arc::new(FileMeta {
+            number: f.number,
+            size: f.size,
+            entries: f.entries,
+            smallest: f.smallest.clone(),
+            largest: f.largest.clone(),
+            run: f.run,
+            obsolete: AtomicBool::new(false),
+            tables: self.tables.clone(),
+        })
+    }
+
+    /// Writes `edit` durably to the MANIFEST and installs the resulting version.
+    /// Files the edit deletes (and does not re-add) become obsolete.
+    pub fn log_and_apply(&mut self, mut edit: VersionEdit) -> Result<Arc<Version>> {
+        edit.next_file_number = Some(self.next_file_number);
+        if edit.log_number.is_none() {
+            edit.log_number = Some(self.log_number);
+        }
+        if edit.last_sequence.is_none() {
+            edit.last_sequence = Some(self.last_sequence);
+        }
+        let next = self.apply(&edit);
+        let roll = self
+            .manifest
+            .as_ref()
+            .is_none_or(|m| m.size() > MANIFEST_ROLL_BYTES);
+        if roll {
+            self.write_new_manifest(&next, &edit)?;
+        } else {
+            let m = self.manifest.as_mut().expect("manifest open");
+            m.add_record(&edit.encode())?;
+            m.sync()?;
+        }
+        if let Some(v) = edit.log_number {
+            self.log_number = v;
+        }
+        if let Some(v) = edit.last_sequence {
+            self.last_sequence = self.last_sequence.max(v);
+        }
+        let readded: std::collections::HashSet<u64> = edit.added.iter().map(|f| f.number).collect();
+        for (_, number) in &edit.deleted {
+            if readded.contains(number) {
+                continue;
+            }
+            if let Some((_, f)) = self.current.files().find(|(_, f)| f.number == *number) {
+                f.obsolete.store(true, AtOrd::Release);
+            }
+        }
+        self.current = Arc::new(next);
+        Ok(self.current.clone())
+    }
+
+    /// The version `edit` makes of the current one.
+    fn apply(&self, edit: &VersionEdit) -> Version {
+        let mut v = (*self.current).clone();
+        for &(level, number) in &edit.deleted {
+            for run in &mut v.levels[level] {
+                run.files.retain(|f| f.number != number);
+            }
+            v.levels[level].retain(|r| !r.files.is_empty());
+        }
+        for nf in &edit.added {
+            let existing = self.current.files().find(|(_, f)| f.number == nf.number);
+            let meta = match existing {
+                // A moved file keeps its metadata (and so is not deleted).
+                Some((_, f)) if f.run == nf.run => f.clone(),
+                _ => self.meta(nf),
+            };
+            add_file(&mut v, nf.level, meta);
+        }
+        v
+    }
+
+    /// Starts a new MANIFEST holding a snapshot of `v`, then points CURRENT at it.
+    fn write_new_manifest(&mut self, v: &Version, edit: &VersionEdit) -> Result<()> {
+        let number = self.new_file_number();
+        let path = filename::manifest(&self.dir, number);
+        let mut w = LogWriter::new(self.fs.create(&path)?, path.clone());
+        let mut snap = VersionEdit {
+            log_number: edit.log_number,
+            next_file_number: Some(self.next_file_number),
+            last_sequence: edit.last_sequence,
+            ..VersionEdit::default()
+        };
+        for (level, f) in v.files() {
+            snap.added.push(NewFile {
+                level,
+                run: f.run,
+                number: f.number,
+                size: f.size,
+                entries: f.entries,
+                smallest: f.smallest.clone(),
+                largest: f.largest.clone(),
+            });
+        }
+        w.add_record(&snap.encode())?;
+        w.sync()?;
+        set_current(self.fs.as_ref(), &self.dir, number)?;
+        let old = self.manifest_number;
+        self.manifest = Some(w);
+        self.manifest_number = number;
+        if old != 0 {
+            let _ = self.fs.remove_file(&filename::manifest(&self.dir, old));
+        }
+        Ok(())
+    }
+}
+
+/// Atomically points CURRENT at MANIFEST `number` (write temp, fsync, rename, fsync dir).
+pub fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
+    let tmp = dir.join(format!("{number:06}.dbtmp.tmp"));
+    let mut f = fs.create(&tmp)?;
+    f.append(format!("MANIFEST-{number:06}\n").as_bytes())?;
+    f.sync()?;
+    drop(f);
+    fs.rename(&tmp, &filename::current(dir))?;
+    fs.sync_dir(dir)?;
+    Ok(())
+}
+
+/// Inserts `f` into its run of `level`, keeping the ordering invariants.
+fn add_file(v: &mut Version, level: usize, f: Arc<FileMeta>) {
+    let runs = &mut v.levels[level];
+    let run = match runs.iter_mut().position(|r| r.id == f.run) {
+        Some(i) => &mut runs[i],
+        None => {
+            let pos = runs.partition_point(|r| r.id > f.run);
+            runs.insert(
+                pos,
+                Run {
+                    id: f.run,
+                    files: Vec::new(),
+                },
+            );
+            &mut runs[pos]
+        }
+    };
+    let pos = run
+        .files
+        .partition_point(|g| key::compare(&g.smallest, &f.smallest) == Ordering::Less);
+    run.files.insert(pos, f);
+}
