@@ -38,8 +38,6 @@ pub struct FileMeta {
     pub smallest: Vec<u8>,
     /// Largest internal key.
     pub largest: Vec<u8>,
-    /// The run the file belongs to.
-    pub run: u64,
     obsolete: AtomicBool,
     tables: Arc<TableCache>,
 }
@@ -373,7 +371,7 @@ impl VersionSet {
                     "file number beyond next_file_number",
                 ));
             }
-            add_file(&mut v, level, self.meta(&f));
+            add_file(&mut v, level, f.run, self.meta(&f));
         }
         self.current = Arc::new(v);
         self.manifest_number = name[9..].parse().unwrap_or(0);
@@ -387,7 +385,6 @@ impl VersionSet {
             entries: f.entries,
             smallest: f.smallest.clone(),
             largest: f.largest.clone(),
-            run: f.run,
             obsolete: AtomicBool::new(false),
             tables: self.tables.clone(),
         })
@@ -445,12 +442,13 @@ impl VersionSet {
         }
         for nf in &edit.added {
             let existing = self.current.files().find(|(_, f)| f.number == nf.number);
+            // A moved file keeps its metadata: versions from before and after the
+            // move share one `FileMeta`, so the file lives as long as either.
             let meta = match existing {
-                // A moved file keeps its metadata (and so is not deleted).
-                Some((_, f)) if f.run == nf.run => f.clone(),
-                _ => self.meta(nf),
+                Some((_, f)) => f.clone(),
+                None => self.meta(nf),
             };
-            add_file(&mut v, nf.level, meta);
+            add_file(&mut v, nf.level, nf.run, meta);
         }
         v
     }
@@ -466,16 +464,20 @@ impl VersionSet {
             last_sequence: edit.last_sequence,
             ..VersionEdit::default()
         };
-        for (level, f) in v.files() {
-            snap.added.push(NewFile {
-                level,
-                run: f.run,
-                number: f.number,
-                size: f.size,
-                entries: f.entries,
-                smallest: f.smallest.clone(),
-                largest: f.largest.clone(),
-            });
+        for (level, runs) in v.levels.iter().enumerate() {
+            for run in runs {
+                for f in &run.files {
+                    snap.added.push(NewFile {
+                        level,
+                        run: run.id,
+                        number: f.number,
+                        size: f.size,
+                        entries: f.entries,
+                        smallest: f.smallest.clone(),
+                        largest: f.largest.clone(),
+                    });
+                }
+            }
         }
         w.add_record(&snap.encode())?;
         w.sync()?;
@@ -502,17 +504,17 @@ pub fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
     Ok(())
 }
 
-/// Inserts `f` into its run of `level`, keeping the ordering invariants.
-fn add_file(v: &mut Version, level: usize, f: Arc<FileMeta>) {
+/// Inserts `f` into run `run_id` of `level`, keeping the ordering invariants.
+fn add_file(v: &mut Version, level: usize, run_id: u64, f: Arc<FileMeta>) {
     let runs = &mut v.levels[level];
-    let run = match runs.iter_mut().position(|r| r.id == f.run) {
+    let run = match runs.iter_mut().position(|r| r.id == run_id) {
         Some(i) => &mut runs[i],
         None => {
-            let pos = runs.partition_point(|r| r.id > f.run);
+            let pos = runs.partition_point(|r| r.id > run_id);
             runs.insert(
                 pos,
                 Run {
-                    id: f.run,
+                    id: run_id,
                     files: Vec::new(),
                 },
             );
