@@ -370,15 +370,15 @@ impl DbInner {
                 )));
             }
             versions.recover()?;
-        } else if names.iter().any(|n| {
-            matches!(
-                filename::parse(n),
-                Some(
-                    filename::FileKind::Sst(_)
-                        | filename::FileKind::Wal(_)
-                        | filename::FileKind::Manifest(_)
-                )
-            )
+        } else if names.iter().any(|n| match filename::parse(n) {
+            // Nothing is acknowledged before CURRENT exists, so a MANIFEST or an
+            // empty WAL without CURRENT is left over from an interrupted creation
+            // (deleted below as obsolete); an SST or a non-empty WAL is data.
+            Some(filename::FileKind::Sst(_)) => true,
+            Some(filename::FileKind::Wal(_)) => {
+                std::fs::metadata(dir.join(n)).map_or(true, |m| m.len() > 0)
+            }
+            _ => false,
         }) {
             return Err(Error::corruption(
                 filename::current(&dir),
@@ -962,11 +962,11 @@ impl DbInner {
                         self.done_cv.wait_for(&mut bg, Duration::from_millis(100));
                     }
                     let v = self.current.read().clone();
-                    let c = if level == last
-                        && self.opts.compaction_style == CompactionStyle::Leveling
-                    {
-                        None
-                    } else if level == last && v.levels[level].len() < 2 {
+                    // The deepest level is merged in place only under tiering,
+                    // and only when it holds several runs.
+                    let done_at_last = self.opts.compaction_style == CompactionStyle::Leveling
+                        || v.levels[level].len() < 2;
+                    let c = if level == last && done_at_last {
                         None
                     } else {
                         compaction::manual(&v, &self.opts, level, lo, hi)
