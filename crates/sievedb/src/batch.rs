@@ -106,14 +106,17 @@ impl WriteBatch {
 }
 
 /// One decoded update.
-pub(crate) struct BatchEntry<'a> {
+pub struct BatchEntry<'a> {
+    /// Put or delete.
     pub kind: Kind,
+    /// The key.
     pub key: &'a [u8],
+    /// The value (empty for deletes).
     pub value: &'a [u8],
 }
 
 /// Decodes a batch record: the first sequence number and the updates in order.
-pub(crate) fn decode(rec: &[u8]) -> std::result::Result<(SeqNo, Vec<BatchEntry<'_>>), String> {
+pub fn decode(rec: &[u8]) -> std::result::Result<(SeqNo, Vec<BatchEntry<'_>>), String> {
     let mut r = Reader::new(rec);
     let seq = r.u64().ok_or("batch header truncated")?;
     let count = r.u32().ok_or("batch header truncated")?;

@@ -137,7 +137,8 @@ fn decode_entry(buf: &[u8]) -> Option<(usize, usize, usize, usize)> {
     let (shared, a) = get_varint(buf)?;
     let (unshared, b) = get_varint(&buf[a..])?;
     let (vlen, c) = get_varint(&buf[a + b..])?;
-    Some((shared as usize, unshared as usize, vlen as usize, a + b + c))
+    let n = |v: u64| usize::try_from(v).ok();
+    Some((n(shared)?, n(unshared)?, n(vlen)?, a + b + c))
 }
 
 /// A cursor over a block; keeps the block alive.
@@ -191,7 +192,10 @@ impl BlockIter {
             return false;
         };
         let kstart = self.current + hl;
-        if shared > self.key.len() || kstart + unshared + vlen > end {
+        let entry_end = kstart
+            .checked_add(unshared)
+            .and_then(|x| x.checked_add(vlen));
+        if shared > self.key.len() || entry_end.is_none_or(|e| e > end) {
             self.corrupt("entry out of range");
             return false;
         }
@@ -217,7 +221,8 @@ impl BlockIter {
         let off = self.block.restart(i);
         let data = &self.block.data[..self.block.restarts_off];
         let (shared, unshared, _, hl) = decode_entry(&data[off..])?;
-        if shared != 0 || off + hl + unshared > data.len() || unshared < 8 {
+        let key_end = (off + hl).checked_add(unshared)?;
+        if shared != 0 || key_end > data.len() || unshared < 8 {
             return None;
         }
         Some(&data[off + hl..off + hl + unshared])

@@ -44,6 +44,16 @@ pub struct BlockHandle {
     pub size: u64,
 }
 
+impl BlockHandle {
+    /// Whether the block and its trailer lie within the first `limit` bytes.
+    pub fn fits(&self, limit: u64) -> bool {
+        self.offset
+            .checked_add(self.size)
+            .and_then(|e| e.checked_add(TRAILER_LEN as u64))
+            .is_some_and(|e| e <= limit)
+    }
+}
+
 /// The fixed-size end of an SST:
 /// `index, filter, properties: BlockHandle (2 × u64 each) | format_version: u32 |
 /// crc: u32 (masked CRC32C of the preceding 52 bytes) | magic: u64`.

@@ -64,6 +64,18 @@ impl TableReader {
                 Error::Io(e)
             }
         })?;
+        Self::from_file(file, path, number, verify, cache, counters)
+    }
+
+    /// Opens SST `number` from an already open file (`path` names it in errors).
+    pub fn from_file(
+        file: Arc<dyn RandomAccessFile>,
+        path: &Path,
+        number: u64,
+        verify: bool,
+        cache: Option<Arc<BlockCache>>,
+        counters: Arc<Counters>,
+    ) -> Result<TableReader> {
         let size = file.size();
         let corrupt = |d: String| Error::corruption(path, d);
         if size < FOOTER_LEN as u64 {
@@ -86,7 +98,7 @@ impl TableReader {
             verify: true,
         };
         for h in [footer.index, footer.filter, footer.properties] {
-            if h.offset + h.size + TRAILER_LEN as u64 > body && h.size != 0 {
+            if h.size != 0 && !h.fits(body) {
                 return Err(corrupt("block handle beyond the end of the file".into()));
             }
         }
@@ -120,6 +132,15 @@ impl TableReader {
 
     /// Reads a block and its trailer, checks the CRC and decompresses it.
     fn read_raw(&self, h: BlockHandle) -> Result<Vec<u8>> {
+        if !h.fits(self.file.size().saturating_sub(FOOTER_LEN as u64)) {
+            return Err(Error::corruption(
+                &self.path,
+                format!(
+                    "block handle {}+{} beyond the end of the file",
+                    h.offset, h.size
+                ),
+            ));
+        }
         let len = usize::try_from(h.size)
             .map_err(|_| Error::corruption(&self.path, "block size overflows"))?;
         let mut buf = self
