@@ -350,6 +350,19 @@ impl DbInner {
                 Error::Io(e)
             }
         })?;
+        if opts.use_direct_reads {
+            // Fail at open, not at the first read, where O_DIRECT is refused.
+            fs.open_random(&filename::lock(&dir), true).map_err(|e| {
+                if e.raw_os_error() == Some(libc::EINVAL) {
+                    Error::Unsupported(format!(
+                        "the file system of {} refuses O_DIRECT (use_direct_reads)",
+                        dir.display()
+                    ))
+                } else {
+                    Error::Io(e)
+                }
+            })?;
+        }
         let counters = Arc::new(Counters::new(opts.max_levels));
         let blocks = (opts.block_cache_capacity > 0)
             .then(|| Arc::new(BlockCache::new(opts.block_cache_capacity)));

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[derive(Default)]
 #[allow(missing_docs)]
 pub struct LevelCounters {
+    pub digests_computed: AtomicU64,
     pub filter_probes: AtomicU64,
     pub filter_negatives: AtomicU64,
     pub filter_false_positives: AtomicU64,
@@ -84,6 +85,8 @@ pub struct LevelStats {
     pub bytes: u64,
     /// Entries in its files.
     pub entries: u64,
+    /// Key digests computed to probe this level's filters.
+    pub digests_computed: u64,
     /// Filters probed in this level.
     pub filter_probes: u64,
     /// Probes answered "surely not".
@@ -180,6 +183,7 @@ impl Counters {
         };
         for (i, l) in self.levels.iter().enumerate() {
             if let Some(ls) = s.levels.get_mut(i) {
+                ls.digests_computed = get(&l.digests_computed);
                 ls.filter_probes = get(&l.filter_probes);
                 ls.filter_negatives = get(&l.filter_negatives);
                 ls.filter_false_positives = get(&l.filter_false_positives);
@@ -222,6 +226,7 @@ impl Stats {
         );
         for l in &mut d.levels {
             if let Some(e) = earlier.levels.iter().find(|e| e.level == l.level) {
+                l.digests_computed -= e.digests_computed.min(l.digests_computed);
                 l.filter_probes -= e.filter_probes.min(l.filter_probes);
                 l.filter_negatives -= e.filter_negatives.min(l.filter_negatives);
                 l.filter_false_positives -= e.filter_false_positives.min(l.filter_false_positives);

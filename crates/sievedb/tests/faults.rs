@@ -235,3 +235,37 @@ fn injected_io_errors_never_lose_acknowledged_writes() {
         }
     }
 }
+
+#[test]
+fn direct_reads_work_or_fail_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options::builder()
+        .use_direct_reads(true)
+        .write_buffer_size(16 << 10)
+        .build();
+    match Db::open(dir.path(), opts.clone()) {
+        Ok(db) => {
+            for i in 0..2000u32 {
+                db.put(format!("k{i:05}"), format!("v{i}")).unwrap();
+            }
+            db.flush().unwrap();
+            for i in (0..2000u32).step_by(37) {
+                assert_eq!(
+                    db.get(format!("k{i:05}")).unwrap(),
+                    Some(format!("v{i}").into_bytes())
+                );
+            }
+        }
+        Err(sievedb::Error::Unsupported(m)) => assert!(m.contains("O_DIRECT"), "{m}"),
+        Err(e) => panic!("unexpected error with O_DIRECT: {e}"),
+    }
+    // tmpfs refuses O_DIRECT: the error must come at open, and be Unsupported.
+    if std::path::Path::new("/dev/shm").is_dir() {
+        if let Ok(shm) = tempfile::tempdir_in("/dev/shm") {
+            match Db::open(shm.path(), opts) {
+                Ok(_) | Err(sievedb::Error::Unsupported(_)) => {}
+                Err(e) => panic!("unexpected error with O_DIRECT on tmpfs: {e}"),
+            }
+        }
+    }
+}

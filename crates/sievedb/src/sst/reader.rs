@@ -216,7 +216,13 @@ impl TableReader {
         };
         let lc = &self.counters.levels[level.min(self.counters.levels.len() - 1)];
         bump(&lc.filter_probes, 1);
-        if f.may_contain(probe) {
+        let before = probe.digests_computed;
+        let maybe = f.may_contain(probe);
+        bump(
+            &lc.digests_computed,
+            u64::from(probe.digests_computed - before),
+        );
+        if maybe {
             false
         } else {
             bump(&lc.filter_negatives, 1);
