@@ -1,0 +1,416 @@
+//! LevelDB as a baseline engine, through a minimal FFI over its C API
+//! (`leveldb/c.h`, linked from the system library by `build.rs`).
+
+use super::{Engine, EngineConfig, EngineResult};
+use serde_json::json;
+use std::ffi::{c_char, c_int, CStr, CString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::ptr;
+
+/// Declarations of the parts of `leveldb/c.h` this module uses.
+#[allow(non_camel_case_types)]
+mod ffi {
+    use std::ffi::{c_char, c_int, c_void};
+    use std::marker::{PhantomData, PhantomPinned};
+
+    macro_rules! opaque {
+        ($($name:ident),*) => {$(
+            /// An opaque LevelDB C API handle.
+            #[repr(C)]
+            pub struct $name {
+                _data: [u8; 0],
+                _marker: PhantomData<(*mut u8, PhantomPinned)>,
+            }
+        )*};
+    }
+    opaque!(
+        leveldb_t,
+        leveldb_options_t,
+        leveldb_readoptions_t,
+        leveldb_writeoptions_t,
+        leveldb_cache_t,
+        leveldb_filterpolicy_t,
+        leveldb_writebatch_t,
+        leveldb_iterator_t
+    );
+
+    extern "C" {
+        pub fn leveldb_open(
+            options: *const leveldb_options_t,
+            name: *const c_char,
+            errptr: *mut *mut c_char,
+        ) -> *mut leveldb_t;
+        pub fn leveldb_close(db: *mut leveldb_t);
+        pub fn leveldb_put(
+            db: *mut leveldb_t,
+            options: *const leveldb_writeoptions_t,
+            key: *const c_char,
+            keylen: usize,
+            val: *const c_char,
+            vallen: usize,
+            errptr: *mut *mut c_char,
+        );
+        pub fn leveldb_write(
+            db: *mut leveldb_t,
+            options: *const leveldb_writeoptions_t,
+            batch: *mut leveldb_writebatch_t,
+            errptr: *mut *mut c_char,
+        );
+        pub fn leveldb_get(
+            db: *mut leveldb_t,
+            options: *const leveldb_readoptions_t,
+            key: *const c_char,
+            keylen: usize,
+            vallen: *mut usize,
+            errptr: *mut *mut c_char,
+        ) -> *mut c_char;
+        pub fn leveldb_create_iterator(
+            db: *mut leveldb_t,
+            options: *const leveldb_readoptions_t,
+        ) -> *mut leveldb_iterator_t;
+        pub fn leveldb_compact_range(
+            db: *mut leveldb_t,
+            start_key: *const c_char,
+            start_key_len: usize,
+            limit_key: *const c_char,
+            limit_key_len: usize,
+        );
+
+        pub fn leveldb_iter_destroy(it: *mut leveldb_iterator_t);
+        pub fn leveldb_iter_valid(it: *const leveldb_iterator_t) -> u8;
+        pub fn leveldb_iter_seek_to_first(it: *mut leveldb_iterator_t);
+        pub fn leveldb_iter_next(it: *mut leveldb_iterator_t);
+        pub fn leveldb_iter_key(it: *const leveldb_iterator_t, klen: *mut usize) -> *const c_char;
+        pub fn leveldb_iter_value(it: *const leveldb_iterator_t, vlen: *mut usize)
+            -> *const c_char;
+        pub fn leveldb_iter_get_error(it: *const leveldb_iterator_t, errptr: *mut *mut c_char);
+
+        pub fn leveldb_writebatch_create() -> *mut leveldb_writebatch_t;
+        pub fn leveldb_writebatch_destroy(b: *mut leveldb_writebatch_t);
+        pub fn leveldb_writebatch_put(
+            b: *mut leveldb_writebatch_t,
+            key: *const c_char,
+            klen: usize,
+            val: *const c_char,
+            vlen: usize,
+        );
+
+        pub fn leveldb_options_create() -> *mut leveldb_options_t;
+        pub fn leveldb_options_destroy(o: *mut leveldb_options_t);
+        pub fn leveldb_options_set_filter_policy(
+            o: *mut leveldb_options_t,
+            p: *mut leveldb_filterpolicy_t,
+        );
+        pub fn leveldb_options_set_create_if_missing(o: *mut leveldb_options_t, v: u8);
+        pub fn leveldb_options_set_paranoid_checks(o: *mut leveldb_options_t, v: u8);
+        pub fn leveldb_options_set_write_buffer_size(o: *mut leveldb_options_t, v: usize);
+        pub fn leveldb_options_set_max_open_files(o: *mut leveldb_options_t, v: c_int);
+        pub fn leveldb_options_set_cache(o: *mut leveldb_options_t, c: *mut leveldb_cache_t);
+        pub fn leveldb_options_set_block_size(o: *mut leveldb_options_t, v: usize);
+        pub fn leveldb_options_set_block_restart_interval(o: *mut leveldb_options_t, v: c_int);
+        pub fn leveldb_options_set_max_file_size(o: *mut leveldb_options_t, v: usize);
+        pub fn leveldb_options_set_compression(o: *mut leveldb_options_t, v: c_int);
+
+        pub fn leveldb_filterpolicy_create_bloom(
+            bits_per_key: c_int,
+        ) -> *mut leveldb_filterpolicy_t;
+        pub fn leveldb_filterpolicy_destroy(p: *mut leveldb_filterpolicy_t);
+
+        pub fn leveldb_readoptions_create() -> *mut leveldb_readoptions_t;
+        pub fn leveldb_readoptions_destroy(o: *mut leveldb_readoptions_t);
+        pub fn leveldb_readoptions_set_verify_checksums(o: *mut leveldb_readoptions_t, v: u8);
+        pub fn leveldb_readoptions_set_fill_cache(o: *mut leveldb_readoptions_t, v: u8);
+
+        pub fn leveldb_writeoptions_create() -> *mut leveldb_writeoptions_t;
+        pub fn leveldb_writeoptions_destroy(o: *mut leveldb_writeoptions_t);
+        pub fn leveldb_writeoptions_set_sync(o: *mut leveldb_writeoptions_t, v: u8);
+
+        pub fn leveldb_cache_create_lru(capacity: usize) -> *mut leveldb_cache_t;
+        pub fn leveldb_cache_destroy(c: *mut leveldb_cache_t);
+
+        pub fn leveldb_free(p: *mut c_void);
+        pub fn leveldb_major_version() -> c_int;
+        pub fn leveldb_minor_version() -> c_int;
+    }
+}
+
+/// Turns a LevelDB error string (malloc'd, or null for success) into a result, freeing it.
+fn check(err: *mut c_char) -> EngineResult<()> {
+    if err.is_null() {
+        return Ok(());
+    }
+    // SAFETY: a non-null errptr is a NUL-terminated string malloc'd by LevelDB,
+    // which we own and free exactly once.
+    let msg = unsafe {
+        let m = CStr::from_ptr(err).to_string_lossy().into_owned();
+        ffi::leveldb_free(err.cast());
+        m
+    };
+    Err(format!("leveldb: {msg}").into())
+}
+
+/// The LevelDB version of the linked library, e.g. `1.23`.
+pub fn version() -> String {
+    // SAFETY: plain getters without arguments.
+    unsafe {
+        format!(
+            "{}.{}",
+            ffi::leveldb_major_version(),
+            ffi::leveldb_minor_version()
+        )
+    }
+}
+
+/// A LevelDB database opened for benchmarking, with the same settings as sievedb.
+pub struct LevelDb {
+    db: *mut ffi::leveldb_t,
+    options: *mut ffi::leveldb_options_t,
+    cache: *mut ffi::leveldb_cache_t,
+    filter: *mut ffi::leveldb_filterpolicy_t,
+    read: *mut ffi::leveldb_readoptions_t,
+    write: *mut ffi::leveldb_writeoptions_t,
+    settings: serde_json::Value,
+}
+
+// SAFETY: a LevelDB `DB` is safe for concurrent use by several threads without
+// external synchronisation (documented in leveldb/db.h and doc/index.md). The
+// options, cache and filter-policy objects are created before the database is
+// opened and never modified afterwards; concurrent calls only read them (the
+// cache is internally synchronised). Everything is destroyed in `Drop`, when no
+// other reference exists.
+unsafe impl Send for LevelDb {}
+// SAFETY: see the `Send` implementation above.
+unsafe impl Sync for LevelDb {}
+
+impl LevelDb {
+    /// Opens (or creates) the database at `path` with the run's settings.
+    pub fn open(path: &Path, cfg: &EngineConfig) -> EngineResult<Self> {
+        let name = CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| format!("database path {} contains a NUL byte", path.display()))?;
+        let bits = cfg.bits_per_key.round();
+        if bits != cfg.bits_per_key {
+            eprintln!(
+                "warning: leveldb takes whole bits per key; using {bits} instead of {}",
+                cfg.bits_per_key
+            );
+        }
+        if cfg.size_ratio != 10 || cfg.compaction_style != ::sievedb::CompactionStyle::Leveling {
+            eprintln!(
+                "warning: leveldb always uses leveling with size ratio 10; \
+                 --size-ratio and --compaction-style apply to sievedb only"
+            );
+        }
+        let bits = bits.clamp(0.0, c_int::MAX as f64) as c_int;
+        let max_open = c_int::try_from(cfg.max_open_files).unwrap_or(c_int::MAX);
+        let cache_bytes = usize::try_from(cfg.block_cache_size).unwrap_or(usize::MAX);
+        let file_size = usize::try_from(cfg.target_file_size).unwrap_or(usize::MAX);
+
+        // SAFETY: each object is created by LevelDB's constructor functions and
+        // configured before use; `ldb` owns them from here on and its `Drop`
+        // destroys them (after closing the database, which uses them).
+        unsafe {
+            let mut ldb = LevelDb {
+                db: ptr::null_mut(),
+                options: ffi::leveldb_options_create(),
+                cache: ffi::leveldb_cache_create_lru(cache_bytes),
+                filter: if bits > 0 {
+                    ffi::leveldb_filterpolicy_create_bloom(bits)
+                } else {
+                    ptr::null_mut()
+                },
+                read: ffi::leveldb_readoptions_create(),
+                write: ffi::leveldb_writeoptions_create(),
+                settings: serde_json::Value::Null,
+            };
+            let o = ldb.options;
+            ffi::leveldb_options_set_create_if_missing(o, 1);
+            ffi::leveldb_options_set_paranoid_checks(o, 0);
+            ffi::leveldb_options_set_write_buffer_size(o, cfg.write_buffer_size);
+            ffi::leveldb_options_set_max_open_files(o, max_open);
+            ffi::leveldb_options_set_cache(o, ldb.cache);
+            ffi::leveldb_options_set_block_size(o, cfg.block_size);
+            ffi::leveldb_options_set_block_restart_interval(o, 16);
+            ffi::leveldb_options_set_max_file_size(o, file_size);
+            ffi::leveldb_options_set_compression(o, 0);
+            if !ldb.filter.is_null() {
+                ffi::leveldb_options_set_filter_policy(o, ldb.filter);
+            }
+            ffi::leveldb_readoptions_set_verify_checksums(ldb.read, 1);
+            ffi::leveldb_readoptions_set_fill_cache(ldb.read, 1);
+            ffi::leveldb_writeoptions_set_sync(ldb.write, 0);
+
+            let mut err = ptr::null_mut();
+            let db = ffi::leveldb_open(o, name.as_ptr(), &mut err);
+            check(err)?;
+            if db.is_null() {
+                return Err(format!("leveldb: could not open {}", path.display()).into());
+            }
+            ldb.db = db;
+            ldb.settings = json!({
+                "engine": "leveldb",
+                "version": version(),
+                "bits_per_key": bits,
+                "filter": if bits > 0 { "bloom (LevelDB built-in policy)" } else { "none" },
+                "block_cache_bytes": cfg.block_cache_size,
+                "block_size": cfg.block_size,
+                "compression": "none",
+                "verify_checksums": true,
+                "file_access": "page cache; table files read through mmap (LevelDB's POSIX Env default)",
+                "write_buffer_size": cfg.write_buffer_size,
+                "sync": false,
+                "target_file_size": cfg.target_file_size,
+                "size_ratio": 10,
+                "level1_size": 10 * 1048576,
+                "compaction_style": "leveling",
+                "level0_triggers": [4, 8, 12],
+                "max_open_files": max_open,
+                "background_threads": 1,
+                "paranoid_checks": false,
+            });
+            Ok(ldb)
+        }
+    }
+}
+
+impl Drop for LevelDb {
+    fn drop(&mut self) {
+        // SAFETY: every pointer is owned by `self`, non-null unless noted, and
+        // destroyed exactly once; the database is closed before the objects it uses.
+        unsafe {
+            if !self.db.is_null() {
+                ffi::leveldb_close(self.db);
+            }
+            ffi::leveldb_options_destroy(self.options);
+            ffi::leveldb_readoptions_destroy(self.read);
+            ffi::leveldb_writeoptions_destroy(self.write);
+            ffi::leveldb_cache_destroy(self.cache);
+            if !self.filter.is_null() {
+                ffi::leveldb_filterpolicy_destroy(self.filter);
+            }
+        }
+    }
+}
+
+impl Engine for LevelDb {
+    fn name(&self) -> &'static str {
+        "leveldb"
+    }
+
+    fn put(&self, key: &[u8], value: &[u8]) -> EngineResult<()> {
+        let mut err = ptr::null_mut();
+        // SAFETY: `self.db` is open; the slices outlive the call.
+        unsafe {
+            ffi::leveldb_put(
+                self.db,
+                self.write,
+                key.as_ptr().cast(),
+                key.len(),
+                value.as_ptr().cast(),
+                value.len(),
+                &mut err,
+            );
+        }
+        check(err)
+    }
+
+    fn get(&self, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
+        let mut len = 0usize;
+        let mut err = ptr::null_mut();
+        // SAFETY: `self.db` is open; a non-null result is a malloc'd buffer of
+        // `len` bytes that we copy and free.
+        unsafe {
+            let p = ffi::leveldb_get(
+                self.db,
+                self.read,
+                key.as_ptr().cast(),
+                key.len(),
+                &mut len,
+                &mut err,
+            );
+            check(err)?;
+            if p.is_null() {
+                return Ok(None);
+            }
+            let v = std::slice::from_raw_parts(p.cast::<u8>(), len).to_vec();
+            ffi::leveldb_free(p.cast());
+            Ok(Some(v))
+        }
+    }
+
+    fn get_len(&self, key: &[u8]) -> EngineResult<Option<usize>> {
+        let mut len = 0usize;
+        let mut err = ptr::null_mut();
+        // SAFETY: as in `get`, without copying the value.
+        unsafe {
+            let p = ffi::leveldb_get(
+                self.db,
+                self.read,
+                key.as_ptr().cast(),
+                key.len(),
+                &mut len,
+                &mut err,
+            );
+            check(err)?;
+            if p.is_null() {
+                return Ok(None);
+            }
+            ffi::leveldb_free(p.cast());
+            Ok(Some(len))
+        }
+    }
+
+    fn write_batch(&self, entries: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        let mut err = ptr::null_mut();
+        // SAFETY: the batch is created, filled, written and destroyed here; the
+        // slices outlive the calls (LevelDB copies them into the batch).
+        unsafe {
+            let b = ffi::leveldb_writebatch_create();
+            for (k, v) in entries {
+                ffi::leveldb_writebatch_put(
+                    b,
+                    k.as_ptr().cast(),
+                    k.len(),
+                    v.as_ptr().cast(),
+                    v.len(),
+                );
+            }
+            ffi::leveldb_write(self.db, self.write, b, &mut err);
+            ffi::leveldb_writebatch_destroy(b);
+        }
+        check(err)
+    }
+
+    fn scan_all(&self) -> EngineResult<u64> {
+        let mut n = 0u64;
+        let mut err = ptr::null_mut();
+        // SAFETY: the iterator is created, used and destroyed here while the
+        // database is open; key/value pointers are only read while valid.
+        unsafe {
+            let it = ffi::leveldb_create_iterator(self.db, self.read);
+            ffi::leveldb_iter_seek_to_first(it);
+            while ffi::leveldb_iter_valid(it) != 0 {
+                let (mut klen, mut vlen) = (0usize, 0usize);
+                let k = ffi::leveldb_iter_key(it, &mut klen);
+                let v = ffi::leveldb_iter_value(it, &mut vlen);
+                std::hint::black_box((k, klen, v, vlen));
+                n += 1;
+                ffi::leveldb_iter_next(it);
+            }
+            ffi::leveldb_iter_get_error(it, &mut err);
+            ffi::leveldb_iter_destroy(it);
+        }
+        check(err)?;
+        Ok(n)
+    }
+
+    fn flush(&self) -> EngineResult<()> {
+        // SAFETY: null bounds mean the whole key space; the database is open.
+        unsafe { ffi::leveldb_compact_range(self.db, ptr::null(), 0, ptr::null(), 0) };
+        Ok(())
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        self.settings.clone()
+    }
+}

@@ -1,0 +1,109 @@
+//! The sievedb engine.
+
+use super::{Engine, EngineConfig, EngineResult};
+use serde_json::json;
+use sievedb::{Compression, Db, Options, Stats, WriteBatch, WriteOptions};
+use std::path::Path;
+
+/// A sievedb database opened for benchmarking.
+pub struct SieveDb {
+    db: Db,
+}
+
+impl SieveDb {
+    /// Opens (or creates) the database at `path` with the run's settings.
+    pub fn open(path: &Path, cfg: &EngineConfig) -> EngineResult<Self> {
+        let opts = Options::builder()
+            .create_if_missing(true)
+            .write_buffer_size(cfg.write_buffer_size)
+            .bits_per_key(cfg.bits_per_key)
+            .block_cache_capacity(cfg.block_cache_size)
+            .target_file_size(cfg.target_file_size)
+            .size_ratio(cfg.size_ratio)
+            .compaction_style(cfg.compaction_style)
+            .block_size(cfg.block_size)
+            .max_open_files(cfg.max_open_files)
+            .compression_per_level(vec![Compression::None])
+            .verify_checksums(true)
+            .use_direct_reads(false)
+            .build();
+        Ok(SieveDb {
+            db: Db::open(path, opts)?,
+        })
+    }
+}
+
+/// Writes without fsync, like db_bench's default.
+const NO_SYNC: WriteOptions = WriteOptions { sync: false };
+
+impl Engine for SieveDb {
+    fn name(&self) -> &'static str {
+        "sievedb"
+    }
+
+    fn put(&self, key: &[u8], value: &[u8]) -> EngineResult<()> {
+        Ok(self.db.put_with(key, value, &NO_SYNC)?)
+    }
+
+    fn get(&self, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
+        Ok(self.db.get(key)?)
+    }
+
+    fn write_batch(&self, entries: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        let mut batch = WriteBatch::new();
+        for (k, v) in entries {
+            batch.put(k, v);
+        }
+        Ok(self.db.write_with(batch, &NO_SYNC)?)
+    }
+
+    fn scan_all(&self) -> EngineResult<u64> {
+        let mut n = 0u64;
+        for item in self.db.iter()? {
+            let (k, v) = item?;
+            std::hint::black_box((k, v));
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn flush(&self) -> EngineResult<()> {
+        Ok(self.db.flush()?)
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        let o = self.db.options();
+        let compression: Vec<&str> = o
+            .compression_per_level
+            .iter()
+            .map(|c| match c {
+                Compression::None => "none",
+                Compression::Lz4 => "lz4",
+            })
+            .collect();
+        json!({
+            "engine": "sievedb",
+            "version": env!("CARGO_PKG_VERSION"),
+            "bits_per_key": o.filter.bits_per_key,
+            "filter": format!("bloom, {:?} hash, digest shared across {:?}", o.filter.hash, o.filter.sharing),
+            "block_cache_bytes": o.block_cache_capacity,
+            "block_size": o.block_size,
+            "compression": compression.join(","),
+            "verify_checksums": o.verify_checksums,
+            "file_access": if o.use_direct_reads { "O_DIRECT reads" } else { "buffered (page cache)" },
+            "write_buffer_size": o.write_buffer_size,
+            "sync": false,
+            "target_file_size": o.target_file_size,
+            "size_ratio": o.size_ratio,
+            "level1_size": o.level1_size,
+            "compaction_style": format!("{:?}", o.compaction_style).to_lowercase(),
+            "level0_triggers": [o.level0_compaction_trigger, o.level0_slowdown_trigger, o.level0_stop_trigger],
+            "max_open_files": o.max_open_files,
+            "background_threads": o.background_threads,
+        })
+    }
+
+    fn stats(&self) -> Option<Stats> {
+        Some(self.db.stats())
+    }
+}

@@ -1,0 +1,164 @@
+//! Deterministic keys and values of the benchmarks.
+//!
+//! A key is the zero-padded decimal of its index followed by one marker byte:
+//! `'0'` for the keys the fill benchmarks write, `'1'` for keys that are never
+//! written. Key `i` with marker `'1'` sorts right after the written key `i` and
+//! before the written key `i + 1`, so missing keys interleave with existing ones
+//! across every file of the database: a lookup of a missing key cannot be
+//! answered by key ranges (fence pointers, file boundaries) and must go through
+//! the filters.
+
+use rand::{rngs::SmallRng, RngCore, SeedableRng};
+
+/// Marker byte of keys the fill benchmarks write.
+const EXISTING: u8 = b'0';
+/// Marker byte of keys that are never written.
+const MISSING: u8 = b'1';
+
+/// Number of decimal digits of `n` (1 for 0).
+fn decimal_digits(mut n: u64) -> usize {
+    let mut d = 1;
+    while n >= 10 {
+        n /= 10;
+        d += 1;
+    }
+    d
+}
+
+/// Generates the fixed-size keys of a benchmark run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyGen {
+    key_size: usize,
+}
+
+impl KeyGen {
+    /// A generator of `key_size`-byte keys for indices `0..num`.
+    ///
+    /// Fails when `key_size` cannot hold the decimal of `num - 1` plus the marker byte.
+    pub fn new(key_size: usize, num: u64) -> Result<Self, String> {
+        let digits = decimal_digits(num.saturating_sub(1));
+        if key_size < digits + 1 {
+            return Err(format!(
+                "--key-size {key_size} is too small for --num {num}: keys need at least {} bytes \
+                 ({digits} decimal digits and one marker byte)",
+                digits + 1
+            ));
+        }
+        Ok(KeyGen { key_size })
+    }
+
+    /// Size of every key in bytes.
+    pub fn key_size(&self) -> usize {
+        self.key_size
+    }
+
+    /// Writes the key of `index` into `buf` (which must be `key_size` bytes long):
+    /// an existing key, or when `missing` is true a key that is never written.
+    pub fn fill(&self, buf: &mut [u8], index: u64, missing: bool) {
+        debug_assert_eq!(buf.len(), self.key_size);
+        let last = buf.len() - 1;
+        buf[last] = if missing { MISSING } else { EXISTING };
+        let mut n = index;
+        for b in buf[..last].iter_mut().rev() {
+            *b = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+    }
+
+    /// The key of `index` as a new vector; see [`KeyGen::fill`].
+    pub fn key(&self, index: u64, missing: bool) -> Vec<u8> {
+        let mut k = vec![0; self.key_size];
+        self.fill(&mut k, index, missing);
+        k
+    }
+}
+
+/// Pseudo-random values: slices of a seeded random pool, chosen by key index,
+/// so the value of a key is the same in every fill and can be checked.
+#[derive(Clone, Debug)]
+pub struct ValueGen {
+    pool: Vec<u8>,
+    size: usize,
+}
+
+impl ValueGen {
+    /// Extra pool bytes beyond one value, from which value offsets are drawn.
+    const SPREAD: usize = 1 << 20;
+
+    /// Values of `size` bytes drawn from a pool seeded with `seed`.
+    pub fn new(size: usize, seed: u64) -> Self {
+        let mut pool = vec![0u8; size + Self::SPREAD];
+        SmallRng::seed_from_u64(seed ^ 0x5eed_7a1e_0000_0001).fill_bytes(&mut pool);
+        ValueGen { pool, size }
+    }
+
+    /// Size of every value in bytes.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// The value written for the key of `index`.
+    pub fn value(&self, index: u64) -> &[u8] {
+        let offset = (index.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as usize % Self::SPREAD;
+        &self.pool[offset..offset + self.size]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn keys_have_fixed_size_and_decimal_form() {
+        let g = KeyGen::new(16, 1_000_000).unwrap();
+        assert_eq!(g.key(123, false), b"0000000000001230");
+        assert_eq!(g.key(123, true), b"0000000000001231");
+        assert_eq!(g.key(0, false).len(), 16);
+        assert_eq!(g.key(999_999, true).len(), 16);
+        let g24 = KeyGen::new(24, 1_000_000).unwrap();
+        for i in [0, 7, 999_999] {
+            assert_eq!(g24.key(i, false).len(), 24);
+            assert_eq!(g24.key(i, true).len(), 24);
+        }
+    }
+
+    #[test]
+    fn key_size_must_hold_the_largest_index() {
+        assert!(KeyGen::new(7, 1_000_000).is_ok()); // 6 digits + marker
+        assert!(KeyGen::new(6, 1_000_000).is_err());
+        assert!(KeyGen::new(7, 1_000_001).is_err());
+        assert!(KeyGen::new(2, 10).is_ok());
+        assert!(KeyGen::new(1, 1).is_err());
+    }
+
+    #[test]
+    fn existing_and_missing_keys_never_collide_and_interleave() {
+        let g = KeyGen::new(8, 5000).unwrap();
+        let existing: Vec<Vec<u8>> = (0..5000).map(|i| g.key(i, false)).collect();
+        let missing: Vec<Vec<u8>> = (0..5000).map(|i| g.key(i, true)).collect();
+        let set: HashSet<&Vec<u8>> = existing.iter().collect();
+        assert_eq!(set.len(), 5000);
+        assert!(missing.iter().all(|k| !set.contains(k)));
+        // Sorted order alternates existing, missing, existing, missing, ...
+        for i in 0..5000 {
+            assert!(existing[i] < missing[i]);
+            if i + 1 < 5000 {
+                assert!(missing[i] < existing[i + 1]);
+            }
+        }
+    }
+
+    #[test]
+    fn values_are_deterministic_and_sized() {
+        let a = ValueGen::new(100, 301);
+        let b = ValueGen::new(100, 301);
+        assert_eq!(a.size(), 100);
+        for i in [0, 1, 2, 99_999, u64::MAX] {
+            assert_eq!(a.value(i).len(), 100);
+            assert_eq!(a.value(i), b.value(i));
+        }
+        assert_ne!(a.value(1), a.value(2));
+        assert_eq!(ValueGen::new(0, 1).value(5).len(), 0);
+    }
+}

@@ -1,0 +1,596 @@
+//! # sievedb-bench
+//!
+//! db_bench-style benchmarks of the sievedb storage engine, with LevelDB (the
+//! system library, feature `leveldb`) as a baseline measured in the same run.
+//!
+//! The `sievedb` CLI exposes this crate as `sievedb bench`; [`BenchArgs`] are its
+//! flags and [`run`] prints the report to stdout.
+//!
+//! Benchmarks (`--benchmarks`, run in the order given):
+//! - `fillseq`: `--num` writes in ascending key order;
+//! - `fillrandom`: `--num` writes in a seeded random order (each key once);
+//! - `readrandom`: `--reads` lookups of uniformly chosen existing keys;
+//! - `readmissing`: `--reads` lookups of keys that were never written but sort
+//!   between written keys (so they must be rejected by the filters);
+//! - `readseq`: one full forward scan (ops = entries read).
+//!
+//! Each `fill*` benchmark starts on a freshly emptied database (like db_bench);
+//! with `--use-existing-db` the fills are skipped and the reads run against the
+//! existing database. Reads run against whatever the last fill produced. Writes
+//! are one-key batches without sync (db_bench's defaults); reads are split
+//! across `--threads` threads.
+
+#![warn(missing_docs)]
+
+pub mod engines;
+pub mod keys;
+pub mod report;
+pub mod runner;
+
+use engines::{EngineConfig, EngineKind, EngineResult};
+use keys::{KeyGen, ValueGen};
+use report::{MedianRow, Record};
+use runner::{Benchmark, Workload};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Default `--benchmarks`.
+pub const DEFAULT_BENCHMARKS: &str = "fillseq,fillrandom,readrandom,readmissing,readseq";
+/// Default `--num`.
+pub const DEFAULT_NUM: u64 = 200_000;
+/// Default `--reads`.
+pub const DEFAULT_READS: u64 = 100_000;
+/// Default `--key-size`.
+pub const DEFAULT_KEY_SIZE: usize = 16;
+/// Default `--value-size`.
+pub const DEFAULT_VALUE_SIZE: usize = 100;
+/// Default `--bits-per-key`.
+pub const DEFAULT_BITS_PER_KEY: f64 = 10.0;
+/// Default `--size-ratio`.
+pub const DEFAULT_SIZE_RATIO: usize = 10;
+/// Default `--write-buffer-size` (4 MiB).
+pub const DEFAULT_WRITE_BUFFER_SIZE: usize = 4 << 20;
+/// Default `--target-file-size` (2 MiB).
+pub const DEFAULT_TARGET_FILE_SIZE: u64 = 2 << 20;
+/// Default `--block-cache-size` (8 MiB).
+pub const DEFAULT_BLOCK_CACHE_SIZE: u64 = 8 << 20;
+/// Default `--seed`.
+pub const DEFAULT_SEED: u64 = 301;
+/// Data block size of every engine.
+pub const BLOCK_SIZE: usize = 4096;
+/// Table files every engine keeps open.
+pub const MAX_OPEN_FILES: usize = 1000;
+
+/// Which engine(s) to benchmark.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineChoice {
+    /// sievedb only.
+    Sievedb,
+    /// LevelDB only (needs feature `leveldb`).
+    Leveldb,
+    /// sievedb and LevelDB, interleaved per repeat (needs feature `leveldb`).
+    All,
+}
+
+/// Compaction style of sievedb.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompactionStyleArg {
+    /// One sorted run per level.
+    Leveling,
+    /// Up to size-ratio runs per level.
+    Tiering,
+}
+
+impl From<CompactionStyleArg> for sievedb::CompactionStyle {
+    fn from(c: CompactionStyleArg) -> Self {
+        match c {
+            CompactionStyleArg::Leveling => sievedb::CompactionStyle::Leveling,
+            CompactionStyleArg::Tiering => sievedb::CompactionStyle::Tiering,
+        }
+    }
+}
+
+/// Flags of the benchmark (db_bench names).
+#[derive(clap::Args, Clone, Debug, PartialEq)]
+pub struct BenchArgs {
+    /// Directory for the databases: each engine uses DIR/<engine> (default: a fresh
+    /// temporary directory per engine, deleted afterwards)
+    #[arg(long, value_name = "DIR")]
+    pub db: Option<PathBuf>,
+    /// Comma-separated benchmarks, run in order:
+    /// fillseq, fillrandom, readrandom, readmissing, readseq
+    #[arg(long, value_name = "LIST", default_value = DEFAULT_BENCHMARKS)]
+    pub benchmarks: String,
+    /// Engine(s) to benchmark; leveldb and all need a build with `--features leveldb`
+    #[arg(long, value_enum, default_value_t = EngineChoice::Sievedb)]
+    pub engine: EngineChoice,
+    /// Entries written by each fill benchmark
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_NUM)]
+    pub num: u64,
+    /// Lookups of each read benchmark (all threads together)
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_READS)]
+    pub reads: u64,
+    /// Key size in bytes (zero-padded decimal index plus a marker byte)
+    #[arg(long, value_name = "B", default_value_t = DEFAULT_KEY_SIZE)]
+    pub key_size: usize,
+    /// Value size in bytes (pseudo-random, incompressible)
+    #[arg(long, value_name = "B", default_value_t = DEFAULT_VALUE_SIZE)]
+    pub value_size: usize,
+    /// Bloom filter bits per key (0 = no filters; LevelDB rounds to a whole number)
+    #[arg(long, value_name = "B", default_value_t = DEFAULT_BITS_PER_KEY)]
+    pub bits_per_key: f64,
+    /// Size ratio between levels (sievedb only; LevelDB's is fixed at 10)
+    #[arg(long, value_name = "T", default_value_t = DEFAULT_SIZE_RATIO)]
+    pub size_ratio: usize,
+    /// Memtable size in bytes, the same for every engine
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_WRITE_BUFFER_SIZE)]
+    pub write_buffer_size: usize,
+    /// Table file size in bytes, the same for every engine
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_TARGET_FILE_SIZE)]
+    pub target_file_size: u64,
+    /// Block cache size in bytes, the same for every engine
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_BLOCK_CACHE_SIZE)]
+    pub block_cache_size: u64,
+    /// Compaction style (sievedb only; LevelDB always levels)
+    #[arg(long, value_enum, default_value_t = CompactionStyleArg::Leveling)]
+    pub compaction_style: CompactionStyleArg,
+    /// Do not empty the database: skip the fill benchmarks and read the existing
+    /// database in --db (fill it first with the same --num, --key-size, --value-size)
+    #[arg(long)]
+    pub use_existing_db: bool,
+    /// Threads for the read benchmarks (writes always use one thread)
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub threads: usize,
+    /// Seed of the random key orders
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_SEED)]
+    pub seed: u64,
+    /// Repeat the whole benchmark list N times (engines interleaved per repeat) and
+    /// report medians
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeats: usize,
+    /// Print one JSON object per line instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl Default for BenchArgs {
+    fn default() -> Self {
+        BenchArgs {
+            db: None,
+            benchmarks: DEFAULT_BENCHMARKS.to_string(),
+            engine: EngineChoice::Sievedb,
+            num: DEFAULT_NUM,
+            reads: DEFAULT_READS,
+            key_size: DEFAULT_KEY_SIZE,
+            value_size: DEFAULT_VALUE_SIZE,
+            bits_per_key: DEFAULT_BITS_PER_KEY,
+            size_ratio: DEFAULT_SIZE_RATIO,
+            write_buffer_size: DEFAULT_WRITE_BUFFER_SIZE,
+            target_file_size: DEFAULT_TARGET_FILE_SIZE,
+            block_cache_size: DEFAULT_BLOCK_CACHE_SIZE,
+            compaction_style: CompactionStyleArg::Leveling,
+            use_existing_db: false,
+            threads: 1,
+            seed: DEFAULT_SEED,
+            repeats: 1,
+            json: false,
+        }
+    }
+}
+
+impl BenchArgs {
+    /// The engines selected by `--engine`, or an error if one is not built in.
+    pub fn engines(&self) -> Result<Vec<EngineKind>, String> {
+        let kinds = match self.engine {
+            EngineChoice::Sievedb => vec![EngineKind::Sievedb],
+            EngineChoice::Leveldb => vec![EngineKind::Leveldb],
+            EngineChoice::All => vec![EngineKind::Sievedb, EngineKind::Leveldb],
+        };
+        if kinds.iter().any(|k| !k.available()) {
+            return Err(engines::not_built());
+        }
+        Ok(kinds)
+    }
+
+    /// The engine settings these flags ask for.
+    pub fn engine_config(&self) -> EngineConfig {
+        EngineConfig {
+            write_buffer_size: self.write_buffer_size,
+            bits_per_key: self.bits_per_key,
+            block_cache_size: self.block_cache_size,
+            target_file_size: self.target_file_size,
+            size_ratio: self.size_ratio,
+            compaction_style: self.compaction_style.into(),
+            block_size: BLOCK_SIZE,
+            max_open_files: MAX_OPEN_FILES,
+        }
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if self.num == 0 {
+            return Err("--num must be at least 1".into());
+        }
+        if self.threads == 0 {
+            return Err("--threads must be at least 1".into());
+        }
+        if self.repeats == 0 {
+            return Err("--repeats must be at least 1".into());
+        }
+        if self.use_existing_db && self.db.is_none() {
+            return Err("--use-existing-db needs --db DIR".into());
+        }
+        Ok(())
+    }
+}
+
+/// Runs the benchmarks selected by `args` and prints the report to stdout.
+pub fn run(args: &BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    run_with_output(args, &mut out)
+}
+
+/// Like [`run`], writing the report to `out` (progress bars still go to stderr
+/// when it is a terminal).
+pub fn run_with_output(
+    args: &BenchArgs,
+    out: &mut dyn Write,
+) -> Result<(), Box<dyn std::error::Error>> {
+    execute(args, out).map_err(|e| -> Box<dyn std::error::Error> { e })
+}
+
+/// Where one engine's database lives during one repeat.
+struct DbLocation {
+    path: PathBuf,
+    /// Keeps a temporary directory alive (and deletes it on drop).
+    _temp: Option<tempfile::TempDir>,
+}
+
+impl DbLocation {
+    fn new(args: &BenchArgs, kind: EngineKind) -> EngineResult<Self> {
+        match &args.db {
+            Some(dir) => Ok(DbLocation {
+                path: dir.join(kind.name()),
+                _temp: None,
+            }),
+            None => {
+                let temp = tempfile::Builder::new()
+                    .prefix(&format!("sievedb-bench-{}-", kind.name()))
+                    .tempdir()?;
+                Ok(DbLocation {
+                    path: temp.path().join(kind.name()),
+                    _temp: Some(temp),
+                })
+            }
+        }
+    }
+}
+
+/// Deletes the database at `path`, refusing to touch a non-empty directory that
+/// does not look like a database (no `CURRENT` file).
+fn destroy_db(path: &Path) -> EngineResult<()> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    if !meta.is_dir() {
+        return Err(format!("{} exists and is not a directory", path.display()).into());
+    }
+    let empty = std::fs::read_dir(path)?.next().is_none();
+    if !empty && !path.join("CURRENT").exists() {
+        return Err(format!(
+            "refusing to empty {}: it is not empty and does not look like a database",
+            path.display()
+        )
+        .into());
+    }
+    std::fs::remove_dir_all(path)?;
+    Ok(())
+}
+
+/// `N * model` of this machine's CPU, from /proc/cpuinfo when available.
+fn cpu_description() -> String {
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, m)| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown model".into());
+    format!("{n} * {model}")
+}
+
+fn write_header(
+    out: &mut dyn Write,
+    args: &BenchArgs,
+    benches: &[Benchmark],
+    kinds: &[EngineKind],
+) -> std::io::Result<()> {
+    let raw = (args.key_size + args.value_size) as f64 * args.num as f64 / 1048576.0;
+    let names: Vec<&str> = benches.iter().map(|b| b.name()).collect();
+    let engines: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+    writeln!(out, "Engines:    {}", engines.join(", "))?;
+    writeln!(
+        out,
+        "Keys:       {} bytes each (zero-padded decimal index + marker byte)",
+        args.key_size
+    )?;
+    writeln!(
+        out,
+        "Values:     {} bytes each (pseudo-random, compression off)",
+        args.value_size
+    )?;
+    writeln!(out, "Entries:    {}", args.num)?;
+    writeln!(
+        out,
+        "Reads:      {} per read benchmark, {} thread(s)",
+        args.reads, args.threads
+    )?;
+    writeln!(out, "RawSize:    {raw:.1} MB (estimated)")?;
+    writeln!(out, "CPU:        {}", cpu_description())?;
+    writeln!(out, "Benchmarks: {}", names.join(","))?;
+    writeln!(out, "Repeats:    {}", args.repeats)?;
+    match &args.db {
+        Some(d) => writeln!(out, "Database:   {}/<engine>", d.display())?,
+        None => writeln!(
+            out,
+            "Database:   fresh temporary directory per engine and repeat"
+        )?,
+    }
+    writeln!(out, "------------------------------------------------")
+}
+
+fn write_settings(
+    out: &mut dyn Write,
+    name: &str,
+    settings: &serde_json::Value,
+) -> std::io::Result<()> {
+    writeln!(out, "{name} settings:")?;
+    if let Some(map) = settings.as_object() {
+        for (k, v) in map {
+            let shown = match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            writeln!(out, "  {k:<20} {shown}")?;
+        }
+    }
+    Ok(())
+}
+
+fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<()> {
+    args.validate()?;
+    let kinds = args.engines()?;
+    let benches = Benchmark::parse_list(&args.benchmarks)?;
+    let keys = KeyGen::new(args.key_size, args.num)?;
+    let workload = Workload {
+        keys,
+        values: Arc::new(ValueGen::new(args.value_size, args.seed)),
+        num: args.num,
+        reads: args.reads,
+        threads: args.threads,
+        seed: args.seed,
+        progress: std::io::stderr().is_terminal(),
+    };
+    let cfg = args.engine_config();
+    let bytes_per_op = (args.key_size + args.value_size) as u64;
+    let prefix = kinds.len() > 1 || args.repeats > 1;
+
+    if !args.json {
+        write_header(out, args, &benches, &kinds)?;
+    }
+    let mut records: Vec<Record> = Vec::new();
+    let mut settings_shown = vec![false; kinds.len()];
+    for rep in 1..=args.repeats {
+        // Alternate which engine goes first, so neither always runs on a "cold" machine.
+        let mut order: Vec<usize> = (0..kinds.len()).collect();
+        if rep % 2 == 0 {
+            order.reverse();
+        }
+        for idx in order {
+            let kind = kinds[idx];
+            let loc = DbLocation::new(args, kind)?;
+            if !args.use_existing_db {
+                destroy_db(&loc.path)?;
+            }
+            let mut engine = kind.open(&loc.path, &cfg)?;
+            let settings = engine.settings();
+            if !args.json && !settings_shown[idx] {
+                write_settings(out, kind.name(), &settings)?;
+                writeln!(out, "------------------------------------------------")?;
+                settings_shown[idx] = true;
+            }
+            let mut fresh = true;
+            for &bench in &benches {
+                if bench.is_fill() {
+                    if args.use_existing_db {
+                        if args.json {
+                            let line = serde_json::json!({"type": "skipped", "engine": kind.name(),
+                                "benchmark": bench.name(), "repeat": rep,
+                                "reason": "--use-existing-db"});
+                            writeln!(out, "{line}")?;
+                        } else {
+                            writeln!(out, "{:<12} : skipped (--use-existing-db)", bench.name())?;
+                        }
+                        continue;
+                    }
+                    if !fresh {
+                        drop(engine);
+                        destroy_db(&loc.path)?;
+                        engine = kind.open(&loc.path, &cfg)?;
+                    }
+                    fresh = false;
+                }
+                let before = engine.stats();
+                let m = runner::run_benchmark(&engine, bench, &workload)?;
+                let stats = match (before, engine.stats()) {
+                    (Some(b), Some(a)) => Some(a.delta_since(&b)),
+                    _ => None,
+                };
+                let rec = Record {
+                    engine: kind.name(),
+                    benchmark: bench,
+                    repeat: rep,
+                    m,
+                    bytes_per_op,
+                    settings: settings.clone(),
+                    stats,
+                };
+                if args.json {
+                    writeln!(out, "{}", rec.to_json())?;
+                } else {
+                    writeln!(out, "{}", rec.text_line(prefix))?;
+                }
+                out.flush()?;
+                records.push(rec);
+            }
+            drop(engine);
+        }
+    }
+
+    if prefix {
+        let names: Vec<&'static str> = kinds.iter().map(|k| k.name()).collect();
+        let rows: Vec<MedianRow> = report::medians(&records, &names, &benches);
+        if args.json {
+            for row in &rows {
+                writeln!(out, "{}", row.to_json())?;
+            }
+        } else if !rows.is_empty() {
+            writeln!(out, "------------------------------------------------")?;
+            writeln!(out, "{}", report::median_header(args.repeats))?;
+            for row in &rows {
+                writeln!(out, "{}", row.text_line())?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser, Debug)]
+    struct Cli {
+        #[command(flatten)]
+        args: BenchArgs,
+    }
+
+    #[test]
+    fn clap_defaults_match_default_impl() {
+        let parsed = Cli::try_parse_from(["bench"]).unwrap().args;
+        assert_eq!(parsed, BenchArgs::default());
+        let d = BenchArgs::default();
+        assert_eq!(d.num, 200_000);
+        assert_eq!(d.reads, 100_000);
+        assert_eq!(d.key_size, 16);
+        assert_eq!(d.value_size, 100);
+        assert_eq!(d.bits_per_key, 10.0);
+        assert_eq!(d.write_buffer_size, 4 << 20);
+        assert_eq!(d.seed, 301);
+        assert_eq!(d.repeats, 1);
+        assert_eq!(d.engine, EngineChoice::Sievedb);
+        assert_eq!(
+            Benchmark::parse_list(&d.benchmarks).unwrap(),
+            Benchmark::ALL.to_vec()
+        );
+    }
+
+    #[test]
+    fn parses_db_bench_flags() {
+        let a = Cli::try_parse_from([
+            "bench",
+            "--db",
+            "/tmp/x",
+            "--benchmarks",
+            "fillrandom,readrandom",
+            "--num",
+            "10",
+            "--reads",
+            "5",
+            "--key-size",
+            "24",
+            "--value-size",
+            "8",
+            "--bits-per-key",
+            "5.5",
+            "--size-ratio",
+            "4",
+            "--write-buffer-size",
+            "65536",
+            "--target-file-size",
+            "65536",
+            "--block-cache-size",
+            "0",
+            "--compaction-style",
+            "tiering",
+            "--use-existing-db",
+            "--threads",
+            "2",
+            "--seed",
+            "7",
+            "--json",
+            "--engine",
+            "all",
+            "--repeats",
+            "3",
+        ])
+        .unwrap()
+        .args;
+        assert_eq!(a.db.as_deref(), Some(Path::new("/tmp/x")));
+        assert_eq!(a.compaction_style, CompactionStyleArg::Tiering);
+        assert_eq!(a.engine, EngineChoice::All);
+        assert!(a.use_existing_db && a.json);
+        assert_eq!((a.threads, a.seed, a.repeats), (2, 7, 3));
+        assert!(Cli::try_parse_from(["bench", "--engine", "rocksdb"]).is_err());
+    }
+
+    #[test]
+    fn rejects_bad_arguments() {
+        let bad = |f: fn(&mut BenchArgs)| {
+            let mut a = BenchArgs::default();
+            f(&mut a);
+            run_with_output(&a, &mut Vec::new())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(bad(|a| a.threads = 0).contains("--threads"));
+        assert!(bad(|a| a.use_existing_db = true).contains("--db"));
+        assert!(bad(|a| a.benchmarks = "nope".into()).contains("unknown benchmark"));
+        assert!(bad(|a| a.key_size = 3).contains("--key-size"));
+    }
+
+    #[cfg(not(feature = "leveldb"))]
+    #[test]
+    fn leveldb_without_feature_is_a_clear_error() {
+        let a = BenchArgs {
+            engine: EngineChoice::All,
+            ..BenchArgs::default()
+        };
+        let msg = run_with_output(&a, &mut Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("--features leveldb"), "{msg}");
+    }
+
+    #[test]
+    fn refuses_to_empty_foreign_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sievedb");
+        std::fs::create_dir(&p).unwrap();
+        std::fs::write(p.join("precious.txt"), b"x").unwrap();
+        assert!(destroy_db(&p).is_err());
+        assert!(p.join("precious.txt").exists());
+        std::fs::write(p.join("CURRENT"), b"MANIFEST-000001\n").unwrap();
+        destroy_db(&p).unwrap();
+        assert!(!p.exists());
+        destroy_db(&p).unwrap(); // missing is fine
+    }
+}

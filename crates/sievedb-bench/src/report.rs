@@ -1,0 +1,259 @@
+//! Formatting results: db_bench-style lines, JSON lines, and medians across repeats.
+
+use crate::runner::{Benchmark, Measurement};
+use serde_json::{json, Value};
+
+/// One measured benchmark of one engine in one repeat.
+#[derive(Clone, Debug)]
+pub struct Record {
+    /// Engine name.
+    pub engine: &'static str,
+    /// The benchmark.
+    pub benchmark: Benchmark,
+    /// Repeat number, from 1.
+    pub repeat: usize,
+    /// What was measured.
+    pub m: Measurement,
+    /// Key + value bytes per operation (for MB/s).
+    pub bytes_per_op: u64,
+    /// The engine's settings.
+    pub settings: Value,
+    /// sievedb's statistics delta over the benchmark, `None` for other engines.
+    pub stats: Option<sievedb::Stats>,
+}
+
+/// Throughput figures derived from a measurement.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rates {
+    /// Operations per second (all threads together).
+    pub ops_per_sec: f64,
+    /// Microseconds per operation and thread, as db_bench (wall time × threads / ops).
+    pub micros_per_op: f64,
+    /// (key + value bytes) × ops / seconds / 1e6.
+    pub mb_per_sec: f64,
+}
+
+impl Rates {
+    /// Rates of `ops` operations of `bytes_per_op` bytes in `seconds` on `threads` threads.
+    pub fn new(ops: u64, seconds: f64, threads: usize, bytes_per_op: u64) -> Self {
+        if ops == 0 || seconds <= 0.0 {
+            return Rates {
+                ops_per_sec: 0.0,
+                micros_per_op: 0.0,
+                mb_per_sec: 0.0,
+            };
+        }
+        let ops_f = ops as f64;
+        Rates {
+            ops_per_sec: ops_f / seconds,
+            micros_per_op: seconds * 1e6 * threads.max(1) as f64 / ops_f,
+            mb_per_sec: (bytes_per_op as f64) * ops_f / seconds / 1e6,
+        }
+    }
+}
+
+/// `name : x micros/op; y ops/sec; z MB/s`, db_bench style.
+pub fn rate_line(name: &str, r: &Rates) -> String {
+    format!(
+        "{:<12} : {:>11.3} micros/op; {:>7.0} ops/sec; {:>7.1} MB/s",
+        name, r.micros_per_op, r.ops_per_sec, r.mb_per_sec
+    )
+}
+
+impl Record {
+    /// The derived rates.
+    pub fn rates(&self) -> Rates {
+        Rates::new(
+            self.m.ops,
+            self.m.seconds,
+            self.m.threads,
+            self.bytes_per_op,
+        )
+    }
+
+    /// The db_bench-style text line; `prefix` adds engine and repeat in front.
+    pub fn text_line(&self, prefix: bool) -> String {
+        let mut s = String::new();
+        if prefix {
+            s.push_str(&format!("{:<8} #{:<2} ", self.engine, self.repeat));
+        }
+        s.push_str(&rate_line(self.benchmark.name(), &self.rates()));
+        if matches!(
+            self.benchmark,
+            Benchmark::ReadRandom | Benchmark::ReadMissing
+        ) {
+            if let Some(f) = self.m.found {
+                s.push_str(&format!(" ({f} of {} found)", self.m.ops));
+            }
+        }
+        s
+    }
+
+    /// The JSON object of this record.
+    pub fn to_json(&self) -> Value {
+        let r = self.rates();
+        let stats = match &self.stats {
+            Some(s) => serde_json::to_value(s).unwrap_or(Value::Null),
+            None => Value::Null,
+        };
+        json!({
+            "type": "result",
+            "engine": self.engine,
+            "benchmark": self.benchmark.name(),
+            "repeat": self.repeat,
+            "ops": self.m.ops,
+            "seconds": self.m.seconds,
+            "ops_per_sec": r.ops_per_sec,
+            "micros_per_op": r.micros_per_op,
+            "found": self.m.found,
+            "mb_per_sec": r.mb_per_sec,
+            "threads": self.m.threads,
+            "settings": self.settings,
+            "stats": stats,
+        })
+    }
+}
+
+/// The median of one engine's repeats of one benchmark.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MedianRow {
+    /// Engine name.
+    pub engine: &'static str,
+    /// The benchmark.
+    pub benchmark: Benchmark,
+    /// Number of repeats the median is taken over.
+    pub repeats: usize,
+    /// Median rates (each figure's own median).
+    pub rates: Rates,
+    /// This engine's median micros/op divided by sievedb's (above 1: sievedb is faster).
+    pub ratio_to_sievedb: Option<f64>,
+}
+
+impl MedianRow {
+    /// The JSON object of this row.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "type": "median",
+            "engine": self.engine,
+            "benchmark": self.benchmark.name(),
+            "repeats": self.repeats,
+            "ops_per_sec": self.rates.ops_per_sec,
+            "micros_per_op": self.rates.micros_per_op,
+            "mb_per_sec": self.rates.mb_per_sec,
+            "ratio_to_sievedb": self.ratio_to_sievedb,
+        })
+    }
+
+    /// One row of the text table.
+    pub fn text_line(&self) -> String {
+        let ratio = match self.ratio_to_sievedb {
+            Some(r) => format!("{r:>10.2}"),
+            None => format!("{:>10}", "-"),
+        };
+        format!(
+            "{:<12} {:<8} {:>11.3} {:>10.0} {:>8.1} {ratio}",
+            self.benchmark.name(),
+            self.engine,
+            self.rates.micros_per_op,
+            self.rates.ops_per_sec,
+            self.rates.mb_per_sec
+        )
+    }
+}
+
+/// Header of the text median table.
+pub fn median_header(repeats: usize) -> String {
+    format!(
+        "Medians over {repeats} repeat(s); ratio = engine's median micros/op / sievedb's \
+         (above 1: sievedb is faster, below 1: sievedb is slower)\n\
+         {:<12} {:<8} {:>11} {:>10} {:>8} {:>10}",
+        "benchmark", "engine", "micros/op", "ops/sec", "MB/s", "ratio"
+    )
+}
+
+/// Median of `xs` (mean of the middle two for an even count); 0 for none.
+pub fn median(xs: &mut [f64]) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    xs.sort_by(|a, b| a.total_cmp(b));
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+/// Median rows per benchmark (in `benches` order) and engine (in `engines` order).
+pub fn medians(
+    records: &[Record],
+    engines: &[&'static str],
+    benches: &[Benchmark],
+) -> Vec<MedianRow> {
+    let mut rows = Vec::new();
+    for &b in benches {
+        let mut sievedb_micros = None;
+        let mut bench_rows = Vec::new();
+        for &e in engines {
+            let rs: Vec<Rates> = records
+                .iter()
+                .filter(|r| r.engine == e && r.benchmark == b)
+                .map(Record::rates)
+                .collect();
+            if rs.is_empty() {
+                continue;
+            }
+            let pick = |f: fn(&Rates) -> f64| median(&mut rs.iter().map(f).collect::<Vec<_>>());
+            let rates = Rates {
+                ops_per_sec: pick(|r| r.ops_per_sec),
+                micros_per_op: pick(|r| r.micros_per_op),
+                mb_per_sec: pick(|r| r.mb_per_sec),
+            };
+            if e == "sievedb" {
+                sievedb_micros = Some(rates.micros_per_op);
+            }
+            bench_rows.push(MedianRow {
+                engine: e,
+                benchmark: b,
+                repeats: rs.len(),
+                rates,
+                ratio_to_sievedb: None,
+            });
+        }
+        if let Some(base) = sievedb_micros.filter(|m| *m > 0.0) {
+            for row in &mut bench_rows {
+                row.ratio_to_sievedb = Some(row.rates.micros_per_op / base);
+            }
+        }
+        rows.extend(bench_rows);
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_and_line_format() {
+        let r = Rates::new(200_000, 1.0, 1, 116);
+        assert_eq!(r.ops_per_sec, 200_000.0);
+        assert_eq!(r.micros_per_op, 5.0);
+        assert!((r.mb_per_sec - 23.2).abs() < 1e-9);
+        assert_eq!(
+            rate_line("fillrandom", &r),
+            "fillrandom   :       5.000 micros/op;  200000 ops/sec;    23.2 MB/s"
+        );
+        // micros/op is per thread, as db_bench.
+        assert_eq!(Rates::new(100, 1.0, 2, 10).micros_per_op, 20_000.0);
+        assert_eq!(Rates::new(0, 1.0, 1, 10).ops_per_sec, 0.0);
+    }
+
+    #[test]
+    fn medians_of_odd_and_even_counts() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(&mut []), 0.0);
+    }
+}

@@ -1,0 +1,344 @@
+//! The benchmarks themselves: timed loops over an [`Engine`].
+
+use crate::engines::{BoxError, Engine, EngineResult};
+use crate::keys::{KeyGen, ValueGen};
+use indicatif::{ProgressBar, ProgressStyle};
+use rand::{rngs::SmallRng, seq::SliceRandom, Rng, SeedableRng};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// One benchmark of the `--benchmarks` list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Benchmark {
+    /// Writes `num` keys in ascending order.
+    FillSeq,
+    /// Writes `num` keys in a seeded random order (a permutation: each key once).
+    FillRandom,
+    /// `reads` lookups of uniformly chosen existing keys.
+    ReadRandom,
+    /// `reads` lookups of keys that were never written (interleaved with existing ones).
+    ReadMissing,
+    /// A full forward scan of the database.
+    ReadSeq,
+}
+
+impl Benchmark {
+    /// Every benchmark, in the default order.
+    pub const ALL: [Benchmark; 5] = [
+        Benchmark::FillSeq,
+        Benchmark::FillRandom,
+        Benchmark::ReadRandom,
+        Benchmark::ReadMissing,
+        Benchmark::ReadSeq,
+    ];
+
+    /// The db_bench name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Benchmark::FillSeq => "fillseq",
+            Benchmark::FillRandom => "fillrandom",
+            Benchmark::ReadRandom => "readrandom",
+            Benchmark::ReadMissing => "readmissing",
+            Benchmark::ReadSeq => "readseq",
+        }
+    }
+
+    /// Whether the benchmark writes (and therefore starts on an empty database).
+    pub fn is_fill(self) -> bool {
+        matches!(self, Benchmark::FillSeq | Benchmark::FillRandom)
+    }
+
+    /// Parses a comma-separated list; empty items are ignored.
+    pub fn parse_list(s: &str) -> Result<Vec<Benchmark>, String> {
+        let mut out = Vec::new();
+        for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            match Benchmark::ALL.iter().find(|b| b.name() == item) {
+                Some(b) => out.push(*b),
+                None => {
+                    let names: Vec<&str> = Benchmark::ALL.iter().map(|b| b.name()).collect();
+                    return Err(format!(
+                        "unknown benchmark {item:?}; known: {}",
+                        names.join(",")
+                    ));
+                }
+            }
+        }
+        if out.is_empty() {
+            return Err("--benchmarks names no benchmark".into());
+        }
+        Ok(out)
+    }
+}
+
+/// Everything a benchmark needs besides the engine.
+#[derive(Clone)]
+pub struct Workload {
+    /// Key generator.
+    pub keys: KeyGen,
+    /// Value generator.
+    pub values: Arc<ValueGen>,
+    /// Entries written by the fill benchmarks.
+    pub num: u64,
+    /// Lookups of each read benchmark (all threads together).
+    pub reads: u64,
+    /// Reader threads.
+    pub threads: usize,
+    /// Base seed.
+    pub seed: u64,
+    /// Whether to draw progress bars (on stderr).
+    pub progress: bool,
+}
+
+/// What one benchmark measured.
+#[derive(Clone, Debug)]
+pub struct Measurement {
+    /// Operations done (writes, lookups, or entries scanned).
+    pub ops: u64,
+    /// Wall-clock seconds of the timed part.
+    pub seconds: f64,
+    /// Lookups that found a value (read benchmarks), entries read (readseq); `None` for fills.
+    pub found: Option<u64>,
+    /// Threads that ran the operations.
+    pub threads: usize,
+}
+
+/// Operations between progress-bar updates.
+const PROGRESS_STEP: u64 = 1024;
+
+fn progress_bar(show: bool, len: u64, label: String) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(len);
+    if let Ok(style) =
+        ProgressStyle::with_template("{prefix:<20} [{bar:40}] {pos:>9}/{len:9} {per_sec} eta {eta}")
+    {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb.set_prefix(label);
+    pb
+}
+
+/// Runs `bench` against `engine`.
+pub fn run_benchmark(
+    engine: &Arc<dyn Engine>,
+    bench: Benchmark,
+    w: &Workload,
+) -> EngineResult<Measurement> {
+    let label = format!("{} {}", engine.name(), bench.name());
+    match bench {
+        Benchmark::FillSeq => fill(engine.as_ref(), w, None, label),
+        Benchmark::FillRandom => {
+            let mut order: Vec<u64> = (0..w.num).collect();
+            order.shuffle(&mut SmallRng::seed_from_u64(w.seed));
+            fill(engine.as_ref(), w, Some(&order), label)
+        }
+        Benchmark::ReadRandom => read_random(engine, w, false, label),
+        Benchmark::ReadMissing => read_random(engine, w, true, label),
+        Benchmark::ReadSeq => read_seq(engine, w, label),
+    }
+}
+
+/// Writes every key once, in `order` (ascending when `None`), one key per batch.
+fn fill(
+    engine: &dyn Engine,
+    w: &Workload,
+    order: Option<&[u64]>,
+    label: String,
+) -> EngineResult<Measurement> {
+    let pb = progress_bar(w.progress, w.num, label);
+    let mut key = vec![0u8; w.keys.key_size()];
+    let start = Instant::now();
+    for j in 0..w.num {
+        let i = match order {
+            Some(o) => o[j as usize],
+            None => j,
+        };
+        w.keys.fill(&mut key, i, false);
+        engine.write_batch(&[(&key, w.values.value(i))])?;
+        if j % PROGRESS_STEP == PROGRESS_STEP - 1 {
+            pb.inc(PROGRESS_STEP);
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    pb.finish_and_clear();
+    Ok(Measurement {
+        ops: w.num,
+        seconds,
+        found: None,
+        threads: 1,
+    })
+}
+
+/// Seed of reader thread `t` of a read benchmark (distinct streams per benchmark and thread,
+/// identical across repeats and engines).
+fn reader_seed(base: u64, missing: bool, t: usize) -> u64 {
+    let salt: u64 = if missing { 0x6d15_5100 } else { 0x4ead_0000 };
+    base.wrapping_add(salt).wrapping_add(1000 * (t as u64 + 1))
+}
+
+/// One reader thread: `n` lookups of random keys; returns how many were found.
+fn read_loop(
+    engine: &dyn Engine,
+    w: &Workload,
+    missing: bool,
+    n: u64,
+    seed: u64,
+    pb: &ProgressBar,
+) -> EngineResult<u64> {
+    if w.num == 0 {
+        return Err("read benchmarks need --num >= 1".into());
+    }
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut key = vec![0u8; w.keys.key_size()];
+    let mut found = 0u64;
+    let expected = w.values.size();
+    for j in 0..n {
+        let i = rng.gen_range(0..w.num);
+        w.keys.fill(&mut key, i, missing);
+        if let Some(len) = engine.get_len(&key)? {
+            if len != expected {
+                return Err(format!(
+                    "{} returned a {len}-byte value for key {:?}, expected {expected} bytes \
+                     (with --use-existing-db, pass the --value-size the database was filled with)",
+                    engine.name(),
+                    String::from_utf8_lossy(&key)
+                )
+                .into());
+            }
+            found += 1;
+        }
+        if j % PROGRESS_STEP == PROGRESS_STEP - 1 {
+            pb.inc(PROGRESS_STEP);
+        }
+    }
+    Ok(found)
+}
+
+/// `w.reads` lookups split across `w.threads` threads.
+fn read_random(
+    engine: &Arc<dyn Engine>,
+    w: &Workload,
+    missing: bool,
+    label: String,
+) -> EngineResult<Measurement> {
+    let pb = progress_bar(w.progress, w.reads, label);
+    let threads = w.threads.max(1);
+    let share =
+        |t: usize| w.reads / threads as u64 + u64::from((t as u64) < w.reads % threads as u64);
+    let start = Instant::now();
+    let found = if threads == 1 {
+        read_loop(
+            engine.as_ref(),
+            w,
+            missing,
+            w.reads,
+            reader_seed(w.seed, missing, 0),
+            &pb,
+        )?
+    } else {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (engine, w, pb) = (Arc::clone(engine), w.clone(), pb.clone());
+                let n = share(t);
+                std::thread::spawn(move || {
+                    read_loop(
+                        engine.as_ref(),
+                        &w,
+                        missing,
+                        n,
+                        reader_seed(w.seed, missing, t),
+                        &pb,
+                    )
+                })
+            })
+            .collect();
+        join_sum(handles)?
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    pb.finish_and_clear();
+    Ok(Measurement {
+        ops: w.reads,
+        seconds,
+        found: Some(found),
+        threads,
+    })
+}
+
+/// A full scan per thread (as db_bench's readseq with several threads); ops = entries read.
+fn read_seq(engine: &Arc<dyn Engine>, w: &Workload, label: String) -> EngineResult<Measurement> {
+    let threads = w.threads.max(1);
+    let pb = progress_bar(w.progress, 0, label);
+    if w.progress {
+        pb.enable_steady_tick(std::time::Duration::from_millis(200));
+    }
+    let start = Instant::now();
+    let entries = if threads == 1 {
+        engine.scan_all()?
+    } else {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let engine = Arc::clone(engine);
+                std::thread::spawn(move || engine.scan_all())
+            })
+            .collect();
+        join_sum(handles)?
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    pb.finish_and_clear();
+    Ok(Measurement {
+        ops: entries,
+        seconds,
+        found: Some(entries),
+        threads,
+    })
+}
+
+/// Joins worker threads and sums their results; the first error wins.
+fn join_sum(handles: Vec<std::thread::JoinHandle<EngineResult<u64>>>) -> EngineResult<u64> {
+    let mut sum = 0u64;
+    let mut first_err: Option<BoxError> = None;
+    for h in handles {
+        match h.join() {
+            Ok(Ok(n)) => sum += n,
+            Ok(Err(e)) => {
+                first_err.get_or_insert(e);
+            }
+            Err(_) => {
+                first_err.get_or_insert_with(|| "a benchmark thread panicked".into());
+            }
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(sum),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_benchmark_lists() {
+        assert_eq!(
+            Benchmark::parse_list("fillseq, readrandom,,readseq").unwrap(),
+            vec![
+                Benchmark::FillSeq,
+                Benchmark::ReadRandom,
+                Benchmark::ReadSeq
+            ]
+        );
+        assert!(Benchmark::parse_list("fillseq,bogus").is_err());
+        assert!(Benchmark::parse_list(" , ").is_err());
+        assert!(Benchmark::FillRandom.is_fill() && !Benchmark::ReadSeq.is_fill());
+    }
+
+    #[test]
+    fn reader_seeds_differ_per_thread_and_kind() {
+        let a = reader_seed(301, false, 0);
+        assert_ne!(a, reader_seed(301, false, 1));
+        assert_ne!(a, reader_seed(301, true, 0));
+        assert_eq!(a, reader_seed(301, false, 0));
+    }
+}

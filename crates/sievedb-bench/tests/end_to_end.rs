@@ -1,0 +1,210 @@
+//! Tiny end-to-end runs of the whole benchmark, parsing its JSON output.
+
+use serde_json::Value;
+use sievedb_bench::engines::{EngineConfig, EngineKind};
+use sievedb_bench::keys::{KeyGen, ValueGen};
+use sievedb_bench::{run_with_output, BenchArgs, EngineChoice};
+
+const NUM: u64 = 2000;
+const READS: u64 = 1000;
+
+fn tiny(engine: EngineChoice) -> BenchArgs {
+    BenchArgs {
+        engine,
+        num: NUM,
+        reads: READS,
+        // Small buffers so that even 2000 entries reach table files and filters.
+        write_buffer_size: 64 << 10,
+        target_file_size: 32 << 10,
+        json: true,
+        ..BenchArgs::default()
+    }
+}
+
+fn run_json(args: &BenchArgs) -> Vec<Value> {
+    let mut out = Vec::new();
+    run_with_output(args, &mut out).expect("benchmark run failed");
+    String::from_utf8(out)
+        .expect("utf-8 output")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON {l:?}: {e}")))
+        .collect()
+}
+
+fn result<'a>(lines: &'a [Value], engine: &str, bench: &str) -> &'a Value {
+    lines
+        .iter()
+        .find(|v| v["type"] == "result" && v["engine"] == engine && v["benchmark"] == bench)
+        .unwrap_or_else(|| panic!("no {engine} {bench} result in {lines:?}"))
+}
+
+fn check_engine(lines: &[Value], engine: &str) {
+    for bench in [
+        "fillseq",
+        "fillrandom",
+        "readrandom",
+        "readmissing",
+        "readseq",
+    ] {
+        let r = result(lines, engine, bench);
+        for field in [
+            "ops",
+            "seconds",
+            "ops_per_sec",
+            "micros_per_op",
+            "mb_per_sec",
+        ] {
+            assert!(r[field].is_number(), "{engine} {bench} {field}: {r}");
+        }
+        assert!(r.get("found").is_some() && r.get("stats").is_some());
+        assert_eq!(r["settings"]["engine"], engine);
+        assert_eq!(r["settings"]["compression"], "none");
+        assert_eq!(r["settings"]["verify_checksums"], true);
+    }
+    assert_eq!(result(lines, engine, "fillrandom")["ops"], NUM);
+    assert!(result(lines, engine, "fillrandom")["found"].is_null());
+    let rr = result(lines, engine, "readrandom");
+    assert_eq!(rr["ops"], READS);
+    assert_eq!(rr["found"], READS);
+    let rm = result(lines, engine, "readmissing");
+    assert_eq!(rm["ops"], READS);
+    assert_eq!(rm["found"], 0);
+    let rs = result(lines, engine, "readseq");
+    assert_eq!(rs["ops"], NUM);
+    assert_eq!(rs["found"], NUM);
+}
+
+#[test]
+fn tiny_run_on_sievedb() {
+    let lines = run_json(&tiny(EngineChoice::Sievedb));
+    assert_eq!(
+        lines.len(),
+        5,
+        "one line per benchmark, no medians for one run"
+    );
+    check_engine(&lines, "sievedb");
+    // The stats are the benchmark's own work.
+    let fill = &result(&lines, "sievedb", "fillrandom")["stats"];
+    assert_eq!(fill["puts"], NUM);
+    assert_eq!(fill["gets"], 0);
+    let rr = &result(&lines, "sievedb", "readrandom")["stats"];
+    assert_eq!(rr["gets"], READS);
+    assert_eq!(rr["puts"], 0);
+    let rm = &result(&lines, "sievedb", "readmissing")["stats"];
+    assert_eq!(rm["gets"], READS);
+    assert!(
+        rm["filter_negatives"].as_u64().unwrap() > 0,
+        "missing keys must hit filters: {rm}"
+    );
+}
+
+#[test]
+fn repeats_give_medians_and_text_report() {
+    let args = BenchArgs {
+        benchmarks: "fillrandom,readrandom".into(),
+        repeats: 2,
+        json: false,
+        threads: 2,
+        ..tiny(EngineChoice::Sievedb)
+    };
+    let mut out = Vec::new();
+    run_with_output(&args, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("sievedb settings:"), "{text}");
+    assert!(text.contains("Medians over 2 repeat(s)"), "{text}");
+    assert!(text.contains("micros/op;"), "{text}");
+    assert!(
+        text.contains(&format!("({READS} of {READS} found)")),
+        "{text}"
+    );
+
+    let lines = run_json(&BenchArgs { json: true, ..args });
+    let medians: Vec<&Value> = lines.iter().filter(|v| v["type"] == "median").collect();
+    assert_eq!(medians.len(), 2);
+    assert!(medians
+        .iter()
+        .all(|m| m["repeats"] == 2 && m["ratio_to_sievedb"] == 1.0));
+}
+
+#[test]
+fn existing_db_is_reused_with_db_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let fill = BenchArgs {
+        db: Some(dir.path().to_path_buf()),
+        benchmarks: "fillseq".into(),
+        ..tiny(EngineChoice::Sievedb)
+    };
+    run_json(&fill);
+    assert!(dir.path().join("sievedb").join("CURRENT").exists());
+    let read = BenchArgs {
+        benchmarks: "fillrandom,readrandom,readmissing,readseq".into(),
+        use_existing_db: true,
+        ..fill
+    };
+    let lines = run_json(&read);
+    assert_eq!(lines[0]["type"], "skipped");
+    assert_eq!(result(&lines, "sievedb", "readrandom")["found"], READS);
+    assert_eq!(result(&lines, "sievedb", "readmissing")["found"], 0);
+    assert_eq!(result(&lines, "sievedb", "readseq")["ops"], NUM);
+}
+
+/// Every engine in this build stores exactly the generated values.
+#[test]
+fn engines_store_generated_values() {
+    let keys = KeyGen::new(16, 500).unwrap();
+    let values = ValueGen::new(100, 301);
+    let cfg = BenchArgs::default().engine_config();
+    for kind in [EngineKind::Sievedb, EngineKind::Leveldb] {
+        if !kind.available() {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let engine = kind.open(&dir.path().join(kind.name()), &cfg).unwrap();
+        for i in 0..500 {
+            let k = keys.key(i, false);
+            if i % 2 == 0 {
+                engine.put(&k, values.value(i)).unwrap();
+            } else {
+                engine.write_batch(&[(&k, values.value(i))]).unwrap();
+            }
+        }
+        engine.flush().unwrap();
+        for i in 0..500 {
+            assert_eq!(
+                engine.get(&keys.key(i, false)).unwrap().as_deref(),
+                Some(values.value(i))
+            );
+            assert_eq!(engine.get_len(&keys.key(i, false)).unwrap(), Some(100));
+            assert_eq!(engine.get(&keys.key(i, true)).unwrap(), None);
+        }
+        assert_eq!(engine.scan_all().unwrap(), 500);
+        assert_eq!(engine.settings()["engine"], kind.name());
+        let _: &EngineConfig = &cfg;
+    }
+}
+
+#[cfg(feature = "leveldb")]
+#[test]
+fn tiny_run_on_leveldb() {
+    let lines = run_json(&tiny(EngineChoice::Leveldb));
+    check_engine(&lines, "leveldb");
+    assert!(result(&lines, "leveldb", "readrandom")["stats"].is_null());
+}
+
+#[cfg(feature = "leveldb")]
+#[test]
+fn tiny_run_on_all_engines_reports_ratios() {
+    let lines = run_json(&BenchArgs {
+        repeats: 1,
+        ..tiny(EngineChoice::All)
+    });
+    check_engine(&lines, "sievedb");
+    check_engine(&lines, "leveldb");
+    let ratio = lines
+        .iter()
+        .find(|v| {
+            v["type"] == "median" && v["engine"] == "leveldb" && v["benchmark"] == "readrandom"
+        })
+        .expect("median row");
+    assert!(ratio["ratio_to_sievedb"].as_f64().unwrap() > 0.0);
+}

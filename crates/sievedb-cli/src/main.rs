@@ -1,0 +1,194 @@
+//! `sievedb`: the command-line tool of the sievedb key-value store.
+//!
+//! Keys and values on the command line and in the shell use `%XX` escapes for
+//! arbitrary bytes and `""` for the empty string (see [`escape`]). Without a
+//! subcommand, `sievedb` runs the default benchmark (`sievedb bench`).
+
+mod commands;
+mod escape;
+mod shell;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use commands::{parse_escaped, Escaped};
+
+/// Command-line interface of the sievedb key-value store.
+#[derive(Parser, Debug)]
+#[command(
+    name = "sievedb",
+    version,
+    about = "sievedb key-value store: get/put/delete/scan/stats/shell, and db_bench-style benchmarks",
+    long_about = "sievedb key-value store.\n\n\
+        Keys and values are written with `%XX` escapes (two hex digits) for arbitrary bytes and \
+        `\"\"` for the empty string; output uses the same escaping.\n\
+        Without a subcommand, runs the default benchmark (same as `sievedb bench`)."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print the value of KEY (exit status 1 and `not found` on stderr if missing)
+    Get {
+        /// Database directory (must exist)
+        #[arg(long, value_name = "DIR")]
+        db: PathBuf,
+        /// Key (escaped)
+        #[arg(value_parser = parse_escaped)]
+        key: Escaped,
+    },
+    /// Set KEY to VALUE (creates the database if missing)
+    Put {
+        /// Database directory
+        #[arg(long, value_name = "DIR")]
+        db: PathBuf,
+        /// Key (escaped)
+        #[arg(value_parser = parse_escaped)]
+        key: Escaped,
+        /// Value (escaped)
+        #[arg(value_parser = parse_escaped)]
+        value: Escaped,
+    },
+    /// Delete KEY
+    Delete {
+        /// Database directory (must exist)
+        #[arg(long, value_name = "DIR")]
+        db: PathBuf,
+        /// Key (escaped)
+        #[arg(value_parser = parse_escaped)]
+        key: Escaped,
+    },
+    /// Print `KEY VALUE` lines in key order, FROM inclusive, TO exclusive
+    Scan {
+        /// Database directory (must exist)
+        #[arg(long, value_name = "DIR")]
+        db: PathBuf,
+        /// First key (inclusive, escaped)
+        #[arg(long, value_name = "KEY", value_parser = parse_escaped)]
+        from: Option<Escaped>,
+        /// End key (exclusive, escaped)
+        #[arg(long, value_name = "KEY", value_parser = parse_escaped)]
+        to: Option<Escaped>,
+        /// Print at most N entries
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+    },
+    /// Print per-level shape and engine counters
+    Stats {
+        /// Database directory (must exist)
+        #[arg(long, value_name = "DIR")]
+        db: PathBuf,
+        /// Print the statistics as one JSON line
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read commands from stdin, one per line, and answer each on stdout
+    ///
+    /// Commands and answers (keys and values escaped; `-` = unbounded scan bound):
+    ///   put K V                      -> OK
+    ///   get K                        -> the value, or (nil)
+    ///   del K                        -> OK
+    ///   batch put K V del K ...      -> OK (one atomic write batch)
+    ///   scan FROM TO                 -> `K V` lines, then END (FROM inclusive, TO exclusive)
+    ///   flush                        -> OK
+    ///   compact                      -> OK
+    ///   stats                        -> one JSON line
+    /// Anything wrong answers `ERR <message>` and the shell goes on.
+    /// Every answer is flushed once the engine acknowledged the write; EOF ends the shell.
+    #[command(verbatim_doc_comment)]
+    Shell {
+        /// Database directory (created if missing)
+        #[arg(long, value_name = "DIR")]
+        db: PathBuf,
+        /// Sync the WAL before acknowledging each write
+        #[arg(long)]
+        sync: bool,
+    },
+    /// Run db_bench-style benchmarks (the default when no subcommand is given)
+    Bench(sievedb_bench::BenchArgs),
+}
+
+fn run(command: Command) -> commands::CmdResult {
+    match command {
+        Command::Get { db, key } => commands::get(&db, &key),
+        Command::Put { db, key, value } => commands::put(&db, &key, &value),
+        Command::Delete { db, key } => commands::delete(&db, &key),
+        Command::Scan {
+            db,
+            from,
+            to,
+            limit,
+        } => commands::scan(&db, from.as_ref(), to.as_ref(), limit),
+        Command::Stats { db, json } => commands::stats(&db, json),
+        Command::Shell { db, sync } => commands::shell(&db, sync),
+        Command::Bench(args) => bench(&args),
+    }
+}
+
+/// The single call site of the benchmark crate.
+fn bench(args: &sievedb_bench::BenchArgs) -> commands::CmdResult {
+    sievedb_bench::run(args)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Whether an error is a closed stdout (e.g. `sievedb scan ... | head`).
+fn is_broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
+    e.downcast_ref::<std::io::Error>()
+        .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+fn main() -> ExitCode {
+    // Usage errors exit with status 2, --help/--version with 0 (clap's behaviour).
+    let cli = Cli::parse();
+    // No subcommand: the default benchmark, exactly as `sievedb bench`.
+    let command = cli
+        .command
+        .unwrap_or_else(|| Command::Bench(sievedb_bench::BenchArgs::default()));
+    match run(command) {
+        Ok(code) => code,
+        Err(e) if is_broken_pipe(e.as_ref()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn parses_escaped_arguments() {
+        let cli = Cli::try_parse_from(["sievedb", "put", "--db", "d", "a%00b", "\"\""]).unwrap();
+        match cli.command {
+            Some(Command::Put { key, value, .. }) => {
+                assert_eq!(key.0, b"a\0b");
+                assert_eq!(value.0, b"");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(Cli::try_parse_from(["sievedb", "get", "--db", "d", "%G1"]).is_err());
+    }
+
+    #[test]
+    fn no_subcommand_means_default_bench() {
+        assert!(Cli::try_parse_from(["sievedb"]).unwrap().command.is_none());
+        match Cli::try_parse_from(["sievedb", "bench"]).unwrap().command {
+            Some(Command::Bench(args)) => assert_eq!(args, sievedb_bench::BenchArgs::default()),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}

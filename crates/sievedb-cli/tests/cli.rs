@@ -1,0 +1,413 @@
+//! End-to-end tests of the `sievedb` binary: one-shot commands and the shell.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn sievedb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sievedb"))
+        .args(args)
+        .output()
+        .expect("run sievedb")
+}
+
+fn db_arg(dir: &Path) -> String {
+    dir.to_str().expect("utf-8 temp path").to_string()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[track_caller]
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "status {:?}, stderr: {}",
+        o.status,
+        stderr(o)
+    );
+    stdout(o)
+}
+
+/// Runs a shell session with `input` on stdin and returns its stdout lines.
+fn shell(dir: &Path, extra: &[&str], input: &str) -> Vec<String> {
+    let db = db_arg(dir);
+    let mut args = vec!["shell", "--db", db.as_str()];
+    args.extend_from_slice(extra);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sievedb"))
+        .args(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn shell");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(input.as_bytes()).expect("write commands");
+    drop(stdin);
+    let out = child.wait_with_output().expect("wait shell");
+    assert!(out.status.success(), "shell failed: {}", stderr(&out));
+    stdout(&out).lines().map(str::to_string).collect()
+}
+
+#[test]
+fn put_get_delete_round_trip() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let db = db_arg(&dir);
+
+    assert_eq!(ok(&sievedb(&["put", "--db", &db, "alpha", "one"])), "");
+    assert_eq!(ok(&sievedb(&["get", "--db", &db, "alpha"])), "one\n");
+
+    // Binary keys and values, spaces, `%` and the empty string, escaped both ways.
+    ok(&sievedb(&["put", "--db", &db, "bin%00%ff", "a b%25%22"]));
+    assert_eq!(
+        ok(&sievedb(&["get", "--db", &db, "bin%00%FF"])),
+        "a%20b%25%22\n"
+    );
+    ok(&sievedb(&["put", "--db", &db, "\"\"", "\"\""]));
+    assert_eq!(ok(&sievedb(&["get", "--db", &db, "\"\""])), "\"\"\n");
+
+    // Overwrite, then delete.
+    ok(&sievedb(&["put", "--db", &db, "alpha", "two"]));
+    assert_eq!(ok(&sievedb(&["get", "--db", &db, "alpha"])), "two\n");
+    assert_eq!(ok(&sievedb(&["delete", "--db", &db, "alpha"])), "");
+    let missing = sievedb(&["get", "--db", &db, "alpha"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert_eq!(stdout(&missing), "");
+    assert!(
+        stderr(&missing).contains("not found"),
+        "{}",
+        stderr(&missing)
+    );
+}
+
+#[test]
+fn get_of_missing_key_exits_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = db_arg(&tmp.path().join("db"));
+    ok(&sievedb(&["put", "--db", &db, "k", "v"]));
+    let o = sievedb(&["get", "--db", &db, "nope"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    assert_eq!(stderr(&o).trim(), "not found");
+}
+
+#[test]
+fn reading_commands_do_not_create_a_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("absent");
+    let db = db_arg(&dir);
+    for args in [
+        vec!["get", "--db", &db, "k"],
+        vec!["scan", "--db", &db],
+        vec!["stats", "--db", &db],
+        vec!["delete", "--db", &db, "k"],
+    ] {
+        let o = sievedb(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(
+            stderr(&o).starts_with("error: "),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert!(
+            stderr(&o).contains("does not exist"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert!(!dir.exists(), "{args:?} created the directory");
+    }
+    // An existing directory that holds no database is not turned into one.
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let o = sievedb(&["stats", "--db", &db_arg(&empty)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(std::fs::read_dir(&empty).unwrap().next().is_none());
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = db_arg(&tmp.path().join("db"));
+    for args in [
+        vec!["get", "--db", &db],
+        vec!["put", "--db", &db, "k"],
+        vec!["get", "k"],
+        vec!["frobnicate"],
+        vec!["get", "--db", &db, "%G1"],
+        vec!["put", "--db", &db, "k", "%4"],
+        vec!["scan", "--db", &db, "--limit", "many"],
+    ] {
+        let o = sievedb(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("error"), "{args:?}");
+    }
+}
+
+#[test]
+fn scan_bounds_and_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = db_arg(&tmp.path().join("db"));
+    for (k, v) in [
+        ("a", "1"),
+        ("b", "2"),
+        ("c", "3"),
+        ("d", "4"),
+        ("e%00", "x y"),
+    ] {
+        ok(&sievedb(&["put", "--db", &db, k, v]));
+    }
+    ok(&sievedb(&["delete", "--db", &db, "d"]));
+    assert_eq!(
+        ok(&sievedb(&["scan", "--db", &db])),
+        "a 1\nb 2\nc 3\ne%00 x%20y\n"
+    );
+    assert_eq!(
+        ok(&sievedb(&["scan", "--db", &db, "--from", "b", "--to", "d"])),
+        "b 2\nc 3\n"
+    );
+    assert_eq!(
+        ok(&sievedb(&["scan", "--db", &db, "--from", "b%00"])),
+        "c 3\ne%00 x%20y\n"
+    );
+    assert_eq!(ok(&sievedb(&["scan", "--db", &db, "--to", "b"])), "a 1\n");
+    assert_eq!(
+        ok(&sievedb(&["scan", "--db", &db, "--limit", "2"])),
+        "a 1\nb 2\n"
+    );
+    assert_eq!(
+        ok(&sievedb(&["scan", "--db", &db, "--from", "c", "--to", "a"])),
+        ""
+    );
+    assert_eq!(ok(&sievedb(&["scan", "--db", &db, "--limit", "0"])), "");
+}
+
+#[test]
+fn stats_table_and_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let db = db_arg(&dir);
+    // Write through a shell so that a flush puts data into an SST file.
+    let answers = shell(&dir, &[], "put a 1\nput b 2\ndel a\nflush\n");
+    assert_eq!(answers, ["OK", "OK", "OK", "OK"]);
+
+    let json = ok(&sievedb(&["stats", "--db", &db, "--json"]));
+    assert_eq!(json.lines().count(), 1, "{json}");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("stats --json is JSON");
+    let levels = v["levels"].as_array().expect("levels array");
+    assert!(!levels.is_empty());
+    for l in levels {
+        for f in ["level", "files", "runs", "bytes", "entries"] {
+            assert!(l[f].is_u64(), "level field {f} in {l}");
+        }
+    }
+    let files: u64 = levels
+        .iter()
+        .map(|l| l["files"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(files >= 1, "flush wrote no SST file: {json}");
+    assert!(v["last_sequence"].as_u64().unwrap_or(0) >= 3, "{json}");
+
+    let table = ok(&sievedb(&["stats", "--db", &db]));
+    let header: Vec<&str> = table
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    assert_eq!(header, ["level", "files", "runs", "bytes", "entries"]);
+    assert!(table.lines().any(|l| l.starts_with("L0")), "{table}");
+    assert!(
+        table.lines().any(|l| l.starts_with("last_sequence")),
+        "{table}"
+    );
+}
+
+#[test]
+fn shell_session_covers_every_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let input = "\
+put a 1
+put  b\t\t2
+get a
+get zz
+
+   \t
+put %00key%FF val%20ue
+get %00key%FF
+get %00key%fF
+put \"\" \"\"
+get \"\"
+put e \"\"
+get e
+del a
+get a
+del never-there
+batch put x 10 put y 20 del b put z %25
+get x
+get y
+get b
+get z
+scan - -
+scan b z
+scan %00 b
+scan z a
+flush
+compact
+get x
+scan y -
+stats
+frobnicate a b
+put onlykey
+get
+get a b
+put %G1 v
+put k %4
+get a\"b
+batch
+batch put x
+batch put x 1 get x
+scan a
+flush now
+put OK (nil)
+get OK
+scan OK OL
+put ERR END
+scan ERR ERS
+GET x
+";
+    let out = shell(&dir, &[], input);
+    let mut it = out.iter().map(String::as_str);
+    let mut expect = |want: &str| {
+        let got = it.next();
+        assert_eq!(got, Some(want), "full output: {out:#?}");
+    };
+    expect("OK"); // put a 1
+    expect("OK"); // put b 2
+    expect("1"); // get a
+    expect("(nil)"); // get zz
+    expect("OK"); // put binary
+    expect("val%20ue"); // get with other hex case
+    expect("val%20ue");
+    expect("OK"); // put "" ""
+    expect("\"\"");
+    expect("OK"); // put e ""
+    expect("\"\"");
+    expect("OK"); // del a
+    expect("(nil)");
+    expect("OK"); // del never-there
+    expect("OK"); // batch
+    expect("10");
+    expect("20");
+    expect("(nil)");
+    expect("%25");
+    // scan - -
+    expect("\"\" \"\"");
+    expect("%00key%FF val%20ue");
+    expect("e \"\"");
+    expect("x 10");
+    expect("y 20");
+    expect("z %25");
+    expect("END");
+    // scan b z
+    expect("e \"\"");
+    expect("x 10");
+    expect("y 20");
+    expect("END");
+    // scan %00 b
+    expect("%00key%FF val%20ue");
+    expect("END");
+    // scan z a (empty range)
+    expect("END");
+    expect("OK"); // flush
+    expect("OK"); // compact
+    expect("10"); // get x after compaction
+    expect("y 20");
+    expect("z %25");
+    expect("END");
+    let stats = it.next().expect("stats line");
+    let v: serde_json::Value = serde_json::from_str(stats).expect("stats JSON");
+    assert!(v["levels"].is_array());
+    for _ in 0..12 {
+        let line = it.next().expect("an ERR line");
+        assert!(
+            line.starts_with("ERR "),
+            "expected ERR, got {line:?}; full output {out:#?}"
+        );
+    }
+    let mut expect = |want: &str| {
+        let got = it.next();
+        assert_eq!(got, Some(want), "full output: {out:#?}");
+    };
+    // Values that spell an answer word are escaped so answers stay unambiguous.
+    expect("OK"); // put OK (nil)
+    expect("%28nil)"); // get OK
+    expect("%4FK %28nil)"); // scan OK OL
+    expect("END");
+    expect("OK"); // put ERR END
+    expect("%45RR %45ND"); // scan ERR ERS
+    expect("END");
+    expect("10"); // command names are case-insensitive
+    assert_eq!(it.next(), None, "full output: {out:#?}");
+
+    // Everything survived the shell's exit.
+    let db = db_arg(&dir);
+    assert_eq!(
+        ok(&sievedb(&["get", "--db", &db, "%00key%FF"])),
+        "val%20ue\n"
+    );
+    assert_eq!(ok(&sievedb(&["get", "--db", &db, "z"])), "%25\n");
+}
+
+#[test]
+fn shell_with_sync_and_reopen() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let out = shell(
+        &dir,
+        &["--sync"],
+        "put k v1\nbatch put k v2 put l w\nget k\n",
+    );
+    assert_eq!(out, ["OK", "OK", "v2"]);
+    let out = shell(&dir, &[], "get k\nget l\nscan - -\n");
+    assert_eq!(out, ["v2", "w", "k v2", "l w", "END"]);
+}
+
+#[test]
+fn shell_reports_engine_errors_and_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    // Keys are limited to 64 KiB: the engine refuses, the shell answers ERR and continues.
+    let big = "k".repeat(70 * 1024);
+    let out = shell(
+        &dir,
+        &[],
+        &format!("put {big} v\nbatch put a 1 put {big} v\nget a\nput a 2\nget a\n"),
+    );
+    assert_eq!(out.len(), 5, "{out:?}");
+    assert!(out[0].starts_with("ERR "), "{}", out[0]);
+    assert!(out[1].starts_with("ERR "), "{}", out[1]);
+    assert_eq!(
+        out[2], "(nil)",
+        "a rejected batch must not be partially applied"
+    );
+    assert_eq!(&out[3..], ["OK", "2"]);
+}
+
+#[test]
+fn shell_on_a_locked_database_fails_cleanly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let db = sievedb::Db::open(&dir, sievedb::Options::default()).expect("open");
+    let o = sievedb(&["put", "--db", &db_arg(&dir), "k", "v"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).starts_with("error: "), "{}", stderr(&o));
+    drop(db);
+    ok(&sievedb(&["put", "--db", &db_arg(&dir), "k", "v"]));
+}
