@@ -5,7 +5,9 @@ use std::path::Path;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(records) = sievedb::wal::read_records(data, Path::new("fuzz.log")) else {
+    let Ok(records) =
+        sievedb::wal::read_records(data, Path::new("fuzz.log"), sievedb::wal::Tail::Lenient)
+    else {
         return;
     };
     for r in records {

@@ -26,8 +26,15 @@ impl Default for WriteBatch {
 impl WriteBatch {
     /// An empty batch.
     pub fn new() -> Self {
+        Self::with_capacity(0)
+    }
+
+    /// An empty batch with room for `bytes` of keys and values.
+    pub fn with_capacity(bytes: usize) -> Self {
+        let mut rep = Vec::with_capacity(HEADER + bytes);
+        rep.resize(HEADER, 0);
         WriteBatch {
-            rep: vec![0; HEADER],
+            rep,
             count: 0,
             invalid: None,
         }
@@ -117,10 +124,20 @@ pub struct BatchEntry<'a> {
 
 /// Decodes a batch record: the first sequence number and the updates in order.
 pub fn decode(rec: &[u8]) -> std::result::Result<(SeqNo, Vec<BatchEntry<'_>>), String> {
+    let mut out = Vec::new();
+    let seq = for_each_entry(rec, |e| out.push(e))?;
+    Ok((seq, out))
+}
+
+/// Walks the updates of a batch record in order without allocating; returns
+/// the first sequence number.
+pub fn for_each_entry<'a>(
+    rec: &'a [u8],
+    mut f: impl FnMut(BatchEntry<'a>),
+) -> std::result::Result<SeqNo, String> {
     let mut r = Reader::new(rec);
     let seq = r.u64().ok_or("batch header truncated")?;
     let count = r.u32().ok_or("batch header truncated")?;
-    let mut out = Vec::with_capacity(count.min(1 << 16) as usize);
     for _ in 0..count {
         let kind = Kind::from_u8(r.u8().ok_or("batch entry truncated")?).ok_or("bad entry kind")?;
         let key = r.bytes().ok_or("batch key truncated")?;
@@ -128,10 +145,10 @@ pub fn decode(rec: &[u8]) -> std::result::Result<(SeqNo, Vec<BatchEntry<'_>>), S
             Kind::Put => r.bytes().ok_or("batch value truncated")?,
             Kind::Delete => &[][..],
         };
-        out.push(BatchEntry { kind, key, value });
+        f(BatchEntry { kind, key, value });
     }
     if r.remaining() != 0 {
         return Err("trailing bytes after batch".into());
     }
-    Ok((seq, out))
+    Ok(seq)
 }

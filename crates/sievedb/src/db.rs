@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::{Bound, RangeBounds};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -47,6 +47,13 @@ struct WalState {
     log: LogWriter,
 }
 
+/// What a read looks at: the memtables and the version, pinned together.
+struct View {
+    mem: Arc<Memtable>,
+    imm: Arc<Vec<Arc<Memtable>>>,
+    version: Arc<Version>,
+}
+
 /// One queued write: the batch travels to whichever writer leads the group.
 struct Slot {
     batch: Mutex<Option<WriteBatch>>,
@@ -77,6 +84,10 @@ pub(crate) struct DbInner {
     queue: Mutex<VecDeque<Arc<Slot>>>,
     queue_cv: Condvar,
     last_seq: AtomicU64,
+    /// Set once `bg.error` is set: lets writers skip the background lock.
+    bg_failed: AtomicBool,
+    /// Runs in level 0 of the current version (read by writers without locking).
+    l0_runs: AtomicUsize,
     snapshots: Mutex<BTreeMap<SeqNo, usize>>,
     bg: Mutex<BgState>,
     /// Wakes background threads.
@@ -141,7 +152,8 @@ impl Db {
         value: impl AsRef<[u8]>,
         wo: &WriteOptions,
     ) -> Result<()> {
-        let mut b = WriteBatch::new();
+        let (key, value) = (key.as_ref(), value.as_ref());
+        let mut b = WriteBatch::with_capacity(key.len() + value.len() + 11);
         b.put(key, value);
         self.write_with(b, wo)
     }
@@ -153,7 +165,8 @@ impl Db {
 
     /// Deletes `key` with explicit write options.
     pub fn delete_with(&self, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
-        let mut b = WriteBatch::new();
+        let key = key.as_ref();
+        let mut b = WriteBatch::with_capacity(key.len() + 6);
         b.delete(key);
         self.write_with(b, wo)
     }
@@ -175,8 +188,8 @@ impl Db {
 
     /// The value of `key` with explicit read options.
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        let seq = self.inner.last_seq.load(Ordering::Acquire);
-        self.inner.get_at(key.as_ref(), seq, ro.fill_cache)
+        let (seq, view) = self.inner.view();
+        self.inner.get_in(&view, key.as_ref(), seq, ro.fill_cache)
     }
 
     /// The values of several keys, all read at the same sequence number.
@@ -184,9 +197,9 @@ impl Db {
         &self,
         keys: impl IntoIterator<Item = K>,
     ) -> Result<Vec<Option<Vec<u8>>>> {
-        let seq = self.inner.last_seq.load(Ordering::Acquire);
+        let (seq, view) = self.inner.view();
         keys.into_iter()
-            .map(|k| self.inner.get_at(k.as_ref(), seq, true))
+            .map(|k| self.inner.get_in(&view, k.as_ref(), seq, true))
             .collect()
     }
 
@@ -197,8 +210,8 @@ impl Db {
 
     /// An iterator over the keys in `range`, ascending.
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<DbIterator> {
-        let seq = self.inner.last_seq.load(Ordering::Acquire);
-        self.inner.iter_at(seq, bounds(&range), Vec::new())
+        let (seq, view) = self.inner.view();
+        self.inner.iter_in(view, seq, bounds(&range), Vec::new())
     }
 
     /// A consistent point-in-time view of the database.
@@ -292,7 +305,8 @@ impl Snapshot {
 
     /// The value of `key` as of the snapshot.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        self.inner.get_at(key.as_ref(), self.seq, true)
+        let view = self.inner.view_at_snapshot();
+        self.inner.get_in(&view, key.as_ref(), self.seq, true)
     }
 
     /// An iterator over every key as of the snapshot.
@@ -303,7 +317,9 @@ impl Snapshot {
     /// An iterator over `range` as of the snapshot.
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<DbIterator> {
         let pin: Pin = Box::new(SnapshotPin(Snapshot::new_at(self.inner.clone(), self.seq)));
-        self.inner.iter_at(self.seq, bounds(&range), vec![pin])
+        let view = self.inner.view_at_snapshot();
+        self.inner
+            .iter_in(view, self.seq, bounds(&range), vec![pin])
     }
 
     fn new_at(inner: Arc<DbInner>, seq: SeqNo) -> Self {
@@ -424,7 +440,7 @@ impl DbInner {
         for &w in &wals {
             let path = filename::wal(&dir, w);
             let data = fs.read_all(&path)?;
-            for rec in read_records(&data, &path)? {
+            for rec in read_records(&data, &path, crate::wal::Tail::Lenient)? {
                 let (seq, entries) = batch::decode(rec).map_err(|d| Error::corruption(&path, d))?;
                 for (i, e) in entries.iter().enumerate() {
                     mem.insert(seq + i as u64, e.kind, e.key, e.value);
@@ -447,6 +463,7 @@ impl DbInner {
         edit.log_number = Some(wal_number);
         edit.last_sequence = Some(last_seq);
         let current = versions.log_and_apply(edit)?;
+        let l0_runs = current.levels[0].len();
 
         let inner = DbInner {
             mem: RwLock::new(MemState {
@@ -458,6 +475,8 @@ impl DbInner {
             queue: Mutex::new(VecDeque::new()),
             queue_cv: Condvar::new(),
             last_seq: AtomicU64::new(last_seq),
+            bg_failed: AtomicBool::new(false),
+            l0_runs: AtomicUsize::new(l0_runs),
             snapshots: Mutex::new(BTreeMap::new()),
             bg: Mutex::new(BgState {
                 shutdown: false,
@@ -510,11 +529,19 @@ impl DbInner {
         if batch.is_empty() {
             return Ok(());
         }
-        if let Some(e) = &self.bg.lock().error {
-            return Err(Error::ReadOnly(e.to_string()));
+        if self.bg_failed.load(Ordering::Acquire) {
+            if let Some(e) = &self.bg.lock().error {
+                return Err(Error::ReadOnly(e.to_string()));
+            }
+        }
+        // Fast path: nobody else is writing, so there is no group to form.
+        if let Some(mut wal) = self.wal.try_lock() {
+            if self.queue.lock().is_empty() {
+                return self.write_batches(&mut wal, std::slice::from_mut(&mut batch), sync);
+            }
         }
         let slot = Arc::new(Slot {
-            batch: Mutex::new(Some(std::mem::take(&mut batch))),
+            batch: Mutex::new(Some(batch)),
             sync,
             result: Mutex::new(None),
         });
@@ -541,7 +568,12 @@ impl DbInner {
             group.push(s.clone());
         }
         drop(q);
-        let result = self.write_group(&group);
+        let mut batches: Vec<WriteBatch> = group
+            .iter()
+            .map(|s| s.batch.lock().take().expect("batch present"))
+            .collect();
+        let sync = group.iter().any(|s| s.sync);
+        let result = self.write_batches(&mut self.wal.lock(), &mut batches, sync);
         let mut q = self.queue.lock();
         for s in &group {
             let front = q.pop_front().expect("group member queued");
@@ -554,23 +586,23 @@ impl DbInner {
         result
     }
 
-    /// Logs and applies a group of batches (called by the group's leader only).
-    fn write_group(&self, group: &[Arc<Slot>]) -> Result<()> {
-        let mut wal = self.wal.lock();
-        self.make_room(&mut wal)?;
+    /// Logs `batches` as one WAL write (one fsync when `sync`) and applies them
+    /// to the memtable. The caller holds the WAL lock, so writes never interleave.
+    fn write_batches(
+        &self,
+        wal: &mut WalState,
+        batches: &mut [WriteBatch],
+        sync: bool,
+    ) -> Result<()> {
+        let mem = self.make_room(wal)?;
         let first = self.last_seq.load(Ordering::Acquire) + 1;
         let mut seq = first;
-        let mut batches = Vec::with_capacity(group.len());
-        let mut sync = false;
-        for s in group {
-            let mut b = s.batch.lock().take().expect("batch present");
-            sync |= s.sync;
+        for b in batches.iter_mut() {
             let rec = b.encode(seq);
             if let Err(e) = wal.log.add_record(rec) {
                 return Err(self.set_bg_error(e));
             }
             seq += b.len() as u64;
-            batches.push(b);
         }
         let logged = if sync {
             wal.log.sync()
@@ -580,14 +612,12 @@ impl DbInner {
         if let Err(e) = logged {
             return Err(self.set_bg_error(e));
         }
-        let mem = self.mem.read().mem.clone();
         let (mut puts, mut dels, mut user_bytes, mut wal_bytes) = (0, 0, 0, 0);
         let mut s = first;
-        for b in &mut batches {
+        for b in batches.iter_mut() {
             let rec = b.encode(s);
             wal_bytes += rec.len() as u64 + crate::wal::HEADER_LEN as u64;
-            let (_, entries) = batch::decode(rec).expect("batch encoded by this process");
-            for e in entries {
+            batch::for_each_entry(rec, |e| {
                 mem.insert(s, e.kind, e.key, e.value);
                 s += 1;
                 user_bytes += (e.key.len() + e.value.len()) as u64;
@@ -595,7 +625,8 @@ impl DbInner {
                     Kind::Put => puts += 1,
                     Kind::Delete => dels += 1,
                 }
-            }
+            })
+            .expect("batch encoded by this process");
         }
         self.last_seq.store(seq - 1, Ordering::Release);
         let c = &self.counters;
@@ -607,32 +638,40 @@ impl DbInner {
         Ok(())
     }
 
+    /// Makes `v` the version readers and writers see.
+    fn install(&self, v: Arc<Version>) {
+        self.l0_runs.store(v.levels[0].len(), Ordering::Relaxed);
+        *self.current.write() = v;
+    }
+
     /// Records a background/WAL error: the database becomes read-only.
     fn set_bg_error(&self, e: Error) -> Error {
         let mut bg = self.bg.lock();
         if bg.error.is_none() {
             bg.error = Some(e.clone());
+            self.bg_failed.store(true, Ordering::Release);
         }
         self.done_cv.notify_all();
         e
     }
 
-    /// Makes sure the active memtable has room, stalling or switching as needed.
-    fn make_room(&self, wal: &mut WalState) -> Result<()> {
+    /// Makes sure the active memtable has room, stalling or switching as
+    /// needed; returns the memtable to write into.
+    fn make_room(&self, wal: &mut WalState) -> Result<Arc<Memtable>> {
         let mut slowed = false;
         loop {
-            let l0 = self.current.read().levels[0].len();
+            let l0 = self.l0_runs.load(Ordering::Relaxed);
             if !slowed && l0 >= self.opts.level0_slowdown_trigger {
                 std::thread::sleep(Duration::from_millis(1));
                 slowed = true;
                 continue;
             }
-            let (size, imms) = {
+            let (mem, imms) = {
                 let m = self.mem.read();
-                (m.mem.approximate_size(), m.imm.len())
+                (m.mem.clone(), m.imm.len())
             };
-            if size < self.opts.write_buffer_size {
-                return Ok(());
+            if mem.approximate_size() < self.opts.write_buffer_size {
+                return Ok(mem);
             }
             let mut bg = self.bg.lock();
             if let Some(e) = &bg.error {
@@ -642,7 +681,7 @@ impl DbInner {
                 return Err(Error::Closed);
             }
             if imms >= self.opts.max_immutable_memtables
-                || self.current.read().levels[0].len() >= self.opts.level0_stop_trigger
+                || self.l0_runs.load(Ordering::Relaxed) >= self.opts.level0_stop_trigger
             {
                 self.bg_cv.notify_all();
                 self.done_cv.wait_for(&mut bg, Duration::from_millis(100));
@@ -677,14 +716,58 @@ impl DbInner {
 
     // ----- reads -----
 
-    fn get_at(&self, key: &[u8], seq: SeqNo, fill_cache: bool) -> Result<Option<Vec<u8>>> {
+    /// The memtables and version to read, plus the newest sequence number they
+    /// answer for consistently.
+    ///
+    /// Sound because: the version is the same before the sequence number is
+    /// read and after the memtables are captured, so every compaction in it
+    /// chose what to drop with a smallest snapshot `<=` that sequence number,
+    /// and no flush moved a memtable out of reach in between.
+    fn view(&self) -> (SeqNo, View) {
+        loop {
+            let version = self.current.read().clone();
+            let seq = self.last_seq.load(Ordering::Acquire);
+            let view = self.view_unpinned(version);
+            if Arc::ptr_eq(&*self.current.read(), &view.version) {
+                return (seq, view);
+            }
+        }
+    }
+
+    /// A view for a sequence number a registered snapshot protects.
+    fn view_at_snapshot(&self) -> View {
+        // Memtables are read before the version: a flush installs its output
+        // before it retires the memtable, so nothing falls between the two.
+        let m = self.mem.read();
+        let (mem, imm) = (m.mem.clone(), m.imm.clone());
+        drop(m);
+        View {
+            mem,
+            imm,
+            version: self.current.read().clone(),
+        }
+    }
+
+    fn view_unpinned(&self, version: Arc<Version>) -> View {
+        let m = self.mem.read();
+        View {
+            mem: m.mem.clone(),
+            imm: m.imm.clone(),
+            version,
+        }
+    }
+
+    /// Looks `key` up in `view` as of `seq`.
+    fn get_in(
+        &self,
+        view: &View,
+        key: &[u8],
+        seq: SeqNo,
+        fill_cache: bool,
+    ) -> Result<Option<Vec<u8>>> {
         bump(&self.counters.gets, 1);
-        let (mem, imm) = {
-            let m = self.mem.read();
-            (m.mem.clone(), m.imm.clone())
-        };
         let mut seek = Vec::with_capacity(key.len() + 8);
-        for m in std::iter::once(&mem).chain(imm.iter().rev()) {
+        for m in std::iter::once(&view.mem).chain(view.imm.iter().rev()) {
             match m.get(key, seq, &mut seek) {
                 Lookup::Value(v) => {
                     bump(&self.counters.memtable_hits, 1);
@@ -697,9 +780,8 @@ impl DbInner {
                 Lookup::Absent => {}
             }
         }
-        let version = self.current.read().clone();
         let mut probe = KeyProbe::new(key, self.opts.filter.sharing);
-        let r = version.get(&mut probe, &seek, fill_cache);
+        let r = view.version.get(&mut probe, &seek, fill_cache);
         bump(
             &self.counters.digests_computed,
             u64::from(probe.digests_computed),
@@ -710,17 +792,14 @@ impl DbInner {
         })
     }
 
-    fn iter_at(
+    fn iter_in(
         &self,
+        view: View,
         seq: SeqNo,
         (lo, hi): (Bound<Vec<u8>>, Bound<Vec<u8>>),
         mut pins: Vec<Pin>,
     ) -> Result<DbIterator> {
-        let (mem, imm) = {
-            let m = self.mem.read();
-            (m.mem.clone(), m.imm.clone())
-        };
-        let version = self.current.read().clone();
+        let View { mem, imm, version } = view;
         let mut children: Vec<Box<dyn InternalIterator>> = vec![Box::new(mem.iter())];
         for m in imm.iter().rev() {
             children.push(Box::new(m.iter()));
@@ -826,7 +905,7 @@ impl DbInner {
         edit.log_number = Some(next_log);
         edit.last_sequence = Some(self.last_seq.load(Ordering::Acquire));
         let v = self.versions.lock().log_and_apply(edit)?;
-        *self.current.write() = v;
+        self.install(v);
         {
             let mut m = self.mem.write();
             let imm: Vec<_> = m.imm.iter().skip(1).cloned().collect();
@@ -941,7 +1020,7 @@ impl DbInner {
             self.fs.sync_dir(&self.dir)?;
         }
         let v = self.versions.lock().log_and_apply(edit)?;
-        *self.current.write() = v;
+        self.install(v);
         bump(&self.counters.compactions, 1);
         Ok(())
     }

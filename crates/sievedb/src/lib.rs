@@ -34,6 +34,7 @@ pub mod key;
 pub mod memtable;
 pub mod options;
 pub mod run;
+pub mod skiplist;
 pub mod sst;
 pub mod stats;
 pub mod version;

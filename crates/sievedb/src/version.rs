@@ -322,7 +322,7 @@ impl VersionSet {
         })?;
         let mut files: BTreeMap<u64, (usize, NewFile)> = BTreeMap::new();
         let mut saw_next = false;
-        for rec in read_records(&data, &path)? {
+        for rec in read_records(&data, &path, crate::wal::Tail::Strict)? {
             let e = VersionEdit::decode(rec).map_err(|d| Error::corruption(&path, d))?;
             if let Some(v) = e.log_number {
                 self.log_number = v;

@@ -6,9 +6,13 @@
 //! `payload_crc` that of the payload. One record holds one write batch (or one
 //! version edit), so a record is applied whole or not at all.
 //!
-//! Recovery rule: a record cut short by the end of the file, or a damaged record
-//! that is the last thing in the file, is a torn tail and is dropped; damage
-//! anywhere before the tail is [`Error::Corruption`].
+//! Recovery rule: a record cut short by the end of the file, or an all-zero
+//! rest of file, is a torn tail and is dropped; damage anywhere before the tail
+//! is [`Error::Corruption`]. A complete last record whose payload fails its
+//! checksum is a torn tail under [`Tail::Lenient`] (the WAL: the OS may have
+//! persisted the file's length before its data) and corruption under
+//! [`Tail::Strict`] (the MANIFEST: every edit is fsynced before it is used, so
+//! an edit the engine relied on must never be dropped silently).
 
 use std::path::{Path, PathBuf};
 
@@ -78,8 +82,17 @@ impl LogWriter {
     }
 }
 
+/// How a damaged complete last record is treated (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tail {
+    /// Dropped as a torn write (WAL).
+    Lenient,
+    /// Reported as corruption unless it is all zeros (MANIFEST).
+    Strict,
+}
+
 /// Splits the contents of a log file into record payloads, applying the recovery rule.
-pub fn read_records<'a>(data: &'a [u8], path: &Path) -> Result<Vec<&'a [u8]>> {
+pub fn read_records<'a>(data: &'a [u8], path: &Path, tail: Tail) -> Result<Vec<&'a [u8]>> {
     let mut out = Vec::new();
     let mut off = 0usize;
     while off < data.len() {
@@ -104,7 +117,8 @@ pub fn read_records<'a>(data: &'a [u8], path: &Path) -> Result<Vec<&'a [u8]>> {
         }
         let payload = &rest[HEADER_LEN..HEADER_LEN + len];
         if mask_crc(crc32c::crc32c(payload)) != pcrc {
-            if HEADER_LEN + len == rest.len() {
+            let zeros = payload.iter().all(|&b| b == 0);
+            if HEADER_LEN + len == rest.len() && (tail == Tail::Lenient || zeros) {
                 break; // damaged last record: torn tail
             }
             return Err(Error::corruption(
@@ -151,17 +165,18 @@ mod tests {
         let data = log_of(&[b"one", b"", b"three"]);
         let p = Path::new("x");
         assert_eq!(
-            read_records(&data, p).unwrap(),
+            read_records(&data, p, Tail::Lenient).unwrap(),
             vec![&b"one"[..], b"", b"three"]
         );
         for cut in 0..data.len() {
-            let r = read_records(&data[..cut], p).unwrap();
+            let r = read_records(&data[..cut], p, Tail::Lenient).unwrap();
             assert!(r.len() <= 3);
         }
         let mut bad = data.clone();
         let last = bad.len() - 1;
         bad[last] ^= 1;
-        assert_eq!(read_records(&bad, p).unwrap().len(), 2);
+        assert_eq!(read_records(&bad, p, Tail::Lenient).unwrap().len(), 2);
+        assert!(read_records(&bad, p, Tail::Strict).is_err());
     }
 
     #[test]
@@ -170,7 +185,10 @@ mod tests {
         for i in 0..(HEADER_LEN + 3 + HEADER_LEN + 3) {
             let mut bad = data.clone();
             bad[i] ^= 0x40;
-            assert!(read_records(&bad, Path::new("x")).is_err(), "byte {i}");
+            assert!(
+                read_records(&bad, Path::new("x"), Tail::Lenient).is_err(),
+                "byte {i}"
+            );
         }
     }
 }

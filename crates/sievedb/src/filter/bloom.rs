@@ -1,44 +1,65 @@
-//! The standard Bloom filter: `k` probes spread over one bit array.
+//! The standard Bloom filter: `k` probes spread over one bit array. Also the
+//! storage of the filter units, which are standard Bloom filters laid end to
+//! end over one word array.
+//!
+//! Bit `i` of a unit is bit `i % 64` of its word `i / 64`; words are stored
+//! little-endian, so this is also bit `i % 8` of byte `i / 8` (the
+//! version-1 byte order).
 
-use super::{fast_range, IndexScheme};
+use super::scheme::Positions;
 
-/// Number of probes for `bits_per_key`: round(b·ln 2), clamped to [1, 30].
-pub fn optimal_probes(bits_per_key: f64) -> u32 {
-    ((bits_per_key * std::f64::consts::LN_2).round() as u32).clamp(1, 30)
+/// Applies `k` positions of a generator to unit (or line) `u` of a filter.
+pub(crate) trait BitOp {
+    /// Checks (or sets) the `k` next positions of `pos` in unit `u`; returns
+    /// false as soon as a checked bit is clear.
+    fn apply<P: Positions>(&mut self, u: usize, k: u32, pos: &mut P) -> bool;
 }
 
-/// Sets the `k` bits of digest `h` in `bits` (length `nbits` bits).
-pub fn insert(bits: &mut [u8], nbits: u64, k: u32, scheme: IndexScheme, h: u64) {
-    let mut g = h;
-    let delta = rotation_delta(h);
-    for _ in 0..k {
-        let pos = fast_range(g, nbits);
-        bits[(pos >> 3) as usize] |= 1 << (pos & 7);
-        g = next(scheme, g, delta);
-    }
+/// Tests bits of units of `wpu` words.
+pub(crate) struct Check<'a> {
+    pub words: &'a [u64],
+    pub wpu: usize,
 }
 
-/// Whether all `k` bits of digest `h` are set.
-#[inline]
-pub fn contains(bits: &[u8], nbits: u64, k: u32, scheme: IndexScheme, h: u64) -> bool {
-    let mut g = h;
-    let delta = rotation_delta(h);
-    for _ in 0..k {
-        let pos = fast_range(g, nbits);
-        if bits[(pos >> 3) as usize] & (1 << (pos & 7)) == 0 {
-            return false;
+impl BitOp for Check<'_> {
+    #[inline]
+    fn apply<P: Positions>(&mut self, u: usize, k: u32, pos: &mut P) -> bool {
+        let unit = &self.words[u * self.wpu..(u + 1) * self.wpu];
+        let mut missing = 0u64;
+        for _ in 0..k {
+            let p = pos.next_pos();
+            missing |= !unit[(p >> 6) as usize] & (1 << (p & 63));
         }
-        g = next(scheme, g, delta);
+        missing == 0
     }
-    true
 }
 
-#[inline]
-fn rotation_delta(h: u64) -> u64 {
-    h.rotate_left(17)
+/// Sets bits of units of `wpu` words.
+pub(crate) struct Set<'a> {
+    pub words: &'a mut [u64],
+    pub wpu: usize,
 }
 
-#[inline]
-fn next(_scheme: IndexScheme, g: u64, delta: u64) -> u64 {
-    g.wrapping_add(delta)
+impl BitOp for Set<'_> {
+    #[inline]
+    fn apply<P: Positions>(&mut self, u: usize, k: u32, pos: &mut P) -> bool {
+        let unit = &mut self.words[u * self.wpu..(u + 1) * self.wpu];
+        for _ in 0..k {
+            let p = pos.next_pos();
+            unit[(p >> 6) as usize] |= 1 << (p & 63);
+        }
+        true
+    }
+}
+
+/// Bits of a standard Bloom filter (or of one unit) for `n` keys at `b` bits
+/// per key: `⌈n·b⌉` rounded up to a multiple of 64, at least 64.
+pub fn unit_bits_for(n: usize, bits_per_key: f64) -> u64 {
+    let bits = (n as f64 * bits_per_key).ceil();
+    let bits = if bits.is_finite() && bits > 0.0 {
+        bits as u64
+    } else {
+        0
+    };
+    bits.max(64).div_ceil(64) * 64
 }

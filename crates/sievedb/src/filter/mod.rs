@@ -1,307 +1,606 @@
 //! Filters: the digest a lookup computes once, and the filters that consume it.
 //!
-//! The filter section of an SST is self-describing (see `docs/format.md`), so
-//! files written under different filter settings coexist in one database.
+//! * [`hash`]: the hash functions ([`HashFn`]), all behind one seeded signature;
+//! * [`digest`]: [`KeyDigest`] and the per-lookup hashing state [`KeyProbe`],
+//!   whose [`HashSharing`] mode decides how often a key is hashed;
+//! * [`scheme`]: index schemes turning hashes into bit positions;
+//! * [`bloom`], [`blocked`], [`units`]: the layouts ([`FilterLayout`]);
+//! * [`theory`]: theoretical false-positive rates;
+//! * [`memtable`]: a concurrent Bloom filter for memtables.
+//!
+//! The filter section of an SST is self-describing (see
+//! `docs/format-filter.md`): a file is always probed with the parameters it was
+//! built with, so files written under different filter settings coexist in one
+//! database, and version-1 sections (older files) still decode.
 
+pub mod blocked;
 pub mod bloom;
 pub mod digest;
+pub mod hash;
+pub mod memtable;
+pub mod options;
+pub mod scheme;
+pub mod theory;
+pub mod units;
+
+#[cfg(test)]
+mod tests;
 
 use crate::coding::Reader;
-use crate::error::{Error, Result};
-pub use digest::KeyDigest;
+use blocked::Line;
+use digest::{DigestSource, HashSource, ProbeSource, RowSource};
+use hash::{seed_at, PRIMARY_SEED, SECONDARY_SEED};
 
-/// Hash function used to build (and therefore probe) a filter.
+pub use digest::{KeyDigest, KeyProbe};
+pub use memtable::MemtableFilter;
+pub use options::{
+    FilterLayout, FilterOptions, HashFn, HashSharing, IndexScheme, UnitHashing, MAX_PROBES,
+    MAX_UNITS,
+};
+pub use scheme::fast_range;
+pub use theory::theoretical_fpr;
+pub use units::ALL_UNITS;
+
+/// Filter format version written by [`FilterBuilder`].
+pub const FILTER_FORMAT_VERSION: u8 = 2;
+/// Bytes of the version-2 header; unit `j`'s bits start at
+/// `FILTER_V2_HEADER_LEN + j · unit_bits / 8` in the section.
+pub const FILTER_V2_HEADER_LEN: usize = 24;
+
+/// Everything a filter's probe path needs, parsed once from its header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[non_exhaustive]
-pub enum HashFn {
-    /// MurmurHash64A (default, as in the paper).
-    Murmur64A,
-    /// XXH3-64.
-    Xxh3,
-    /// XXH64.
-    Xxh64,
-}
-
-impl HashFn {
-    fn id(self) -> u8 {
-        match self {
-            HashFn::Murmur64A => 1,
-            HashFn::Xxh3 => 2,
-            HashFn::Xxh64 => 3,
-        }
-    }
-    fn from_id(id: u8) -> Option<Self> {
-        match id {
-            1 => Some(HashFn::Murmur64A),
-            2 => Some(HashFn::Xxh3),
-            3 => Some(HashFn::Xxh64),
-            _ => None,
-        }
-    }
-}
-
-/// How a filter turns a digest into bit positions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[non_exhaustive]
-pub enum IndexScheme {
-    /// `g_i = h + i·δ` with `δ = rotl(h, 17)`.
-    Rotation,
-}
-
-/// How much hashing a lookup shares between filters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-pub enum HashSharing {
-    /// One hash per filter probed.
-    Filter,
-    /// One digest per lookup for the whole tree (default).
-    Levels,
-}
-
-/// Filter settings of a database.
-#[derive(Clone, Debug)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-pub struct FilterOptions {
-    /// Bits per key; 0 disables filters. Default 10.
-    pub bits_per_key: f64,
-    /// Hash function. Default MurmurHash64A.
-    pub hash: HashFn,
-    /// Index scheme. Default rotation.
+pub(crate) struct Params {
+    pub layout: FilterLayout,
     pub scheme: IndexScheme,
-    /// Number of probes; `None` = round(bits_per_key · ln 2).
-    pub num_probes: Option<u32>,
-    /// Digest sharing across filters. Default levels.
-    pub sharing: HashSharing,
+    pub unit_hashing: UnitHashing,
+    pub hash: HashFn,
+    /// Secondary function (double hashing only; otherwise unused).
+    pub secondary: HashFn,
+    /// Probes per unit (per filter outside the units layout).
+    pub k: u32,
+    /// Units (1 outside the units layout).
+    pub units: u32,
+    /// Bits per unit (per filter outside the units layout; `lines · 512` for
+    /// the blocked layout).
+    pub unit_bits: u64,
+    /// Words per unit.
+    pub wpu: usize,
+    /// Lines (blocked layout).
+    pub lines: u64,
 }
 
-impl Default for FilterOptions {
-    fn default() -> Self {
-        FilterOptions {
-            bits_per_key: 10.0,
-            hash: HashFn::Murmur64A,
-            scheme: IndexScheme::Rotation,
-            num_probes: None,
-            sharing: HashSharing::Levels,
-        }
-    }
-}
-
-impl FilterOptions {
-    /// Whether filters are built at all.
-    pub fn enabled(&self) -> bool {
-        self.bits_per_key > 0.0
-    }
-
-    /// Checks the settings.
-    pub fn validate(&self) -> Result<()> {
-        if !(0.0..=10_000.0).contains(&self.bits_per_key) || self.bits_per_key.is_nan() {
-            return Err(Error::InvalidArgument(
-                "bits_per_key must be between 0 and 10000".into(),
-            ));
-        }
-        if let Some(k) = self.num_probes {
-            if !(1..=64).contains(&k) {
-                return Err(Error::InvalidArgument(
-                    "num_probes must be between 1 and 64".into(),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    fn probes(&self) -> u32 {
-        self.num_probes
-            .unwrap_or_else(|| bloom::optimal_probes(self.bits_per_key))
-    }
-}
-
-/// Maps a 64-bit hash onto `[0, n)` without division (Lemire's multiply-shift).
-#[inline]
-pub fn fast_range(h: u64, n: u64) -> u64 {
-    ((u128::from(h) * u128::from(n)) >> 64) as u64
-}
-
-/// The hashing state of one lookup: the key and, once computed, its digest.
-pub struct KeyProbe<'a> {
-    key: &'a [u8],
-    sharing: HashSharing,
-    digest: Option<KeyDigest>,
-    /// Digests computed so far for this lookup.
-    pub digests_computed: u32,
-}
-
-impl<'a> KeyProbe<'a> {
-    /// Starts a lookup of `key`; nothing is hashed yet.
-    pub fn new(key: &'a [u8], sharing: HashSharing) -> Self {
-        KeyProbe {
-            key,
-            sharing,
-            digest: None,
-            digests_computed: 0,
+impl Params {
+    /// Primary hashes per key: seed indices `0..primaries()`.
+    fn primaries(&self) -> usize {
+        if self.scheme == IndexScheme::Independent {
+            (self.k * self.units) as usize
+        } else if self.unit_hashing == UnitHashing::Separate {
+            self.units as usize
+        } else {
+            1
         }
     }
 
-    /// The key being looked up.
-    pub fn key(&self) -> &'a [u8] {
-        self.key
+    /// Secondary hashes per key.
+    fn secondaries(&self) -> usize {
+        match (self.scheme, self.unit_hashing) {
+            (IndexScheme::Double, UnitHashing::Separate) => self.units as usize,
+            (IndexScheme::Double, _) => 1,
+            _ => 0,
+        }
     }
 
-    /// The digest under `f`: computed on first use; recomputed for every filter
-    /// unless sharing across levels.
+    /// Whether a [`KeyDigest`] (seed index 0 only) suffices to probe.
+    fn digest_suffices(&self) -> bool {
+        self.primaries() == 1 && self.secondaries() <= 1
+    }
+
+    /// Runs `op` for the key behind `src`.
     #[inline]
-    pub fn digest(&mut self, f: HashFn) -> KeyDigest {
-        if self.sharing == HashSharing::Levels {
-            if let Some(d) = self.digest {
-                if d.hash_fn == f {
-                    return d;
-                }
-            }
+    fn run<S: HashSource>(&self, bits: &Bits, src: &mut S, mask: u64) -> bool {
+        match bits {
+            Bits::Words(w) => units::run(
+                self,
+                src,
+                &mut bloom::Check {
+                    words: w,
+                    wpu: self.wpu,
+                },
+                mask,
+            ),
+            Bits::Lines(l) => blocked::run(self, src, &mut blocked::Check { lines: l }),
         }
-        let d = KeyDigest::compute(f, self.key);
-        self.digests_computed += 1;
-        self.digest = Some(d);
-        d
     }
 }
 
-const FILTER_FORMAT_VERSION: u8 = 1;
-const LAYOUT_BLOOM: u8 = 1;
+/// A filter's bits in memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Bits {
+    /// Standard Bloom / units: `units × wpu` words.
+    Words(Box<[u64]>),
+    /// Blocked Bloom: cache-aligned lines.
+    Lines(Box<[Line]>),
+}
+
+impl Bits {
+    fn bytes(&self) -> usize {
+        match self {
+            Bits::Words(w) => w.len() * 8,
+            Bits::Lines(l) => l.len() * 64,
+        }
+    }
+}
 
 /// Accumulates the keys of one SST and serialises its filter section.
+///
+/// `add` hashes each key once with every seeded hash the configured scheme
+/// needs (one 64-bit value for the default rotation scheme); `finish` sizes the
+/// filter for the keys added and sets their bits.
 pub struct FilterBuilder {
-    opts: FilterOptions,
-    hashes: Vec<u64>,
+    params: Params,
+    bits_per_key: f64,
+    rows: Vec<u64>,
+    n: usize,
 }
 
 impl FilterBuilder {
-    /// A builder for `opts`.
+    /// A builder for `opts` (which the caller has validated; out-of-range
+    /// values are clamped here).
     pub fn new(opts: &FilterOptions) -> Self {
+        let units = opts.effective_units();
         FilterBuilder {
-            opts: opts.clone(),
-            hashes: Vec::new(),
+            params: Params {
+                layout: opts.layout,
+                scheme: opts.effective_scheme(),
+                unit_hashing: opts.effective_unit_hashing(),
+                hash: opts.hash,
+                secondary: opts.secondary_hash,
+                k: opts.probes_per_unit(),
+                units,
+                unit_bits: 0,
+                wpu: 0,
+                lines: 0,
+            },
+            bits_per_key: if opts.bits_per_key.is_finite() {
+                opts.bits_per_key.max(0.0)
+            } else {
+                0.0
+            },
+            rows: Vec::new(),
+            n: 0,
         }
     }
 
     /// Adds a user key (callers add each distinct key once).
     pub fn add(&mut self, user_key: &[u8]) {
-        self.hashes
-            .push(KeyDigest::compute(self.opts.hash, user_key).h1);
+        let p = &self.params;
+        for i in 0..p.primaries() {
+            self.rows.push(hash::hash(
+                p.hash,
+                user_key,
+                seed_at(PRIMARY_SEED, i as u32),
+            ));
+        }
+        for i in 0..p.secondaries() {
+            self.rows.push(hash::hash(
+                p.secondary,
+                user_key,
+                seed_at(SECONDARY_SEED, i as u32),
+            ));
+        }
+        self.n += 1;
     }
 
     /// Number of keys added.
     pub fn len(&self) -> usize {
-        self.hashes.len()
+        self.n
     }
 
     /// Whether no key was added.
     pub fn is_empty(&self) -> bool {
-        self.hashes.is_empty()
+        self.n == 0
     }
 
-    /// Serialises the filter section.
-    pub fn finish(&self) -> Vec<u8> {
-        let k = self.opts.probes();
-        let nbits = ((self.hashes.len() as f64 * self.opts.bits_per_key).ceil() as u64).max(64);
-        let nbytes = nbits.div_ceil(8) as usize;
-        let nbits = nbytes as u64 * 8;
-        let mut out = Vec::with_capacity(nbytes + 16);
-        out.push(FILTER_FORMAT_VERSION);
-        out.push(LAYOUT_BLOOM);
-        out.push(self.opts.hash.id());
-        out.push(0); // scheme: rotation
-        out.extend_from_slice(&k.to_le_bytes());
-        out.extend_from_slice(&nbits.to_le_bytes());
-        let start = out.len();
-        out.resize(start + nbytes, 0);
-        for &h in &self.hashes {
-            bloom::insert(&mut out[start..], nbits, k, self.opts.scheme, h);
+    /// Builds the in-memory filter for the keys added so far.
+    pub fn build(&self) -> Filter {
+        let mut p = self.params;
+        let stride = p.primaries() + p.secondaries();
+        let bits = match p.layout {
+            FilterLayout::Blocked => {
+                p.lines = blocked::lines_for(self.n, self.bits_per_key);
+                p.unit_bits = p.lines * blocked::LINE_BITS;
+                let mut lines = vec![Line::default(); p.lines as usize];
+                let mut op = blocked::Set { lines: &mut lines };
+                for row in self.rows.chunks_exact(stride) {
+                    let mut src = RowSource {
+                        row,
+                        primaries: p.primaries(),
+                    };
+                    blocked::run(&p, &mut src, &mut op);
+                }
+                Bits::Lines(lines.into())
+            }
+            _ => {
+                let per_unit = self.bits_per_key / f64::from(p.units);
+                p.unit_bits = bloom::unit_bits_for(self.n, per_unit);
+                p.wpu = (p.unit_bits / 64) as usize;
+                let mut words = vec![0u64; p.wpu * p.units as usize];
+                let mut op = bloom::Set {
+                    words: &mut words,
+                    wpu: p.wpu,
+                };
+                for row in self.rows.chunks_exact(stride) {
+                    let mut src = RowSource {
+                        row,
+                        primaries: p.primaries(),
+                    };
+                    units::run(&p, &mut src, &mut op, ALL_UNITS);
+                }
+                Bits::Words(words.into())
+            }
+        };
+        if p.scheme != IndexScheme::Double {
+            p.secondary = p.hash;
         }
-        out
+        p.wpu = (p.unit_bits / 64) as usize;
+        Filter {
+            version: FILTER_FORMAT_VERSION,
+            p,
+            num_keys: self.n as u64,
+            bits,
+        }
+    }
+
+    /// Serialises the filter section (format version 2).
+    pub fn finish(&self) -> Vec<u8> {
+        self.build().encode()
     }
 }
 
 /// A decoded filter section, parsed once when its file is opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Filter {
-    hash: HashFn,
-    scheme: IndexScheme,
-    k: u32,
-    nbits: u64,
-    bits: Box<[u8]>,
+    version: u8,
+    p: Params,
+    num_keys: u64,
+    bits: Bits,
+}
+
+/// Shorthand for decode errors.
+fn truncated() -> String {
+    "filter header truncated".to_string()
 }
 
 impl Filter {
-    /// Parses a filter section; the error string says what is wrong.
+    /// Parses a filter section (format version 1 or 2); the error string says
+    /// what is wrong. Never panics, whatever the bytes.
     pub fn decode(data: &[u8]) -> std::result::Result<Filter, String> {
         let mut r = Reader::new(data);
-        let version = r.u8().ok_or("filter header truncated")?;
-        if version != FILTER_FORMAT_VERSION {
-            return Err(format!("unknown filter format version {version}"));
+        match r.u8().ok_or_else(truncated)? {
+            1 => Self::decode_v1(r),
+            2 => Self::decode_v2(r),
+            v => Err(format!("unknown filter format version {v}")),
         }
-        let layout = r.u8().ok_or("filter header truncated")?;
-        if layout != LAYOUT_BLOOM {
+    }
+
+    /// Version 1: `layout = 1 | hash | scheme = 0 | k: u32 | nbits: u64 | bits`.
+    fn decode_v1(mut r: Reader<'_>) -> std::result::Result<Filter, String> {
+        let layout = r.u8().ok_or_else(truncated)?;
+        if layout != 1 {
             return Err(format!("unknown filter layout {layout}"));
         }
-        let hash = HashFn::from_id(r.u8().ok_or("filter header truncated")?)
-            .ok_or("unknown filter hash function")?;
-        let scheme = match r.u8().ok_or("filter header truncated")? {
-            0 => IndexScheme::Rotation,
-            s => return Err(format!("unknown filter index scheme {s}")),
-        };
-        let k = r.u32().ok_or("filter header truncated")?;
-        let nbits = r.u64().ok_or("filter header truncated")?;
-        if k == 0 || k > 64 {
+        let hash_id = r.u8().ok_or_else(truncated)?;
+        let hash = match hash_id {
+            1..=3 => HashFn::from_id(hash_id),
+            _ => None,
+        }
+        .ok_or_else(|| format!("unknown filter hash function {hash_id}"))?;
+        let scheme = r.u8().ok_or_else(truncated)?;
+        if scheme != 0 {
+            return Err(format!("unknown filter index scheme {scheme}"));
+        }
+        let k = r.u32().ok_or_else(truncated)?;
+        let nbits = r.u64().ok_or_else(truncated)?;
+        if k == 0 || k > MAX_PROBES {
             return Err(format!("bad probe count {k}"));
         }
-        if nbits == 0 || nbits % 8 != 0 || nbits / 8 != r.remaining() as u64 {
+        if nbits == 0 || !nbits.is_multiple_of(8) || nbits / 8 != r.remaining() as u64 {
             return Err(format!("filter bit count {nbits} does not match its size"));
         }
-        let bits = r.take(r.remaining()).unwrap_or_default().into();
+        let bytes = r.take(r.remaining()).ok_or_else(truncated)?;
+        let words = words_from_le(bytes);
         Ok(Filter {
-            hash,
+            version: 1,
+            p: Params {
+                layout: FilterLayout::Bloom,
+                scheme: IndexScheme::Rotation,
+                unit_hashing: UnitHashing::Shared,
+                hash,
+                secondary: hash,
+                k,
+                units: 1,
+                unit_bits: nbits,
+                wpu: words.len(),
+                lines: 0,
+            },
+            num_keys: 0,
+            bits: Bits::Words(words),
+        })
+    }
+
+    /// Version 2: see `docs/format-filter.md`.
+    fn decode_v2(mut r: Reader<'_>) -> std::result::Result<Filter, String> {
+        let mut byte = || r.u8().ok_or_else(truncated);
+        let layout_id = byte()?;
+        let hash_id = byte()?;
+        let secondary_id = byte()?;
+        let scheme_id = byte()?;
+        let unit_hashing_id = byte()?;
+        let k = u32::from(byte()?);
+        let units = u32::from(byte()?);
+        let num_keys = r.u64().ok_or_else(truncated)?;
+        let unit_bits = r.u64().ok_or_else(truncated)?;
+
+        let layout = FilterLayout::from_id(layout_id)
+            .ok_or_else(|| format!("unknown filter layout {layout_id}"))?;
+        let hash = HashFn::from_id(hash_id)
+            .ok_or_else(|| format!("unknown filter hash function {hash_id}"))?;
+        let scheme = IndexScheme::from_id(scheme_id)
+            .ok_or_else(|| format!("unknown filter index scheme {scheme_id}"))?;
+        let unit_hashing = UnitHashing::from_id(unit_hashing_id)
+            .ok_or_else(|| format!("unknown filter unit hashing {unit_hashing_id}"))?;
+        let secondary = match (scheme, secondary_id) {
+            (IndexScheme::Double, id) => HashFn::from_id(id)
+                .ok_or_else(|| format!("unknown filter secondary hash function {id}"))?,
+            (_, 0) => hash,
+            (_, id) => return Err(format!("secondary hash {id} without double hashing")),
+        };
+        if !(1..=MAX_UNITS).contains(&units) || (layout != FilterLayout::Units && units != 1) {
+            return Err(format!("bad unit count {units} for layout {layout}"));
+        }
+        if layout != FilterLayout::Units && unit_hashing != UnitHashing::Shared {
+            return Err(format!("separate unit hashing in layout {layout}"));
+        }
+        if k == 0 || k * units > MAX_PROBES {
+            return Err(format!("bad probe count {k} × {units} units"));
+        }
+        let granule = if layout == FilterLayout::Blocked {
+            blocked::LINE_BITS
+        } else {
+            64
+        };
+        if unit_bits == 0 || !unit_bits.is_multiple_of(granule) {
+            return Err(format!("bad unit size {unit_bits} bits"));
+        }
+        let unit_bytes = unit_bits / 8;
+        if unit_bytes.checked_mul(u64::from(units)) != Some(r.remaining() as u64) {
+            return Err(format!(
+                "filter of {units} × {unit_bits} bits does not match its size {}",
+                r.remaining()
+            ));
+        }
+        let bytes = r.take(r.remaining()).ok_or_else(truncated)?;
+        let words = words_from_le(bytes);
+        let mut p = Params {
+            layout,
             scheme,
+            unit_hashing,
+            hash,
+            secondary,
             k,
-            nbits,
+            units,
+            unit_bits,
+            wpu: (unit_bits / 64) as usize,
+            lines: 0,
+        };
+        let bits = if layout == FilterLayout::Blocked {
+            p.lines = unit_bits / blocked::LINE_BITS;
+            let lines: Vec<Line> = words
+                .chunks_exact(8)
+                .map(|c| {
+                    let mut l = Line::default();
+                    l.0.copy_from_slice(c);
+                    l
+                })
+                .collect();
+            Bits::Lines(lines.into())
+        } else {
+            Bits::Words(words)
+        };
+        Ok(Filter {
+            version: 2,
+            p,
+            num_keys,
             bits,
         })
+    }
+
+    /// Serialises the filter in the format version it has (a decoded
+    /// version-1 section re-encodes to the same bytes).
+    pub fn encode(&self) -> Vec<u8> {
+        let p = &self.p;
+        let mut out = Vec::with_capacity(FILTER_V2_HEADER_LEN + self.bits.bytes());
+        if self.version == 1 {
+            out.extend_from_slice(&[1, 1, p.hash.id(), 0]);
+            out.extend_from_slice(&p.k.to_le_bytes());
+            out.extend_from_slice(&p.unit_bits.to_le_bytes());
+        } else {
+            out.push(FILTER_FORMAT_VERSION);
+            out.push(p.layout.id());
+            out.push(p.hash.id());
+            out.push(if p.scheme == IndexScheme::Double {
+                p.secondary.id()
+            } else {
+                0
+            });
+            out.push(p.scheme.id());
+            out.push(p.unit_hashing.id());
+            out.push(p.k as u8);
+            out.push(p.units as u8);
+            out.extend_from_slice(&self.num_keys.to_le_bytes());
+            out.extend_from_slice(&p.unit_bits.to_le_bytes());
+        }
+        let unit_bytes = (p.unit_bits / 8) as usize;
+        match &self.bits {
+            Bits::Words(w) => {
+                for j in 0..p.units as usize {
+                    let unit = &w[j * p.wpu..(j + 1) * p.wpu];
+                    let start = out.len();
+                    for x in unit {
+                        out.extend_from_slice(&x.to_le_bytes());
+                    }
+                    out.truncate(start + unit_bytes);
+                }
+            }
+            Bits::Lines(l) => {
+                for line in l.iter() {
+                    for x in line.0 {
+                        out.extend_from_slice(&x.to_le_bytes());
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// Whether the key of `probe` may be in the file (false = surely not).
     #[inline]
     pub fn may_contain(&self, probe: &mut KeyProbe<'_>) -> bool {
-        let d = probe.digest(self.hash);
-        bloom::contains(&self.bits, self.nbits, self.k, self.scheme, d.h1)
+        self.may_contain_units(probe, ALL_UNITS)
+    }
+
+    /// Like [`Filter::may_contain`], probing only the units whose bit is set in
+    /// `enabled` (bit `j` = unit `j`; layouts other than units have one unit,
+    /// bit 0). A mask without any unit bit answers "maybe".
+    #[inline]
+    pub fn may_contain_units(&self, probe: &mut KeyProbe<'_>, enabled: u64) -> bool {
+        probe.begin_filter();
+        let mut src = ProbeSource {
+            probe,
+            f: self.p.hash,
+            f2: self.p.secondary,
+        };
+        self.p.run(&self.bits, &mut src, enabled)
+    }
+
+    /// Probes with a precomputed digest, without touching any [`KeyProbe`].
+    /// `None` when the digest does not suffice: it was made with another hash
+    /// function, lacks the secondary hash double hashing needs, or the filter
+    /// needs further seeded hashes (independent scheme, separate unit hashing).
+    #[inline]
+    pub fn may_contain_digest(&self, d: &KeyDigest) -> Option<bool> {
+        if d.hash_fn != self.p.hash || !self.p.digest_suffices() {
+            return None;
+        }
+        if self.p.scheme == IndexScheme::Double
+            && d.secondary.map(|(f, _)| f) != Some(self.p.secondary)
+        {
+            return None;
+        }
+        Some(self.p.run(&self.bits, &mut DigestSource(d), ALL_UNITS))
     }
 
     /// Bytes of memory the filter holds.
     pub fn memory_bytes(&self) -> usize {
-        self.bits.len() + std::mem::size_of::<Self>()
+        self.bits.bytes() + std::mem::size_of::<Self>()
+    }
+
+    /// Format version the section was written in (1 or 2).
+    pub fn version(&self) -> u8 {
+        self.version
+    }
+
+    /// Layout.
+    pub fn layout(&self) -> FilterLayout {
+        self.p.layout
+    }
+
+    /// Index scheme.
+    pub fn scheme(&self) -> IndexScheme {
+        self.p.scheme
+    }
+
+    /// Primary hash function.
+    pub fn hash_fn(&self) -> HashFn {
+        self.p.hash
+    }
+
+    /// Secondary hash function (double hashing only).
+    pub fn secondary_hash(&self) -> Option<HashFn> {
+        (self.p.scheme == IndexScheme::Double).then_some(self.p.secondary)
+    }
+
+    /// Unit hashing mode.
+    pub fn unit_hashing(&self) -> UnitHashing {
+        self.p.unit_hashing
+    }
+
+    /// Probes per unit (per filter outside the units layout).
+    pub fn probes_per_unit(&self) -> u32 {
+        self.p.k
+    }
+
+    /// Number of filter units (1 outside the units layout).
+    pub fn units(&self) -> u32 {
+        self.p.units
+    }
+
+    /// Bits per unit (all bits outside the units layout).
+    pub fn unit_bits(&self) -> u64 {
+        self.p.unit_bits
+    }
+
+    /// Bytes of filter bits per unit.
+    pub fn unit_memory_bytes(&self) -> usize {
+        self.p.unit_bits.div_ceil(8) as usize
+    }
+
+    /// Total filter bits.
+    pub fn total_bits(&self) -> u64 {
+        self.p.unit_bits * u64::from(self.p.units)
+    }
+
+    /// Keys the filter was built for (0 if unknown: version 1).
+    pub fn num_keys(&self) -> u64 {
+        self.num_keys
+    }
+
+    /// Actual bits per key (0 if the key count is unknown).
+    pub fn bits_per_key(&self) -> f64 {
+        if self.num_keys == 0 {
+            0.0
+        } else {
+            self.total_bits() as f64 / self.num_keys as f64
+        }
+    }
+
+    /// Theoretical FPR of this filter at its actual bits per key with `enabled`
+    /// units probed (1.0 if the key count is unknown).
+    pub fn theoretical_fpr_units(&self, enabled: u32) -> f64 {
+        if self.num_keys == 0 {
+            return 1.0;
+        }
+        let b = self.bits_per_key();
+        match self.p.layout {
+            FilterLayout::Units => theory::units_fpr(b, self.p.units, self.p.k, enabled),
+            layout => theoretical_fpr(layout, b, self.p.k, 1),
+        }
+    }
+
+    /// Theoretical FPR of this filter at its actual bits per key.
+    pub fn theoretical_fpr(&self) -> f64 {
+        self.theoretical_fpr_units(self.p.units)
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn no_false_negatives_and_low_fpr() {
-        let opts = FilterOptions::default();
-        let mut b = FilterBuilder::new(&opts);
-        for i in 0..10_000u32 {
-            b.add(format!("key{i}").as_bytes());
-        }
-        let f = Filter::decode(&b.finish()).unwrap();
-        for i in 0..10_000u32 {
-            let k = format!("key{i}");
-            assert!(f.may_contain(&mut KeyProbe::new(k.as_bytes(), HashSharing::Levels)));
-        }
-        let fp = (0..100_000u32)
-            .filter(|i| {
-                let k = format!("miss{i}");
-                f.may_contain(&mut KeyProbe::new(k.as_bytes(), HashSharing::Levels))
-            })
-            .count();
-        assert!(fp < 1500, "fpr too high: {fp}/100000");
-    }
+/// Little-endian bytes to words, the last word zero-padded.
+fn words_from_le(bytes: &[u8]) -> Box<[u64]> {
+    bytes
+        .chunks(8)
+        .map(|c| {
+            let mut b = [0u8; 8];
+            b[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(b)
+        })
+        .collect()
 }

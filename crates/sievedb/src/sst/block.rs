@@ -78,7 +78,9 @@ impl BlockBuilder {
 
     /// Finishes the block and resets the builder.
     pub fn finish(&mut self) -> Vec<u8> {
-        let mut out = std::mem::take(&mut self.buf);
+        let cap = self.buf.capacity();
+        let mut out = std::mem::replace(&mut self.buf, Vec::with_capacity(cap));
+        out.reserve_exact(4 * self.restarts.len() + 4);
         for r in &self.restarts {
             out.extend_from_slice(&r.to_le_bytes());
         }

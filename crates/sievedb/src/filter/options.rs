@@ -1,0 +1,505 @@
+//! Filter settings: hash function, index scheme, layout, sharing mode.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
+
+/// Defines `Display`/`FromStr` (case-insensitive) and `ALL` for a unit enum
+/// from a table of `(variant, name)`.
+macro_rules! named_enum {
+    ($ty:ident, $what:literal, [$(($v:ident, $name:literal)),+ $(,)?]) => {
+        impl $ty {
+            /// Every variant, in declaration order.
+            pub const ALL: &'static [$ty] = &[$($ty::$v),+];
+
+            /// The name used by `Display` and `FromStr`.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($ty::$v => $name),+
+                }
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl FromStr for $ty {
+            type Err = Error;
+            fn from_str(s: &str) -> Result<Self> {
+                $(if s.eq_ignore_ascii_case($name) {
+                    return Ok($ty::$v);
+                })+
+                let names: &[&str] = &[$($name),+];
+                Err(Error::InvalidArgument(format!(
+                    concat!("unknown ", $what, " '{}' (expected one of: {})"),
+                    s,
+                    names.join(", ")
+                )))
+            }
+        }
+    };
+}
+
+/// Hash function used to build (and therefore probe) a filter. Its id byte is
+/// stored in the filter header, so a file is always probed with the function
+/// it was built with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
+pub enum HashFn {
+    /// MurmurHash64A (default, as in the paper). Id 1.
+    #[default]
+    Murmur64A,
+    /// XXH3-64. Id 2.
+    Xxh3,
+    /// XXH64. Id 3.
+    Xxh64,
+    /// MurmurHash3 x64_128, truncated to its first 64 bits (`h1`). Id 4.
+    Murmur3,
+    /// Two CRC32C lanes with different inits, concatenated and finalised with
+    /// `fmix64` (see [`crate::filter::hash::crc32c_64`]). Id 5.
+    Crc32c,
+    /// CityHash64 v1.1. Id 6.
+    City64,
+    /// MD5, first 8 bytes (little-endian). Id 7.
+    Md5,
+    /// SHA-256, first 8 bytes (little-endian). Id 8.
+    Sha256,
+}
+
+named_enum!(
+    HashFn,
+    "hash function",
+    [
+        (Murmur64A, "murmur64a"),
+        (Xxh3, "xxh3"),
+        (Xxh64, "xxh64"),
+        (Murmur3, "murmur3"),
+        (Crc32c, "crc32c"),
+        (City64, "city64"),
+        (Md5, "md5"),
+        (Sha256, "sha256"),
+    ]
+);
+
+impl HashFn {
+    /// The stable id byte stored in filter headers.
+    pub fn id(self) -> u8 {
+        match self {
+            HashFn::Murmur64A => 1,
+            HashFn::Xxh3 => 2,
+            HashFn::Xxh64 => 3,
+            HashFn::Murmur3 => 4,
+            HashFn::Crc32c => 5,
+            HashFn::City64 => 6,
+            HashFn::Md5 => 7,
+            HashFn::Sha256 => 8,
+        }
+    }
+
+    /// The function with id byte `id`.
+    pub fn from_id(id: u8) -> Option<Self> {
+        Some(match id {
+            1 => HashFn::Murmur64A,
+            2 => HashFn::Xxh3,
+            3 => HashFn::Xxh64,
+            4 => HashFn::Murmur3,
+            5 => HashFn::Crc32c,
+            6 => HashFn::City64,
+            7 => HashFn::Md5,
+            8 => HashFn::Sha256,
+            _ => return None,
+        })
+    }
+}
+
+/// How a filter turns a key's hash(es) into its `k` bit positions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
+pub enum IndexScheme {
+    /// `k` independently seeded hashes of the key, one per position ("All k").
+    Independent,
+    /// One digest `h`; `δ = rotl64(h, 17)`, `g_i = h + i·δ` (64-bit analogue of
+    /// LevelDB's 32-bit `h>>17 | h<<15`; the version-1 scheme). Default.
+    #[default]
+    Rotation,
+    /// Two hashes: `g_i = h1 + i·h2` (Kirsch–Mitzenmacher double hashing; `h2`
+    /// from [`FilterOptions::secondary_hash`]).
+    Double,
+    /// One digest split into 32-bit halves `a`, `b`; Dillinger–Manolios
+    /// enhanced double hashing modulo the filter size:
+    /// `x ← a, y ← b; x ← x + y; y ← y + i`.
+    EnhancedDouble,
+}
+
+named_enum!(
+    IndexScheme,
+    "index scheme",
+    [
+        (Independent, "independent"),
+        (Rotation, "rotation"),
+        (Double, "double"),
+        (EnhancedDouble, "enhanced-double"),
+    ]
+);
+
+impl IndexScheme {
+    /// The id byte stored in filter headers.
+    pub fn id(self) -> u8 {
+        match self {
+            IndexScheme::Rotation => 0,
+            IndexScheme::Independent => 1,
+            IndexScheme::Double => 2,
+            IndexScheme::EnhancedDouble => 3,
+        }
+    }
+
+    /// The scheme with id byte `id`.
+    pub fn from_id(id: u8) -> Option<Self> {
+        Some(match id {
+            0 => IndexScheme::Rotation,
+            1 => IndexScheme::Independent,
+            2 => IndexScheme::Double,
+            3 => IndexScheme::EnhancedDouble,
+            _ => return None,
+        })
+    }
+}
+
+/// How much hashing a lookup shares between filters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub enum HashSharing {
+    /// No sharing at all: filters are built with the
+    /// [`IndexScheme::Independent`] scheme whatever [`FilterOptions::scheme`]
+    /// says, and every probe of every filter computes its own `k` seeded hashes
+    /// (the paper's "All k" baseline).
+    None,
+    /// One digest per filter probed (the state of the art the paper compares
+    /// against).
+    Filter,
+    /// One digest per lookup, reused by every filter of every level (default).
+    #[default]
+    Levels,
+}
+
+named_enum!(
+    HashSharing,
+    "hash sharing mode",
+    [(None, "none"), (Filter, "filter"), (Levels, "levels")]
+);
+
+/// How a filter's bits are organised.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
+pub enum FilterLayout {
+    /// One standard Bloom filter over the whole bit array (default).
+    #[default]
+    Bloom,
+    /// Cache-blocked Bloom filter: all `k` probes fall in one 64-byte line
+    /// chosen from the digest's high bits.
+    Blocked,
+    /// ElasticBF filter units: [`FilterOptions::units`] small Bloom filters of
+    /// `b/units` bits per key each; a probe stops at the first unit saying no.
+    Units,
+}
+
+named_enum!(
+    FilterLayout,
+    "filter layout",
+    [(Bloom, "bloom"), (Blocked, "blocked"), (Units, "units")]
+);
+
+impl FilterLayout {
+    /// The id byte stored in filter headers.
+    pub fn id(self) -> u8 {
+        match self {
+            FilterLayout::Bloom => 1,
+            FilterLayout::Blocked => 2,
+            FilterLayout::Units => 3,
+        }
+    }
+
+    /// The layout with id byte `id`.
+    pub fn from_id(id: u8) -> Option<Self> {
+        Some(match id {
+            1 => FilterLayout::Bloom,
+            2 => FilterLayout::Blocked,
+            3 => FilterLayout::Units,
+            _ => return None,
+        })
+    }
+}
+
+/// Where the filter units of the [`FilterLayout::Units`] layout get their
+/// hashes from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
+pub enum UnitHashing {
+    /// All units share one digest: unit `j` uses probes `j·k_u … (j+1)·k_u − 1`
+    /// of the index scheme (the paper's hash sharing; default).
+    #[default]
+    Shared,
+    /// Unit `j` hashes the key itself with its own seed (ElasticBF's original
+    /// design, `units` hash computations per filter probe).
+    Separate,
+}
+
+named_enum!(
+    UnitHashing,
+    "unit hashing mode",
+    [(Shared, "shared"), (Separate, "separate")]
+);
+
+impl UnitHashing {
+    /// The id byte stored in filter headers.
+    pub fn id(self) -> u8 {
+        match self {
+            UnitHashing::Shared => 0,
+            UnitHashing::Separate => 1,
+        }
+    }
+
+    /// The mode with id byte `id`.
+    pub fn from_id(id: u8) -> Option<Self> {
+        Some(match id {
+            0 => UnitHashing::Shared,
+            1 => UnitHashing::Separate,
+            _ => return None,
+        })
+    }
+}
+
+/// Most probes (over all units) a filter may use.
+pub const MAX_PROBES: u32 = 64;
+/// Most filter units per filter.
+pub const MAX_UNITS: u32 = 64;
+
+/// Filter settings of a database. Only what is stored in a filter's header
+/// (layout, hash functions, scheme, probes, units) affects how an existing
+/// file is probed; `sharing` is a lookup-time setting.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct FilterOptions {
+    /// Bits per key; 0 disables filters. Default 10.
+    pub bits_per_key: f64,
+    /// Primary hash function. Default MurmurHash64A.
+    pub hash: HashFn,
+    /// Second hash function of the [`IndexScheme::Double`] scheme (ignored by
+    /// the others). Default XXH3.
+    pub secondary_hash: HashFn,
+    /// Index scheme. Default rotation. Overridden by `sharing = none`.
+    pub scheme: IndexScheme,
+    /// Layout of the filter bits. Default standard Bloom.
+    pub layout: FilterLayout,
+    /// Probes per filter (per unit for the units layout); `None` = derived from
+    /// the bits per key (of one unit), see `leveldb_probes`.
+    pub num_probes: Option<u32>,
+    /// Derive the probe count as LevelDB does, `⌊0.69·b⌋` clamped to [1, 30],
+    /// instead of `round(b·ln 2)`. Default false.
+    pub leveldb_probes: bool,
+    /// Number of filter units of the units layout (ignored by the others).
+    /// Default 7 (the paper's Table 3 setting).
+    pub units: u32,
+    /// Hash source of the filter units. Default shared.
+    pub unit_hashing: UnitHashing,
+    /// Digest sharing across filters during a lookup. Default levels.
+    pub sharing: HashSharing,
+}
+
+impl Default for FilterOptions {
+    fn default() -> Self {
+        FilterOptions {
+            bits_per_key: 10.0,
+            hash: HashFn::Murmur64A,
+            secondary_hash: HashFn::Xxh3,
+            scheme: IndexScheme::Rotation,
+            layout: FilterLayout::Bloom,
+            num_probes: None,
+            leveldb_probes: false,
+            units: 7,
+            unit_hashing: UnitHashing::Shared,
+            sharing: HashSharing::Levels,
+        }
+    }
+}
+
+/// Probes for `bits_per_key` (of one unit): round(b·ln 2), clamped to [1, 30].
+pub fn optimal_probes(bits_per_key: f64) -> u32 {
+    ((bits_per_key * std::f64::consts::LN_2).round() as u32).clamp(1, 30)
+}
+
+/// LevelDB's probe count for `bits_per_key`: ⌊0.69·b⌋ clamped to [1, 30].
+pub fn leveldb_probes(bits_per_key: f64) -> u32 {
+    ((bits_per_key * 0.69) as u32).clamp(1, 30)
+}
+
+impl FilterOptions {
+    /// Whether filters are built at all.
+    pub fn enabled(&self) -> bool {
+        self.bits_per_key > 0.0
+    }
+
+    /// Checks the settings.
+    pub fn validate(&self) -> Result<()> {
+        if !(0.0..=10_000.0).contains(&self.bits_per_key) || self.bits_per_key.is_nan() {
+            return Err(Error::InvalidArgument(
+                "bits_per_key must be between 0 and 10000".into(),
+            ));
+        }
+        if let Some(k) = self.num_probes {
+            if !(1..=MAX_PROBES).contains(&k) {
+                return Err(Error::InvalidArgument(format!(
+                    "num_probes must be between 1 and {MAX_PROBES}"
+                )));
+            }
+        }
+        if !(1..=MAX_UNITS).contains(&self.units) {
+            return Err(Error::InvalidArgument(format!(
+                "units must be between 1 and {MAX_UNITS}"
+            )));
+        }
+        if self.layout == FilterLayout::Units {
+            if let Some(k) = self.num_probes {
+                if k * self.units > MAX_PROBES {
+                    return Err(Error::InvalidArgument(format!(
+                        "num_probes × units must be at most {MAX_PROBES} (got {k} × {})",
+                        self.units
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Units the built filters have: `units` for the units layout, else 1.
+    pub fn effective_units(&self) -> u32 {
+        if self.layout == FilterLayout::Units {
+            self.units.clamp(1, MAX_UNITS)
+        } else {
+            1
+        }
+    }
+
+    /// The scheme the built filters use: independent when `sharing = none`,
+    /// else `scheme`.
+    pub fn effective_scheme(&self) -> IndexScheme {
+        if self.sharing == HashSharing::None {
+            IndexScheme::Independent
+        } else {
+            self.scheme
+        }
+    }
+
+    /// Unit hashing the built filters use (always shared outside the units
+    /// layout).
+    pub fn effective_unit_hashing(&self) -> UnitHashing {
+        if self.layout == FilterLayout::Units {
+            self.unit_hashing
+        } else {
+            UnitHashing::Shared
+        }
+    }
+
+    /// Probes per unit (per filter outside the units layout) of the built
+    /// filters, so that `probes × units ≤ 64`.
+    pub fn probes_per_unit(&self) -> u32 {
+        let units = self.effective_units();
+        let b = self.bits_per_key / f64::from(units);
+        let k = self.num_probes.unwrap_or_else(|| {
+            if self.leveldb_probes {
+                leveldb_probes(b)
+            } else {
+                optimal_probes(b)
+            }
+        });
+        k.clamp(1, MAX_PROBES / units)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for &f in HashFn::ALL {
+            assert_eq!(f.to_string().parse::<HashFn>().unwrap(), f);
+            assert_eq!(HashFn::from_id(f.id()), Some(f));
+        }
+        for &s in IndexScheme::ALL {
+            assert_eq!(s.to_string().parse::<IndexScheme>().unwrap(), s);
+            assert_eq!(IndexScheme::from_id(s.id()), Some(s));
+        }
+        for &s in HashSharing::ALL {
+            assert_eq!(s.to_string().parse::<HashSharing>().unwrap(), s);
+        }
+        for &l in FilterLayout::ALL {
+            assert_eq!(l.to_string().parse::<FilterLayout>().unwrap(), l);
+            assert_eq!(FilterLayout::from_id(l.id()), Some(l));
+        }
+        for &u in UnitHashing::ALL {
+            assert_eq!(u.to_string().parse::<UnitHashing>().unwrap(), u);
+            assert_eq!(UnitHashing::from_id(u.id()), Some(u));
+        }
+        let names: Vec<String> = HashFn::ALL.iter().map(|f| f.to_string()).collect();
+        assert_eq!(
+            names,
+            [
+                "murmur64a",
+                "xxh3",
+                "xxh64",
+                "murmur3",
+                "crc32c",
+                "city64",
+                "md5",
+                "sha256"
+            ]
+        );
+        assert_eq!(
+            "enhanced-double".parse::<IndexScheme>().unwrap(),
+            IndexScheme::EnhancedDouble
+        );
+        assert_eq!("SHA256".parse::<HashFn>().unwrap(), HashFn::Sha256);
+        let e = "blake3".parse::<HashFn>().unwrap_err().to_string();
+        assert!(e.contains("murmur64a"), "{e}");
+        assert_eq!(HashSharing::default(), HashSharing::Levels);
+    }
+
+    #[test]
+    fn probes() {
+        let mut o = FilterOptions::default();
+        assert_eq!(o.probes_per_unit(), 7);
+        o.leveldb_probes = true;
+        assert_eq!(o.probes_per_unit(), 6); // ⌊6.9⌋
+        o.bits_per_key = 1.0;
+        assert_eq!(o.probes_per_unit(), 1);
+        o.bits_per_key = 100.0;
+        assert_eq!(o.probes_per_unit(), 30);
+        o.leveldb_probes = false;
+        o.bits_per_key = 10.0;
+        o.layout = FilterLayout::Units;
+        assert_eq!(o.effective_units(), 7);
+        assert_eq!(o.probes_per_unit(), 1);
+        o.num_probes = Some(10);
+        assert!(o.validate().is_err());
+        o.num_probes = Some(9);
+        assert!(o.validate().is_ok());
+        o.units = 0;
+        assert!(o.validate().is_err());
+        o = FilterOptions {
+            sharing: HashSharing::None,
+            ..FilterOptions::default()
+        };
+        assert_eq!(o.effective_scheme(), IndexScheme::Independent);
+        o.bits_per_key = f64::NAN;
+        assert!(o.validate().is_err());
+    }
+}

@@ -1,0 +1,189 @@
+//! Helpers shared by the integration tests of sievedb.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use sievedb::{CompactionStyle, Compression, Db, Options};
+
+/// The model the engine is compared against.
+pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// Reads a numeric scale knob from the environment.
+pub fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(default)
+}
+
+/// Seeds for the randomized tests: `SIEVEDB_SEED` (one seed) overrides `defaults`.
+pub fn seeds(defaults: &[u64]) -> Vec<u64> {
+    match std::env::var("SIEVEDB_SEED")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+    {
+        Some(s) => vec![s],
+        None => defaults.to_vec(),
+    }
+}
+
+/// Small options so that memtables flush, SSTs pile up and compactions run
+/// after a few hundred kilobytes of writes.
+pub fn small_options(style: CompactionStyle) -> Options {
+    Options::builder()
+        .write_buffer_size(16 << 10)
+        .target_file_size(8 << 10)
+        .level1_size(32 << 10)
+        .block_size(512)
+        .level0_compaction_trigger(2)
+        .size_ratio(4)
+        .compaction_style(style)
+        .build()
+}
+
+/// Same as [`small_options`] with explicit filter bits and compression.
+pub fn small_options_with(
+    style: CompactionStyle,
+    bits_per_key: f64,
+    compression: Compression,
+) -> Options {
+    let mut o = small_options(style);
+    o.filter.bits_per_key = bits_per_key;
+    o.compression_per_level = vec![compression];
+    o
+}
+
+/// Files of `dir` whose name satisfies `pred`, sorted by name.
+pub fn files_where(dir: &Path, pred: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = fs::read_dir(dir)
+        .expect("list db dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(&pred))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The `*.sst` files of a database directory.
+pub fn sst_files(dir: &Path) -> Vec<PathBuf> {
+    files_where(dir, |n| n.ends_with(".sst"))
+}
+
+/// The `*.log` files (WALs) of a database directory.
+pub fn wal_files(dir: &Path) -> Vec<PathBuf> {
+    files_where(dir, |n| n.ends_with(".log"))
+}
+
+/// The `MANIFEST-*` files of a database directory.
+pub fn manifest_files(dir: &Path) -> Vec<PathBuf> {
+    files_where(dir, |n| n.starts_with("MANIFEST-"))
+}
+
+/// The file name of `p` as a string.
+pub fn file_name(p: &Path) -> String {
+    p.file_name()
+        .expect("file name")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// XORs the byte at `offset` of `path` with `mask`; returns the old byte.
+pub fn flip_byte(path: &Path, offset: usize, mask: u8) -> u8 {
+    let mut data = fs::read(path).expect("read file to corrupt");
+    let old = data[offset];
+    data[offset] ^= mask;
+    fs::write(path, &data).expect("write corrupted file");
+    old
+}
+
+/// Writes `byte` at `offset` of `path`.
+pub fn set_byte(path: &Path, offset: usize, byte: u8) {
+    let mut data = fs::read(path).expect("read file");
+    data[offset] = byte;
+    fs::write(path, &data).expect("write file");
+}
+
+/// Truncates `path` to `len` bytes.
+pub fn truncate(path: &Path, len: u64) {
+    let f = fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .expect("open file to truncate");
+    f.set_len(len).expect("truncate");
+}
+
+/// Copies every regular file of `from` into `to` (created if missing).
+pub fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).expect("create copy dir");
+    for e in fs::read_dir(from).expect("list dir") {
+        let e = e.expect("dir entry");
+        if e.file_type().expect("file type").is_file() {
+            fs::copy(e.path(), to.join(e.file_name())).expect("copy file");
+        }
+    }
+}
+
+/// Collects a whole iterator, panicking with `ctx` on an error.
+pub fn collect_all(it: sievedb::Result<sievedb::DbIterator>, ctx: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let it = it.unwrap_or_else(|e| panic!("{ctx}: creating iterator failed: {e}"));
+    it.map(|r| r.unwrap_or_else(|e| panic!("{ctx}: iteration failed: {e}")))
+        .collect()
+}
+
+/// Asserts the whole content of `db` equals `model`.
+pub fn assert_db_equals(db: &Db, model: &Model, ctx: &str) {
+    let got = collect_all(db.iter(), ctx);
+    assert_same_items(&got, model.iter(), ctx);
+    for (k, v) in model {
+        let g = db
+            .get(k)
+            .unwrap_or_else(|e| panic!("{ctx}: get {} failed: {e}", show(k)));
+        assert_eq!(g.as_deref(), Some(v.as_slice()), "{ctx}: get {}", show(k));
+    }
+}
+
+/// Compares an engine result list with the expected model items, with a
+/// readable message naming the first difference.
+pub fn assert_same_items<'a>(
+    got: &[(Vec<u8>, Vec<u8>)],
+    expected: impl Iterator<Item = (&'a Vec<u8>, &'a Vec<u8>)>,
+    ctx: &str,
+) {
+    let expected: Vec<(&Vec<u8>, &Vec<u8>)> = expected.collect();
+    for (i, (g, e)) in got.iter().zip(expected.iter()).enumerate() {
+        assert!(
+            &g.0 == e.0 && &g.1 == e.1,
+            "{ctx}: item {i} differs: got ({}, {}), expected ({}, {})",
+            show(&g.0),
+            show(&g.1),
+            show(e.0),
+            show(e.1)
+        );
+    }
+    assert_eq!(
+        got.len(),
+        expected.len(),
+        "{ctx}: engine returned {} items, model has {} (first extra: {:?})",
+        got.len(),
+        expected.len(),
+        if got.len() > expected.len() {
+            show(&got[expected.len()].0)
+        } else {
+            show(expected[got.len()].0)
+        }
+    );
+}
+
+/// A short printable form of a key or value.
+pub fn show(b: &[u8]) -> String {
+    let s = String::from_utf8_lossy(b);
+    if b.len() > 40 {
+        let head: String = s.chars().take(40).collect();
+        format!("{head:?}…({} bytes)", b.len())
+    } else {
+        format!("{s:?}")
+    }
+}
