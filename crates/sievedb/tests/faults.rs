@@ -269,3 +269,36 @@ fn direct_reads_work_or_fail_clearly() {
         }
     }
 }
+
+#[test]
+fn sst_from_a_newer_format_version_is_refused_clearly() {
+    use sievedb::sst::{Footer, FOOTER_LEN};
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        db.put(b"k", b"v").unwrap();
+        db.flush().unwrap();
+    }
+    let sst = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "sst"))
+        .unwrap();
+    let mut data = std::fs::read(&sst).unwrap();
+    let at = data.len() - FOOTER_LEN;
+    let footer = Footer::decode(&data[at..]).unwrap();
+    let newer = Footer {
+        format_version: footer.format_version + 1,
+        ..footer
+    };
+    data[at..].copy_from_slice(&newer.encode());
+    std::fs::write(&sst, data).unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    let err = db.get(b"k").unwrap_err();
+    assert!(err.is_corruption(), "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("format version 2") && msg.contains(".sst"),
+        "{msg}"
+    );
+}
