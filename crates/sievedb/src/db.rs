@@ -638,10 +638,16 @@ impl DbInner {
         Ok(())
     }
 
-    /// Makes `v` the version readers and writers see.
-    fn install(&self, v: Arc<Version>) {
+    /// Logs `edit` to the MANIFEST and makes the resulting version the one
+    /// readers and writers see. Both happen under the version lock, so versions
+    /// are installed in the order they were built (an older version installed
+    /// after a newer one would lose the newer one's files).
+    fn log_and_install(&self, edit: VersionEdit) -> Result<()> {
+        let mut versions = self.versions.lock();
+        let v = versions.log_and_apply(edit)?;
         self.l0_runs.store(v.levels[0].len(), Ordering::Relaxed);
         *self.current.write() = v;
+        Ok(())
     }
 
     /// Records a background/WAL error: the database becomes read-only.
@@ -904,8 +910,7 @@ impl DbInner {
         };
         edit.log_number = Some(next_log);
         edit.last_sequence = Some(self.last_seq.load(Ordering::Acquire));
-        let v = self.versions.lock().log_and_apply(edit)?;
-        self.install(v);
+        self.log_and_install(edit)?;
         {
             let mut m = self.mem.write();
             let imm: Vec<_> = m.imm.iter().skip(1).cloned().collect();
@@ -1019,8 +1024,7 @@ impl DbInner {
             edit.added = outputs;
             self.fs.sync_dir(&self.dir)?;
         }
-        let v = self.versions.lock().log_and_apply(edit)?;
-        self.install(v);
+        self.log_and_install(edit)?;
         bump(&self.counters.compactions, 1);
         Ok(())
     }

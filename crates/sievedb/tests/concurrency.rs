@@ -1,7 +1,7 @@
 //! Readers, writers, snapshot takers and manual flushes/compactions running
 //! at once on one database with a tiny write buffer.
 //!
-//! Scale with `SIEVEDB_CONC_OPS` (write operations per writer, default 2500).
+//! Scale with `SIEVEDB_CONC_OPS` (write operations per writer, default 1500).
 
 mod common;
 
@@ -150,6 +150,10 @@ fn reader(db: &Db, r: usize, stop: &AtomicBool) -> usize {
     let mut reads = 0;
     while !stop.load(Ordering::SeqCst) {
         reads += 1;
+        if reads % 64 == 0 {
+            // Leave the writers and the background threads some CPU.
+            std::thread::sleep(Duration::from_millis(1));
+        }
         let ctx = format!("reader {r} read {reads}");
         match rng.gen_range(0..10) {
             0 | 1 => {
@@ -346,9 +350,14 @@ fn maintainer(db: &Db, stop: &AtomicBool) -> usize {
 fn run_concurrent(style: CompactionStyle) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("db");
-    let opts = small_options(style);
+    // Two compaction threads besides the flush thread: flushes and
+    // compactions install versions concurrently.
+    let opts = Options {
+        background_threads: 3,
+        ..small_options(style)
+    };
     let db = Db::open(&dir, opts.clone()).expect("open");
-    let ops = env_usize("SIEVEDB_CONC_OPS", 2500);
+    let ops = env_usize("SIEVEDB_CONC_OPS", 1500);
     let stop = AtomicBool::new(false);
     let started = Instant::now();
 

@@ -506,7 +506,7 @@ fn model_leveling() {
         bits_per_key: 10.0,
         compression: Compression::None,
         filter_hash: None,
-        seeds: &[1, 2, 3],
+        seeds: &[1, 2],
     });
 }
 
@@ -518,7 +518,7 @@ fn model_tiering() {
         bits_per_key: 10.0,
         compression: Compression::None,
         filter_hash: None,
-        seeds: &[11, 12, 13],
+        seeds: &[11, 12],
     });
 }
 
@@ -530,7 +530,7 @@ fn model_leveling_no_filters() {
         bits_per_key: 0.0,
         compression: Compression::None,
         filter_hash: None,
-        seeds: &[21, 22],
+        seeds: &[21],
     });
 }
 
@@ -542,7 +542,7 @@ fn model_lz4() {
         bits_per_key: 10.0,
         compression: Compression::Lz4,
         filter_hash: None,
-        seeds: &[31, 32],
+        seeds: &[31],
     });
 }
 
