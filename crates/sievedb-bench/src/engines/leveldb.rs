@@ -292,6 +292,33 @@ impl Drop for LevelDb {
     }
 }
 
+impl LevelDb {
+    /// Looks `key` up and hands the value (LevelDB's own buffer) to `f`.
+    fn get_with<T>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> T) -> EngineResult<Option<T>> {
+        let mut len = 0usize;
+        let mut err = ptr::null_mut();
+        // SAFETY: `self.db` is open; a non-null result is a malloc'd buffer of
+        // `len` bytes that we read once and free.
+        unsafe {
+            let p = ffi::leveldb_get(
+                self.db,
+                self.read,
+                key.as_ptr().cast(),
+                key.len(),
+                &mut len,
+                &mut err,
+            );
+            check(err)?;
+            if p.is_null() {
+                return Ok(None);
+            }
+            let out = f(std::slice::from_raw_parts(p.cast::<u8>(), len));
+            ffi::leveldb_free(p.cast());
+            Ok(Some(out))
+        }
+    }
+}
+
 impl Engine for LevelDb {
     fn name(&self) -> &'static str {
         "leveldb"
@@ -315,49 +342,11 @@ impl Engine for LevelDb {
     }
 
     fn get(&self, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
-        let mut len = 0usize;
-        let mut err = ptr::null_mut();
-        // SAFETY: `self.db` is open; a non-null result is a malloc'd buffer of
-        // `len` bytes that we copy and free.
-        unsafe {
-            let p = ffi::leveldb_get(
-                self.db,
-                self.read,
-                key.as_ptr().cast(),
-                key.len(),
-                &mut len,
-                &mut err,
-            );
-            check(err)?;
-            if p.is_null() {
-                return Ok(None);
-            }
-            let v = std::slice::from_raw_parts(p.cast::<u8>(), len).to_vec();
-            ffi::leveldb_free(p.cast());
-            Ok(Some(v))
-        }
+        self.get_with(key, <[u8]>::to_vec)
     }
 
     fn get_len(&self, key: &[u8]) -> EngineResult<Option<usize>> {
-        let mut len = 0usize;
-        let mut err = ptr::null_mut();
-        // SAFETY: as in `get`, without copying the value.
-        unsafe {
-            let p = ffi::leveldb_get(
-                self.db,
-                self.read,
-                key.as_ptr().cast(),
-                key.len(),
-                &mut len,
-                &mut err,
-            );
-            check(err)?;
-            if p.is_null() {
-                return Ok(None);
-            }
-            ffi::leveldb_free(p.cast());
-            Ok(Some(len))
-        }
+        self.get_with(key, <[u8]>::len)
     }
 
     fn write_batch(&self, entries: &[(&[u8], &[u8])]) -> EngineResult<()> {
