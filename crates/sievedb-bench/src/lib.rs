@@ -57,6 +57,8 @@ pub const DEFAULT_TARGET_FILE_SIZE: u64 = 2 << 20;
 pub const DEFAULT_BLOCK_CACHE_SIZE: u64 = 8 << 20;
 /// Default `--seed`.
 pub const DEFAULT_SEED: u64 = 301;
+/// Default `--level1-size` (bytes), the engines' usual 10 MiB.
+pub const DEFAULT_LEVEL1_SIZE: u64 = 10 << 20;
 /// Data block size of every engine.
 pub const BLOCK_SIZE: usize = 4096;
 /// Table files every engine keeps open.
@@ -123,6 +125,10 @@ pub struct BenchArgs {
     /// Size ratio between levels (sievedb only; LevelDB's is fixed at 10)
     #[arg(long, value_name = "T", default_value_t = DEFAULT_SIZE_RATIO)]
     pub size_ratio: usize,
+    /// Capacity of level 1 in bytes (level i holds level1-size · T^(i-1)); small
+    /// values build deep trees from little data (sievedb only; LevelDB's is fixed)
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_LEVEL1_SIZE)]
+    pub level1_size: u64,
     /// Memtable size in bytes, the same for every engine
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_WRITE_BUFFER_SIZE)]
     pub write_buffer_size: usize,
@@ -166,6 +172,7 @@ impl Default for BenchArgs {
             value_size: DEFAULT_VALUE_SIZE,
             bits_per_key: DEFAULT_BITS_PER_KEY,
             size_ratio: DEFAULT_SIZE_RATIO,
+            level1_size: DEFAULT_LEVEL1_SIZE,
             write_buffer_size: DEFAULT_WRITE_BUFFER_SIZE,
             target_file_size: DEFAULT_TARGET_FILE_SIZE,
             block_cache_size: DEFAULT_BLOCK_CACHE_SIZE,
@@ -201,6 +208,7 @@ impl BenchArgs {
             block_cache_size: self.block_cache_size,
             target_file_size: self.target_file_size,
             size_ratio: self.size_ratio,
+            level1_size: self.level1_size,
             compaction_style: self.compaction_style.into(),
             block_size: BLOCK_SIZE,
             max_open_files: MAX_OPEN_FILES,

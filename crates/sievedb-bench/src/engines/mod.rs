@@ -27,6 +27,9 @@ pub struct EngineConfig {
     pub target_file_size: u64,
     /// Size ratio between adjacent levels (sievedb only; LevelDB's is fixed at 10).
     pub size_ratio: usize,
+    /// Capacity of level 1 in bytes; level i holds `level1_size · size_ratio^(i-1)`
+    /// (sievedb only; LevelDB's is fixed at 10 MiB).
+    pub level1_size: u64,
     /// Compaction style (sievedb only; LevelDB always levels).
     pub compaction_style: ::sievedb::CompactionStyle,
     /// Uncompressed data block size in bytes.

@@ -20,6 +20,7 @@ impl SieveDb {
             .block_cache_capacity(cfg.block_cache_size)
             .target_file_size(cfg.target_file_size)
             .size_ratio(cfg.size_ratio)
+            .level1_size(cfg.level1_size)
             .compaction_style(cfg.compaction_style)
             .block_size(cfg.block_size)
             .max_open_files(cfg.max_open_files)
