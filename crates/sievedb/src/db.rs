@@ -14,12 +14,14 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::batch::{self, WriteBatch};
 use crate::cache::{BlockCache, TableCache};
+use crate::clock;
 use crate::compaction::{self, Compaction, OutputCtx, Pointers};
 use crate::error::{Error, Result};
-use crate::filter::KeyProbe;
+use crate::filter::digest::Phase;
+use crate::filter::{KeyProbe, MemtableFilter};
 use crate::io::{filename, FileLock, FileSystem, StdFs};
 use crate::iter::{DbIterator, InternalIterator, MergingIterator, Pin};
-use crate::key::{Kind, SeqNo};
+use crate::key::{self, Kind, SeqNo};
 use crate::memtable::{Lookup, Memtable};
 use crate::options::{CompactionStyle, Options, ReadOptions, WriteOptions};
 use crate::run::RunIter;
@@ -467,7 +469,7 @@ impl DbInner {
 
         let inner = DbInner {
             mem: RwLock::new(MemState {
-                mem: Arc::new(Memtable::new(wal_number)),
+                mem: Arc::new(new_memtable(&opts, wal_number)),
                 imm: Arc::new(Vec::new()),
             }),
             current: RwLock::new(current),
@@ -710,7 +712,7 @@ impl DbInner {
         wal.log.sync()?;
         wal.log = LogWriter::new(file, path);
         let mut m = self.mem.write();
-        let old = std::mem::replace(&mut m.mem, Arc::new(Memtable::new(number)));
+        let old = std::mem::replace(&mut m.mem, Arc::new(new_memtable(&self.opts, number)));
         let mut imm = (*m.imm).clone();
         imm.push(old);
         m.imm = Arc::new(imm);
@@ -763,7 +765,10 @@ impl DbInner {
         }
     }
 
-    /// Looks `key` up in `view` as of `seq`.
+    /// Looks `key` up in `view` as of `seq`. One [`KeyProbe`] serves the
+    /// memtable filters and every SST filter, so under `levels` sharing the
+    /// key is hashed at most once. One lookup in
+    /// [`Options::lookup_breakdown_every`] is timed phase by phase.
     fn get_in(
         &self,
         view: &View,
@@ -771,31 +776,60 @@ impl DbInner {
         seq: SeqNo,
         fill_cache: bool,
     ) -> Result<Option<Vec<u8>>> {
-        bump(&self.counters.gets, 1);
-        let mut seek = Vec::with_capacity(key.len() + 8);
-        for m in std::iter::once(&view.mem).chain(view.imm.iter().rev()) {
-            match m.get(key, seq, &mut seek) {
-                Lookup::Value(v) => {
-                    bump(&self.counters.memtable_hits, 1);
-                    return Ok(Some(v));
-                }
-                Lookup::Deleted => {
-                    bump(&self.counters.memtable_hits, 1);
-                    return Ok(None);
-                }
-                Lookup::Absent => {}
-            }
-        }
+        let n = self.counters.gets.fetch_add(1, Ordering::Relaxed);
+        let every = u64::from(self.opts.lookup_breakdown_every);
+        let start = (every != 0 && n.is_multiple_of(every)).then(clock::ticks);
         let mut probe = KeyProbe::new(key, self.opts.filter.sharing);
-        let r = view.version.get(&mut probe, &seek, fill_cache);
+        if start.is_some() {
+            probe.enable_timing();
+        }
+        let r = self.lookup(view, &mut probe, seq, fill_cache);
         bump(
             &self.counters.digests_computed,
             u64::from(probe.digests_computed),
         );
+        if let (Some(t0), Some(phases)) = (start, probe.phase_ticks()) {
+            self.counters
+                .breakdown
+                .record(clock::ticks().wrapping_sub(t0), phases);
+        }
         Ok(match r? {
             Lookup::Value(v) => Some(v),
             _ => None,
         })
+    }
+
+    /// The memtables, newest first, then the version.
+    fn lookup(
+        &self,
+        view: &View,
+        probe: &mut KeyProbe<'_>,
+        seq: SeqNo,
+        fill_cache: bool,
+    ) -> Result<Lookup> {
+        let user_key = probe.key();
+        let mut seek = Vec::with_capacity(user_key.len() + 8);
+        key::append_internal_key(&mut seek, user_key, seq, key::KIND_FOR_SEEK);
+        for m in std::iter::once(&view.mem).chain(view.imm.iter().rev()) {
+            if m.filter().is_some() {
+                bump(&self.counters.memtable_filter_probes, 1);
+                let start = probe.phase_start();
+                let maybe = m.may_contain(probe);
+                probe.phase_end(start, Phase::Filter);
+                if !maybe {
+                    bump(&self.counters.memtable_filter_negatives, 1);
+                    continue;
+                }
+            }
+            match m.get(user_key, &seek) {
+                Lookup::Absent => {}
+                found => {
+                    bump(&self.counters.memtable_hits, 1);
+                    return Ok(found);
+                }
+            }
+        }
+        view.version.get(probe, &seek, fill_cache)
     }
 
     fn iter_in(
@@ -1121,6 +1155,21 @@ impl DbInner {
 }
 
 /// Flushes a memtable rebuilt from the WAL during recovery into an L0 file.
+/// Bytes of memtable per key its filter is sized for (a filter sized for
+/// small entries wastes a little memory on large ones; the reverse would
+/// raise its false-positive rate).
+const MEMTABLE_BYTES_PER_FILTER_KEY: usize = 64;
+
+/// A fresh active memtable for WAL `wal_number`, with a filter when the
+/// options ask for one.
+fn new_memtable(opts: &Options, wal_number: u64) -> Memtable {
+    let filter = opts.filter.memtable_filter.then(|| {
+        let keys = (opts.write_buffer_size / MEMTABLE_BYTES_PER_FILTER_KEY).max(1024);
+        MemtableFilter::new(keys, &opts.filter)
+    });
+    Memtable::with_filter(wal_number, filter)
+}
+
 fn recovery_flush(
     versions: &mut VersionSet,
     fs: &Arc<dyn FileSystem>,

@@ -23,6 +23,7 @@
 
 pub mod batch;
 pub mod cache;
+pub mod clock;
 pub mod coding;
 pub mod compaction;
 mod db;
@@ -43,9 +44,9 @@ pub mod wal;
 pub use batch::WriteBatch;
 pub use db::{Db, Snapshot};
 pub use error::{Error, Result};
-pub use filter::{FilterOptions, HashFn, HashSharing, IndexScheme};
+pub use filter::{FilterLayout, FilterOptions, HashFn, HashSharing, IndexScheme, UnitHashing};
 pub use iter::DbIterator;
 pub use options::{
     CompactionStyle, Compression, Options, OptionsBuilder, ReadOptions, WriteOptions,
 };
-pub use stats::{LevelStats, Stats};
+pub use stats::{LevelStats, LookupBreakdown, Stats};

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use crate::error::Result;
+use crate::filter::{KeyProbe, MemtableFilter};
 use crate::iter::InternalIterator;
 use crate::key::{self, Kind, SeqNo};
 use crate::skiplist::{Cursor, SkipList};
@@ -26,15 +27,38 @@ pub struct Memtable {
     list: SkipList,
     /// Number of the WAL whose records this memtable holds.
     wal_number: u64,
+    /// Filter over the user keys inserted, if enabled. Invariant: a key is in
+    /// the filter before its entry is in the list.
+    filter: Option<MemtableFilter>,
 }
 
 impl Memtable {
-    /// An empty memtable backed by WAL `wal_number`.
+    /// An empty memtable backed by WAL `wal_number`, without a filter.
     pub fn new(wal_number: u64) -> Self {
+        Self::with_filter(wal_number, None)
+    }
+
+    /// An empty memtable backed by WAL `wal_number` whose user keys are also
+    /// added to `filter`.
+    pub fn with_filter(wal_number: u64, filter: Option<MemtableFilter>) -> Self {
         Memtable {
             list: SkipList::new(key::compare),
             wal_number,
+            filter,
         }
+    }
+
+    /// The memtable's filter, if it has one.
+    pub fn filter(&self) -> Option<&MemtableFilter> {
+        self.filter.as_ref()
+    }
+
+    /// Whether the memtable may hold `probe`'s key: false only when its
+    /// filter rules the key out (hashing through `probe`, so the digest is
+    /// shared with the SST filters).
+    #[inline]
+    pub fn may_contain(&self, probe: &mut KeyProbe<'_>) -> bool {
+        self.filter.as_ref().is_none_or(|f| f.may_contain(probe))
     }
 
     /// The WAL this memtable's entries were logged to.
@@ -44,6 +68,10 @@ impl Memtable {
 
     /// Inserts one entry. Callers serialise inserts (the WAL lock, or recovery).
     pub fn insert(&self, seq: SeqNo, kind: Kind, user_key: &[u8], value: &[u8]) {
+        if let Some(f) = &self.filter {
+            // Before the list insert, which publishes the entry (release).
+            f.insert_key(user_key);
+        }
         let trailer = key::trailer(seq, kind as u8).to_le_bytes();
         self.list.insert([user_key, &trailer], value);
     }
@@ -63,12 +91,11 @@ impl Memtable {
         self.list.is_empty()
     }
 
-    /// The newest entry for `user_key` with sequence `<= seq`. Leaves the seek
-    /// key (`user_key` + trailer) in `scratch` for the levels below.
-    pub fn get(&self, user_key: &[u8], seq: SeqNo, scratch: &mut Vec<u8>) -> Lookup {
-        scratch.clear();
-        key::append_internal_key(scratch, user_key, seq, key::KIND_FOR_SEEK);
-        let c = self.list.seek(scratch);
+    /// The newest entry for `user_key` visible at the seek key `seek`
+    /// (`user_key` + the trailer of the read sequence, see
+    /// [`key::append_internal_key`]).
+    pub fn get(&self, user_key: &[u8], seek: &[u8]) -> Lookup {
+        let c = self.list.seek(seek);
         if !c.valid() || key::user_key(c.key()) != user_key {
             return Lookup::Absent;
         }
@@ -137,15 +164,19 @@ mod tests {
     #[test]
     fn get_respects_sequence() {
         let m = Memtable::new(1);
-        let mut s = Vec::new();
         m.insert(1, Kind::Put, b"k", b"v1");
         m.insert(3, Kind::Delete, b"k", b"");
         m.insert(5, Kind::Put, b"k", b"v5");
-        assert_eq!(m.get(b"k", 0, &mut s), Lookup::Absent);
-        assert_eq!(m.get(b"k", 2, &mut s), Lookup::Value(b"v1".to_vec()));
-        assert_eq!(m.get(b"k", 4, &mut s), Lookup::Deleted);
-        assert_eq!(m.get(b"k", 9, &mut s), Lookup::Value(b"v5".to_vec()));
-        assert_eq!(m.get(b"j", 9, &mut s), Lookup::Absent);
+        let get = |k: &[u8], seq| {
+            let mut seek = Vec::new();
+            key::append_internal_key(&mut seek, k, seq, key::KIND_FOR_SEEK);
+            m.get(k, &seek)
+        };
+        assert_eq!(get(b"k", 0), Lookup::Absent);
+        assert_eq!(get(b"k", 2), Lookup::Value(b"v1".to_vec()));
+        assert_eq!(get(b"k", 4), Lookup::Deleted);
+        assert_eq!(get(b"k", 9), Lookup::Value(b"v5".to_vec()));
+        assert_eq!(get(b"j", 9), Lookup::Absent);
         let m = Arc::new(m);
         let mut it = m.iter();
         it.seek_to_first().unwrap();
@@ -155,5 +186,32 @@ mod tests {
             it.next().unwrap();
         }
         assert_eq!(seqs, vec![5, 3, 1]);
+    }
+
+    #[test]
+    fn filter_rules_out_only_absent_keys() {
+        use crate::filter::{FilterOptions, HashSharing};
+        let f = MemtableFilter::new(1000, &FilterOptions::default());
+        let m = Memtable::with_filter(1, Some(f));
+        for i in 0..1000u32 {
+            m.insert(u64::from(i) + 1, Kind::Put, &i.to_be_bytes(), b"v");
+        }
+        let mut negatives = 0;
+        for i in 0..2000u32 {
+            let key = i.to_be_bytes();
+            let mut p = KeyProbe::new(&key, HashSharing::Levels);
+            let maybe = m.may_contain(&mut p);
+            assert_eq!(p.digests_computed, 1);
+            if i < 1000 {
+                assert!(maybe, "inserted key {i} ruled out");
+            } else if !maybe {
+                negatives += 1;
+            }
+        }
+        assert!(
+            negatives > 950,
+            "only {negatives} of 1000 absent keys ruled out"
+        );
+        assert!(Memtable::new(2).may_contain(&mut KeyProbe::new(b"x", HashSharing::Levels)));
     }
 }

@@ -2,6 +2,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::clock::{ns_per_tick, PhaseTicks};
+
 /// Counters of one level, updated on the read path.
 #[derive(Default)]
 #[allow(missing_docs)]
@@ -32,7 +34,108 @@ pub struct Counters {
     pub flush_bytes_written: AtomicU64,
     pub wal_bytes_written: AtomicU64,
     pub filter_memory: AtomicU64,
+    pub memtable_filter_probes: AtomicU64,
+    pub memtable_filter_negatives: AtomicU64,
+    pub breakdown: BreakdownCounters,
     pub levels: Vec<LevelCounters>,
+}
+
+/// Sums of the sampled lookups' phase times, in nanoseconds.
+#[derive(Default)]
+#[allow(missing_docs)]
+pub struct BreakdownCounters {
+    pub samples: AtomicU64,
+    pub total_ns: AtomicU64,
+    pub hash_ns: AtomicU64,
+    pub filter_ns: AtomicU64,
+    pub index_ns: AtomicU64,
+    pub data_ns: AtomicU64,
+}
+
+impl BreakdownCounters {
+    /// Adds one sampled lookup that took `total` ticks, `phases` of them in
+    /// the named phases.
+    pub(crate) fn record(&self, total: u64, phases: PhaseTicks) {
+        let rate = ns_per_tick();
+        let ns = |t: u64| (t as f64 * rate) as u64;
+        bump(&self.samples, 1);
+        bump(&self.total_ns, ns(total));
+        bump(&self.hash_ns, ns(phases.hash));
+        bump(&self.filter_ns, ns(phases.filter));
+        bump(&self.index_ns, ns(phases.index));
+        bump(&self.data_ns, ns(phases.data));
+    }
+
+    fn snapshot(&self) -> LookupBreakdown {
+        LookupBreakdown {
+            samples: get(&self.samples),
+            total_ns: get(&self.total_ns),
+            hash_ns: get(&self.hash_ns),
+            filter_ns: get(&self.filter_ns),
+            index_ns: get(&self.index_ns),
+            data_ns: get(&self.data_ns),
+        }
+    }
+}
+
+/// Where sampled point lookups spent their time (sums over `samples`
+/// lookups; see [`crate::Options::lookup_breakdown_every`]).
+///
+/// * `hash`: computing key digests;
+/// * `filter`: probing memtable and SST filters (hashing excluded);
+/// * `index`: fence pointers across files, the table cache and index blocks;
+/// * `data`: fetching data blocks (block cache or file) and searching them;
+/// * `other` (= total − the four): memtable search, bookkeeping, the clock.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct LookupBreakdown {
+    /// Lookups timed.
+    pub samples: u64,
+    /// Their total time.
+    pub total_ns: u64,
+    /// Time spent hashing.
+    pub hash_ns: u64,
+    /// Time spent probing filters.
+    pub filter_ns: u64,
+    /// Time spent in fence pointers and index blocks.
+    pub index_ns: u64,
+    /// Time spent reading and searching data blocks.
+    pub data_ns: u64,
+}
+
+impl LookupBreakdown {
+    /// Time in none of the named phases.
+    pub fn other_ns(&self) -> u64 {
+        self.total_ns
+            .saturating_sub(self.hash_ns + self.filter_ns + self.index_ns + self.data_ns)
+    }
+
+    /// Mean nanoseconds per sampled lookup: `[hash, filter, index, data,
+    /// other]`, or `None` without samples.
+    pub fn per_lookup(&self) -> Option<[f64; 5]> {
+        if self.samples == 0 {
+            return None;
+        }
+        let n = self.samples as f64;
+        Some([
+            self.hash_ns as f64 / n,
+            self.filter_ns as f64 / n,
+            self.index_ns as f64 / n,
+            self.data_ns as f64 / n,
+            self.other_ns() as f64 / n,
+        ])
+    }
+
+    fn minus(&self, e: &LookupBreakdown) -> LookupBreakdown {
+        LookupBreakdown {
+            samples: self.samples.saturating_sub(e.samples),
+            total_ns: self.total_ns.saturating_sub(e.total_ns),
+            hash_ns: self.hash_ns.saturating_sub(e.hash_ns),
+            filter_ns: self.filter_ns.saturating_sub(e.filter_ns),
+            index_ns: self.index_ns.saturating_sub(e.index_ns),
+            data_ns: self.data_ns.saturating_sub(e.data_ns),
+        }
+    }
 }
 
 impl Counters {
@@ -55,6 +158,9 @@ impl Counters {
             flush_bytes_written: AtomicU64::new(0),
             wal_bytes_written: AtomicU64::new(0),
             filter_memory: AtomicU64::new(0),
+            memtable_filter_probes: AtomicU64::new(0),
+            memtable_filter_negatives: AtomicU64::new(0),
+            breakdown: BreakdownCounters::default(),
             levels: (0..levels).map(|_| LevelCounters::default()).collect(),
         }
     }
@@ -134,6 +240,12 @@ pub struct Stats {
     pub filter_false_positives: u64,
     /// Data blocks read by lookups and scans.
     pub data_block_reads: u64,
+    /// Memtable filters probed (memtable filters are off by default).
+    pub memtable_filter_probes: u64,
+    /// Memtable filter probes answered "surely not" (skiplist walk skipped).
+    pub memtable_filter_negatives: u64,
+    /// Time breakdown of the sampled lookups.
+    pub breakdown: LookupBreakdown,
     /// Blocks found in the block cache.
     pub block_cache_hits: u64,
     /// Blocks read from files.
@@ -175,6 +287,9 @@ impl Counters {
         s.user_bytes_written = get(&self.user_bytes_written);
         s.compactions = get(&self.compactions);
         s.flushes = get(&self.flushes);
+        s.memtable_filter_probes = get(&self.memtable_filter_probes);
+        s.memtable_filter_negatives = get(&self.memtable_filter_negatives);
+        s.breakdown = self.breakdown.snapshot();
         let user = s.user_bytes_written;
         s.write_amplification = if user == 0 {
             0.0
@@ -222,8 +337,11 @@ impl Stats {
             bytes_read,
             user_bytes_written,
             compactions,
-            flushes
+            flushes,
+            memtable_filter_probes,
+            memtable_filter_negatives
         );
+        d.breakdown = self.breakdown.minus(&earlier.breakdown);
         for l in &mut d.levels {
             if let Some(e) = earlier.levels.iter().find(|e| e.level == l.level) {
                 l.digests_computed -= e.digests_computed.min(l.digests_computed);

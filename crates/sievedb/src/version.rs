@@ -18,6 +18,7 @@ use std::sync::Arc;
 use crate::cache::TableCache;
 use crate::coding::{put_bytes, put_varint, Reader};
 use crate::error::{Error, Result};
+use crate::filter::digest::Phase;
 use crate::filter::KeyProbe;
 use crate::io::{filename, FileSystem};
 use crate::key::{self, SeqNo};
@@ -117,10 +118,12 @@ impl Version {
         let user_key = probe.key();
         for (level, runs) in self.levels.iter().enumerate() {
             for run in runs {
-                let Some(f) = run.file_for(user_key) else {
-                    continue;
-                };
-                let table = f.tables.get(f.number)?;
+                // Fence pointers and the table cache count as index time.
+                let start = probe.phase_start();
+                let table = run.file_for(user_key).map(|f| f.tables.get(f.number));
+                probe.phase_end(start, Phase::Index);
+                let Some(table) = table else { continue };
+                let table = table?;
                 let ctx = ReadCtx { level, fill_cache };
                 match table.get(probe, seek, ctx)? {
                     Lookup::Absent => continue,

@@ -20,7 +20,8 @@ use common::{
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use sievedb::{
-    CompactionStyle, Compression, Db, HashFn, HashSharing, Options, Snapshot, WriteBatch,
+    CompactionStyle, Compression, Db, FilterLayout, FilterOptions, HashFn, HashSharing,
+    IndexScheme, Options, Snapshot, UnitHashing, WriteBatch,
 };
 
 /// Number of distinct short keys: small so that writes collide.
@@ -37,12 +38,15 @@ struct Config {
     compression: Compression,
     /// Non-default filter hash function and digest sharing, if any.
     filter_hash: Option<(HashFn, HashSharing)>,
+    /// Further changes to the filter options (layout, scheme, memtable filter).
+    tune_filter: Option<fn(&mut FilterOptions)>,
     seeds: &'static [u64],
 }
 
 /// Counters summed over every incarnation of the database.
 #[derive(Default)]
 struct Totals {
+    puts: u64,
     flushes: u64,
     compactions: u64,
     deepest_level_with_files: usize,
@@ -178,6 +182,9 @@ fn options(cfg: &Config) -> Options {
     if let Some((hash, sharing)) = cfg.filter_hash {
         o.filter.hash = hash;
         o.filter.sharing = sharing;
+    }
+    if let Some(tune) = cfg.tune_filter {
+        tune(&mut o.filter);
     }
     o
 }
@@ -420,6 +427,7 @@ fn run_ops(
                 snapshots.clear();
                 let d = db.take().expect("db open");
                 let s = d.stats();
+                totals.puts += s.puts;
                 totals.flushes += s.flushes;
                 totals.compactions += s.compactions;
                 note_levels(&d, totals);
@@ -454,8 +462,9 @@ fn run_ops(
     d.flush().unwrap_or_else(|e| panic!("{ctx} flush: {e}"));
     assert_db_equals(&d, &model, &format!("{ctx} after final flush"));
     let s = d.stats();
-    assert!(s.puts > 0, "{ctx} stats.puts is 0: {s:?}");
+    // Counters are per incarnation: the last one may have written nothing.
     assert!(s.gets > 0, "{ctx} stats.gets is 0: {s:?}");
+    totals.puts += s.puts;
     totals.flushes += s.flushes;
     totals.compactions += s.compactions;
     note_levels(&d, totals);
@@ -484,6 +493,7 @@ fn run_config(cfg: &Config) {
         "{}: {} flushes, {} compactions, deepest level with files {}",
         cfg.name, totals.flushes, totals.compactions, totals.deepest_level_with_files
     );
+    assert!(totals.puts > 0, "{}: no put was counted", cfg.name);
     assert!(totals.flushes > 0, "{}: no flush happened", cfg.name);
     assert!(
         totals.compactions > 0,
@@ -506,6 +516,7 @@ fn model_leveling() {
         bits_per_key: 10.0,
         compression: Compression::None,
         filter_hash: None,
+        tune_filter: None,
         seeds: &[1, 2],
     });
 }
@@ -518,6 +529,7 @@ fn model_tiering() {
         bits_per_key: 10.0,
         compression: Compression::None,
         filter_hash: None,
+        tune_filter: None,
         seeds: &[11, 12],
     });
 }
@@ -530,6 +542,7 @@ fn model_leveling_no_filters() {
         bits_per_key: 0.0,
         compression: Compression::None,
         filter_hash: None,
+        tune_filter: None,
         seeds: &[21],
     });
 }
@@ -542,6 +555,7 @@ fn model_lz4() {
         bits_per_key: 10.0,
         compression: Compression::Lz4,
         filter_hash: None,
+        tune_filter: None,
         seeds: &[31],
     });
 }
@@ -554,6 +568,7 @@ fn model_tiering_lz4_no_filters() {
         bits_per_key: 0.0,
         compression: Compression::Lz4,
         filter_hash: None,
+        tune_filter: None,
         seeds: &[41],
     });
 }
@@ -566,6 +581,7 @@ fn model_tiering_xxh3_per_filter_hashing() {
         bits_per_key: 6.0,
         compression: Compression::None,
         filter_hash: Some((HashFn::Xxh3, HashSharing::Filter)),
+        tune_filter: None,
         seeds: &[51],
     });
 }
@@ -578,6 +594,43 @@ fn model_leveling_no_hash_sharing() {
         bits_per_key: 10.0,
         compression: Compression::None,
         filter_hash: Some((HashFn::Murmur3, HashSharing::None)),
+        tune_filter: None,
         seeds: &[61],
+    });
+}
+
+#[test]
+fn model_leveling_blocked_double_memtable_filter() {
+    run_config(&Config {
+        name: "leveling-blocked-double-memtable-filter",
+        style: CompactionStyle::Leveling,
+        bits_per_key: 10.0,
+        compression: Compression::None,
+        filter_hash: None,
+        tune_filter: Some(|f| {
+            f.layout = FilterLayout::Blocked;
+            f.scheme = IndexScheme::Double;
+            f.memtable_filter = true;
+        }),
+        seeds: &[71],
+    });
+}
+
+#[test]
+fn model_tiering_units_memtable_filter() {
+    run_config(&Config {
+        name: "tiering-units-separate-memtable-filter",
+        style: CompactionStyle::Tiering,
+        bits_per_key: 8.0,
+        compression: Compression::None,
+        filter_hash: Some((HashFn::City64, HashSharing::Levels)),
+        tune_filter: Some(|f| {
+            f.layout = FilterLayout::Units;
+            f.units = 4;
+            f.unit_hashing = UnitHashing::Separate;
+            f.scheme = IndexScheme::EnhancedDouble;
+            f.memtable_filter = true;
+        }),
+        seeds: &[81],
     });
 }

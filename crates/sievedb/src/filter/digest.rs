@@ -13,6 +13,7 @@
 
 use super::hash::{hash, seed_at, PRIMARY_SEED, SECONDARY_SEED};
 use super::{HashFn, HashSharing};
+use crate::clock::{ticks, PhaseTicks};
 
 pub use super::hash::murmur64a;
 
@@ -120,7 +121,24 @@ pub struct KeyProbe<'a> {
     pub digests_computed: u32,
     /// Every key hash computed so far, secondary hashes included.
     pub hashes_computed: u32,
+    /// Per-phase time of this lookup, when it is one of the sampled ones.
+    timing: Option<PhaseTicks>,
 }
+
+/// A lookup phase whose time a sampled [`KeyProbe`] accumulates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Filter probing (hashing done meanwhile is subtracted: it is `hash` time).
+    Filter,
+    /// Fence pointers, table cache and index block search.
+    Index,
+    /// Data block read and search.
+    Data,
+}
+
+/// The start of a timed phase: the tick count and the hashing ticks so far.
+#[derive(Clone, Copy, Debug)]
+pub struct PhaseStart(Option<(u64, u64)>);
 
 impl<'a> KeyProbe<'a> {
     /// Starts a lookup of `key`; nothing is hashed yet.
@@ -132,6 +150,53 @@ impl<'a> KeyProbe<'a> {
             secondary: SeededCache::default(),
             digests_computed: 0,
             hashes_computed: 0,
+            timing: None,
+        }
+    }
+
+    /// Makes this lookup time its phases (see [`KeyProbe::phase_ticks`]).
+    pub fn enable_timing(&mut self) {
+        self.timing = Some(PhaseTicks::default());
+    }
+
+    /// The ticks spent per phase so far, if timing is enabled.
+    pub fn phase_ticks(&self) -> Option<PhaseTicks> {
+        self.timing
+    }
+
+    /// Starts timing a phase (free when timing is off).
+    #[inline]
+    pub fn phase_start(&self) -> PhaseStart {
+        PhaseStart(self.timing.map(|t| (ticks(), t.hash)))
+    }
+
+    /// Ends a phase begun with [`KeyProbe::phase_start`], adding its time.
+    #[inline]
+    pub fn phase_end(&mut self, start: PhaseStart, phase: Phase) {
+        if let (Some((t0, hash0)), Some(t)) = (start.0, self.timing.as_mut()) {
+            let elapsed = ticks().wrapping_sub(t0);
+            match phase {
+                Phase::Filter => {
+                    let hashing = t.hash - hash0;
+                    t.filter += elapsed.saturating_sub(hashing);
+                }
+                Phase::Index => t.index += elapsed,
+                Phase::Data => t.data += elapsed,
+            }
+        }
+    }
+
+    /// Computes one hash, timing it when timing is on.
+    #[inline]
+    fn timed_hash(timing: &mut Option<PhaseTicks>, compute: impl FnOnce() -> u64) -> u64 {
+        match timing {
+            None => compute(),
+            Some(t) => {
+                let t0 = ticks();
+                let v = compute();
+                t.hash += ticks().wrapping_sub(t0);
+                v
+            }
         }
     }
 
@@ -168,10 +233,10 @@ impl<'a> KeyProbe<'a> {
     /// `hash(f, key, seed_at(PRIMARY_SEED, idx))`.
     #[inline]
     pub fn primary_at(&mut self, f: HashFn, idx: u32) -> u64 {
-        let key = self.key;
-        let (v, computed) = self
-            .primary
-            .get(f, idx, || hash(f, key, seed_at(PRIMARY_SEED, idx)));
+        let (key, timing) = (self.key, &mut self.timing);
+        let (v, computed) = self.primary.get(f, idx, || {
+            Self::timed_hash(timing, || hash(f, key, seed_at(PRIMARY_SEED, idx)))
+        });
         if computed {
             self.digests_computed += 1;
             self.hashes_computed += 1;
@@ -183,10 +248,10 @@ impl<'a> KeyProbe<'a> {
     /// `hash(f, key, seed_at(SECONDARY_SEED, idx))`.
     #[inline]
     pub fn secondary_at(&mut self, f: HashFn, idx: u32) -> u64 {
-        let key = self.key;
-        let (v, computed) = self
-            .secondary
-            .get(f, idx, || hash(f, key, seed_at(SECONDARY_SEED, idx)));
+        let (key, timing) = (self.key, &mut self.timing);
+        let (v, computed) = self.secondary.get(f, idx, || {
+            Self::timed_hash(timing, || hash(f, key, seed_at(SECONDARY_SEED, idx)))
+        });
         if computed {
             self.hashes_computed += 1;
         }

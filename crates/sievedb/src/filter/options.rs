@@ -312,6 +312,10 @@ pub struct FilterOptions {
     pub unit_hashing: UnitHashing,
     /// Digest sharing across filters during a lookup. Default levels.
     pub sharing: HashSharing,
+    /// Keep a filter over each memtable's keys, probed with the lookup's
+    /// digest, so a lookup of a key the memtable lacks skips the skiplist
+    /// walk. Writes then hash each key once more. Default false.
+    pub memtable_filter: bool,
 }
 
 impl Default for FilterOptions {
@@ -327,6 +331,7 @@ impl Default for FilterOptions {
             units: 7,
             unit_hashing: UnitHashing::Shared,
             sharing: HashSharing::Levels,
+            memtable_filter: false,
         }
     }
 }

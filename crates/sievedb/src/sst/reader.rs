@@ -14,6 +14,7 @@ use super::{
 use crate::cache::BlockCache;
 use crate::coding::{u32_at, Reader};
 use crate::error::{Error, Result};
+use crate::filter::digest::Phase;
 use crate::filter::{Filter, KeyProbe};
 use crate::io::{FileSystem, RandomAccessFile};
 use crate::iter::InternalIterator;
@@ -217,7 +218,9 @@ impl TableReader {
         let lc = &self.counters.levels[level.min(self.counters.levels.len() - 1)];
         bump(&lc.filter_probes, 1);
         let before = probe.digests_computed;
+        let start = probe.phase_start();
         let maybe = f.may_contain(probe);
+        probe.phase_end(start, Phase::Filter);
         bump(
             &lc.digests_computed,
             u64::from(probe.digests_computed - before),
@@ -235,7 +238,7 @@ impl TableReader {
         if self.filter_excludes(probe, ctx.level) {
             return Ok(Lookup::Absent);
         }
-        let result = self.search(probe.key(), seek, ctx)?;
+        let result = self.search(probe, seek, ctx)?;
         if result == Lookup::Absent && self.filter.is_some() {
             let lc = &self.counters.levels[ctx.level.min(self.counters.levels.len() - 1)];
             bump(&lc.filter_false_positives, 1);
@@ -243,17 +246,41 @@ impl TableReader {
         Ok(result)
     }
 
-    /// Index search then one data block.
-    fn search(&self, user_key: &[u8], seek: &[u8], ctx: ReadCtx) -> Result<Lookup> {
+    /// Index search then one data block (each phase timed for sampled lookups).
+    fn search(&self, probe: &mut KeyProbe<'_>, seek: &[u8], ctx: ReadCtx) -> Result<Lookup> {
+        let start = probe.phase_start();
+        let h = self.index_search(seek);
+        probe.phase_end(start, Phase::Index);
+        let Some(h) = h? else {
+            return Ok(Lookup::Absent);
+        };
+        let start = probe.phase_start();
+        let r = self.block_search(probe.key(), seek, h, ctx);
+        probe.phase_end(start, Phase::Data);
+        r
+    }
+
+    /// The handle of the only data block that may hold `seek`'s user key.
+    fn index_search(&self, seek: &[u8]) -> Result<Option<BlockHandle>> {
         let mut idx = BlockIter::new(self.index.clone());
         idx.seek(seek)?;
         if let Some(e) = idx.error() {
             return Err(super::block::corruption(&self.path, e));
         }
         if !idx.valid() {
-            return Ok(Lookup::Absent);
+            return Ok(None);
         }
-        let h = self.decode_handle(idx.value())?;
+        self.decode_handle(idx.value()).map(Some)
+    }
+
+    /// Searches data block `h` for the newest entry of `user_key` at `seek`.
+    fn block_search(
+        &self,
+        user_key: &[u8],
+        seek: &[u8],
+        h: BlockHandle,
+        ctx: ReadCtx,
+    ) -> Result<Lookup> {
         let mut it = BlockIter::new(self.read_block(h, ctx)?);
         it.seek(seek)?;
         if let Some(e) = it.error() {
