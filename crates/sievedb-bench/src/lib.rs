@@ -12,7 +12,14 @@
 //! - `readrandom`: `--reads` lookups of uniformly chosen existing keys;
 //! - `readmissing`: `--reads` lookups of keys that were never written but sort
 //!   between written keys (so they must be rejected by the filters);
-//! - `readseq`: one full forward scan (ops = entries read).
+//! - `readmixed`: `--reads` lookups, a fraction `--alpha` of existing keys and
+//!   the rest of missing ones (the papers' α);
+//! - `readseq`: one full forward scan (ops = entries read);
+//! - `flush`, `waitforcompaction`: flush the memtable / flush and wait until no
+//!   compaction is due (RocksDB db_bench's names), to read a settled tree;
+//! - `filterbench`: the papers' single-filter micro-benchmark, no database:
+//!   one filter over `--num` keys, `--reads` empty queries with hashing
+//!   (measured and theoretical FPR, ns per query).
 //!
 //! Each `fill*` benchmark starts on a freshly emptied database (like db_bench);
 //! with `--use-existing-db` the fills are skipped and the reads run against the
@@ -23,6 +30,7 @@
 #![warn(missing_docs)]
 
 pub mod engines;
+pub mod filterbench;
 pub mod keys;
 pub mod report;
 pub mod runner;
@@ -31,6 +39,7 @@ use engines::{EngineConfig, EngineKind, EngineResult};
 use keys::{KeyGen, ValueGen};
 use report::{MedianRow, Record};
 use runner::{Benchmark, Workload};
+use sievedb::{FilterLayout, FilterOptions, HashFn, HashSharing, IndexScheme, UnitHashing};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -57,6 +66,8 @@ pub const DEFAULT_TARGET_FILE_SIZE: u64 = 2 << 20;
 pub const DEFAULT_BLOCK_CACHE_SIZE: u64 = 8 << 20;
 /// Default `--seed`.
 pub const DEFAULT_SEED: u64 = 301;
+/// Default `--breakdown-every`.
+pub const DEFAULT_BREAKDOWN_EVERY: u32 = 8;
 /// Default `--level1-size` (bytes), the engines' usual 10 MiB.
 pub const DEFAULT_LEVEL1_SIZE: u64 = 10 << 20;
 /// Data block size of every engine.
@@ -91,6 +102,11 @@ impl From<CompactionStyleArg> for sievedb::CompactionStyle {
             CompactionStyleArg::Tiering => sievedb::CompactionStyle::Tiering,
         }
     }
+}
+
+/// Parses a sievedb filter setting by its name (`murmur64a`, `rotation`, …).
+fn parse_named<T: std::str::FromStr<Err = sievedb::Error>>(s: &str) -> Result<T, String> {
+    s.parse().map_err(|e: sievedb::Error| e.to_string())
 }
 
 /// Flags of the benchmark (db_bench names).
@@ -158,6 +174,50 @@ pub struct BenchArgs {
     /// Print one JSON object per line instead of text
     #[arg(long)]
     pub json: bool,
+    /// Filter hash function (sievedb): murmur64a, murmur3, xxh64, xxh3, crc32c,
+    /// city64, md5, sha256
+    #[arg(long, value_name = "FN", default_value = "murmur64a", value_parser = parse_named::<HashFn>)]
+    pub hash: HashFn,
+    /// How a filter derives its k positions (sievedb): independent, rotation,
+    /// double, enhanced-double
+    #[arg(long, value_name = "S", default_value = "rotation", value_parser = parse_named::<IndexScheme>)]
+    pub index_scheme: IndexScheme,
+    /// Second hash function of the double scheme (sievedb)
+    #[arg(long, value_name = "FN", default_value = "xxh3", value_parser = parse_named::<HashFn>)]
+    pub secondary_hash: HashFn,
+    /// Filter layout (sievedb): bloom, blocked (one cache line per key) or units
+    #[arg(long, value_name = "L", default_value = "bloom", value_parser = parse_named::<FilterLayout>)]
+    pub filter: FilterLayout,
+    /// Filter units per file with --filter units
+    #[arg(long, value_name = "N", default_value_t = 7)]
+    pub filter_units: u32,
+    /// Hash source of filter units: shared (one digest) or separate (seeded per unit,
+    /// ElasticBF's original)
+    #[arg(long, value_name = "M", default_value = "shared", value_parser = parse_named::<UnitHashing>)]
+    pub unit_hashing: UnitHashing,
+    /// Probes per filter (per unit); default round(b·ln 2)
+    #[arg(long, value_name = "K")]
+    pub num_probes: Option<u32>,
+    /// Derive the probe count as LevelDB does, floor(0.69·b)
+    #[arg(long)]
+    pub leveldb_probes: bool,
+    /// Keep a filter over each memtable, probed with the lookup's digest (sievedb)
+    #[arg(long)]
+    pub memtable_filter: bool,
+    /// Digest sharing of a lookup (sievedb): none (k hashes per filter), filter
+    /// (one per filter), levels (one per lookup)
+    #[arg(long, value_name = "M", default_value = "levels", value_parser = parse_named::<HashSharing>)]
+    pub hash_sharing: HashSharing,
+    /// Time one lookup in N phase by phase and report breakdown_ns
+    /// {hash, filter, index, data, other} per lookup (sievedb)
+    #[arg(long)]
+    pub breakdown: bool,
+    /// With --breakdown, time one lookup in this many
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_BREAKDOWN_EVERY)]
+    pub breakdown_every: u32,
+    /// Fraction of readmixed lookups that hit existing keys (0..=1)
+    #[arg(long, value_name = "A", default_value_t = 0.5)]
+    pub alpha: f64,
 }
 
 impl Default for BenchArgs {
@@ -182,6 +242,19 @@ impl Default for BenchArgs {
             seed: DEFAULT_SEED,
             repeats: 1,
             json: false,
+            hash: HashFn::Murmur64A,
+            index_scheme: IndexScheme::Rotation,
+            secondary_hash: HashFn::Xxh3,
+            filter: FilterLayout::Bloom,
+            filter_units: 7,
+            unit_hashing: UnitHashing::Shared,
+            num_probes: None,
+            leveldb_probes: false,
+            memtable_filter: false,
+            hash_sharing: HashSharing::Levels,
+            breakdown: false,
+            breakdown_every: DEFAULT_BREAKDOWN_EVERY,
+            alpha: 0.5,
         }
     }
 }
@@ -212,6 +285,29 @@ impl BenchArgs {
             compaction_style: self.compaction_style.into(),
             block_size: BLOCK_SIZE,
             max_open_files: MAX_OPEN_FILES,
+            filter: self.filter_options(),
+            lookup_breakdown_every: if self.breakdown {
+                self.breakdown_every
+            } else {
+                0
+            },
+        }
+    }
+
+    /// The sievedb filter settings these flags ask for.
+    pub fn filter_options(&self) -> FilterOptions {
+        FilterOptions {
+            bits_per_key: self.bits_per_key,
+            hash: self.hash,
+            secondary_hash: self.secondary_hash,
+            scheme: self.index_scheme,
+            layout: self.filter,
+            num_probes: self.num_probes,
+            leveldb_probes: self.leveldb_probes,
+            units: self.filter_units,
+            unit_hashing: self.unit_hashing,
+            sharing: self.hash_sharing,
+            memtable_filter: self.memtable_filter,
         }
     }
 
@@ -228,6 +324,15 @@ impl BenchArgs {
         if self.use_existing_db && self.db.is_none() {
             return Err("--use-existing-db needs --db DIR".into());
         }
+        if !(0.0..=1.0).contains(&self.alpha) {
+            return Err("--alpha must be between 0 and 1".into());
+        }
+        if self.breakdown && self.breakdown_every == 0 {
+            return Err("--breakdown-every must be at least 1".into());
+        }
+        self.filter_options()
+            .validate()
+            .map_err(|e| format!("filter flags: {e}"))?;
         Ok(())
     }
 }
@@ -384,6 +489,8 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<()> {
         threads: args.threads,
         seed: args.seed,
         progress: std::io::stderr().is_terminal(),
+        alpha: args.alpha,
+        filter: args.filter_options(),
     };
     let cfg = args.engine_config();
     let bytes_per_op = (args.key_size + args.value_size) as u64;
@@ -415,6 +522,9 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<()> {
             }
             let mut fresh = true;
             for &bench in &benches {
+                if bench == Benchmark::FilterBench && kind != EngineKind::Sievedb {
+                    continue; // sievedb's own filters, measured once per repeat
+                }
                 if bench.is_fill() {
                     if args.use_existing_db {
                         if args.json {
@@ -507,8 +617,13 @@ mod tests {
         assert_eq!(d.engine, EngineChoice::Sievedb);
         assert_eq!(
             Benchmark::parse_list(&d.benchmarks).unwrap(),
-            Benchmark::ALL.to_vec()
+            Benchmark::ALL[..6]
+                .iter()
+                .copied()
+                .filter(|b| *b != Benchmark::ReadMixed)
+                .collect::<Vec<_>>()
         );
+        assert_eq!(d.filter_options(), sievedb::FilterOptions::default());
     }
 
     #[test]
@@ -573,6 +688,49 @@ mod tests {
         assert!(bad(|a| a.use_existing_db = true).contains("--db"));
         assert!(bad(|a| a.benchmarks = "nope".into()).contains("unknown benchmark"));
         assert!(bad(|a| a.key_size = 3).contains("--key-size"));
+        assert!(bad(|a| a.alpha = 1.5).contains("--alpha"));
+        assert!(bad(|a| a.filter_units = 0).contains("units"));
+        assert!(Cli::try_parse_from(["bench", "--hash", "blake3"]).is_err());
+        let a = Cli::try_parse_from([
+            "bench",
+            "--hash",
+            "xxh3",
+            "--index-scheme",
+            "enhanced-double",
+            "--filter",
+            "units",
+            "--filter-units",
+            "4",
+            "--hash-sharing",
+            "filter",
+            "--memtable-filter",
+            "--breakdown",
+            "--alpha",
+            "0.25",
+        ])
+        .unwrap()
+        .args;
+        let f = a.filter_options();
+        assert_eq!(
+            (
+                f.hash,
+                f.scheme,
+                f.layout,
+                f.units,
+                f.sharing,
+                f.memtable_filter
+            ),
+            (
+                HashFn::Xxh3,
+                IndexScheme::EnhancedDouble,
+                FilterLayout::Units,
+                4,
+                HashSharing::Filter,
+                true
+            )
+        );
+        assert_eq!(a.engine_config().lookup_breakdown_every, 8);
+        assert_eq!(a.alpha, 0.25);
     }
 
     #[cfg(not(feature = "leveldb"))]

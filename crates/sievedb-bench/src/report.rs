@@ -78,15 +78,35 @@ impl Record {
             s.push_str(&format!("{:<8} #{:<2} ", self.engine, self.repeat));
         }
         s.push_str(&rate_line(self.benchmark.name(), &self.rates()));
-        if matches!(
-            self.benchmark,
-            Benchmark::ReadRandom | Benchmark::ReadMissing
-        ) {
+        if self.benchmark.is_point_read() {
             if let Some(f) = self.m.found {
                 s.push_str(&format!(" ({f} of {} found)", self.m.ops));
             }
+            if let Some(st) = &self.stats {
+                if st.gets > 0 {
+                    s.push_str(&format!(
+                        "; {:.2} digests/lookup",
+                        st.digests_computed as f64 / st.gets as f64
+                    ));
+                }
+            }
+            if let Some([h, f, i, d, o]) = self.breakdown_ns() {
+                s.push_str(&format!(
+                    "; ns: hash {h:.0} filter {f:.0} index {i:.0} data {d:.0} other {o:.0}"
+                ));
+            }
+        }
+        if let Some(note) = &self.m.note {
+            s.push_str("; ");
+            s.push_str(note);
         }
         s
+    }
+
+    /// Mean per-lookup `[hash, filter, index, data, other]` nanoseconds of the
+    /// sampled lookups, when the engine timed any.
+    pub fn breakdown_ns(&self) -> Option<[f64; 5]> {
+        self.stats.as_ref()?.breakdown.per_lookup()
     }
 
     /// The JSON object of this record.
@@ -96,7 +116,12 @@ impl Record {
             Some(s) => serde_json::to_value(s).unwrap_or(Value::Null),
             None => Value::Null,
         };
-        json!({
+        let breakdown = match self.breakdown_ns() {
+            Some([h, f, i, d, o]) => json!({"hash": h, "filter": f, "index": i, "data": d,
+                "other": o, "samples": self.stats.as_ref().map_or(0, |s| s.breakdown.samples)}),
+            None => Value::Null,
+        };
+        let mut v = json!({
             "type": "result",
             "engine": self.engine,
             "benchmark": self.benchmark.name(),
@@ -110,7 +135,12 @@ impl Record {
             "threads": self.m.threads,
             "settings": self.settings,
             "stats": stats,
-        })
+            "breakdown_ns": breakdown,
+        });
+        if let (Some(Value::Object(extra)), Value::Object(obj)) = (&self.m.extra, &mut v) {
+            obj.extend(extra.clone());
+        }
+        v
     }
 }
 

@@ -18,18 +18,30 @@ pub enum Benchmark {
     ReadRandom,
     /// `reads` lookups of keys that were never written (interleaved with existing ones).
     ReadMissing,
+    /// `reads` lookups, a fraction `alpha` of existing keys, the rest missing.
+    ReadMixed,
     /// A full forward scan of the database.
     ReadSeq,
+    /// Flushes the memtable.
+    Flush,
+    /// Flushes, then waits until no compaction is due.
+    WaitForCompaction,
+    /// The single-filter micro-benchmark (no database; see [`crate::filterbench`]).
+    FilterBench,
 }
 
 impl Benchmark {
     /// Every benchmark, in the default order.
-    pub const ALL: [Benchmark; 5] = [
+    pub const ALL: [Benchmark; 9] = [
         Benchmark::FillSeq,
         Benchmark::FillRandom,
         Benchmark::ReadRandom,
         Benchmark::ReadMissing,
+        Benchmark::ReadMixed,
         Benchmark::ReadSeq,
+        Benchmark::Flush,
+        Benchmark::WaitForCompaction,
+        Benchmark::FilterBench,
     ];
 
     /// The db_bench name.
@@ -39,13 +51,25 @@ impl Benchmark {
             Benchmark::FillRandom => "fillrandom",
             Benchmark::ReadRandom => "readrandom",
             Benchmark::ReadMissing => "readmissing",
+            Benchmark::ReadMixed => "readmixed",
             Benchmark::ReadSeq => "readseq",
+            Benchmark::Flush => "flush",
+            Benchmark::WaitForCompaction => "waitforcompaction",
+            Benchmark::FilterBench => "filterbench",
         }
     }
 
     /// Whether the benchmark writes (and therefore starts on an empty database).
     pub fn is_fill(self) -> bool {
         matches!(self, Benchmark::FillSeq | Benchmark::FillRandom)
+    }
+
+    /// Whether the benchmark does point lookups.
+    pub fn is_point_read(self) -> bool {
+        matches!(
+            self,
+            Benchmark::ReadRandom | Benchmark::ReadMissing | Benchmark::ReadMixed
+        )
     }
 
     /// Parses a comma-separated list; empty items are ignored.
@@ -87,6 +111,10 @@ pub struct Workload {
     pub seed: u64,
     /// Whether to draw progress bars (on stderr).
     pub progress: bool,
+    /// Fraction of `readmixed` lookups that hit existing keys.
+    pub alpha: f64,
+    /// Filter settings of `filterbench`.
+    pub filter: sievedb::FilterOptions,
 }
 
 /// What one benchmark measured.
@@ -100,6 +128,10 @@ pub struct Measurement {
     pub found: Option<u64>,
     /// Threads that ran the operations.
     pub threads: usize,
+    /// Benchmark-specific results (filterbench's FPR figures), as JSON fields.
+    pub extra: Option<serde_json::Value>,
+    /// Text appended to the benchmark's line.
+    pub note: Option<String>,
 }
 
 /// Operations between progress-bar updates.
@@ -133,10 +165,51 @@ pub fn run_benchmark(
             order.shuffle(&mut SmallRng::seed_from_u64(w.seed));
             fill(engine.as_ref(), w, Some(&order), label)
         }
-        Benchmark::ReadRandom => read_random(engine, w, false, label),
-        Benchmark::ReadMissing => read_random(engine, w, true, label),
+        Benchmark::ReadRandom => read_random(engine, w, ReadKind::Existing, label),
+        Benchmark::ReadMissing => read_random(engine, w, ReadKind::Missing, label),
+        Benchmark::ReadMixed => read_random(engine, w, ReadKind::Mixed(w.alpha), label),
         Benchmark::ReadSeq => read_seq(engine, w, label),
+        Benchmark::Flush => timed_once(|| engine.flush()),
+        Benchmark::WaitForCompaction => timed_once(|| engine.wait_for_compactions()),
+        Benchmark::FilterBench => {
+            let pb = progress_bar(w.progress, w.reads, label);
+            let r = crate::filterbench::run(&w.filter, &w.keys, w.num, w.reads, &pb)?;
+            pb.finish_and_clear();
+            Ok(Measurement {
+                ops: r.queries,
+                seconds: r.query_seconds,
+                found: Some(r.false_positives),
+                threads: 1,
+                extra: Some(r.to_json()),
+                note: Some(r.text()),
+            })
+        }
     }
+}
+
+/// Runs `f` once; ops = 1.
+fn timed_once(f: impl FnOnce() -> EngineResult<()>) -> EngineResult<Measurement> {
+    let start = Instant::now();
+    f()?;
+    Ok(Measurement {
+        ops: 1,
+        seconds: start.elapsed().as_secs_f64(),
+        found: None,
+        threads: 1,
+        extra: None,
+        note: None,
+    })
+}
+
+/// Which keys a read benchmark looks up.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum ReadKind {
+    /// Only written keys.
+    Existing,
+    /// Only never-written keys.
+    Missing,
+    /// Written keys with this probability, else never-written ones.
+    Mixed(f64),
 }
 
 /// Writes every key once, in `order` (ascending when `None`), one key per batch.
@@ -167,13 +240,19 @@ fn fill(
         seconds,
         found: None,
         threads: 1,
+        extra: None,
+        note: None,
     })
 }
 
 /// Seed of reader thread `t` of a read benchmark (distinct streams per benchmark and thread,
 /// identical across repeats and engines).
-fn reader_seed(base: u64, missing: bool, t: usize) -> u64 {
-    let salt: u64 = if missing { 0x6d15_5100 } else { 0x4ead_0000 };
+fn reader_seed(base: u64, kind: ReadKind, t: usize) -> u64 {
+    let salt: u64 = match kind {
+        ReadKind::Existing => 0x4ead_0000,
+        ReadKind::Missing => 0x6d15_5100,
+        ReadKind::Mixed(_) => 0x3172_ed00,
+    };
     base.wrapping_add(salt).wrapping_add(1000 * (t as u64 + 1))
 }
 
@@ -181,7 +260,7 @@ fn reader_seed(base: u64, missing: bool, t: usize) -> u64 {
 fn read_loop(
     engine: &dyn Engine,
     w: &Workload,
-    missing: bool,
+    kind: ReadKind,
     n: u64,
     seed: u64,
     pb: &ProgressBar,
@@ -195,6 +274,11 @@ fn read_loop(
     let expected = w.values.size();
     for j in 0..n {
         let i = rng.gen_range(0..w.num);
+        let missing = match kind {
+            ReadKind::Existing => false,
+            ReadKind::Missing => true,
+            ReadKind::Mixed(alpha) => !rng.gen_bool(alpha),
+        };
         w.keys.fill(&mut key, i, missing);
         if let Some(len) = engine.get_len(&key)? {
             if len != expected {
@@ -219,7 +303,7 @@ fn read_loop(
 fn read_random(
     engine: &Arc<dyn Engine>,
     w: &Workload,
-    missing: bool,
+    kind: ReadKind,
     label: String,
 ) -> EngineResult<Measurement> {
     let pb = progress_bar(w.progress, w.reads, label);
@@ -231,9 +315,9 @@ fn read_random(
         read_loop(
             engine.as_ref(),
             w,
-            missing,
+            kind,
             w.reads,
-            reader_seed(w.seed, missing, 0),
+            reader_seed(w.seed, kind, 0),
             &pb,
         )?
     } else {
@@ -245,9 +329,9 @@ fn read_random(
                     read_loop(
                         engine.as_ref(),
                         &w,
-                        missing,
+                        kind,
                         n,
-                        reader_seed(w.seed, missing, t),
+                        reader_seed(w.seed, kind, t),
                         &pb,
                     )
                 })
@@ -262,6 +346,8 @@ fn read_random(
         seconds,
         found: Some(found),
         threads,
+        extra: None,
+        note: None,
     })
 }
 
@@ -291,6 +377,8 @@ fn read_seq(engine: &Arc<dyn Engine>, w: &Workload, label: String) -> EngineResu
         seconds,
         found: Some(entries),
         threads,
+        extra: None,
+        note: None,
     })
 }
 
@@ -336,9 +424,10 @@ mod tests {
 
     #[test]
     fn reader_seeds_differ_per_thread_and_kind() {
-        let a = reader_seed(301, false, 0);
-        assert_ne!(a, reader_seed(301, false, 1));
-        assert_ne!(a, reader_seed(301, true, 0));
-        assert_eq!(a, reader_seed(301, false, 0));
+        let a = reader_seed(301, ReadKind::Existing, 0);
+        assert_ne!(a, reader_seed(301, ReadKind::Existing, 1));
+        assert_ne!(a, reader_seed(301, ReadKind::Missing, 0));
+        assert_ne!(a, reader_seed(301, ReadKind::Mixed(0.5), 0));
+        assert_eq!(a, reader_seed(301, ReadKind::Existing, 0));
     }
 }

@@ -89,7 +89,7 @@ fn range_of<'a>(files: impl Iterator<Item = &'a Arc<FileMeta>>) -> Option<(Vec<u
 }
 
 /// Per-level round-robin positions for leveled compaction.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Pointers(Vec<Vec<u8>>);
 
 /// Picks the most urgent compaction among levels not in `busy`.

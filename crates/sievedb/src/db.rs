@@ -226,6 +226,14 @@ impl Db {
         self.inner.flush()
     }
 
+    /// Flushes the memtables, then waits until no compaction is running or
+    /// due (as RocksDB's `WaitForCompact`): the tree then has the shape its
+    /// options call for. Returns the background error, if one stopped work.
+    pub fn wait_for_compactions(&self) -> Result<()> {
+        self.inner.flush()?;
+        self.inner.wait_for_compactions()
+    }
+
     /// Compacts the files overlapping `range` down to the deepest non-empty level.
     pub fn compact_range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<()> {
         let (lo, hi) = bounds(&range);
@@ -972,6 +980,28 @@ impl DbInner {
     }
 
     // ----- compaction -----
+
+    fn wait_for_compactions(&self) -> Result<()> {
+        let mut bg = self.bg.lock();
+        loop {
+            if let Some(e) = &bg.error {
+                return Err(e.clone());
+            }
+            if bg.shutdown {
+                return Err(Error::Closed);
+            }
+            let idle = !bg.busy.iter().any(|&b| b) && bg.manual_waiting == 0;
+            if idle {
+                let v = self.current.read().clone();
+                let mut ptrs = bg.pointers.clone();
+                if compaction::pick(&v, &self.opts, &bg.busy, &mut ptrs).is_none() {
+                    return Ok(());
+                }
+            }
+            self.bg_cv.notify_all();
+            self.done_cv.wait_for(&mut bg, Duration::from_millis(100));
+        }
+    }
 
     fn compaction_loop(&self) {
         loop {

@@ -36,6 +36,11 @@ pub struct EngineConfig {
     pub block_size: usize,
     /// Table files kept open at once.
     pub max_open_files: usize,
+    /// sievedb's filter settings (hash, scheme, layout, sharing, memtable
+    /// filter); `bits_per_key` above takes precedence over its own.
+    pub filter: ::sievedb::FilterOptions,
+    /// sievedb: time one lookup in this many phase by phase (0 = off).
+    pub lookup_breakdown_every: u32,
 }
 
 /// A key-value engine under benchmark. Implementations are shared across
@@ -59,6 +64,11 @@ pub trait Engine: Send + Sync {
     /// Moves memtable contents into table files (LevelDB: a full manual compaction,
     /// its C API has no plain flush).
     fn flush(&self) -> EngineResult<()>;
+    /// Flushes, then waits until no compaction is running or due, so reads
+    /// see a settled tree. Engines without such a wait only flush.
+    fn wait_for_compactions(&self) -> EngineResult<()> {
+        self.flush()
+    }
     /// The settings the engine actually runs with, as a JSON object.
     fn settings(&self) -> serde_json::Value;
     /// The engine's statistics, when it keeps any (sievedb does, LevelDB's are not collected).

@@ -2,7 +2,10 @@
 
 use super::{Engine, EngineConfig, EngineResult};
 use serde_json::json;
-use sievedb::{Compression, Db, Options, Stats, WriteBatch, WriteOptions};
+use sievedb::{
+    Compression, Db, FilterLayout, FilterOptions, IndexScheme, Options, Stats, WriteBatch,
+    WriteOptions,
+};
 use std::path::Path;
 
 /// A sievedb database opened for benchmarking.
@@ -16,7 +19,9 @@ impl SieveDb {
         let opts = Options::builder()
             .create_if_missing(true)
             .write_buffer_size(cfg.write_buffer_size)
+            .filter(cfg.filter.clone())
             .bits_per_key(cfg.bits_per_key)
+            .lookup_breakdown_every(cfg.lookup_breakdown_every)
             .block_cache_capacity(cfg.block_cache_size)
             .target_file_size(cfg.target_file_size)
             .size_ratio(cfg.size_ratio)
@@ -72,6 +77,10 @@ impl Engine for SieveDb {
         Ok(self.db.flush()?)
     }
 
+    fn wait_for_compactions(&self) -> EngineResult<()> {
+        Ok(self.db.wait_for_compactions()?)
+    }
+
     fn settings(&self) -> serde_json::Value {
         let o = self.db.options();
         let compression: Vec<&str> = o
@@ -86,7 +95,10 @@ impl Engine for SieveDb {
             "engine": "sievedb",
             "version": env!("CARGO_PKG_VERSION"),
             "bits_per_key": o.filter.bits_per_key,
-            "filter": format!("bloom, {:?} hash, digest shared across {:?}", o.filter.hash, o.filter.sharing),
+            "filter": filter_description(&o.filter),
+            "hash_sharing": o.filter.sharing.name(),
+            "memtable_filter": o.filter.memtable_filter,
+            "lookup_breakdown_every": o.lookup_breakdown_every,
             "block_cache_bytes": o.block_cache_capacity,
             "block_size": o.block_size,
             "compression": compression.join(","),
@@ -107,4 +119,26 @@ impl Engine for SieveDb {
     fn stats(&self) -> Option<Stats> {
         Some(self.db.stats())
     }
+}
+
+/// `layout, k probes, hash, scheme` of the filters sievedb builds.
+fn filter_description(f: &FilterOptions) -> String {
+    let mut s = format!(
+        "{}, k={}, {} hash, {} scheme",
+        f.layout,
+        f.probes_per_unit(),
+        f.hash,
+        f.effective_scheme()
+    );
+    if f.effective_scheme() == IndexScheme::Double {
+        s.push_str(&format!(" (second hash {})", f.secondary_hash));
+    }
+    if f.layout == FilterLayout::Units {
+        s.push_str(&format!(
+            ", {} units ({} hashing)",
+            f.effective_units(),
+            f.unit_hashing
+        ));
+    }
+    s
 }
