@@ -1,12 +1,15 @@
 //! Deterministic keys and values of the benchmarks.
 //!
-//! A key is the zero-padded decimal of its index followed by one marker byte:
-//! `'0'` for the keys the fill benchmarks write, `'1'` for keys that are never
-//! written. Key `i` with marker `'1'` sorts right after the written key `i` and
-//! before the written key `i + 1`, so missing keys interleave with existing ones
-//! across every file of the database: a lookup of a missing key cannot be
-//! answered by key ranges (fence pointers, file boundaries) and must go through
-//! the filters.
+//! A key is the zero-padded decimal of its index (`min(key_size − 1, 20)`
+//! digits), one marker byte — `'0'` for the keys the fill benchmarks write,
+//! `'1'` for keys that are never written — and, for keys longer than 21 bytes,
+//! `'.'` filler up to the key size (like db_bench, whose long keys are padded
+//! after the distinguishing bytes: comparisons stop early, hashing still covers
+//! the whole key). Key `i` with marker `'1'` sorts right after the written key
+//! `i` and before the written key `i + 1`, so missing keys interleave with
+//! existing ones across every file of the database: a lookup of a missing key
+//! cannot be answered by key ranges (fence pointers, file boundaries) and must
+//! go through the filters.
 
 use rand::{rngs::SmallRng, RngCore, SeedableRng};
 
@@ -14,6 +17,10 @@ use rand::{rngs::SmallRng, RngCore, SeedableRng};
 const EXISTING: u8 = b'0';
 /// Marker byte of keys that are never written.
 const MISSING: u8 = b'1';
+/// Most decimal digits of an index (`u64::MAX` has 20).
+const MAX_DIGITS: usize = 20;
+/// Byte that pads long keys after the marker.
+const FILLER: u8 = b'.';
 
 /// Number of decimal digits of `n` (1 for 0).
 fn decimal_digits(mut n: u64) -> usize {
@@ -56,10 +63,11 @@ impl KeyGen {
     /// an existing key, or when `missing` is true a key that is never written.
     pub fn fill(&self, buf: &mut [u8], index: u64, missing: bool) {
         debug_assert_eq!(buf.len(), self.key_size);
-        let last = buf.len() - 1;
-        buf[last] = if missing { MISSING } else { EXISTING };
+        let digits = (buf.len() - 1).min(MAX_DIGITS);
+        buf[digits] = if missing { MISSING } else { EXISTING };
+        buf[digits + 1..].fill(FILLER);
         let mut n = index;
-        for b in buf[..last].iter_mut().rev() {
+        for b in buf[..digits].iter_mut().rev() {
             *b = b'0' + (n % 10) as u8;
             n /= 10;
         }
@@ -121,6 +129,11 @@ mod tests {
             assert_eq!(g24.key(i, false).len(), 24);
             assert_eq!(g24.key(i, true).len(), 24);
         }
+        assert_eq!(g24.key(123, true), b"000000000000000001231...");
+        let g512 = KeyGen::new(512, u64::MAX).unwrap();
+        let k = g512.key(u64::MAX, false);
+        assert_eq!(&k[..21], b"184467440737095516150");
+        assert!(k[21..].iter().all(|&b| b == b'.') && k.len() == 512);
     }
 
     #[test]
@@ -134,17 +147,19 @@ mod tests {
 
     #[test]
     fn existing_and_missing_keys_never_collide_and_interleave() {
-        let g = KeyGen::new(8, 5000).unwrap();
-        let existing: Vec<Vec<u8>> = (0..5000).map(|i| g.key(i, false)).collect();
-        let missing: Vec<Vec<u8>> = (0..5000).map(|i| g.key(i, true)).collect();
-        let set: HashSet<&Vec<u8>> = existing.iter().collect();
-        assert_eq!(set.len(), 5000);
-        assert!(missing.iter().all(|k| !set.contains(k)));
-        // Sorted order alternates existing, missing, existing, missing, ...
-        for i in 0..5000 {
-            assert!(existing[i] < missing[i]);
-            if i + 1 < 5000 {
-                assert!(missing[i] < existing[i + 1]);
+        for size in [8, 512] {
+            let g = KeyGen::new(size, 5000).unwrap();
+            let existing: Vec<Vec<u8>> = (0..5000).map(|i| g.key(i, false)).collect();
+            let missing: Vec<Vec<u8>> = (0..5000).map(|i| g.key(i, true)).collect();
+            let set: HashSet<&Vec<u8>> = existing.iter().collect();
+            assert_eq!(set.len(), 5000);
+            assert!(missing.iter().all(|k| !set.contains(k)));
+            // Sorted order alternates existing, missing, existing, missing, ...
+            for i in 0..5000 {
+                assert!(existing[i] < missing[i]);
+                if i + 1 < 5000 {
+                    assert!(missing[i] < existing[i + 1]);
+                }
             }
         }
     }

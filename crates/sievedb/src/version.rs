@@ -13,7 +13,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering as AtOrd};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::cache::TableCache;
 use crate::coding::{put_bytes, put_varint, Reader};
@@ -23,7 +23,7 @@ use crate::filter::KeyProbe;
 use crate::io::{filename, FileSystem};
 use crate::key::{self, SeqNo};
 use crate::memtable::Lookup;
-use crate::sst::reader::ReadCtx;
+use crate::sst::reader::{ReadCtx, TableFilter, TableReader};
 use crate::wal::{read_records, LogWriter};
 
 /// Metadata of one SST. When the last reference to an obsolete file's metadata
@@ -41,6 +41,9 @@ pub struct FileMeta {
     pub largest: Vec<u8>,
     obsolete: AtomicBool,
     tables: Arc<TableCache>,
+    /// The file's filter (or its absence), pinned when the table is first
+    /// opened: later lookups probe it before touching the table cache.
+    filter: OnceLock<Option<Arc<TableFilter>>>,
 }
 
 impl FileMeta {
@@ -56,6 +59,14 @@ impl FileMeta {
     pub fn overlaps(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> bool {
         lo.is_none_or(|l| self.largest_user() >= l) && hi.is_none_or(|h| self.smallest_user() <= h)
     }
+    /// The open table, from the table cache (index time, for sampled lookups).
+    fn table(&self, probe: &mut KeyProbe<'_>) -> Result<Arc<TableReader>> {
+        let start = probe.phase_start();
+        let t = self.tables.get(self.number);
+        probe.phase_end(start, Phase::Index);
+        t
+    }
+
     /// The table cache the file is read through.
     pub fn tables(&self) -> &Arc<TableCache> {
         &self.tables
@@ -118,16 +129,26 @@ impl Version {
         let user_key = probe.key();
         for (level, runs) in self.levels.iter().enumerate() {
             for run in runs {
-                // Fence pointers and the table cache count as index time.
                 let start = probe.phase_start();
-                let table = run.file_for(user_key).map(|f| f.tables.get(f.number));
+                let file = run.file_for(user_key);
                 probe.phase_end(start, Phase::Index);
-                let Some(table) = table else { continue };
-                let table = table?;
+                let Some(f) = file else { continue };
                 let ctx = ReadCtx { level, fill_cache };
-                match table.get(probe, seek, ctx)? {
-                    Lookup::Absent => continue,
-                    found => return Ok(found),
+                let found = match f.filter.get() {
+                    Some(filter) => {
+                        if filter.as_ref().is_some_and(|x| x.excludes(probe, level)) {
+                            continue;
+                        }
+                        f.table(probe)?.get_past_filter(probe, seek, ctx)?
+                    }
+                    None => {
+                        let table = f.table(probe)?;
+                        let _ = f.filter.set(table.filter().cloned());
+                        table.get(probe, seek, ctx)?
+                    }
+                };
+                if found != Lookup::Absent {
+                    return Ok(found);
                 }
             }
         }
@@ -390,6 +411,7 @@ impl VersionSet {
             largest: f.largest.clone(),
             obsolete: AtomicBool::new(false),
             tables: self.tables.clone(),
+            filter: OnceLock::new(),
         })
     }
 

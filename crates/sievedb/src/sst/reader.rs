@@ -22,13 +22,63 @@ use crate::key::{self, Kind};
 use crate::memtable::Lookup;
 use crate::stats::{bump, Counters};
 
+/// An SST's filter, parsed once, shared between the table reader and the
+/// file's metadata (which pins it, so a lookup the filter rules out touches
+/// neither the table cache nor the file). Its memory is counted in
+/// `filter_memory` while it lives.
+pub struct TableFilter {
+    filter: Filter,
+    counters: Arc<Counters>,
+}
+
+impl TableFilter {
+    fn new(filter: Filter, counters: Arc<Counters>) -> Self {
+        bump(&counters.filter_memory, filter.memory_bytes() as u64);
+        TableFilter { filter, counters }
+    }
+
+    /// The parsed filter.
+    pub fn filter(&self) -> &Filter {
+        &self.filter
+    }
+
+    /// Whether the filter rules the key of `probe` out, counting the probe
+    /// (and timing it, for sampled lookups) for `level`.
+    #[inline]
+    pub fn excludes(&self, probe: &mut KeyProbe<'_>, level: usize) -> bool {
+        let lc = &self.counters.levels[level.min(self.counters.levels.len() - 1)];
+        bump(&lc.filter_probes, 1);
+        let before = probe.digests_computed;
+        let start = probe.phase_start();
+        let maybe = self.filter.may_contain(probe);
+        probe.phase_end(start, Phase::Filter);
+        bump(
+            &lc.digests_computed,
+            u64::from(probe.digests_computed - before),
+        );
+        if !maybe {
+            bump(&lc.filter_negatives, 1);
+        }
+        !maybe
+    }
+}
+
+impl Drop for TableFilter {
+    fn drop(&mut self) {
+        self.counters.filter_memory.fetch_sub(
+            self.filter.memory_bytes() as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+}
+
 /// An open SST.
 pub struct TableReader {
     number: u64,
     path: PathBuf,
     file: Arc<dyn RandomAccessFile>,
     index: Arc<Block>,
-    filter: Option<Filter>,
+    filter: Option<Arc<TableFilter>>,
     props: Properties,
     cache: Option<Arc<BlockCache>>,
     counters: Arc<Counters>,
@@ -109,10 +159,10 @@ impl TableReader {
         t.props = Properties::decode(&t.read_raw(footer.properties)?).map_err(corrupt)?;
         if footer.filter.size > 0 {
             let f = t.read_raw(footer.filter)?;
-            t.filter = Some(Filter::decode(&f).map_err(|d| corrupt(format!("filter: {d}")))?);
+            let f = Filter::decode(&f).map_err(|d| corrupt(format!("filter: {d}")))?;
+            t.filter = Some(Arc::new(TableFilter::new(f, t.counters.clone())));
         }
         t.verify = verify;
-        bump(&t.counters.filter_memory, t.filter_memory() as u64);
         Ok(t)
     }
 
@@ -128,7 +178,12 @@ impl TableReader {
 
     /// Memory held by the filter.
     pub fn filter_memory(&self) -> usize {
-        self.filter.as_ref().map_or(0, Filter::memory_bytes)
+        self.filter.as_ref().map_or(0, |f| f.filter.memory_bytes())
+    }
+
+    /// The table's filter, if it has one.
+    pub fn filter(&self) -> Option<&Arc<TableFilter>> {
+        self.filter.as_ref()
     }
 
     /// Reads a block and its trailer, checks the CRC and decompresses it.
@@ -212,25 +267,7 @@ impl TableReader {
     /// Whether the filter rules the key out (counting the probe).
     #[inline]
     pub fn filter_excludes(&self, probe: &mut KeyProbe<'_>, level: usize) -> bool {
-        let Some(f) = &self.filter else {
-            return false;
-        };
-        let lc = &self.counters.levels[level.min(self.counters.levels.len() - 1)];
-        bump(&lc.filter_probes, 1);
-        let before = probe.digests_computed;
-        let start = probe.phase_start();
-        let maybe = f.may_contain(probe);
-        probe.phase_end(start, Phase::Filter);
-        bump(
-            &lc.digests_computed,
-            u64::from(probe.digests_computed - before),
-        );
-        if maybe {
-            false
-        } else {
-            bump(&lc.filter_negatives, 1);
-            true
-        }
+        self.filter.as_ref().is_some_and(|f| f.excludes(probe, level))
     }
 
     /// Looks up the newest entry for `probe.key()` with sequence `<= seq`.
@@ -238,6 +275,17 @@ impl TableReader {
         if self.filter_excludes(probe, ctx.level) {
             return Ok(Lookup::Absent);
         }
+        self.get_past_filter(probe, seek, ctx)
+    }
+
+    /// [`TableReader::get`] for a key the filter (if any) already let
+    /// through: an absent key counts as a false positive of the filter.
+    pub fn get_past_filter(
+        &self,
+        probe: &mut KeyProbe<'_>,
+        seek: &[u8],
+        ctx: ReadCtx,
+    ) -> Result<Lookup> {
         let result = self.search(probe, seek, ctx)?;
         if result == Lookup::Absent && self.filter.is_some() {
             let lc = &self.counters.levels[ctx.level.min(self.counters.levels.len() - 1)];
@@ -304,15 +352,6 @@ impl TableReader {
             data: None,
             ctx,
         }
-    }
-}
-
-impl Drop for TableReader {
-    fn drop(&mut self) {
-        self.counters.filter_memory.fetch_sub(
-            self.filter_memory() as u64,
-            std::sync::atomic::Ordering::Relaxed,
-        );
     }
 }
 
