@@ -22,6 +22,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bulk;
 pub mod engines;
 pub mod keys;
 pub mod report;
