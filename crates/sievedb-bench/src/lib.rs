@@ -29,6 +29,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bulk;
 pub mod engines;
 pub mod filterbench;
 pub mod keys;

@@ -20,7 +20,7 @@ use commands::{parse_escaped, Escaped};
 #[command(
     name = "sievedb",
     version,
-    about = "sievedb key-value store: get/put/delete/scan/stats/shell, and db_bench-style benchmarks",
+    about = "sievedb key-value store: get/put/delete/scan/stats/shell, bulk load, and db_bench-style benchmarks",
     long_about = "sievedb key-value store.\n\n\
         Keys and values are written with `%XX` escapes (two hex digits) for arbitrary bytes and \
         `\"\"` for the empty string; output uses the same escaping.\n\
@@ -110,6 +110,14 @@ enum Command {
         #[arg(long)]
         sync: bool,
     },
+    /// Build a new database of full levels directly from sorted entries
+    ///
+    /// Entries are the keys and values the fill benchmarks write (--num, --key-size,
+    /// --value-size, --seed) or sorted `KEY<TAB>VALUE` lines of --input. Level i of
+    /// 1..=L receives a share proportional to T^(i-1), interleaved over the whole key
+    /// range; L0 stays empty. Prints files, entries and bytes per level, and the
+    /// level1_size/size_ratio to open the database with.
+    Bulkload(commands::BulkloadArgs),
     /// Run db_bench-style benchmarks (the default when no subcommand is given)
     Bench(sievedb_bench::BenchArgs),
 }
@@ -127,6 +135,7 @@ fn run(command: Command) -> commands::CmdResult {
         } => commands::scan(&db, from.as_ref(), to.as_ref(), limit),
         Command::Stats { db, json } => commands::stats(&db, json),
         Command::Shell { db, sync } => commands::shell(&db, sync),
+        Command::Bulkload(args) => commands::bulkload(&args),
         Command::Bench(args) => bench(&args),
     }
 }

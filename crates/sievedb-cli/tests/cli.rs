@@ -411,3 +411,175 @@ fn shell_on_a_locked_database_fails_cleanly() {
     drop(db);
     ok(&sievedb(&["put", "--db", &db_arg(&dir), "k", "v"]));
 }
+
+#[test]
+fn bulkload_builds_a_database_the_benchmark_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sievedb");
+    let db = db_arg(&dir);
+    let shape = [
+        "--num",
+        "6500",
+        "--key-size",
+        "12",
+        "--value-size",
+        "40",
+        "--levels",
+        "3",
+        "--size-ratio",
+        "3",
+        "--target-file-size",
+        "16384",
+        "--bits-per-key",
+        "10",
+    ];
+    let mut args = vec!["bulkload", db.as_str()];
+    args.extend_from_slice(&shape);
+    args.push("--json");
+    let out = ok(&sievedb(&args));
+    assert_eq!(out.lines().count(), 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("bulkload --json is JSON");
+    assert_eq!(v["type"], "bulkload");
+    assert_eq!(v["entries"], 6500);
+    let levels = v["per_level"].as_array().expect("per_level");
+    let entries: Vec<u64> = levels
+        .iter()
+        .map(|l| l["entries"].as_u64().unwrap())
+        .collect();
+    assert_eq!(entries, [500, 1500, 4500]);
+    assert!(levels.iter().all(|l| l["files"].as_u64().unwrap() >= 1));
+    let level1_size = v["level1_size"].as_u64().unwrap().to_string();
+
+    // The shape shows in `stats`; generated key 42 holds a 40-byte value.
+    let stats = ok(&sievedb(&["stats", "--db", &db, "--json"]));
+    let s: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(s["levels"][0]["files"], 0);
+    assert_eq!(s["levels"][3]["entries"], 4500);
+    let value = ok(&sievedb(&["get", "--db", &db, "000000000420"]));
+    assert!(value.trim_end().len() >= 40, "{value}");
+
+    // The benchmark reads it: every existing key is found, no missing key is.
+    let parent = db_arg(tmp.path());
+    let bench = ok(&sievedb(&[
+        "bench",
+        "--use-existing-db",
+        "--db",
+        &parent,
+        "--benchmarks",
+        "readrandom,readmissing",
+        "--num",
+        "6500",
+        "--reads",
+        "3000",
+        "--key-size",
+        "12",
+        "--value-size",
+        "40",
+        "--size-ratio",
+        "3",
+        "--level1-size",
+        &level1_size,
+        "--json",
+    ]));
+    let found: Vec<(String, u64)> = bench
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["type"] == "result")
+        .map(|r| {
+            (
+                r["benchmark"].as_str().unwrap().to_string(),
+                r["found"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("readrandom".to_string(), 3000),
+            ("readmissing".to_string(), 0)
+        ],
+        "{bench}"
+    );
+
+    // A second load into the same directory is refused; the text summary of a
+    // fresh one names every level.
+    let again = sievedb(&args);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        stderr(&again).contains("already holds a database"),
+        "{}",
+        stderr(&again)
+    );
+    let other = db_arg(&tmp.path().join("other"));
+    let mut args = vec!["bulkload", other.as_str()];
+    args.extend_from_slice(&shape);
+    let text = ok(&sievedb(&args));
+    for needle in ["L1", "L2", "L3", "MB/s", "--level1-size"] {
+        assert!(text.contains(needle), "{needle} missing in {text}");
+    }
+}
+
+#[test]
+fn bulkload_from_an_escaped_input_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let db = db_arg(&dir);
+    let input = tmp.path().join("input.tsv");
+    let path = db_arg(&input);
+    let load = |contents: &str| {
+        std::fs::write(&input, contents).unwrap();
+        sievedb(&[
+            "bulkload",
+            &db,
+            "--input",
+            &path,
+            "--levels",
+            "2",
+            "--size-ratio",
+            "2",
+        ])
+    };
+
+    // Out of order: refused with the line, nothing left that opens.
+    let o = load("b\t1\na\t2\nc\t3\n");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("input.tsv:2:"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not strictly increasing"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.join("CURRENT").exists());
+    let o = load("a\t1\nno tab here\n");
+    assert!(
+        stderr(&o).contains("input.tsv:2: expected KEY<TAB>VALUE"),
+        "{}",
+        stderr(&o)
+    );
+    let o = load("a%G0\t1\n");
+    assert!(
+        stderr(&o).contains("input.tsv:1: key: bad escape"),
+        "{}",
+        stderr(&o)
+    );
+
+    // Escaped binary keys and values, the empty value, CRLF line ends.
+    let mut text = String::from("\"\"\tempty-key\r\n");
+    for i in 0..300 {
+        text.push_str(&format!("k%00{i:04}\tv%09{i}\n"));
+    }
+    text.push_str("z\t\"\"\n");
+    let out = ok(&load(&text));
+    assert!(out.contains("302 entries"), "{out}");
+    assert_eq!(ok(&sievedb(&["get", "--db", &db, "k%000042"])), "v%0942\n");
+    assert_eq!(ok(&sievedb(&["get", "--db", &db, "\"\""])), "empty-key\n");
+    assert_eq!(ok(&sievedb(&["get", "--db", &db, "z"])), "\"\"\n");
+    let missing = sievedb(&["get", "--db", &db, "k%000042x"]);
+    assert_eq!(missing.status.code(), Some(1));
+    let scan = ok(&sievedb(&["scan", "--db", &db]));
+    assert_eq!(scan.lines().count(), 302);
+
+    // --input excludes the generator's flags.
+    let o = sievedb(&["bulkload", &db, "--input", &path, "--num", "5"]);
+    assert_eq!(o.status.code(), Some(2));
+}

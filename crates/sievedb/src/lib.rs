@@ -22,6 +22,7 @@
 #![warn(missing_docs)]
 
 pub mod batch;
+pub mod bulk;
 pub mod cache;
 pub mod clock;
 pub mod coding;
