@@ -67,6 +67,8 @@ pub const DEFAULT_TARGET_FILE_SIZE: u64 = 2 << 20;
 pub const DEFAULT_BLOCK_CACHE_SIZE: u64 = 8 << 20;
 /// Default `--seed`.
 pub const DEFAULT_SEED: u64 = 301;
+/// Default `--max-levels` (L0 plus six), sievedb's default.
+pub const DEFAULT_MAX_LEVELS: usize = 7;
 /// Default `--breakdown-every`.
 pub const DEFAULT_BREAKDOWN_EVERY: u32 = 8;
 /// Default `--level1-size` (bytes), the engines' usual 10 MiB.
@@ -146,6 +148,10 @@ pub struct BenchArgs {
     /// values build deep trees from little data (sievedb only; LevelDB's is fixed)
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_LEVEL1_SIZE)]
     pub level1_size: u64,
+    /// Levels including L0 (sievedb only); raise it to read bulk-loaded trees
+    /// deeper than 6 levels
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_LEVELS)]
+    pub max_levels: usize,
     /// Memtable size in bytes, the same for every engine
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_WRITE_BUFFER_SIZE)]
     pub write_buffer_size: usize,
@@ -234,6 +240,7 @@ impl Default for BenchArgs {
             bits_per_key: DEFAULT_BITS_PER_KEY,
             size_ratio: DEFAULT_SIZE_RATIO,
             level1_size: DEFAULT_LEVEL1_SIZE,
+            max_levels: DEFAULT_MAX_LEVELS,
             write_buffer_size: DEFAULT_WRITE_BUFFER_SIZE,
             target_file_size: DEFAULT_TARGET_FILE_SIZE,
             block_cache_size: DEFAULT_BLOCK_CACHE_SIZE,
@@ -283,6 +290,7 @@ impl BenchArgs {
             target_file_size: self.target_file_size,
             size_ratio: self.size_ratio,
             level1_size: self.level1_size,
+            max_levels: self.max_levels,
             compaction_style: self.compaction_style.into(),
             block_size: BLOCK_SIZE,
             max_open_files: MAX_OPEN_FILES,

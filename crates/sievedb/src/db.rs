@@ -784,7 +784,7 @@ impl DbInner {
         seq: SeqNo,
         fill_cache: bool,
     ) -> Result<Option<Vec<u8>>> {
-        let n = self.counters.gets.fetch_add(1, Ordering::Relaxed);
+        let n = self.counters.start_lookup();
         let every = u64::from(self.opts.lookup_breakdown_every);
         let start = (every != 0 && n.is_multiple_of(every)).then(clock::ticks);
         let mut probe = KeyProbe::new(key, self.opts.filter.sharing);
@@ -792,10 +792,8 @@ impl DbInner {
             probe.enable_timing();
         }
         let r = self.lookup(view, &mut probe, seq, fill_cache);
-        bump(
-            &self.counters.digests_computed,
-            u64::from(probe.digests_computed),
-        );
+        self.counters
+            .finish_lookup(&probe.tally, probe.digests_computed);
         if let (Some(t0), Some(phases)) = (start, probe.phase_ticks()) {
             self.counters
                 .breakdown
@@ -820,12 +818,12 @@ impl DbInner {
         key::append_internal_key(&mut seek, user_key, seq, key::KIND_FOR_SEEK);
         for m in std::iter::once(&view.mem).chain(view.imm.iter().rev()) {
             if m.filter().is_some() {
-                bump(&self.counters.memtable_filter_probes, 1);
+                probe.tally.memtable_filter_probes += 1;
                 let start = probe.phase_start();
                 let maybe = m.may_contain(probe);
                 probe.phase_end(start, Phase::Filter);
                 if !maybe {
-                    bump(&self.counters.memtable_filter_negatives, 1);
+                    probe.tally.memtable_filter_negatives += 1;
                     continue;
                 }
             }

@@ -30,6 +30,8 @@ pub struct EngineConfig {
     /// Capacity of level 1 in bytes; level i holds `level1_size · size_ratio^(i-1)`
     /// (sievedb only; LevelDB's is fixed at 10 MiB).
     pub level1_size: u64,
+    /// Levels including L0 (sievedb only).
+    pub max_levels: usize,
     /// Compaction style (sievedb only; LevelDB always levels).
     pub compaction_style: ::sievedb::CompactionStyle,
     /// Uncompressed data block size in bytes.

@@ -26,6 +26,7 @@ impl SieveDb {
             .target_file_size(cfg.target_file_size)
             .size_ratio(cfg.size_ratio)
             .level1_size(cfg.level1_size)
+            .max_levels(cfg.max_levels)
             .compaction_style(cfg.compaction_style)
             .block_size(cfg.block_size)
             .max_open_files(cfg.max_open_files)
@@ -109,6 +110,7 @@ impl Engine for SieveDb {
             "target_file_size": o.target_file_size,
             "size_ratio": o.size_ratio,
             "level1_size": o.level1_size,
+            "max_levels": o.max_levels,
             "compaction_style": format!("{:?}", o.compaction_style).to_lowercase(),
             "level0_triggers": [o.level0_compaction_trigger, o.level0_slowdown_trigger, o.level0_stop_trigger],
             "max_open_files": o.max_open_files,

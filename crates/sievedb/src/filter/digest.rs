@@ -14,6 +14,7 @@
 use super::hash::{hash, seed_at, PRIMARY_SEED, SECONDARY_SEED};
 use super::{HashFn, HashSharing};
 use crate::clock::{ticks, PhaseTicks};
+use crate::stats::ReadTally;
 
 pub use super::hash::murmur64a;
 
@@ -123,6 +124,8 @@ pub struct KeyProbe<'a> {
     pub hashes_computed: u32,
     /// Per-phase time of this lookup, when it is one of the sampled ones.
     timing: Option<PhaseTicks>,
+    /// The lookup's read counters, added to the database's when it ends.
+    pub tally: ReadTally,
 }
 
 /// A lookup phase whose time a sampled [`KeyProbe`] accumulates.
@@ -151,6 +154,7 @@ impl<'a> KeyProbe<'a> {
             digests_computed: 0,
             hashes_computed: 0,
             timing: None,
+            tally: ReadTally::default(),
         }
     }
 

@@ -20,7 +20,7 @@ use crate::io::{FileSystem, RandomAccessFile};
 use crate::iter::InternalIterator;
 use crate::key::{self, Kind};
 use crate::memtable::Lookup;
-use crate::stats::{bump, Counters};
+use crate::stats::{bump, Counters, DIGESTS, FALSE_POSITIVES, NEGATIVES};
 
 /// An SST's filter, parsed once, shared between the table reader and the
 /// file's metadata (which pins it, so a lookup the filter rules out touches
@@ -46,18 +46,23 @@ impl TableFilter {
     /// (and timing it, for sampled lookups) for `level`.
     #[inline]
     pub fn excludes(&self, probe: &mut KeyProbe<'_>, level: usize) -> bool {
-        let lc = &self.counters.levels[level.min(self.counters.levels.len() - 1)];
-        bump(&lc.filter_probes, 1);
         let before = probe.digests_computed;
         let start = probe.phase_start();
         let maybe = self.filter.may_contain(probe);
         probe.phase_end(start, Phase::Filter);
-        bump(
-            &lc.digests_computed,
-            u64::from(probe.digests_computed - before),
-        );
-        if !maybe {
-            bump(&lc.filter_negatives, 1);
+        let counts = [1, u32::from(!maybe), probe.digests_computed - before, 0];
+        match probe.tally.levels.get_mut(level) {
+            Some(row) => {
+                for (c, n) in row.iter_mut().zip(counts) {
+                    *c += n;
+                }
+            }
+            None => {
+                let lc = &self.counters.levels[level.min(self.counters.levels.len() - 1)];
+                bump(&lc.filter_probes, 1);
+                bump(&lc.filter_negatives, u64::from(counts[NEGATIVES]));
+                bump(&lc.digests_computed, u64::from(counts[DIGESTS]));
+            }
         }
         !maybe
     }
@@ -267,7 +272,9 @@ impl TableReader {
     /// Whether the filter rules the key out (counting the probe).
     #[inline]
     pub fn filter_excludes(&self, probe: &mut KeyProbe<'_>, level: usize) -> bool {
-        self.filter.as_ref().is_some_and(|f| f.excludes(probe, level))
+        self.filter
+            .as_ref()
+            .is_some_and(|f| f.excludes(probe, level))
     }
 
     /// Looks up the newest entry for `probe.key()` with sequence `<= seq`.
@@ -288,8 +295,13 @@ impl TableReader {
     ) -> Result<Lookup> {
         let result = self.search(probe, seek, ctx)?;
         if result == Lookup::Absent && self.filter.is_some() {
-            let lc = &self.counters.levels[ctx.level.min(self.counters.levels.len() - 1)];
-            bump(&lc.filter_false_positives, 1);
+            match probe.tally.levels.get_mut(ctx.level) {
+                Some(row) => row[FALSE_POSITIVES] += 1,
+                None => {
+                    let lc = &self.counters.levels[ctx.level.min(self.counters.levels.len() - 1)];
+                    bump(&lc.filter_false_positives, 1);
+                }
+            }
         }
         Ok(result)
     }
