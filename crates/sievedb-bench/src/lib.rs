@@ -85,7 +85,11 @@ pub enum EngineChoice {
     Sievedb,
     /// LevelDB only (needs feature `leveldb`).
     Leveldb,
-    /// sievedb and LevelDB, interleaved per repeat (needs feature `leveldb`).
+    /// RocksDB only (needs feature `rocksdb`).
+    Rocksdb,
+    /// fjall only (needs feature `fjall`).
+    Fjall,
+    /// Every engine built into this binary (sievedb first), interleaved per repeat.
     All,
 }
 
@@ -115,7 +119,7 @@ fn parse_named<T: std::str::FromStr<Err = sievedb::Error>>(s: &str) -> Result<T,
 /// Flags of the benchmark (db_bench names).
 #[derive(clap::Args, Clone, Debug, PartialEq)]
 pub struct BenchArgs {
-    /// Directory for the databases: each engine uses DIR/<engine> (default: a fresh
+    /// Directory for the databases: each engine uses `DIR/<engine>` (default: a fresh
     /// temporary directory per engine, deleted afterwards)
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
@@ -123,7 +127,8 @@ pub struct BenchArgs {
     /// fillseq, fillrandom, readrandom, readmissing, readseq
     #[arg(long, value_name = "LIST", default_value = DEFAULT_BENCHMARKS)]
     pub benchmarks: String,
-    /// Engine(s) to benchmark; leveldb and all need a build with `--features leveldb`
+    /// Engine(s) to benchmark; leveldb, rocksdb and fjall need a build with the
+    /// cargo feature of that name; all = every engine built into this binary
     #[arg(long, value_enum, default_value_t = EngineChoice::Sievedb)]
     pub engine: EngineChoice,
     /// Entries written by each fill benchmark
@@ -141,11 +146,11 @@ pub struct BenchArgs {
     /// Bloom filter bits per key (0 = no filters; LevelDB rounds to a whole number)
     #[arg(long, value_name = "B", default_value_t = DEFAULT_BITS_PER_KEY)]
     pub bits_per_key: f64,
-    /// Size ratio between levels (sievedb only; LevelDB's is fixed at 10)
+    /// Size ratio between levels (LevelDB's is fixed at 10)
     #[arg(long, value_name = "T", default_value_t = DEFAULT_SIZE_RATIO)]
     pub size_ratio: usize,
     /// Capacity of level 1 in bytes (level i holds level1-size · T^(i-1)); small
-    /// values build deep trees from little data (sievedb only; LevelDB's is fixed)
+    /// values build deep trees from little data (LevelDB's is fixed)
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_LEVEL1_SIZE)]
     pub level1_size: u64,
     /// Levels including L0 (sievedb only); raise it to read bulk-loaded trees
@@ -161,7 +166,7 @@ pub struct BenchArgs {
     /// Block cache size in bytes, the same for every engine
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_BLOCK_CACHE_SIZE)]
     pub block_cache_size: u64,
-    /// Compaction style (sievedb only; LevelDB always levels)
+    /// Compaction style (sievedb only; the baselines always level)
     #[arg(long, value_enum, default_value_t = CompactionStyleArg::Leveling)]
     pub compaction_style: CompactionStyleArg,
     /// Do not empty the database: skip the fill benchmarks and read the existing
@@ -270,15 +275,17 @@ impl Default for BenchArgs {
 impl BenchArgs {
     /// The engines selected by `--engine`, or an error if one is not built in.
     pub fn engines(&self) -> Result<Vec<EngineKind>, String> {
-        let kinds = match self.engine {
-            EngineChoice::Sievedb => vec![EngineKind::Sievedb],
-            EngineChoice::Leveldb => vec![EngineKind::Leveldb],
-            EngineChoice::All => vec![EngineKind::Sievedb, EngineKind::Leveldb],
+        let kind = match self.engine {
+            EngineChoice::Sievedb => EngineKind::Sievedb,
+            EngineChoice::Leveldb => EngineKind::Leveldb,
+            EngineChoice::Rocksdb => EngineKind::Rocksdb,
+            EngineChoice::Fjall => EngineKind::Fjall,
+            EngineChoice::All => return Ok(EngineKind::built()),
         };
-        if kinds.iter().any(|k| !k.available()) {
-            return Err(engines::not_built());
+        if !kind.available() {
+            return Err(kind.not_built());
         }
-        Ok(kinds)
+        Ok(vec![kind])
     }
 
     /// The engine settings these flags ask for.
@@ -390,7 +397,7 @@ impl DbLocation {
 }
 
 /// Deletes the database at `path`, refusing to touch a non-empty directory that
-/// does not look like a database (no `CURRENT` file).
+/// does not look like a database (see [`engines::looks_like_db`]).
 fn destroy_db(path: &Path) -> EngineResult<()> {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
@@ -401,7 +408,7 @@ fn destroy_db(path: &Path) -> EngineResult<()> {
         return Err(format!("{} exists and is not a directory", path.display()).into());
     }
     let empty = std::fs::read_dir(path)?.next().is_none();
-    if !empty && !path.join("CURRENT").exists() {
+    if !empty && !engines::looks_like_db(path) {
         return Err(format!(
             "refusing to empty {}: it is not empty and does not look like a database",
             path.display()
@@ -681,7 +688,16 @@ mod tests {
         assert_eq!(a.engine, EngineChoice::All);
         assert!(a.use_existing_db && a.json);
         assert_eq!((a.threads, a.seed, a.repeats), (2, 7, 3));
-        assert!(Cli::try_parse_from(["bench", "--engine", "rocksdb"]).is_err());
+        assert!(Cli::try_parse_from(["bench", "--engine", "nope"]).is_err());
+        for (name, choice) in [
+            ("rocksdb", EngineChoice::Rocksdb),
+            ("fjall", EngineChoice::Fjall),
+        ] {
+            let a = Cli::try_parse_from(["bench", "--engine", name])
+                .unwrap()
+                .args;
+            assert_eq!(a.engine, choice);
+        }
     }
 
     #[test]
@@ -742,17 +758,47 @@ mod tests {
         assert_eq!(a.alpha, 0.25);
     }
 
-    #[cfg(not(feature = "leveldb"))]
     #[test]
-    fn leveldb_without_feature_is_a_clear_error() {
+    fn engines_not_built_in_are_clear_errors() {
+        for (choice, kind, package) in [
+            (EngineChoice::Leveldb, EngineKind::Leveldb, "libleveldb-dev"),
+            (EngineChoice::Rocksdb, EngineKind::Rocksdb, "librocksdb-dev"),
+            (EngineChoice::Fjall, EngineKind::Fjall, "no system package"),
+        ] {
+            let a = BenchArgs {
+                engine: choice,
+                ..BenchArgs::default()
+            };
+            if kind.available() {
+                assert_eq!(a.engines().unwrap(), vec![kind]);
+                continue;
+            }
+            let msg = run_with_output(&a, &mut Vec::new())
+                .unwrap_err()
+                .to_string();
+            let feature = format!("--features {}", kind.name());
+            assert!(msg.contains(&feature) && msg.contains(package), "{msg}");
+        }
+    }
+
+    #[test]
+    fn all_is_every_built_engine_sievedb_first() {
         let a = BenchArgs {
             engine: EngineChoice::All,
             ..BenchArgs::default()
         };
-        let msg = run_with_output(&a, &mut Vec::new())
-            .unwrap_err()
-            .to_string();
-        assert!(msg.contains("--features leveldb"), "{msg}");
+        let kinds = a.engines().unwrap();
+        assert_eq!(kinds[0], EngineKind::Sievedb);
+        let expected: Vec<EngineKind> = EngineKind::ALL
+            .into_iter()
+            .filter(|k| match k {
+                EngineKind::Sievedb => true,
+                EngineKind::Leveldb => cfg!(feature = "leveldb"),
+                EngineKind::Rocksdb => cfg!(feature = "rocksdb"),
+                EngineKind::Fjall => cfg!(feature = "fjall"),
+            })
+            .collect();
+        assert_eq!(kinds, expected);
     }
 
     #[test]

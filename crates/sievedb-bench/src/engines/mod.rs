@@ -5,6 +5,12 @@ pub mod sievedb;
 #[cfg(feature = "leveldb")]
 pub mod leveldb;
 
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb;
+
+#[cfg(feature = "fjall")]
+pub mod fjall;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -25,14 +31,14 @@ pub struct EngineConfig {
     pub block_cache_size: u64,
     /// Size at which compaction output files are cut, in bytes.
     pub target_file_size: u64,
-    /// Size ratio between adjacent levels (sievedb only; LevelDB's is fixed at 10).
+    /// Size ratio between adjacent levels (LevelDB's is fixed at 10).
     pub size_ratio: usize,
     /// Capacity of level 1 in bytes; level i holds `level1_size · size_ratio^(i-1)`
-    /// (sievedb only; LevelDB's is fixed at 10 MiB).
+    /// (LevelDB's is fixed at 10 MiB; fjall's is 4 · `target_file_size`).
     pub level1_size: u64,
     /// Levels including L0 (sievedb only).
     pub max_levels: usize,
-    /// Compaction style (sievedb only; LevelDB always levels).
+    /// Compaction style (sievedb only; the baselines always level).
     pub compaction_style: ::sievedb::CompactionStyle,
     /// Uncompressed data block size in bytes.
     pub block_size: usize,
@@ -48,7 +54,7 @@ pub struct EngineConfig {
 /// A key-value engine under benchmark. Implementations are shared across
 /// reader threads (`Arc<dyn Engine>`); writes are issued without sync.
 pub trait Engine: Send + Sync {
-    /// Short name (`sievedb`, `leveldb`).
+    /// Short name (`sievedb`, `leveldb`, `rocksdb`, `fjall`).
     fn name(&self) -> &'static str;
     /// Sets `key` to `value`.
     fn put(&self, key: &[u8], value: &[u8]) -> EngineResult<()>;
@@ -63,8 +69,8 @@ pub trait Engine: Send + Sync {
     fn write_batch(&self, entries: &[(&[u8], &[u8])]) -> EngineResult<()>;
     /// Reads every entry in key order; returns the number of entries read.
     fn scan_all(&self) -> EngineResult<u64>;
-    /// Moves memtable contents into table files (LevelDB: a full manual compaction,
-    /// its C API has no plain flush).
+    /// Moves memtable contents into table files and waits until they are there
+    /// (LevelDB: a full manual compaction, its C API has no plain flush).
     fn flush(&self) -> EngineResult<()>;
     /// Flushes, then waits until no compaction is running or due, so reads
     /// see a settled tree. Engines without such a wait only flush.
@@ -73,7 +79,7 @@ pub trait Engine: Send + Sync {
     }
     /// The settings the engine actually runs with, as a JSON object.
     fn settings(&self) -> serde_json::Value;
-    /// The engine's statistics, when it keeps any (sievedb does, LevelDB's are not collected).
+    /// The engine's statistics, when it keeps any (sievedb does; the baselines' are not collected).
     fn stats(&self) -> Option<::sievedb::Stats> {
         None
     }
@@ -86,14 +92,28 @@ pub enum EngineKind {
     Sievedb,
     /// LevelDB through its C API (feature `leveldb`).
     Leveldb,
+    /// RocksDB through the `rocksdb` crate, linked to the system library (feature `rocksdb`).
+    Rocksdb,
+    /// fjall, a pure-Rust LSM-tree engine (feature `fjall`).
+    Fjall,
 }
 
 impl EngineKind {
+    /// Every engine, in the order `--engine all` runs them (sievedb first).
+    pub const ALL: [EngineKind; 4] = [
+        EngineKind::Sievedb,
+        EngineKind::Leveldb,
+        EngineKind::Rocksdb,
+        EngineKind::Fjall,
+    ];
+
     /// Short name, also the name of the engine's database directory.
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::Sievedb => "sievedb",
             EngineKind::Leveldb => "leveldb",
+            EngineKind::Rocksdb => "rocksdb",
+            EngineKind::Fjall => "fjall",
         }
     }
 
@@ -102,7 +122,17 @@ impl EngineKind {
         match self {
             EngineKind::Sievedb => true,
             EngineKind::Leveldb => cfg!(feature = "leveldb"),
+            EngineKind::Rocksdb => cfg!(feature = "rocksdb"),
+            EngineKind::Fjall => cfg!(feature = "fjall"),
         }
+    }
+
+    /// The engines this build contains, in [`EngineKind::ALL`] order.
+    pub fn built() -> Vec<EngineKind> {
+        EngineKind::ALL
+            .into_iter()
+            .filter(|k| k.available())
+            .collect()
     }
 
     /// Opens (creating if missing) the engine's database at `path`.
@@ -111,16 +141,78 @@ impl EngineKind {
             EngineKind::Sievedb => Ok(Arc::new(sievedb::SieveDb::open(path, cfg)?)),
             #[cfg(feature = "leveldb")]
             EngineKind::Leveldb => Ok(Arc::new(leveldb::LevelDb::open(path, cfg)?)),
-            #[cfg(not(feature = "leveldb"))]
-            EngineKind::Leveldb => Err(not_built().into()),
+            #[cfg(feature = "rocksdb")]
+            EngineKind::Rocksdb => Ok(Arc::new(self::rocksdb::RocksDb::open(path, cfg)?)),
+            #[cfg(feature = "fjall")]
+            EngineKind::Fjall => Ok(Arc::new(self::fjall::Fjall::open(path, cfg)?)),
+            #[allow(unreachable_patterns)]
+            other => Err(other.not_built().into()),
         }
+    }
+
+    /// The error for this engine requested in a build without it: names the
+    /// cargo feature to build with and what it needs from the system.
+    pub fn not_built(self) -> String {
+        let (feature, needs) = match self {
+            EngineKind::Sievedb => return "the sievedb engine is always built in".to_string(),
+            EngineKind::Leveldb => (
+                "leveldb",
+                "needs the system LevelDB library, Debian package libleveldb-dev",
+            ),
+            EngineKind::Rocksdb => (
+                "rocksdb",
+                "needs the system RocksDB library and libclang for its bindings, \
+                 Debian packages librocksdb-dev and libclang-dev",
+            ),
+            EngineKind::Fjall => (
+                "fjall",
+                "pure Rust from crates.io, no system package needed",
+            ),
+        };
+        format!(
+            "the {name} engine is not built in: rebuild with `--features {feature}` \
+             (e.g. `cargo run --release -p sievedb-cli --features {feature} -- bench --engine {name}`; \
+             {needs})",
+            name = self.name()
+        )
     }
 }
 
-/// The error for LevelDB requested in a build without it.
-pub fn not_built() -> String {
-    "the leveldb engine is not built in: rebuild with `--features leveldb` \
-     (e.g. `cargo run --release -p sievedb-cli --features leveldb -- bench --engine all`; \
-     needs the system LevelDB library, Debian package libleveldb-dev)"
-        .to_string()
+/// Whether the directory `path` holds a database of one of the engines: a
+/// `CURRENT` file (sievedb, LevelDB, RocksDB) or fjall's `version` marker next
+/// to its `partitions` directory. Used before emptying a database directory.
+pub fn looks_like_db(path: &Path) -> bool {
+    path.join("CURRENT").is_file()
+        || (path.join("version").is_file() && path.join("partitions").is_dir())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn looks_like_db_knows_every_engines_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        assert!(!looks_like_db(p));
+        // A lone `version` file is not enough to look like fjall.
+        std::fs::write(p.join("version"), b"x").unwrap();
+        assert!(!looks_like_db(p));
+        std::fs::create_dir(p.join("partitions")).unwrap();
+        assert!(looks_like_db(p));
+
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("CURRENT"), b"MANIFEST-000001\n").unwrap();
+        assert!(looks_like_db(dir.path()));
+    }
+
+    #[test]
+    fn not_built_names_feature_and_package() {
+        let msg = EngineKind::Rocksdb.not_built();
+        assert!(msg.contains("--features rocksdb") && msg.contains("librocksdb-dev"));
+        assert!(msg.contains("--engine rocksdb"), "{msg}");
+        let msg = EngineKind::Fjall.not_built();
+        assert!(msg.contains("--features fjall") && msg.contains("no system package"));
+        assert!(EngineKind::Leveldb.not_built().contains("libleveldb-dev"));
+    }
 }

@@ -1,0 +1,245 @@
+//! RocksDB as a baseline engine, through the `rocksdb` crate linked to the
+//! system library (Debian's `librocksdb-dev`; see `.cargo/config.toml`).
+
+use super::{Engine, EngineConfig, EngineResult};
+use ::rocksdb::{
+    BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, Options, ReadOptions,
+    WriteBatch, WriteOptions, DB,
+};
+use serde_json::json;
+use std::ffi::c_int;
+use std::path::Path;
+
+/// Level-0 file counts that trigger compaction, slow writes down and stop them
+/// (RocksDB's defaults, set explicitly so that the reported settings are the real ones).
+const LEVEL0_TRIGGERS: [c_int; 3] = [4, 20, 36];
+/// Flushes plus compactions running at once (RocksDB's default `max_background_jobs`).
+const BACKGROUND_JOBS: c_int = 2;
+/// Memtables per column family: the active one plus one being flushed (RocksDB's default).
+const MAX_WRITE_BUFFER_NUMBER: c_int = 2;
+/// Levels of the tree (RocksDB's default).
+const NUM_LEVELS: c_int = 7;
+/// Keys between restart points in a data block (RocksDB's and LevelDB's default).
+const BLOCK_RESTART_INTERVAL: i32 = 16;
+/// Table format version (RocksDB 7.x's default; 5 gives the cache-local full Bloom filter).
+const FORMAT_VERSION: i32 = 5;
+
+/// The version of the RocksDB library that opened the database at `path`, as
+/// it wrote it into the `LOG` file (`RocksDB version: 7.8.3`).
+fn version_from_log(path: &Path) -> Option<String> {
+    let log = std::fs::read_to_string(path.join("LOG")).ok()?;
+    let (_, rest) = log.split_once("RocksDB version: ")?;
+    Some(rest.lines().next()?.trim().to_string())
+}
+
+/// A RocksDB database opened for benchmarking, with the same settings as sievedb.
+pub struct RocksDb {
+    db: DB,
+    /// Options of every lookup (shared by the reader threads; RocksDB only reads them).
+    read: ReadOptions,
+    write: WriteOptions,
+    /// Keeps the block cache alive as long as the database (it is shared by reference).
+    _cache: Cache,
+    settings: serde_json::Value,
+}
+
+/// Read options of lookups and scans: checksums verified, blocks cached.
+fn read_options() -> ReadOptions {
+    let mut r = ReadOptions::default();
+    r.set_verify_checksums(true);
+    r.fill_cache(true);
+    r
+}
+
+impl RocksDb {
+    /// Opens (or creates) the database at `path` with the run's settings.
+    pub fn open(path: &Path, cfg: &EngineConfig) -> EngineResult<Self> {
+        if cfg.compaction_style != ::sievedb::CompactionStyle::Leveling {
+            eprintln!(
+                "warning: the rocksdb baseline always uses leveled compaction; \
+                 --compaction-style applies to sievedb only"
+            );
+        }
+        let bits = cfg.bits_per_key.max(0.0);
+        let max_open = c_int::try_from(cfg.max_open_files).unwrap_or(c_int::MAX);
+        let cache_bytes = usize::try_from(cfg.block_cache_size).unwrap_or(usize::MAX);
+        let cache = Cache::new_lru_cache(cache_bytes)?;
+
+        let mut table = BlockBasedOptions::default();
+        table.set_block_size(cfg.block_size);
+        table.set_block_restart_interval(BLOCK_RESTART_INTERVAL);
+        table.set_format_version(FORMAT_VERSION);
+        table.set_block_cache(&cache);
+        table.set_cache_index_and_filter_blocks(false);
+        if bits > 0.0 {
+            // A full (whole-table) filter over whole keys, not the legacy block-based one.
+            table.set_bloom_filter(bits, false);
+            table.set_whole_key_filtering(true);
+        }
+
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_paranoid_checks(false);
+        o.set_block_based_table_factory(&table);
+        o.set_compression_type(DBCompressionType::None);
+        o.set_bottommost_compression_type(DBCompressionType::None);
+        o.set_write_buffer_size(cfg.write_buffer_size);
+        o.set_max_write_buffer_number(MAX_WRITE_BUFFER_NUMBER);
+        o.set_min_write_buffer_number_to_merge(1);
+        o.set_compaction_style(DBCompactionStyle::Level);
+        o.set_num_levels(NUM_LEVELS);
+        o.set_target_file_size_base(cfg.target_file_size);
+        o.set_target_file_size_multiplier(1);
+        o.set_max_bytes_for_level_base(cfg.level1_size);
+        o.set_max_bytes_for_level_multiplier(cfg.size_ratio as f64);
+        o.set_level_compaction_dynamic_level_bytes(false);
+        o.set_level_zero_file_num_compaction_trigger(LEVEL0_TRIGGERS[0]);
+        o.set_level_zero_slowdown_writes_trigger(LEVEL0_TRIGGERS[1]);
+        o.set_level_zero_stop_writes_trigger(LEVEL0_TRIGGERS[2]);
+        o.set_max_background_jobs(BACKGROUND_JOBS);
+        o.set_max_open_files(max_open);
+        o.set_use_direct_reads(false);
+        o.set_use_direct_io_for_flush_and_compaction(false);
+        o.set_allow_mmap_reads(false);
+        o.set_allow_mmap_writes(false);
+
+        let mut write = WriteOptions::default();
+        write.set_sync(false);
+        write.disable_wal(false);
+
+        // RocksDB creates only the last path component itself.
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let db = DB::open(&o, path).map_err(|e| format!("rocksdb: {e}"))?;
+        let version = version_from_log(path).unwrap_or_else(|| "unknown".into());
+        let settings = json!({
+            "engine": "rocksdb",
+            "version": version,
+            "bits_per_key": bits,
+            "filter": if bits > 0.0 {
+                "bloom, full filter per table over whole keys (format_version 5)"
+            } else {
+                "none"
+            },
+            "block_cache_bytes": cfg.block_cache_size,
+            "index_filter_blocks": "held by the open table readers, outside the block cache",
+            "block_size": cfg.block_size,
+            "restart_interval": BLOCK_RESTART_INTERVAL,
+            "compression": "none",
+            "verify_checksums": true,
+            "file_access": "buffered pread (page cache), no mmap, no O_DIRECT",
+            "write_buffer_size": cfg.write_buffer_size,
+            "max_memtables": MAX_WRITE_BUFFER_NUMBER,
+            "wal": true,
+            "sync": false,
+            "target_file_size": cfg.target_file_size,
+            "size_ratio": cfg.size_ratio,
+            "level1_size": cfg.level1_size,
+            "dynamic_level_bytes": false,
+            "num_levels": NUM_LEVELS,
+            "compaction_style": "leveling",
+            "level0_triggers": LEVEL0_TRIGGERS,
+            "max_open_files": max_open,
+            "background_threads": BACKGROUND_JOBS,
+            "paranoid_checks": false,
+        });
+        Ok(RocksDb {
+            db,
+            read: read_options(),
+            write,
+            _cache: cache,
+            settings,
+        })
+    }
+}
+
+/// Prefixes RocksDB errors with the engine name.
+fn err(e: ::rocksdb::Error) -> super::BoxError {
+    format!("rocksdb: {e}").into()
+}
+
+impl Engine for RocksDb {
+    fn name(&self) -> &'static str {
+        "rocksdb"
+    }
+
+    fn put(&self, key: &[u8], value: &[u8]) -> EngineResult<()> {
+        self.db.put_opt(key, value, &self.write).map_err(err)
+    }
+
+    fn get(&self, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
+        Ok(self
+            .db
+            .get_pinned_opt(key, &self.read)
+            .map_err(err)?
+            .map(|v| v.to_vec()))
+    }
+
+    fn get_len(&self, key: &[u8]) -> EngineResult<Option<usize>> {
+        // The pinned slice points into the block cache (or memtable): no copy.
+        Ok(self
+            .db
+            .get_pinned_opt(key, &self.read)
+            .map_err(err)?
+            .map(|v| v.len()))
+    }
+
+    fn write_batch(&self, entries: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        let mut batch = WriteBatch::default();
+        for (k, v) in entries {
+            batch.put(k, v);
+        }
+        self.db.write_opt(batch, &self.write).map_err(err)
+    }
+
+    fn scan_all(&self) -> EngineResult<u64> {
+        let mut n = 0u64;
+        let mut it = self.db.raw_iterator_opt(read_options());
+        it.seek_to_first();
+        while let Some((k, v)) = it.item() {
+            std::hint::black_box((k, v));
+            n += 1;
+            it.next();
+        }
+        it.status().map_err(err)?;
+        Ok(n)
+    }
+
+    fn flush(&self) -> EngineResult<()> {
+        // Waits until the memtable is written to a level-0 table.
+        self.db.flush().map_err(err)
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        self.settings.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table_files(dir: &Path) -> usize {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().extension() == Some("sst".as_ref()))
+            .count()
+    }
+
+    #[test]
+    fn flush_moves_the_memtable_into_a_table_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rocksdb");
+        let cfg = crate::BenchArgs::default().engine_config();
+        let db = RocksDb::open(&path, &cfg).unwrap();
+        for i in 0..100u32 {
+            db.put(&i.to_be_bytes(), b"value").unwrap();
+        }
+        assert_eq!(table_files(&path), 0);
+        db.flush().unwrap();
+        assert_eq!(table_files(&path), 1);
+        assert_eq!(db.get_len(&7u32.to_be_bytes()).unwrap(), Some(5));
+        assert_eq!(db.settings()["version"], version_from_log(&path).unwrap());
+    }
+}
