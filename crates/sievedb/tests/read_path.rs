@@ -145,3 +145,24 @@ fn breakdown_adds_up() {
     let db = Db::open(dir.path(), o).unwrap();
     assert_eq!(missing_lookups(&db, 100).breakdown.samples, 0);
 }
+
+#[test]
+fn wait_for_compactions_leaves_a_settled_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = common::small_options(CompactionStyle::Leveling);
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    for i in 0..6000u32 {
+        db.put(
+            format!("k{:08}", i.wrapping_mul(2_654_435_761) % 100_000),
+            [7u8; 64],
+        )
+        .unwrap();
+    }
+    db.wait_for_compactions().unwrap();
+    let s = db.stats();
+    assert!(s.levels[0].runs < opts.level0_compaction_trigger, "{s:?}");
+    for l in &s.levels[1..] {
+        assert!(l.bytes <= opts.level_capacity(l.level), "{s:?}");
+    }
+    assert_eq!(s.memtable_bytes, 0, "{s:?}");
+}
