@@ -450,13 +450,7 @@ impl BulkWriter {
             )));
         }
         fs.create_dir_all(&dir)?;
-        let lock = fs.lock(&filename::lock(&dir)).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::WouldBlock {
-                Error::Locked(dir.clone())
-            } else {
-                Error::Io(e)
-            }
-        })?;
+        let lock = crate::io::lock_dir(fs.as_ref(), &dir)?;
         if fs.exists(&filename::current(&dir)) {
             return Err(Error::InvalidArgument(format!(
                 "{} already holds a database (CURRENT exists); bulk load only builds new databases",

@@ -369,13 +369,7 @@ impl DbInner {
                 dir.display()
             )));
         }
-        let lock = fs.lock(&filename::lock(&dir)).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::WouldBlock {
-                Error::Locked(dir.clone())
-            } else {
-                Error::Io(e)
-            }
-        })?;
+        let lock = crate::io::lock_dir(fs.as_ref(), &dir)?;
         if opts.use_direct_reads {
             // Fail at open, not at the first read, where O_DIRECT is refused.
             fs.open_random(&filename::lock(&dir), true).map_err(|e| {
@@ -880,6 +874,13 @@ impl DbInner {
             self.mem.read().imm.last().map(|m| m.wal_number())
         };
         let Some(target) = target else { return Ok(()) };
+        self.wait_background(|_| !self.mem.read().imm.iter().any(|m| m.wal_number() <= target))
+    }
+
+    /// Wakes the background threads and waits until `done` holds (checked
+    /// under the background lock), a background error stops work, or the
+    /// database closes.
+    fn wait_background(&self, mut done: impl FnMut(&BgState) -> bool) -> Result<()> {
         let mut bg = self.bg.lock();
         loop {
             if let Some(e) = &bg.error {
@@ -888,7 +889,7 @@ impl DbInner {
             if bg.shutdown {
                 return Err(Error::Closed);
             }
-            if !self.mem.read().imm.iter().any(|m| m.wal_number() <= target) {
+            if done(&bg) {
                 return Ok(());
             }
             self.bg_cv.notify_all();
@@ -980,25 +981,11 @@ impl DbInner {
     // ----- compaction -----
 
     fn wait_for_compactions(&self) -> Result<()> {
-        let mut bg = self.bg.lock();
-        loop {
-            if let Some(e) = &bg.error {
-                return Err(e.clone());
-            }
-            if bg.shutdown {
-                return Err(Error::Closed);
-            }
+        self.wait_background(|bg| {
             let idle = !bg.busy.iter().any(|&b| b) && bg.manual_waiting == 0;
-            if idle {
-                let v = self.current.read().clone();
-                let mut ptrs = bg.pointers.clone();
-                if compaction::pick(&v, &self.opts, &bg.busy, &mut ptrs).is_none() {
-                    return Ok(());
-                }
-            }
-            self.bg_cv.notify_all();
-            self.done_cv.wait_for(&mut bg, Duration::from_millis(100));
-        }
+            let v = self.current.read().clone();
+            idle && compaction::pick(&v, &self.opts, &bg.busy, &mut bg.pointers.clone()).is_none()
+        })
     }
 
     fn compaction_loop(&self) {

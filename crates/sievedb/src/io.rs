@@ -52,6 +52,18 @@ pub trait FileSystem: Send + Sync + 'static {
     fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>>;
 }
 
+/// Takes the `LOCK` file of database directory `dir`: [`crate::Error::Locked`]
+/// when another handle or process holds it.
+pub fn lock_dir(fs: &dyn FileSystem, dir: &Path) -> crate::Result<Box<dyn FileLock>> {
+    fs.lock(&filename::lock(dir)).map_err(|e| {
+        if e.kind() == io::ErrorKind::WouldBlock {
+            crate::Error::Locked(dir.to_path_buf())
+        } else {
+            crate::Error::Io(e)
+        }
+    })
+}
+
 /// The real file system.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StdFs;

@@ -74,11 +74,9 @@ pub struct LevelCounters {
 /// Engine-wide counters, shared by every component that does work.
 #[allow(missing_docs)]
 pub struct Counters {
-    pub gets: AtomicU64,
     pub puts: AtomicU64,
     pub deletes: AtomicU64,
     pub memtable_hits: AtomicU64,
-    pub digests_computed: AtomicU64,
     pub block_cache_hits: AtomicU64,
     pub block_cache_misses: AtomicU64,
     pub bytes_written: AtomicU64,
@@ -90,8 +88,6 @@ pub struct Counters {
     pub flush_bytes_written: AtomicU64,
     pub wal_bytes_written: AtomicU64,
     pub filter_memory: AtomicU64,
-    pub memtable_filter_probes: AtomicU64,
-    pub memtable_filter_negatives: AtomicU64,
     pub breakdown: BreakdownCounters,
     pub levels: Vec<LevelCounters>,
     id: u64,
@@ -200,11 +196,9 @@ impl Counters {
     /// Zeroed counters for `levels` levels.
     pub fn new(levels: usize) -> Self {
         Counters {
-            gets: AtomicU64::new(0),
             puts: AtomicU64::new(0),
             deletes: AtomicU64::new(0),
             memtable_hits: AtomicU64::new(0),
-            digests_computed: AtomicU64::new(0),
             block_cache_hits: AtomicU64::new(0),
             block_cache_misses: AtomicU64::new(0),
             bytes_written: AtomicU64::new(0),
@@ -216,8 +210,6 @@ impl Counters {
             flush_bytes_written: AtomicU64::new(0),
             wal_bytes_written: AtomicU64::new(0),
             filter_memory: AtomicU64::new(0),
-            memtable_filter_probes: AtomicU64::new(0),
-            memtable_filter_negatives: AtomicU64::new(0),
             breakdown: BreakdownCounters::default(),
             levels: (0..levels).map(|_| LevelCounters::default()).collect(),
             id: NEXT_COUNTERS_ID.fetch_add(1, Ordering::Relaxed),
@@ -386,10 +378,7 @@ pub struct Stats {
 impl Counters {
     /// Fills the counter fields of `s` (shapes are filled by the caller).
     pub(crate) fn fill(&self, s: &mut Stats) {
-        s.gets = get(&self.gets);
-        s.digests_computed = get(&self.digests_computed);
-        s.memtable_filter_probes = get(&self.memtable_filter_probes);
-        s.memtable_filter_negatives = get(&self.memtable_filter_negatives);
+        // Lookups count only into the per-thread shards.
         let mut tallied = [[0u64; 4]; TALLY_LEVELS];
         for sh in self.shards.lock().iter() {
             s.gets += get(&sh.gets);

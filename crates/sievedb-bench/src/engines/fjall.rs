@@ -54,12 +54,7 @@ fn err(e: impl std::fmt::Display) -> super::BoxError {
 impl Fjall {
     /// Opens (or creates) the keyspace at `path` with the run's settings.
     pub fn open(path: &Path, cfg: &EngineConfig) -> EngineResult<Self> {
-        if cfg.compaction_style != ::sievedb::CompactionStyle::Leveling {
-            eprintln!(
-                "warning: the fjall baseline always uses leveled compaction; \
-                 --compaction-style applies to sievedb only"
-            );
-        }
+        super::warn_if_not_leveling("fjall", cfg);
         let bits = cfg
             .bits_per_key
             .round()

@@ -186,6 +186,7 @@ unsafe impl Sync for LevelDb {}
 impl LevelDb {
     /// Opens (or creates) the database at `path` with the run's settings.
     pub fn open(path: &Path, cfg: &EngineConfig) -> EngineResult<Self> {
+        super::warn_if_not_leveling("leveldb", cfg);
         let name = CString::new(path.as_os_str().as_bytes())
             .map_err(|_| format!("database path {} contains a NUL byte", path.display()))?;
         let bits = cfg.bits_per_key.round();

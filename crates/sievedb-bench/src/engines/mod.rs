@@ -51,6 +51,18 @@ pub struct EngineConfig {
     pub lookup_breakdown_every: u32,
 }
 
+/// Warns (on stderr) that baseline `engine` levels whatever
+/// `--compaction-style` asks for.
+#[cfg(any(feature = "leveldb", feature = "rocksdb", feature = "fjall"))]
+pub(crate) fn warn_if_not_leveling(engine: &str, cfg: &EngineConfig) {
+    if cfg.compaction_style != ::sievedb::CompactionStyle::Leveling {
+        eprintln!(
+            "warning: the {engine} baseline always uses leveled compaction; \
+             --compaction-style applies to sievedb only"
+        );
+    }
+}
+
 /// A key-value engine under benchmark. Implementations are shared across
 /// reader threads (`Arc<dyn Engine>`); writes are issued without sync.
 pub trait Engine: Send + Sync {

@@ -54,12 +54,7 @@ fn read_options() -> ReadOptions {
 impl RocksDb {
     /// Opens (or creates) the database at `path` with the run's settings.
     pub fn open(path: &Path, cfg: &EngineConfig) -> EngineResult<Self> {
-        if cfg.compaction_style != ::sievedb::CompactionStyle::Leveling {
-            eprintln!(
-                "warning: the rocksdb baseline always uses leveled compaction; \
-                 --compaction-style applies to sievedb only"
-            );
-        }
+        super::warn_if_not_leveling("rocksdb", cfg);
         let bits = cfg.bits_per_key.max(0.0);
         let max_open = c_int::try_from(cfg.max_open_files).unwrap_or(c_int::MAX);
         let cache_bytes = usize::try_from(cfg.block_cache_size).unwrap_or(usize::MAX);
