@@ -31,6 +31,7 @@
 
 pub mod bulk;
 pub mod engines;
+pub mod experiment;
 pub mod filterbench;
 pub mod keys;
 pub mod report;
@@ -39,7 +40,7 @@ pub mod runner;
 use engines::{EngineConfig, EngineKind, EngineResult};
 use keys::{KeyGen, ValueGen};
 use report::{MedianRow, Record};
-use runner::{Benchmark, Workload};
+use runner::{Benchmark, KeyDistribution, Workload};
 use sievedb::{FilterLayout, FilterOptions, HashFn, HashSharing, IndexScheme, UnitHashing};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -67,6 +68,8 @@ pub const DEFAULT_TARGET_FILE_SIZE: u64 = 2 << 20;
 pub const DEFAULT_BLOCK_CACHE_SIZE: u64 = 8 << 20;
 /// Default `--seed`.
 pub const DEFAULT_SEED: u64 = 301;
+/// Default `--zipf-s`, the exponent of zipfian key popularity (YCSB's 0.99).
+pub const DEFAULT_ZIPF_S: f64 = 0.99;
 /// Default `--max-levels` (L0 plus six), sievedb's default.
 pub const DEFAULT_MAX_LEVELS: usize = 7;
 /// Default `--breakdown-every`.
@@ -179,6 +182,13 @@ pub struct BenchArgs {
     /// Seed of the random key orders
     #[arg(long, value_name = "S", default_value_t = DEFAULT_SEED)]
     pub seed: u64,
+    /// Popularity of the keys the read benchmarks look up: uniform, or
+    /// zipfian (rank r drawn with probability ∝ 1/r^s, ranks scattered over the key space)
+    #[arg(long, value_enum, default_value_t = KeyDistribution::Uniform)]
+    pub distribution: KeyDistribution,
+    /// Exponent s of --distribution zipfian
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_ZIPF_S)]
+    pub zipf_s: f64,
     /// Repeat the whole benchmark list N times (engines interleaved per repeat) and
     /// report medians
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -253,6 +263,8 @@ impl Default for BenchArgs {
             use_existing_db: false,
             threads: 1,
             seed: DEFAULT_SEED,
+            distribution: KeyDistribution::Uniform,
+            zipf_s: DEFAULT_ZIPF_S,
             repeats: 1,
             json: false,
             hash: HashFn::Murmur64A,
@@ -343,6 +355,9 @@ impl BenchArgs {
         if !(0.0..=1.0).contains(&self.alpha) {
             return Err("--alpha must be between 0 and 1".into());
         }
+        if !(self.zipf_s.is_finite() && self.zipf_s > 0.0) {
+            return Err("--zipf-s must be above 0".into());
+        }
         if self.breakdown && self.breakdown_every == 0 {
             return Err("--breakdown-every must be at least 1".into());
         }
@@ -366,7 +381,17 @@ pub fn run_with_output(
     args: &BenchArgs,
     out: &mut dyn Write,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    execute(args, out).map_err(|e| -> Box<dyn std::error::Error> { e })
+    execute(args, out)
+        .map(drop)
+        .map_err(|e| -> Box<dyn std::error::Error> { e })
+}
+
+/// Runs the benchmarks selected by `args` without printing a report and
+/// returns every measured [`Record`] (per engine, benchmark and repeat), for
+/// callers that post-process results (the experiments). Progress bars still
+/// go to stderr when it is a terminal.
+pub fn run_records(args: &BenchArgs) -> EngineResult<Vec<Record>> {
+    execute(args, &mut std::io::sink())
 }
 
 /// Where one engine's database lives during one repeat.
@@ -492,7 +517,7 @@ fn write_settings(
     Ok(())
 }
 
-fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<()> {
+fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
     args.validate()?;
     let kinds = args.engines()?;
     let benches = Benchmark::parse_list(&args.benchmarks)?;
@@ -507,6 +532,8 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<()> {
         progress: std::io::stderr().is_terminal(),
         alpha: args.alpha,
         filter: args.filter_options(),
+        distribution: args.distribution,
+        zipf_s: args.zipf_s,
     };
     let cfg = args.engine_config();
     let bytes_per_op = (args.key_size + args.value_size) as u64;
@@ -603,7 +630,7 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<()> {
         }
     }
     out.flush()?;
-    Ok(())
+    Ok(records)
 }
 
 #[cfg(test)]

@@ -115,6 +115,75 @@ pub struct Workload {
     pub alpha: f64,
     /// Filter settings of `filterbench`.
     pub filter: sievedb::FilterOptions,
+    /// Popularity of the keys the read benchmarks look up.
+    pub distribution: KeyDistribution,
+    /// Exponent of the zipfian distribution.
+    pub zipf_s: f64,
+}
+
+/// Popularity of the keys the read benchmarks look up (`--distribution`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum KeyDistribution {
+    /// Every key index equally likely.
+    #[default]
+    Uniform,
+    /// Zipfian over ranks `1..=num` (rank r with probability ∝ 1/r^s); rank
+    /// r maps to key index `(r − 1)·a mod num` for an `a` coprime with `num`,
+    /// so the hot keys are scattered over the key space (and over the files
+    /// of every level) rather than packed at its start.
+    Zipfian,
+}
+
+/// Draws key indices in `0..num` from a [`KeyDistribution`].
+#[derive(Clone, Debug)]
+pub struct KeyChooser {
+    num: u64,
+    zipf: Option<(rand_distr::Zipf<f64>, u64)>,
+}
+
+impl KeyChooser {
+    /// A chooser over `0..num` (`num` ≥ 1); `s` is the zipfian exponent.
+    pub fn new(dist: KeyDistribution, num: u64, s: f64) -> Result<Self, String> {
+        if num == 0 {
+            return Err("read benchmarks need --num >= 1".into());
+        }
+        let zipf = match dist {
+            KeyDistribution::Uniform => None,
+            KeyDistribution::Zipfian => {
+                let z = rand_distr::Zipf::new(num, s)
+                    .map_err(|e| format!("--distribution zipfian: {e}"))?;
+                Some((z, scatter_multiplier(num)))
+            }
+        };
+        Ok(KeyChooser { num, zipf })
+    }
+
+    /// The next key index.
+    #[inline]
+    pub fn next(&self, rng: &mut SmallRng) -> u64 {
+        match &self.zipf {
+            None => rng.gen_range(0..self.num),
+            Some((z, a)) => {
+                let rank = (rng.sample(z) as u64).clamp(1, self.num) - 1;
+                ((u128::from(rank) * u128::from(*a)) % u128::from(self.num)) as u64
+            }
+        }
+    }
+}
+
+/// An odd multiplier near `0.618·num` coprime with `num` (a bijection of `0..num`).
+fn scatter_multiplier(num: u64) -> u64 {
+    fn gcd(mut a: u64, mut b: u64) -> u64 {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    }
+    let mut a = ((num as f64 * 0.618_033_988_7) as u64).max(1) | 1;
+    while gcd(a, num) != 1 {
+        a += 2;
+    }
+    a
 }
 
 /// What one benchmark measured.
@@ -268,12 +337,13 @@ fn read_loop(
     if w.num == 0 {
         return Err("read benchmarks need --num >= 1".into());
     }
+    let chooser = KeyChooser::new(w.distribution, w.num, w.zipf_s)?;
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut key = vec![0u8; w.keys.key_size()];
     let mut found = 0u64;
     let expected = w.values.size();
     for j in 0..n {
-        let i = rng.gen_range(0..w.num);
+        let i = chooser.next(&mut rng);
         let missing = match kind {
             ReadKind::Existing => false,
             ReadKind::Missing => true,
@@ -420,6 +490,32 @@ mod tests {
         assert!(Benchmark::parse_list("fillseq,bogus").is_err());
         assert!(Benchmark::parse_list(" , ").is_err());
         assert!(Benchmark::FillRandom.is_fill() && !Benchmark::ReadSeq.is_fill());
+    }
+
+    #[test]
+    fn zipfian_chooser_is_skewed_and_in_range() {
+        for num in [1u64, 2, 10, 1000, 1 << 20] {
+            let a = scatter_multiplier(num);
+            let mut seen = std::collections::HashSet::new();
+            for r in 0..num.min(5000) {
+                assert!(seen.insert((u128::from(r) * u128::from(a) % u128::from(num)) as u64));
+            }
+        }
+        let c = KeyChooser::new(KeyDistribution::Zipfian, 10_000, 0.99).unwrap();
+        let mut rng = SmallRng::seed_from_u64(1);
+        let mut counts = std::collections::HashMap::new();
+        for _ in 0..100_000 {
+            let i = c.next(&mut rng);
+            assert!(i < 10_000);
+            *counts.entry(i).or_insert(0u32) += 1;
+        }
+        // Rank 1 (index 0) is the most popular key, far above the uniform 10.
+        let top = counts[&0];
+        assert!(top > 5_000, "{top}");
+        assert!(counts.values().all(|&c| c <= top));
+        let u = KeyChooser::new(KeyDistribution::Uniform, 10_000, 0.99).unwrap();
+        assert!((0..1000).all(|_| u.next(&mut rng) < 10_000));
+        assert!(KeyChooser::new(KeyDistribution::Uniform, 0, 0.99).is_err());
     }
 
     #[test]

@@ -120,6 +120,12 @@ enum Command {
     Bulkload(commands::BulkloadArgs),
     /// Run db_bench-style benchmarks (the default when no subcommand is given)
     Bench(sievedb_bench::BenchArgs),
+    /// Reproduce a table or figure of the papers: CSV, SVG/PNG plot and a Markdown summary
+    ///
+    /// NAME is an experiment (`sievedb experiment list`), `all` (every experiment,
+    /// then docs/reproduction.md) or `list`. Outputs go to --out (default
+    /// ./experiments-out/<name>); progress goes to stderr.
+    Experiment(sievedb_bench::experiment::ExperimentArgs),
 }
 
 fn run(command: Command) -> commands::CmdResult {
@@ -137,6 +143,11 @@ fn run(command: Command) -> commands::CmdResult {
         Command::Shell { db, sync } => commands::shell(&db, sync),
         Command::Bulkload(args) => commands::bulkload(&args),
         Command::Bench(args) => bench(&args),
+        Command::Experiment(args) => {
+            sievedb_bench::experiment::run(&args)
+                .map_err(|e| -> Box<dyn std::error::Error> { e })?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -190,6 +201,47 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         }
         assert!(Cli::try_parse_from(["sievedb", "get", "--db", "d", "%G1"]).is_err());
+    }
+
+    #[test]
+    fn parses_experiment_flags() {
+        let cli = Cli::try_parse_from([
+            "sievedb",
+            "experiment",
+            "fig5a",
+            "--scale",
+            "paper",
+            "--out",
+            "o",
+            "--repeats",
+            "2",
+            "--json",
+            "--distribution",
+            "zipfian",
+            "--zipf-s",
+            "1.2",
+        ])
+        .unwrap();
+        match cli.command {
+            Some(Command::Experiment(a)) => {
+                assert_eq!(a.name, "fig5a");
+                assert_eq!(a.scale, sievedb_bench::experiment::Scale::Paper);
+                assert_eq!(a.out.as_deref(), Some(std::path::Path::new("o")));
+                assert_eq!(a.repeats, Some(2));
+                assert!(a.json);
+                assert_eq!(a.zipf_s, 1.2);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        let a = match Cli::try_parse_from(["sievedb", "experiment", "all"])
+            .unwrap()
+            .command
+        {
+            Some(Command::Experiment(a)) => a,
+            other => panic!("unexpected {other:?}"),
+        };
+        assert_eq!(a, sievedb_bench::experiment::ExperimentArgs::new("all"));
+        assert!(Cli::try_parse_from(["sievedb", "experiment", "x", "--scale", "huge"]).is_err());
     }
 
     #[test]
