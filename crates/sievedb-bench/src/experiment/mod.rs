@@ -1041,13 +1041,21 @@ pub fn measure_modes(
     Ok(stats)
 }
 
-/// latency(filter) ÷ latency(levels) − 1.
+/// latency(filter) ÷ latency(levels) − 1: the median over repeats of the
+/// ratio of the two runs of the same repeat (run back to back), which is less
+/// sensitive to other load on the machine than a ratio of medians.
 pub fn gain(filter: &ReadStats, levels: &ReadStats) -> f64 {
-    if levels.micros > 0.0 {
-        filter.micros / levels.micros - 1.0
-    } else {
-        f64::NAN
+    let mut ratios: Vec<f64> = filter
+        .runs
+        .iter()
+        .zip(&levels.runs)
+        .filter(|(_, l)| **l > 0.0)
+        .map(|(f, l)| f / l)
+        .collect();
+    if ratios.is_empty() {
+        return f64::NAN;
     }
+    median(&mut ratios) - 1.0
 }
 
 /// The paper's cost model, Eq. 4 (per-filter hashing, `shared = false`) and

@@ -306,7 +306,7 @@ pub fn fig5a(ctx: &mut Ctx) -> ExpResult<Summary> {
     );
     let num = ctx.pick(3_000, 100_000, 11_000_000);
     let reads = ctx.pick(5_000, 200_000, 1_000_000);
-    let repeats = ctx.repeats(3, 5);
+    let repeats = ctx.repeats(5, 5);
     let devs: Vec<Device> = [Device::PageCache, PCIE]
         .into_iter()
         .filter(Device::available)
@@ -338,7 +338,7 @@ pub fn fig5a(ctx: &mut Ctx) -> ExpResult<Summary> {
         "A 5-level tree at T = 10 (bulk-loaded: every level spans the key range, L0 empty), \
          {num} entries of 2 KB (value = 2048 − key size), 10 bits/key, MurmurHash64A with \
          rotation, {} files. {reads} empty lookups (`readmissing`) per run, `filter` and `levels` \
-         alternating, {repeats} runs each (median), plus one `--breakdown` run per mode (one \
+         alternating, {repeats} runs each (µs: median; gain: median of the per-repeat ratios), plus one `--breakdown` run per mode (one \
          lookup in 8 timed phase by phase). Paper: 000, Figure 5a and §5 (22 GB, PCIe SSD with \
          direct I/O).",
         mb(2 << 20)
@@ -406,7 +406,7 @@ pub fn fig5a(ctx: &mut Ctx) -> ExpResult<Summary> {
 pub fn fig5b(ctx: &mut Ctx) -> ExpResult<Summary> {
     let levels: Vec<usize> = ctx.pick(vec![3, 5], vec![5, 6, 8, 10, 12, 14], (5..=14).collect());
     let reads = ctx.pick(5_000, 200_000, 1_000_000);
-    let repeats = ctx.repeats(3, 5);
+    let repeats = ctx.repeats(5, 5);
     let (ks, vs) = (512, 512);
     let fixed_num = ctx.pick(3_000u64, 100_000, 0);
     let mut s = Summary::new("fig5b", "Figure 5b: empty lookups vs tree height (T = 2)");
@@ -510,7 +510,7 @@ fn paper_device_gain(d: &Device) -> &'static str {
 pub fn fig6(ctx: &mut Ctx) -> ExpResult<Summary> {
     let num = ctx.pick(3_000, 100_000, 22_000_000);
     let reads = ctx.pick(5_000, 200_000, 1_000_000);
-    let repeats = ctx.repeats(3, 5);
+    let repeats = ctx.repeats(5, 5);
     let spec = tree_spec(ctx, num, 512, 512, 5, 10);
     let devs = devices::all_devices();
     let mut s = Summary::new("fig6", "Figure 6: gain of hash sharing per storage device");
@@ -590,7 +590,7 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
     );
     let num = ctx.pick(3_000, 50_000, 22_000_000);
     let reads = ctx.pick(5_000, 100_000, 1_000_000);
-    let repeats = ctx.repeats(3, 5);
+    let repeats = ctx.repeats(5, 5);
     let devs: Vec<Device> = [Device::PageCache, Device::Tmpfs, SSD, PCIE, NVM]
         .into_iter()
         .filter(Device::available)
@@ -684,7 +684,7 @@ pub fn fig8(ctx: &mut Ctx) -> ExpResult<Summary> {
     );
     let num = ctx.pick(3_000, 100_000, 22_000_000);
     let reads = ctx.pick(5_000, 200_000, 1_000_000);
-    let repeats = ctx.repeats(3, 5);
+    let repeats = ctx.repeats(5, 5);
     let spec = tree_spec(ctx, num, 512, 512, 5, 10);
     let ssd = if SSD.available() {
         SSD
