@@ -5,7 +5,7 @@
 //! other seeds are the function's own seeding where it has one, otherwise the
 //! construction documented on each function. Filters derive their seeds from
 //! [`PRIMARY_SEED`] / [`SECONDARY_SEED`] with [`seed_at`] (see
-//! `docs/format-filter.md`); those constants are part of the on-disk format.
+//! `docs/format.md`); those constants are part of the on-disk format.
 
 use super::HashFn;
 use md5::Digest as _;

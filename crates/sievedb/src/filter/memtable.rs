@@ -59,6 +59,7 @@ impl MemtableFilter {
                 unit_bits: lines * blocked::LINE_BITS,
                 wpu: 8,
                 lines,
+                line_fields: blocked::V3_FIELDS_PER_VALUE,
             },
             lines: (0..lines).map(|_| AtomicLine::default()).collect(),
             saturated: AtomicBool::new(false),

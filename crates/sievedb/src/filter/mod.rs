@@ -9,7 +9,7 @@
 //! * [`memtable`]: a concurrent Bloom filter for memtables.
 //!
 //! The filter section of an SST is self-describing (see
-//! `docs/format-filter.md`): a file is always probed with the parameters it was
+//! `docs/format.md`): a file is always probed with the parameters it was
 //! built with, so files written under different filter settings coexist in one
 //! database, and version-1 sections (older files) still decode.
 
@@ -41,9 +41,10 @@ pub use scheme::fast_range;
 pub use theory::theoretical_fpr;
 pub use units::ALL_UNITS;
 
-/// Filter format version written by [`FilterBuilder`].
-pub const FILTER_FORMAT_VERSION: u8 = 2;
-/// Bytes of the version-2 header; unit `j`'s bits start at
+/// Filter format version written by [`FilterBuilder`]. Version 3 has version
+/// 2's header and bits; only the blocked layout's in-line positions differ.
+pub const FILTER_FORMAT_VERSION: u8 = 3;
+/// Bytes of the version-2 (and 3) header; unit `j`'s bits start at
 /// `FILTER_V2_HEADER_LEN + j · unit_bits / 8` in the section.
 pub const FILTER_V2_HEADER_LEN: usize = 24;
 
@@ -67,6 +68,9 @@ pub(crate) struct Params {
     pub wpu: usize,
     /// Lines (blocked layout).
     pub lines: u64,
+    /// In-line positions taken from each mixed scheme value (blocked layout):
+    /// 1 in format version 2, [`blocked::V3_FIELDS_PER_VALUE`] from version 3.
+    pub line_fields: u32,
 }
 
 impl Params {
@@ -96,7 +100,7 @@ impl Params {
     }
 
     /// Runs `op` for the key behind `src`.
-    #[inline]
+    #[inline(always)]
     fn run<S: HashSource>(&self, bits: &Bits, src: &mut S, mask: u64) -> bool {
         match bits {
             Bits::Words(w) => units::run(
@@ -160,6 +164,7 @@ impl FilterBuilder {
                 unit_bits: 0,
                 wpu: 0,
                 lines: 0,
+                line_fields: blocked::V3_FIELDS_PER_VALUE,
             },
             bits_per_key: if opts.bits_per_key.is_finite() {
                 opts.bits_per_key.max(0.0)
@@ -251,7 +256,7 @@ impl FilterBuilder {
         }
     }
 
-    /// Serialises the filter section (format version 2).
+    /// Serialises the filter section (format version [`FILTER_FORMAT_VERSION`]).
     pub fn finish(&self) -> Vec<u8> {
         self.build().encode()
     }
@@ -272,13 +277,13 @@ fn truncated() -> String {
 }
 
 impl Filter {
-    /// Parses a filter section (format version 1 or 2); the error string says
+    /// Parses a filter section (format version 1, 2 or 3); the error string says
     /// what is wrong. Never panics, whatever the bytes.
     pub fn decode(data: &[u8]) -> std::result::Result<Filter, String> {
         let mut r = Reader::new(data);
         match r.u8().ok_or_else(truncated)? {
             1 => Self::decode_v1(r),
-            2 => Self::decode_v2(r),
+            v @ (2 | 3) => Self::decode_v2(r, v),
             v => Err(format!("unknown filter format version {v}")),
         }
     }
@@ -322,14 +327,15 @@ impl Filter {
                 unit_bits: nbits,
                 wpu: words.len(),
                 lines: 0,
+                line_fields: 1,
             },
             num_keys: 0,
             bits: Bits::Words(words),
         })
     }
 
-    /// Version 2: see `docs/format-filter.md`.
-    fn decode_v2(mut r: Reader<'_>) -> std::result::Result<Filter, String> {
+    /// Versions 2 and 3 (`version`): see `docs/format.md`.
+    fn decode_v2(mut r: Reader<'_>, version: u8) -> std::result::Result<Filter, String> {
         let mut byte = || r.u8().ok_or_else(truncated);
         let layout_id = byte()?;
         let hash_id = byte()?;
@@ -392,6 +398,11 @@ impl Filter {
             unit_bits,
             wpu: (unit_bits / 64) as usize,
             lines: 0,
+            line_fields: if version >= 3 {
+                blocked::V3_FIELDS_PER_VALUE
+            } else {
+                1
+            },
         };
         let bits = if layout == FilterLayout::Blocked {
             p.lines = unit_bits / blocked::LINE_BITS;
@@ -408,7 +419,7 @@ impl Filter {
             Bits::Words(words)
         };
         Ok(Filter {
-            version: 2,
+            version,
             p,
             num_keys,
             bits,
@@ -425,7 +436,7 @@ impl Filter {
             out.extend_from_slice(&p.k.to_le_bytes());
             out.extend_from_slice(&p.unit_bits.to_le_bytes());
         } else {
-            out.push(FILTER_FORMAT_VERSION);
+            out.push(self.version);
             out.push(p.layout.id());
             out.push(p.hash.id());
             out.push(if p.scheme == IndexScheme::Double {
@@ -505,7 +516,7 @@ impl Filter {
         self.bits.bytes() + std::mem::size_of::<Self>()
     }
 
-    /// Format version the section was written in (1 or 2).
+    /// Format version the section was written in (1, 2 or 3).
     pub fn version(&self) -> u8 {
         self.version
     }
