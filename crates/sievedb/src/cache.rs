@@ -64,6 +64,7 @@ pub struct TableCache {
     counters: Arc<Counters>,
     direct: bool,
     verify: bool,
+    io_delay_ns: u64,
 }
 
 impl TableCache {
@@ -83,6 +84,7 @@ impl TableCache {
             counters,
             direct: opts.use_direct_reads,
             verify: opts.verify_checksums,
+            io_delay_ns: opts.io_delay_ns,
         }
     }
 
@@ -107,6 +109,7 @@ impl TableCache {
             self.blocks.clone(),
             self.counters.clone(),
         )
+        .map(|t| t.with_io_delay_ns(self.io_delay_ns))
     }
 
     /// Forgets file `number` and removes it from disk (it is obsolete).

@@ -42,6 +42,22 @@ pub fn ns_per_tick() -> f64 {
     })
 }
 
+/// Busy-waits for at least `ns` nanoseconds on the monotonic clock
+/// ([`Instant`]), without yielding the CPU: unlike `thread::sleep`, it can wait
+/// tens of nanoseconds. Returns at once for 0. The wait overshoots by about
+/// one clock read (some tens of nanoseconds), never undershoots.
+#[inline]
+pub fn spin_wait_ns(ns: u64) {
+    if ns == 0 {
+        return;
+    }
+    let start = Instant::now();
+    let d = Duration::from_nanos(ns);
+    while start.elapsed() < d {
+        std::hint::spin_loop();
+    }
+}
+
 /// Ticks a sampled lookup spent per phase (see [`crate::stats::LookupBreakdown`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PhaseTicks {
@@ -69,5 +85,14 @@ mod tests {
         let real = t0.elapsed().as_nanos() as f64;
         // Generous bounds: the test only guards against a wrong unit.
         assert!(ns > real * 0.5 && ns < real * 2.0, "{ns} vs {real}");
+    }
+
+    #[test]
+    fn spin_wait_lasts_at_least_the_delay() {
+        for ns in [0u64, 70, 1_000, 10_000, 200_000] {
+            let t0 = Instant::now();
+            spin_wait_ns(ns);
+            assert!(t0.elapsed() >= Duration::from_nanos(ns), "{ns} ns");
+        }
     }
 }
