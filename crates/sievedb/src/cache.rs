@@ -76,6 +76,10 @@ impl TableCache {
         blocks: Option<Arc<BlockCache>>,
         counters: Arc<Counters>,
     ) -> Self {
+        if opts.io_delay_ns > 0 {
+            // Calibrate the delay's clock now, not in the first block read.
+            crate::clock::ns_per_tick();
+        }
         TableCache {
             fs,
             dir,

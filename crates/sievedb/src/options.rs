@@ -83,10 +83,11 @@ pub struct Options {
     /// Extra latency, in nanoseconds, added to every data block read that goes
     /// to the file (a block-cache miss: lookups, scans and compaction inputs;
     /// not the index, filter and properties read when a table is opened). The
-    /// delay is a busy wait on the monotonic clock, so it can emulate devices
-    /// faster than the page cache allows sleeping for (e.g. 70 ns NVM, 10 µs
-    /// PCIe SSD, 113 µs SATA SSD); it occupies the reading thread's CPU. A
-    /// sampled lookup counts it in its `data` phase. Default 0 (none).
+    /// delay is a busy wait on the engine's tick clock
+    /// ([`crate::clock::spin_wait_ns`]), not a sleep, so it can emulate
+    /// latencies far below a scheduler tick (e.g. 70 ns NVM, 10 µs PCIe SSD,
+    /// 113 µs SATA SSD); it occupies the reading thread's CPU. A sampled
+    /// lookup counts it in its `data` phase. Default 0 (none).
     pub io_delay_ns: u64,
     /// Compression per level (index = level; the last entry applies to deeper levels).
     /// Default: no compression anywhere.
