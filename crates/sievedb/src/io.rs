@@ -186,7 +186,7 @@ impl RandomAccessFile for DirectRandom {
             done += n;
             // A read that stops short of an aligned boundary has hit the end of
             // the file (another read from there would be unaligned).
-            if n == 0 || (done < want && done % DIRECT_ALIGN != 0) {
+            if n == 0 || (done < want && !done.is_multiple_of(DIRECT_ALIGN)) {
                 return Err(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
                     "read past the end of the file",
