@@ -26,10 +26,15 @@
 //! existing database. Reads run against whatever the last fill produced. Writes
 //! are one-key batches without sync (db_bench's defaults); reads are split
 //! across `--threads` threads.
+//!
+//! `sievedb devices` ([`devices`]) measures the papers' Table 1 on this
+//! machine: 4 KiB read latency per access mode (page cache, O_DIRECT, tmpfs,
+//! the emulated latencies of `--io-delay-ns`) and the cost of each hash function.
 
 #![warn(missing_docs)]
 
 pub mod bulk;
+pub mod devices;
 pub mod engines;
 pub mod filterbench;
 pub mod keys;
@@ -434,7 +439,7 @@ fn destroy_db(path: &Path) -> EngineResult<()> {
 }
 
 /// `N * model` of this machine's CPU, from /proc/cpuinfo when available.
-fn cpu_description() -> String {
+pub(crate) fn cpu_description() -> String {
     let n = std::thread::available_parallelism().map_or(1, |n| n.get());
     let model = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
