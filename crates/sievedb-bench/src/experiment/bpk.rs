@@ -51,8 +51,8 @@ fn min_med_max(xs: &[f64]) -> (f64, f64, f64) {
 
 /// The bits-per-key sweep.
 pub fn bpk_sweep(ctx: &mut Ctx) -> ExpResult<Summary> {
-    let num = ctx.pick(5_000, 200_000, 1_000_000);
-    let runs = ctx.repeats(3, 10);
+    let num = ctx.pick(5_000, 300_000, 1_000_000);
+    let runs = ctx.repeats(5, 10);
     let bpks: Vec<f64> = ctx.pick(vec![0.0, 10.0, 1000.0], BPKS.to_vec(), BPKS.to_vec());
     let mut s = Summary::new(
         "bpk-sweep",

@@ -94,11 +94,11 @@ impl Device {
             _ => self.delay_ns() as f64,
         };
         let per_lookup_ns = latency * (alpha + 0.05);
-        let budget_ns = base as f64 * 2_000.0; // what `base` lookups of ~2 µs take
-        if per_lookup_ns <= 2_000.0 {
+        let budget_ns = base as f64 * 5_000.0; // what `base` lookups of ~5 µs take
+        if per_lookup_ns <= 5_000.0 {
             base
         } else {
-            ((budget_ns / per_lookup_ns) as u64).clamp(base / 50 + 1, base)
+            ((budget_ns / per_lookup_ns) as u64).clamp(base / 20 + 1, base)
         }
     }
 }

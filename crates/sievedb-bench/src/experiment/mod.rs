@@ -999,7 +999,7 @@ fn counters(r: &Record, s: &mut ReadStats) {
 }
 
 /// Reads `tree` once per sharing mode in `modes`, `repeats` times alternating
-/// the order, plus one `--breakdown` run per mode; `setup` adjusts the bench
+/// the order, plus ⌈repeats/2⌉ `--breakdown` runs per mode (phase medians); `setup` adjusts the bench
 /// flags (benchmark, alpha, device…). Returns one [`ReadStats`] per mode.
 pub fn measure_modes(
     ctx: &Ctx,
@@ -1029,14 +1029,34 @@ pub fn measure_modes(
             counters(&r, &mut stats[i]);
         }
     }
-    for (i, m) in modes.iter().enumerate() {
-        let mut a = base.clone();
-        a.hash_sharing = *m;
-        a.breakdown = true;
-        let r = lookup_record(crate::run_records(&a)?)?;
-        stats[i].breakdown = r.breakdown_ns();
-        let mut runs = stats[i].runs.clone();
-        stats[i].micros = median(&mut runs);
+    // Breakdown runs (about half as many as timed runs, alternating too):
+    // each phase is the median over them.
+    let mut phases: Vec<Vec<[f64; 5]>> = vec![Vec::new(); modes.len()];
+    for rep in 0..repeats.div_ceil(2).max(1) {
+        let mut order: Vec<usize> = (0..modes.len()).collect();
+        if rep % 2 == 1 {
+            order.reverse();
+        }
+        for i in order {
+            let mut a = base.clone();
+            a.hash_sharing = modes[i];
+            a.breakdown = true;
+            let r = lookup_record(crate::run_records(&a)?)?;
+            if let Some(b) = r.breakdown_ns() {
+                phases[i].push(b);
+            }
+        }
+    }
+    for (i, st) in stats.iter_mut().enumerate() {
+        if !phases[i].is_empty() {
+            let mut b = [0.0; 5];
+            for (p, v) in b.iter_mut().enumerate() {
+                *v = median(&mut phases[i].iter().map(|x| x[p]).collect::<Vec<_>>());
+            }
+            st.breakdown = Some(b);
+        }
+        let mut runs = st.runs.clone();
+        st.micros = median(&mut runs);
     }
     Ok(stats)
 }
