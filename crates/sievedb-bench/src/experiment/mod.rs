@@ -10,7 +10,7 @@
 //!   the paper, table or figure cited) and a sentence on each deviation.
 //!
 //! `all` runs every experiment and writes `docs/reproduction.md` (an index and
-//! every summary) with the SVG plots copied to `docs/reproduction/`.
+//! every summary) with the SVG plots and the CSVs copied to `docs/reproduction/`.
 //!
 //! Scales: `small` (the default) finishes each experiment in minutes on a
 //! 2-core machine, with fewer entries, levels or repeats than the papers (each
@@ -398,6 +398,10 @@ fn write_docs(
     for f in done {
         md.push_str(&f.summary.render("reproduction/", 2, args.scale));
         md.push('\n');
+        let csv = f.out.join(format!("{}.csv", f.summary.name));
+        if csv.exists() {
+            std::fs::copy(&csv, plots_dir.join(format!("{}.csv", f.summary.name)))?;
+        }
         for stem in &f.summary.plots {
             let svg = f.out.join(format!("{stem}.svg"));
             if svg.exists() {
@@ -761,6 +765,7 @@ impl Summary {
     /// Adds a bullet list under a bold label.
     pub fn bullets(&mut self, label: &str, items: Vec<String>) {
         self.para(format!("**{label}**"));
+        let items = items.into_iter().filter(|i| !i.trim().is_empty()).collect();
         self.blocks.push(Block::Bullets(items));
     }
 
@@ -775,10 +780,11 @@ impl Summary {
         let mut s = format!("{h} {}\n\n", self.heading());
         let _ = writeln!(
             s,
-            "*`sievedb experiment {} --scale {}`, {:.0} s. CSV: `{}.csv`.*\n",
+            "*`sievedb experiment {} --scale {}`, {:.0} s. CSV: [`{}.csv`]({prefix}{}.csv).*\n",
             self.name,
             scale.name(),
             self.seconds,
+            self.name,
             self.name
         );
         for b in &self.blocks {
