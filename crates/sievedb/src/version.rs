@@ -18,6 +18,7 @@ use std::sync::{Arc, OnceLock};
 use crate::cache::TableCache;
 use crate::coding::{put_bytes, put_varint, Reader};
 use crate::error::{Error, Result};
+use crate::fence::Fences;
 use crate::filter::digest::Phase;
 use crate::filter::KeyProbe;
 use crate::io::{filename, FileSystem};
@@ -88,12 +89,31 @@ pub struct Run {
     pub id: u64,
     /// The files, sorted by smallest key.
     pub files: Vec<Arc<FileMeta>>,
+    /// Fence pointers over `files`, rebuilt by [`Version::refresh_fences`]
+    /// after the files change (until then, [`Run::file_for`] searches the
+    /// keys directly).
+    fences: Fences,
 }
 
 impl Run {
+    /// An empty run.
+    pub fn new(id: u64) -> Self {
+        Run {
+            id,
+            files: Vec::new(),
+            fences: Fences::default(),
+        }
+    }
+
     /// The file that may hold `user_key` (binary search on largest keys).
+    #[inline]
     pub fn file_for(&self, user_key: &[u8]) -> Option<&Arc<FileMeta>> {
-        let i = self.files.partition_point(|f| f.largest_user() < user_key);
+        let i = if self.fences.len() == self.files.len() {
+            self.fences
+                .search(user_key, |i| self.files[i].largest_user())
+        } else {
+            self.files.partition_point(|f| f.largest_user() < user_key)
+        };
         self.files.get(i).filter(|f| f.smallest_user() <= user_key)
     }
     /// Total bytes.
@@ -110,6 +130,13 @@ pub struct Version {
 }
 
 impl Version {
+    /// Rebuilds every run's fence pointers (after its files changed).
+    fn refresh_fences(&mut self) {
+        for run in self.levels.iter_mut().flatten() {
+            run.fences = Fences::new(run.files.iter().map(|f| f.largest_user()));
+        }
+    }
+
     /// Bytes in `level`.
     pub fn level_bytes(&self, level: usize) -> u64 {
         self.levels[level].iter().map(Run::bytes).sum()
@@ -397,6 +424,7 @@ impl VersionSet {
             }
             add_file(&mut v, level, f.run, self.meta(&f));
         }
+        v.refresh_fences();
         self.current = Arc::new(v);
         self.manifest_number = name[9..].parse().unwrap_or(0);
         Ok(())
@@ -475,6 +503,7 @@ impl VersionSet {
             };
             add_file(&mut v, nf.level, nf.run, meta);
         }
+        v.refresh_fences();
         v
     }
 
@@ -536,13 +565,7 @@ fn add_file(v: &mut Version, level: usize, run_id: u64, f: Arc<FileMeta>) {
         Some(i) => &mut runs[i],
         None => {
             let pos = runs.partition_point(|r| r.id > run_id);
-            runs.insert(
-                pos,
-                Run {
-                    id: run_id,
-                    files: Vec::new(),
-                },
-            );
+            runs.insert(pos, Run::new(run_id));
             &mut runs[pos]
         }
     };
