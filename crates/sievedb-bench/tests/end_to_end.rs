@@ -290,3 +290,97 @@ fn tiny_run_on_all_engines_reports_ratios() {
         "{text}"
     );
 }
+
+/// `--io-delay-ns`: every lookup of a settled tree without a block cache reads
+/// a data block from a file, so readrandom lasts at least reads × delay.
+#[test]
+fn io_delay_slows_readrandom_down() {
+    const DELAY_NS: u64 = 200_000;
+    const FEW: u64 = 200;
+    let args = |io_delay_ns| BenchArgs {
+        benchmarks: "fillrandom,flush,readrandom".into(),
+        reads: FEW,
+        block_cache_size: 0,
+        io_delay_ns,
+        ..tiny(EngineChoice::Sievedb)
+    };
+    let plain = run_json(&args(0));
+    let delayed = run_json(&args(DELAY_NS));
+    let rr = result(&delayed, "sievedb", "readrandom");
+    assert_eq!(rr["found"], FEW);
+    assert_eq!(rr["settings"]["io_delay_ns"], DELAY_NS);
+    assert!(
+        rr["stats"]["block_cache_misses"].as_u64().unwrap() >= FEW,
+        "{rr}"
+    );
+    let secs = rr["seconds"].as_f64().unwrap();
+    assert!(
+        secs >= (FEW * DELAY_NS) as f64 * 1e-9,
+        "{secs} s for {FEW} reads"
+    );
+    let base = result(&plain, "sievedb", "readrandom")["seconds"]
+        .as_f64()
+        .unwrap();
+    eprintln!(
+        "readrandom: {base:.4} s without delay, {secs:.4} s with {DELAY_NS} ns (ratio {:.1})",
+        secs / base
+    );
+}
+
+/// `--use-direct-reads` reaches sievedb (or fails clearly where the file system
+/// refuses O_DIRECT); every engine reports the device flags it honours.
+#[test]
+fn device_flags_reach_the_engines() {
+    let args = BenchArgs {
+        benchmarks: "fillrandom,flush,readrandom".into(),
+        use_direct_reads: true,
+        block_cache_size: 0,
+        ..tiny(EngineChoice::Sievedb)
+    };
+    let mut out = Vec::new();
+    match run_with_output(&args, &mut out) {
+        Ok(()) => {
+            let lines = run_json(&args);
+            let rr = result(&lines, "sievedb", "readrandom");
+            assert_eq!(rr["found"], READS);
+            assert_eq!(rr["settings"]["use_direct_reads"], true);
+            assert_eq!(rr["settings"]["file_access"], "O_DIRECT reads");
+        }
+        Err(e) => assert!(e.to_string().contains("O_DIRECT"), "{e}"),
+    }
+    let cfg = BenchArgs {
+        use_direct_reads: true,
+        io_delay_ns: 70,
+        ..BenchArgs::default()
+    }
+    .engine_config();
+    for kind in EngineKind::built() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = match kind.open(&dir.path().join(kind.name()), &cfg) {
+            Ok(e) => e,
+            Err(e) => {
+                assert!(e.to_string().contains("O_DIRECT"), "{}: {e}", kind.name());
+                continue;
+            }
+        };
+        let s = engine.settings();
+        let direct = matches!(kind, EngineKind::Sievedb | EngineKind::Rocksdb);
+        assert_eq!(s["use_direct_reads"], direct, "{s}");
+        if kind == EngineKind::Sievedb {
+            assert_eq!(s["io_delay_ns"], 70);
+            continue;
+        }
+        assert_eq!(s["io_delay_ns"], 0, "{s}");
+        let ignored: Vec<&str> = s["ignored_flags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        let mut want = vec!["--io-delay-ns"];
+        if !direct {
+            want.insert(0, "--use-direct-reads");
+        }
+        assert_eq!(ignored, want, "{}", kind.name());
+    }
+}

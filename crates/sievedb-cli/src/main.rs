@@ -120,6 +120,15 @@ enum Command {
     Bulkload(commands::BulkloadArgs),
     /// Run db_bench-style benchmarks (the default when no subcommand is given)
     Bench(sievedb_bench::BenchArgs),
+    /// Measure this machine's Table 1: 4 KiB read latency per access mode and hash cost
+    ///
+    /// Read modes (random 4 KiB-aligned reads through sievedb's file layer): memory
+    /// (a 4 KiB copy), buffered (page cache, file warmed), direct (O_DIRECT, the
+    /// papers' SSD(D); "unsupported" where the file system refuses it), tmpfs
+    /// (/dev/shm, the emulated NVM), and emulated-<delay> (the buffered read plus
+    /// the busy wait `bench --io-delay-ns` adds). Hash cost: ns per key digest for
+    /// every filter hash function at key sizes 8..1024 B (median of runs).
+    Devices(sievedb_bench::devices::DevicesArgs),
 }
 
 fn run(command: Command) -> commands::CmdResult {
@@ -137,6 +146,11 @@ fn run(command: Command) -> commands::CmdResult {
         Command::Shell { db, sync } => commands::shell(&db, sync),
         Command::Bulkload(args) => commands::bulkload(&args),
         Command::Bench(args) => bench(&args),
+        Command::Devices(args) => {
+            sievedb_bench::devices::run(&args, &mut std::io::stdout().lock())
+                .map_err(|e| -> Box<dyn std::error::Error> { e })?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -190,6 +204,29 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         }
         assert!(Cli::try_parse_from(["sievedb", "get", "--db", "d", "%G1"]).is_err());
+    }
+
+    #[test]
+    fn parses_devices() {
+        match Cli::try_parse_from(["sievedb", "devices"]).unwrap().command {
+            Some(Command::Devices(a)) => {
+                assert_eq!(a, sievedb_bench::devices::DevicesArgs::default())
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        match Cli::try_parse_from([
+            "sievedb", "devices", "--quick", "--json", "--dir", "/tmp", "--csv", "t1.csv",
+        ])
+        .unwrap()
+        .command
+        {
+            Some(Command::Devices(a)) => {
+                assert!(a.quick && a.json);
+                assert_eq!(a.csv.as_deref(), Some(std::path::Path::new("t1.csv")));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(Cli::try_parse_from(["sievedb", "devices", "--reads", "x"]).is_err());
     }
 
     #[test]

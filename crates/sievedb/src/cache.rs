@@ -64,6 +64,7 @@ pub struct TableCache {
     counters: Arc<Counters>,
     direct: bool,
     verify: bool,
+    io_delay_ns: u64,
 }
 
 impl TableCache {
@@ -75,6 +76,10 @@ impl TableCache {
         blocks: Option<Arc<BlockCache>>,
         counters: Arc<Counters>,
     ) -> Self {
+        if opts.io_delay_ns > 0 {
+            // Calibrate the delay's clock now, not in the first block read.
+            crate::clock::ns_per_tick();
+        }
         TableCache {
             fs,
             dir,
@@ -83,6 +88,7 @@ impl TableCache {
             counters,
             direct: opts.use_direct_reads,
             verify: opts.verify_checksums,
+            io_delay_ns: opts.io_delay_ns,
         }
     }
 
@@ -107,6 +113,7 @@ impl TableCache {
             self.blocks.clone(),
             self.counters.clone(),
         )
+        .map(|t| t.with_io_delay_ns(self.io_delay_ns))
     }
 
     /// Forgets file `number` and removes it from disk (it is obsolete).

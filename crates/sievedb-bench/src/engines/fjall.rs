@@ -55,6 +55,7 @@ impl Fjall {
     /// Opens (or creates) the keyspace at `path` with the run's settings.
     pub fn open(path: &Path, cfg: &EngineConfig) -> EngineResult<Self> {
         super::warn_if_not_leveling("fjall", cfg);
+        let ignored = super::ignored_device_flags("fjall", cfg, false);
         let bits = cfg
             .bits_per_key
             .round()
@@ -152,6 +153,9 @@ impl Fjall {
             "verify_checksums": false,
             "checksums": "written per block, but fjall 2.11 does not verify them on reads",
             "file_access": "buffered reads (page cache), no mmap, no O_DIRECT",
+            "use_direct_reads": false,
+            "io_delay_ns": 0,
+            "ignored_flags": ignored,
             "write_buffer_size": cfg.write_buffer_size,
             "memtables_max_bytes": max_write_buffer,
             "wal": true,

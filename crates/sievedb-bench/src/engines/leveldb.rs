@@ -187,6 +187,7 @@ impl LevelDb {
     /// Opens (or creates) the database at `path` with the run's settings.
     pub fn open(path: &Path, cfg: &EngineConfig) -> EngineResult<Self> {
         super::warn_if_not_leveling("leveldb", cfg);
+        let ignored = super::ignored_device_flags("leveldb", cfg, false);
         let name = CString::new(path.as_os_str().as_bytes())
             .map_err(|_| format!("database path {} contains a NUL byte", path.display()))?;
         let bits = cfg.bits_per_key.round();
@@ -258,6 +259,9 @@ impl LevelDb {
                 "compression": "none",
                 "verify_checksums": true,
                 "file_access": "page cache; table files read through mmap (LevelDB's POSIX Env default)",
+                "use_direct_reads": false,
+                "io_delay_ns": 0,
+                "ignored_flags": ignored,
                 "write_buffer_size": cfg.write_buffer_size,
                 "sync": false,
                 "target_file_size": cfg.target_file_size,

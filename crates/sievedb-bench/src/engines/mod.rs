@@ -49,6 +49,12 @@ pub struct EngineConfig {
     pub filter: ::sievedb::FilterOptions,
     /// sievedb: time one lookup in this many phase by phase (0 = off).
     pub lookup_breakdown_every: u32,
+    /// Read table files with O_DIRECT, bypassing the page cache (sievedb and
+    /// RocksDB; LevelDB and fjall cannot and list the flag as ignored).
+    pub use_direct_reads: bool,
+    /// sievedb: busy-wait this many nanoseconds per data block read from a
+    /// file, emulating a slower device (the baselines list it as ignored).
+    pub io_delay_ns: u64,
 }
 
 /// Warns (on stderr) that baseline `engine` levels whatever
@@ -61,6 +67,34 @@ pub(crate) fn warn_if_not_leveling(engine: &str, cfg: &EngineConfig) {
              --compaction-style applies to sievedb only"
         );
     }
+}
+
+/// The device flags of `cfg` that baseline `engine` cannot honour
+/// (`--io-delay-ns` always; `--use-direct-reads` unless `direct_reads`), each
+/// warned about on stderr. The engine lists them under `ignored_flags` in its
+/// settings and runs as if they were not given.
+#[cfg(any(feature = "leveldb", feature = "rocksdb", feature = "fjall"))]
+pub(crate) fn ignored_device_flags(
+    engine: &str,
+    cfg: &EngineConfig,
+    direct_reads: bool,
+) -> Vec<&'static str> {
+    let mut ignored = Vec::new();
+    if cfg.use_direct_reads && !direct_reads {
+        eprintln!(
+            "warning: the {engine} baseline cannot read with O_DIRECT; \
+             --use-direct-reads is ignored, its reads go through the page cache"
+        );
+        ignored.push("--use-direct-reads");
+    }
+    if cfg.io_delay_ns > 0 {
+        eprintln!(
+            "warning: the {engine} baseline cannot add an emulated I/O delay; \
+             --io-delay-ns applies to sievedb only"
+        );
+        ignored.push("--io-delay-ns");
+    }
+    ignored
 }
 
 /// A key-value engine under benchmark. Implementations are shared across

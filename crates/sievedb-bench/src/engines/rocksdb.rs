@@ -55,6 +55,7 @@ impl RocksDb {
     /// Opens (or creates) the database at `path` with the run's settings.
     pub fn open(path: &Path, cfg: &EngineConfig) -> EngineResult<Self> {
         super::warn_if_not_leveling("rocksdb", cfg);
+        let ignored = super::ignored_device_flags("rocksdb", cfg, true);
         let bits = cfg.bits_per_key.max(0.0);
         let max_open = c_int::try_from(cfg.max_open_files).unwrap_or(c_int::MAX);
         let cache_bytes = usize::try_from(cfg.block_cache_size).unwrap_or(usize::MAX);
@@ -93,7 +94,7 @@ impl RocksDb {
         o.set_level_zero_stop_writes_trigger(LEVEL0_TRIGGERS[2]);
         o.set_max_background_jobs(BACKGROUND_JOBS);
         o.set_max_open_files(max_open);
-        o.set_use_direct_reads(false);
+        o.set_use_direct_reads(cfg.use_direct_reads);
         o.set_use_direct_io_for_flush_and_compaction(false);
         o.set_allow_mmap_reads(false);
         o.set_allow_mmap_writes(false);
@@ -106,7 +107,17 @@ impl RocksDb {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        let db = DB::open(&o, path).map_err(|e| format!("rocksdb: {e}"))?;
+        let db = DB::open(&o, path).map_err(|e| {
+            if cfg.use_direct_reads {
+                format!(
+                    "rocksdb: {e} (with --use-direct-reads: does the file system of {} \
+                     support O_DIRECT?)",
+                    path.display()
+                )
+            } else {
+                format!("rocksdb: {e}")
+            }
+        })?;
         let version = version_from_log(path).unwrap_or_else(|| "unknown".into());
         let settings = json!({
             "engine": "rocksdb",
@@ -123,7 +134,14 @@ impl RocksDb {
             "restart_interval": BLOCK_RESTART_INTERVAL,
             "compression": "none",
             "verify_checksums": true,
-            "file_access": "buffered pread (page cache), no mmap, no O_DIRECT",
+            "file_access": if cfg.use_direct_reads {
+                "O_DIRECT reads (use_direct_reads), no mmap"
+            } else {
+                "buffered pread (page cache), no mmap, no O_DIRECT"
+            },
+            "use_direct_reads": cfg.use_direct_reads,
+            "io_delay_ns": 0,
+            "ignored_flags": ignored,
             "write_buffer_size": cfg.write_buffer_size,
             "max_memtables": MAX_WRITE_BUFFER_NUMBER,
             "wal": true,

@@ -32,7 +32,8 @@ impl SieveDb {
             .max_open_files(cfg.max_open_files)
             .compression_per_level(vec![Compression::None])
             .verify_checksums(true)
-            .use_direct_reads(false)
+            .use_direct_reads(cfg.use_direct_reads)
+            .io_delay_ns(cfg.io_delay_ns)
             .build();
         Ok(SieveDb {
             db: Db::open(path, opts)?,
@@ -105,6 +106,8 @@ impl Engine for SieveDb {
             "compression": compression.join(","),
             "verify_checksums": o.verify_checksums,
             "file_access": if o.use_direct_reads { "O_DIRECT reads" } else { "buffered (page cache)" },
+            "use_direct_reads": o.use_direct_reads,
+            "io_delay_ns": o.io_delay_ns,
             "write_buffer_size": o.write_buffer_size,
             "sync": false,
             "target_file_size": o.target_file_size,

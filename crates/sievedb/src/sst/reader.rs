@@ -88,6 +88,8 @@ pub struct TableReader {
     cache: Option<Arc<BlockCache>>,
     counters: Arc<Counters>,
     verify: bool,
+    /// Busy wait added to each data block read from the file (emulated device latency).
+    io_delay_ns: u64,
 }
 
 /// Per-call read settings.
@@ -152,6 +154,7 @@ impl TableReader {
             cache,
             counters,
             verify: true,
+            io_delay_ns: 0,
         };
         for h in [footer.index, footer.filter, footer.properties] {
             if h.size != 0 && !h.fits(body) {
@@ -169,6 +172,14 @@ impl TableReader {
         }
         t.verify = verify;
         Ok(t)
+    }
+
+    /// Adds `ns` nanoseconds of busy wait to every data block this table
+    /// reads from its file (see [`crate::Options::io_delay_ns`]).
+    #[must_use]
+    pub fn with_io_delay_ns(mut self, ns: u64) -> Self {
+        self.io_delay_ns = ns;
+        self
     }
 
     /// The file number.
@@ -248,6 +259,7 @@ impl TableReader {
             }
         }
         bump(&self.counters.block_cache_misses, 1);
+        crate::clock::spin_wait_ns(self.io_delay_ns);
         let raw = self.read_raw(h)?;
         let block = Arc::new(
             Block::new(raw)
