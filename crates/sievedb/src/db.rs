@@ -90,6 +90,8 @@ pub(crate) struct DbInner {
     /// Serialises [`DbInner::publish_view`], so that the last view published
     /// reflects the last change of `mem` or `current`.
     view_lock: Mutex<()>,
+    /// Views published so far (incremented after each store into `view`).
+    views_published: AtomicU64,
     versions: Mutex<VersionSet>,
     wal: Mutex<WalState>,
     queue: Mutex<VecDeque<Arc<Slot>>>,
@@ -487,6 +489,7 @@ impl DbInner {
                 version: current.clone(),
             }),
             view_lock: Mutex::new(()),
+            views_published: AtomicU64::new(0),
             mem: RwLock::new(MemState { mem, imm }),
             current: RwLock::new(current),
             wal: Mutex::new(WalState { log }),
@@ -684,6 +687,7 @@ impl DbInner {
         };
         drop(m);
         self.view.store(Arc::new(view));
+        self.views_published.fetch_add(1, Ordering::Release);
     }
 
     /// Records a background/WAL error: the database becomes read-only.
@@ -762,16 +766,22 @@ impl DbInner {
     /// The memtables and version to read, plus the newest sequence number they
     /// answer for consistently.
     ///
-    /// Sound because the same view is published before and after the
-    /// sequence number is read: every compaction in its version chose what to
-    /// drop with a smallest snapshot `<=` that sequence number, and every
-    /// write up to it is in its memtables or version (no memtable was switched
-    /// in or retired in between, see [`DbInner::publish_view`]).
+    /// Sound because (1) the view's version was installed before the
+    /// sequence number is read, so every compaction in it chose what to drop
+    /// with a smallest snapshot `<=` that number; and (2) no publish finished
+    /// between loading the view and reading the number, so no memtable the
+    /// view lacks holds a write up to that number: a switched-in memtable
+    /// receives writes only after its publish finished (and a write seen
+    /// through `last_seq` happened after it), and a retired memtable's data
+    /// is in a version published before it was retired.
     fn view(&self) -> (SeqNo, arc_swap::Guard<Arc<View>>) {
         loop {
+            // A publish stores its view before it counts itself, so an
+            // unchanged count means no publish finished in between.
+            let before = self.views_published.load(Ordering::Acquire);
             let view = self.view.load();
             let seq = self.last_seq.load(Ordering::Acquire);
-            if Arc::ptr_eq(&view, &self.view.load()) {
+            if self.views_published.load(Ordering::Acquire) == before {
                 return (seq, view);
             }
         }
@@ -794,9 +804,8 @@ impl DbInner {
         seq: SeqNo,
         fill_cache: bool,
     ) -> Result<Option<Vec<u8>>> {
-        let n = self.counters.start_lookup();
-        let every = u64::from(self.opts.lookup_breakdown_every);
-        let start = (every != 0 && n.is_multiple_of(every)).then(clock::ticks);
+        let start =
+            Counters::sample_lookup(self.opts.lookup_breakdown_every).then(clock::ticks);
         let mut probe = KeyProbe::new(key, self.opts.filter.sharing);
         if start.is_some() {
             probe.enable_timing();
@@ -834,20 +843,21 @@ impl DbInner {
         })
     }
 
-    /// [`DbInner::lookup`] with `seek` as the buffer of the seek key.
+    /// [`DbInner::lookup`] with `buf` as the buffer of the seek key.
     fn lookup_with(
         &self,
         view: &View,
         probe: &mut KeyProbe<'_>,
         seq: SeqNo,
         fill_cache: bool,
-        seek: &mut Vec<u8>,
+        buf: &mut Vec<u8>,
     ) -> Result<Lookup> {
         let user_key = probe.key();
-        seek.clear();
-        key::append_internal_key(seek, user_key, seq, key::KIND_FOR_SEEK);
-        let seek = &seek[..];
+        let mut seek = key::LazySeek::new(buf, seq);
         for m in std::iter::once(&view.mem).chain(view.imm.iter().rev()) {
+            if m.is_empty() {
+                continue;
+            }
             if m.filter().is_some() {
                 probe.tally.memtable_filter_probes += 1;
                 let start = probe.phase_start();
@@ -858,7 +868,7 @@ impl DbInner {
                     continue;
                 }
             }
-            match m.get(user_key, seek) {
+            match m.get(user_key, seek.get(user_key)) {
                 Lookup::Absent => {}
                 found => {
                     bump(&self.counters.memtable_hits, 1);
@@ -866,7 +876,7 @@ impl DbInner {
                 }
             }
         }
-        view.version.get(probe, seek, fill_cache)
+        view.version.get(probe, &mut seek, fill_cache)
     }
 
     fn iter_in(

@@ -22,7 +22,7 @@ use crate::fence::Fences;
 use crate::filter::digest::Phase;
 use crate::filter::KeyProbe;
 use crate::io::{filename, FileSystem};
-use crate::key::{self, SeqNo};
+use crate::key::{LazySeek, self, SeqNo};
 use crate::memtable::Lookup;
 use crate::sst::reader::{ReadCtx, TableFilter, TableReader};
 use crate::wal::{read_records, LogWriter};
@@ -152,7 +152,12 @@ impl Version {
 
     /// Looks `probe.key()` up as of `seq`: level 0 newest first, then one
     /// candidate file per run of each deeper level.
-    pub fn get(&self, probe: &mut KeyProbe<'_>, seek: &[u8], fill_cache: bool) -> Result<Lookup> {
+    pub fn get(
+        &self,
+        probe: &mut KeyProbe<'_>,
+        seek: &mut LazySeek<'_>,
+        fill_cache: bool,
+    ) -> Result<Lookup> {
         let user_key = probe.key();
         for (level, runs) in self.levels.iter().enumerate() {
             for run in runs {
@@ -166,12 +171,13 @@ impl Version {
                         if filter.as_ref().is_some_and(|x| x.excludes(probe, level)) {
                             continue;
                         }
-                        f.table(probe)?.get_past_filter(probe, seek, ctx)?
+                        f.table(probe)?
+                            .get_past_filter(probe, seek.get(user_key), ctx)?
                     }
                     None => {
                         let table = f.table(probe)?;
                         let _ = f.filter.set(table.filter().cloned());
-                        table.get(probe, seek, ctx)?
+                        table.get(probe, seek.get(user_key), ctx)?
                     }
                 };
                 if found != Lookup::Absent {
