@@ -804,8 +804,7 @@ impl DbInner {
         seq: SeqNo,
         fill_cache: bool,
     ) -> Result<Option<Vec<u8>>> {
-        let start =
-            Counters::sample_lookup(self.opts.lookup_breakdown_every).then(clock::ticks);
+        let start = Counters::sample_lookup(self.opts.lookup_breakdown_every).then(clock::ticks);
         let mut probe = KeyProbe::new(key, self.opts.filter.sharing);
         if start.is_some() {
             probe.enable_timing();

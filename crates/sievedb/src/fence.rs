@@ -1,29 +1,32 @@
 //! Fence pointers of a sorted run: which file may hold a key.
 //!
 //! A run's files are disjoint and sorted, so the file for a key is the first
-//! whose largest user key is `>=` it. Searching the files' keys directly costs
-//! a pointer chase and a `memcmp` per step, and long keys (the papers use up to
-//! 1 KB) usually share a long prefix. [`Fences`] keeps, per file, the 8 bytes
-//! of the largest user key that follow the prefix all of the run's largest keys
-//! share, as a big-endian `u64` (zero-padded): a binary search over one small
-//! array of integers decides most steps, and only files whose 8 bytes equal the
-//! key's are compared in full.
+//! whose largest user key is `>=` it, if its smallest user key is `<=` it.
+//! Searching the files' keys directly costs pointer chases and a `memcmp` per
+//! step, and long keys (the papers use up to 1 KB) usually share a long
+//! prefix. [`Fences`] keeps, per file, the 8 bytes of its smallest and largest
+//! user keys that follow the prefix all of the run's keys share, as big-endian
+//! `u64`s (zero-padded): a binary search over one small array of integers
+//! decides most steps, and only keys whose 8 bytes equal the probed key's are
+//! compared in full.
 //!
-//! Invariant: `words[i]` is [`word_at`]`(largest_user(files[i]), prefix.len())`
-//! and every largest user key starts with `prefix`. Padded big-endian words
-//! order like the bytes they cover: `word(a) < word(b)` implies `a < b`, so a
-//! strictly smaller word decides the comparison and an equal one defers to the
-//! full keys.
+//! Invariant: `upper[i]` / `lower[i]` are [`word_at`]`(key, prefix.len())` of
+//! file `i`'s largest / smallest user key, and every such key starts with
+//! `prefix`. Padded big-endian words order like the bytes they cover:
+//! `word(a) < word(b)` implies `a < b`, so a strictly smaller word decides a
+//! comparison and an equal one defers to the full keys.
 
 use std::cmp::Ordering;
 
 /// The fence index of one run (see the module documentation).
 #[derive(Clone, Debug, Default)]
 pub struct Fences {
-    /// The prefix every largest user key of the run starts with.
+    /// The prefix every smallest and largest user key of the run starts with.
     prefix: Vec<u8>,
     /// Per file, the 8 bytes after `prefix` of its largest user key.
-    words: Vec<u64>,
+    upper: Vec<u64>,
+    /// Per file, the 8 bytes after `prefix` of its smallest user key.
+    lower: Vec<u64>,
 }
 
 /// The 8 bytes of `key` from `offset` on, big-endian, zero-padded.
@@ -38,48 +41,58 @@ fn word_at(key: &[u8], offset: usize) -> u64 {
 }
 
 impl Fences {
-    /// The fences of files whose largest user keys are `largest`, in order.
-    pub fn new<'a>(largest: impl Iterator<Item = &'a [u8]> + Clone) -> Self {
-        let mut keys = largest.clone();
+    /// The fences of files whose `(smallest, largest)` user keys are `bounds`,
+    /// in key order.
+    pub fn new<'a>(bounds: impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone) -> Self {
+        let mut keys = bounds.clone().flat_map(|(lo, hi)| [lo, hi]);
         let Some(first) = keys.next() else {
             return Fences::default();
         };
         let common = keys.fold(first.len(), |n, k| {
             n.min(first.iter().zip(k).take_while(|(a, b)| a == b).count())
         });
-        let prefix = first[..common].to_vec();
-        let words = largest.map(|k| word_at(k, common)).collect();
-        Fences { prefix, words }
+        let (lower, upper) = bounds
+            .map(|(lo, hi)| (word_at(lo, common), word_at(hi, common)))
+            .unzip();
+        Fences {
+            prefix: first[..common].to_vec(),
+            upper,
+            lower,
+        }
     }
 
     /// Number of files indexed.
     pub fn len(&self) -> usize {
-        self.words.len()
+        self.upper.len()
     }
 
     /// Whether no file is indexed.
     pub fn is_empty(&self) -> bool {
-        self.words.is_empty()
+        self.upper.is_empty()
     }
 
-    /// The index of the first file whose largest user key is `>= key`
-    /// (`len()` if none); `largest(i)` gives file `i`'s largest user key,
-    /// compared only when the fences cannot decide.
+    /// The index of the file that may hold `key`: the first whose largest
+    /// user key is `>= key`, if its smallest is `<= key`. `smallest(i)` and
+    /// `largest(i)` give file `i`'s user keys, compared only when the fences
+    /// cannot decide.
     #[inline]
-    pub fn search<'a>(&self, key: &[u8], largest: impl Fn(usize) -> &'a [u8]) -> usize {
+    pub fn find<'a>(
+        &self,
+        key: &[u8],
+        smallest: impl Fn(usize) -> &'a [u8],
+        largest: impl Fn(usize) -> &'a [u8],
+    ) -> Option<usize> {
         let p = self.prefix.len();
-        match key[..p.min(key.len())].cmp(&self.prefix[..p.min(key.len())]) {
-            Ordering::Less => return 0,
-            Ordering::Greater => return self.words.len(),
-            // A key shorter than the prefix is a proper prefix of every
-            // largest key, so smaller than all of them.
-            Ordering::Equal if key.len() < p => return 0,
-            Ordering::Equal => {}
+        let n = p.min(key.len());
+        // A key that differs from the prefix, or is a proper prefix of it,
+        // lies before or after every file.
+        if key.len() < p || key[..n] != self.prefix[..n] {
+            return None;
         }
         let w = word_at(key, p);
-        let mut lo = self.words.partition_point(|&x| x < w);
-        let mut hi = lo + self.words[lo..].partition_point(|&x| x == w);
-        // Files whose word ties with the key's: compare their keys.
+        let mut lo = self.upper.partition_point(|&x| x < w);
+        let mut hi = lo + self.upper[lo..].partition_point(|&x| x == w);
+        // Files whose upper word ties with the key's: compare their keys.
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if largest(mid) < key {
@@ -88,7 +101,12 @@ impl Fences {
                 hi = mid;
             }
         }
-        lo
+        let starts_before = match self.lower.get(lo)?.cmp(&w) {
+            Ordering::Less => true,
+            Ordering::Greater => false,
+            Ordering::Equal => smallest(lo) <= key,
+        };
+        starts_before.then_some(lo)
     }
 }
 
@@ -98,10 +116,10 @@ mod tests {
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
 
-    /// Fences answer like a binary search on the keys, for random sorted
-    /// key sets with long shared prefixes, empty keys and zero bytes.
+    /// Fences answer like a binary search on the files' keys, for random
+    /// sorted files with long shared prefixes, gaps, empty keys and zero bytes.
     #[test]
-    fn search_matches_the_keys() {
+    fn find_matches_a_search_of_the_keys() {
         let mut rng = SmallRng::seed_from_u64(7);
         for round in 0..2000 {
             let alphabet: &[u8] = if round % 2 == 0 { b"\0\x01a" } else { b"ab" };
@@ -118,20 +136,27 @@ mod tests {
                     })
                     .collect()
             };
-            let mut keys: Vec<Vec<u8>> = (0..rng.gen_range(0..12)).map(|_| key(&mut rng)).collect();
+            let mut keys: Vec<Vec<u8>> = (0..rng.gen_range(0..24)).map(|_| key(&mut rng)).collect();
             keys.sort();
             keys.dedup();
-            let fences = Fences::new(keys.iter().map(|k| k.as_slice()));
-            assert_eq!(fences.len(), keys.len());
+            // Files: consecutive key pairs (a file may hold one key), with gaps.
+            let files: Vec<(&[u8], &[u8])> = keys
+                .chunks(2)
+                .step_by(if round % 3 == 0 { 2 } else { 1 })
+                .map(|c| (c[0].as_slice(), c[c.len() - 1].as_slice()))
+                .collect();
+            let fences = Fences::new(files.iter().copied());
+            assert_eq!(fences.len(), files.len());
             for _ in 0..20 {
-                let probe = if !keys.is_empty() && rng.gen_bool(0.3) {
+                let probe = if !keys.is_empty() && rng.gen_bool(0.4) {
                     keys[rng.gen_range(0..keys.len())].clone()
                 } else {
                     key(&mut rng)
                 };
-                let want = keys.partition_point(|k| k.as_slice() < probe.as_slice());
-                let got = fences.search(&probe, |i| keys[i].as_slice());
-                assert_eq!(got, want, "{keys:?} {probe:?}");
+                let i = files.partition_point(|f| f.1 < probe.as_slice());
+                let want = files.get(i).filter(|f| f.0 <= probe.as_slice()).map(|_| i);
+                let got = fences.find(&probe, |i| files[i].0, |i| files[i].1);
+                assert_eq!(got, want, "{files:?} {probe:?}");
             }
         }
     }

@@ -22,7 +22,7 @@ use crate::fence::Fences;
 use crate::filter::digest::Phase;
 use crate::filter::KeyProbe;
 use crate::io::{filename, FileSystem};
-use crate::key::{LazySeek, self, SeqNo};
+use crate::key::{self, LazySeek, SeqNo};
 use crate::memtable::Lookup;
 use crate::sst::reader::{ReadCtx, TableFilter, TableReader};
 use crate::wal::{read_records, LogWriter};
@@ -108,12 +108,15 @@ impl Run {
     /// The file that may hold `user_key` (binary search on largest keys).
     #[inline]
     pub fn file_for(&self, user_key: &[u8]) -> Option<&Arc<FileMeta>> {
-        let i = if self.fences.len() == self.files.len() {
-            self.fences
-                .search(user_key, |i| self.files[i].largest_user())
-        } else {
-            self.files.partition_point(|f| f.largest_user() < user_key)
-        };
+        if self.fences.len() == self.files.len() {
+            let i = self.fences.find(
+                user_key,
+                |i| self.files[i].smallest_user(),
+                |i| self.files[i].largest_user(),
+            )?;
+            return Some(&self.files[i]);
+        }
+        let i = self.files.partition_point(|f| f.largest_user() < user_key);
         self.files.get(i).filter(|f| f.smallest_user() <= user_key)
     }
     /// Total bytes.
@@ -133,7 +136,11 @@ impl Version {
     /// Rebuilds every run's fence pointers (after its files changed).
     fn refresh_fences(&mut self) {
         for run in self.levels.iter_mut().flatten() {
-            run.fences = Fences::new(run.files.iter().map(|f| f.largest_user()));
+            run.fences = Fences::new(
+                run.files
+                    .iter()
+                    .map(|f| (f.smallest_user(), f.largest_user())),
+            );
         }
     }
 
