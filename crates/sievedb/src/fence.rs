@@ -40,6 +40,27 @@ fn word_at(key: &[u8], offset: usize) -> u64 {
     u64::from_be_bytes(b)
 }
 
+/// `a == b` for slices of equal length, 8 bytes at a time and inline (the
+/// prefixes compared here are short; a `memcmp` call would cost more).
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    debug_assert_eq!(a.len(), b.len());
+    let word = |s: &[u8], i: usize| u64::from_ne_bytes(s[i..i + 8].try_into().expect("8 bytes"));
+    let n = a.len();
+    if n < 8 {
+        return a == b;
+    }
+    let mut i = 0;
+    while i + 8 < n {
+        if word(a, i) != word(b, i) {
+            return false;
+        }
+        i += 8;
+    }
+    // The last 8 bytes (overlapping the previous word when n is not a multiple of 8).
+    word(a, n - 8) == word(b, n - 8)
+}
+
 impl Fences {
     /// The fences of files whose `(smallest, largest)` user keys are `bounds`,
     /// in key order.
@@ -86,7 +107,7 @@ impl Fences {
         let n = p.min(key.len());
         // A key that differs from the prefix, or is a proper prefix of it,
         // lies before or after every file.
-        if key.len() < p || key[..n] != self.prefix[..n] {
+        if key.len() < p || !same_bytes(&key[..n], &self.prefix) {
             return None;
         }
         let w = word_at(key, p);
@@ -115,6 +136,19 @@ mod tests {
     use super::*;
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn same_bytes_compares_every_byte() {
+        for n in 0..40usize {
+            let a: Vec<u8> = (0..n as u8).collect();
+            assert!(same_bytes(&a, &a.clone()));
+            for i in 0..n {
+                let mut b = a.clone();
+                b[i] ^= 0x80;
+                assert!(!same_bytes(&a, &b), "n {n} i {i}");
+            }
+        }
+    }
 
     /// Fences answer like a binary search on the files' keys, for random
     /// sorted files with long shared prefixes, gaps, empty keys and zero bytes.
