@@ -157,7 +157,7 @@ mod tests {
         let mut rng = SmallRng::seed_from_u64(7);
         for round in 0..2000 {
             let alphabet: &[u8] = if round % 2 == 0 { b"\0\x01a" } else { b"ab" };
-            let mut key = |rng: &mut SmallRng| -> Vec<u8> {
+            let key = |rng: &mut SmallRng| -> Vec<u8> {
                 let shared = if rng.gen_bool(0.7) { 12 } else { 0 };
                 let len = shared + rng.gen_range(0..12);
                 (0..len)
