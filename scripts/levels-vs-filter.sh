@@ -5,6 +5,8 @@
 # Build first: cargo build --release -p sievedb-cli
 B=${SIEVEDB:-./target/release/sievedb}
 OUT=${OUT:-/tmp}
+# Pin the lookups to one CPU (less noise on a shared machine); PIN= to disable.
+PIN=${PIN-$(command -v taskset >/dev/null && echo "taskset -c 1")}
 for ks in 512 16; do
   if [ $ks = 512 ]; then N=300000; else N=1000000; fi
   rm -rf $OUT/lvf$ks
@@ -12,9 +14,9 @@ for ks in 512 16; do
   L1=$(python3 -c "import json;print(json.load(open('$OUT/lvf$ks.load.json'))['level1_size'])" 2>/dev/null || echo 0)
   S="--num $N --key-size $ks --value-size 100 --level1-size $L1 --size-ratio 10 --target-file-size 2097152"
   for rep in 1 2 3 4 5; do for m in filter levels; do
-    $B bench --db $OUT/lvf$ks --use-existing-db --benchmarks readmissing --reads 1000000 $S --hash-sharing $m 2>&1 | grep "^readmissing" | sed "s/^/$ks $m /"
+    $PIN $B bench --db $OUT/lvf$ks --use-existing-db --benchmarks readmissing --reads 1000000 $S --hash-sharing $m 2>&1 | grep "^readmissing" | sed "s/^/$ks $m /"
   done; done
   for m in filter levels; do
-    $B bench --db $OUT/lvf$ks --use-existing-db --benchmarks readmissing --reads 1000000 $S --hash-sharing $m --breakdown 2>&1 | grep "^readmissing" | sed "s/^/$ks $m breakdown /"
+    $PIN $B bench --db $OUT/lvf$ks --use-existing-db --benchmarks readmissing --reads 1000000 $S --hash-sharing $m --breakdown 2>&1 | grep "^readmissing" | sed "s/^/$ks $m breakdown /"
   done
 done

@@ -64,8 +64,17 @@ impl KeyGen {
     pub fn fill(&self, buf: &mut [u8], index: u64, missing: bool) {
         debug_assert_eq!(buf.len(), self.key_size);
         let digits = (buf.len() - 1).min(MAX_DIGITS);
-        buf[digits] = if missing { MISSING } else { EXISTING };
         buf[digits + 1..].fill(FILLER);
+        self.refill(buf, index, missing);
+    }
+
+    /// [`KeyGen::fill`] for a buffer that already holds a key of this
+    /// generator: rewrites only the index and the marker (the filler of long
+    /// keys is the same for every key).
+    pub fn refill(&self, buf: &mut [u8], index: u64, missing: bool) {
+        debug_assert_eq!(buf.len(), self.key_size);
+        let digits = (buf.len() - 1).min(MAX_DIGITS);
+        buf[digits] = if missing { MISSING } else { EXISTING };
         let mut n = index;
         for b in buf[..digits].iter_mut().rev() {
             *b = b'0' + (n % 10) as u8;
@@ -134,6 +143,18 @@ mod tests {
         let k = g512.key(u64::MAX, false);
         assert_eq!(&k[..21], b"184467440737095516150");
         assert!(k[21..].iter().all(|&b| b == b'.') && k.len() == 512);
+    }
+
+    #[test]
+    fn refill_of_a_filled_buffer_gives_the_same_keys() {
+        for size in [8, 16, 512] {
+            let g = KeyGen::new(size, 100_000).unwrap();
+            let mut buf = g.key(7, false);
+            for (i, missing) in [(0, true), (99_999, false), (123, true), (5, false)] {
+                g.refill(&mut buf, i, missing);
+                assert_eq!(buf, g.key(i, missing), "size {size} index {i}");
+            }
+        }
     }
 
     #[test]

@@ -620,6 +620,7 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
                     bytes_per_op,
                     settings: settings.clone(),
                     stats,
+                    files_per_level: engine.files_per_level(),
                 };
                 if args.json {
                     writeln!(out, "{}", rec.to_json())?;

@@ -20,6 +20,8 @@ pub struct Record {
     pub settings: Value,
     /// sievedb's statistics delta over the benchmark, `None` for other engines.
     pub stats: Option<sievedb::Stats>,
+    /// Table files per level after the benchmark, as the engine reports them.
+    pub files_per_level: Option<Vec<u64>>,
 }
 
 /// Throughput figures derived from a measurement.
@@ -95,6 +97,10 @@ impl Record {
                     "; ns: hash {h:.0} filter {f:.0} index {i:.0} data {d:.0} other {o:.0}"
                 ));
             }
+            if let Some(files) = &self.files_per_level {
+                let f: Vec<String> = files.iter().map(u64::to_string).collect();
+                s.push_str(&format!("; files/level {}", f.join("/")));
+            }
         }
         if let Some(note) = &self.m.note {
             s.push_str("; ");
@@ -136,6 +142,7 @@ impl Record {
             "settings": self.settings,
             "stats": stats,
             "breakdown_ns": breakdown,
+            "files_per_level": self.files_per_level,
         });
         if let (Some(Value::Object(extra)), Value::Object(obj)) = (&self.m.extra, &mut v) {
             obj.extend(extra.clone());

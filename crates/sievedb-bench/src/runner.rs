@@ -340,6 +340,7 @@ fn read_loop(
     let chooser = KeyChooser::new(w.distribution, w.num, w.zipf_s)?;
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut key = vec![0u8; w.keys.key_size()];
+    w.keys.fill(&mut key, 0, false);
     let mut found = 0u64;
     let expected = w.values.size();
     for j in 0..n {
@@ -349,7 +350,7 @@ fn read_loop(
             ReadKind::Missing => true,
             ReadKind::Mixed(alpha) => !rng.gen_bool(alpha),
         };
-        w.keys.fill(&mut key, i, missing);
+        w.keys.refill(&mut key, i, missing);
         if let Some(len) = engine.get_len(&key)? {
             if len != expected {
                 return Err(format!(

@@ -2,6 +2,7 @@
 //! memtable), the read path, snapshots, and the background flush and
 //! compaction threads.
 
+use arc_swap::ArcSwap;
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::{Bound, RangeBounds};
 use std::path::{Path, PathBuf};
@@ -50,6 +51,8 @@ struct WalState {
 }
 
 /// What a read looks at: the memtables and the version, pinned together.
+/// [`DbInner::publish_view`] publishes a new one whenever any part changes.
+#[derive(Clone)]
 struct View {
     mem: Arc<Memtable>,
     imm: Arc<Vec<Arc<Memtable>>>,
@@ -81,6 +84,14 @@ pub(crate) struct DbInner {
     tables: Arc<TableCache>,
     mem: RwLock<MemState>,
     current: RwLock<Arc<Version>>,
+    /// `mem` and `current` together, as reads load them (one lock-free load
+    /// instead of two locks and three reference counts per lookup).
+    view: ArcSwap<View>,
+    /// Serialises [`DbInner::publish_view`], so that the last view published
+    /// reflects the last change of `mem` or `current`.
+    view_lock: Mutex<()>,
+    /// Views published so far (incremented after each store into `view`).
+    views_published: AtomicU64,
     versions: Mutex<VersionSet>,
     wal: Mutex<WalState>,
     queue: Mutex<VecDeque<Arc<Slot>>>,
@@ -213,7 +224,7 @@ impl Db {
     /// An iterator over the keys in `range`, ascending.
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<DbIterator> {
         let (seq, view) = self.inner.view();
-        self.inner.iter_in(view, seq, bounds(&range), Vec::new())
+        self.inner.iter_in(&view, seq, bounds(&range), Vec::new())
     }
 
     /// A consistent point-in-time view of the database.
@@ -329,7 +340,7 @@ impl Snapshot {
         let pin: Pin = Box::new(SnapshotPin(Snapshot::new_at(self.inner.clone(), self.seq)));
         let view = self.inner.view_at_snapshot();
         self.inner
-            .iter_in(view, self.seq, bounds(&range), vec![pin])
+            .iter_in(&view, self.seq, bounds(&range), vec![pin])
     }
 
     fn new_at(inner: Arc<DbInner>, seq: SeqNo) -> Self {
@@ -469,11 +480,17 @@ impl DbInner {
         let current = versions.log_and_apply(edit)?;
         let l0_runs = current.levels[0].len();
 
+        let mem = Arc::new(new_memtable(&opts, wal_number));
+        let imm = Arc::new(Vec::new());
         let inner = DbInner {
-            mem: RwLock::new(MemState {
-                mem: Arc::new(new_memtable(&opts, wal_number)),
-                imm: Arc::new(Vec::new()),
+            view: ArcSwap::from_pointee(View {
+                mem: mem.clone(),
+                imm: imm.clone(),
+                version: current.clone(),
             }),
+            view_lock: Mutex::new(()),
+            views_published: AtomicU64::new(0),
+            mem: RwLock::new(MemState { mem, imm }),
             current: RwLock::new(current),
             wal: Mutex::new(WalState { log }),
             queue: Mutex::new(VecDeque::new()),
@@ -651,7 +668,26 @@ impl DbInner {
         let v = versions.log_and_apply(edit)?;
         self.l0_runs.store(v.levels[0].len(), Ordering::Relaxed);
         *self.current.write() = v;
+        self.publish_view();
         Ok(())
+    }
+
+    /// Publishes the current memtables and version as the view reads load.
+    /// Called after every change of `mem` or `current`, before the change
+    /// can matter to a read: a switched-in memtable is published before any
+    /// write enters it, and a flushed memtable is retired only after the
+    /// version holding its data was published.
+    fn publish_view(&self) {
+        let _serial = self.view_lock.lock();
+        let m = self.mem.read();
+        let view = View {
+            mem: m.mem.clone(),
+            imm: m.imm.clone(),
+            version: self.current.read().clone(),
+        };
+        drop(m);
+        self.view.store(Arc::new(view));
+        self.views_published.fetch_add(1, Ordering::Release);
     }
 
     /// Records a background/WAL error: the database becomes read-only.
@@ -719,6 +755,7 @@ impl DbInner {
         imm.push(old);
         m.imm = Arc::new(imm);
         drop(m);
+        self.publish_view();
         let _bg = self.bg.lock();
         self.bg_cv.notify_all();
         Ok(())
@@ -729,42 +766,31 @@ impl DbInner {
     /// The memtables and version to read, plus the newest sequence number they
     /// answer for consistently.
     ///
-    /// Sound because: the version is the same before the sequence number is
-    /// read and after the memtables are captured, so every compaction in it
-    /// chose what to drop with a smallest snapshot `<=` that sequence number,
-    /// and no flush moved a memtable out of reach in between.
-    fn view(&self) -> (SeqNo, View) {
+    /// Sound because (1) the view's version was installed before the
+    /// sequence number is read, so every compaction in it chose what to drop
+    /// with a smallest snapshot `<=` that number; and (2) no publish finished
+    /// between loading the view and reading the number, so no memtable the
+    /// view lacks holds a write up to that number: a switched-in memtable
+    /// receives writes only after its publish finished (and a write seen
+    /// through `last_seq` happened after it), and a retired memtable's data
+    /// is in a version published before it was retired.
+    fn view(&self) -> (SeqNo, arc_swap::Guard<Arc<View>>) {
         loop {
-            let version = self.current.read().clone();
+            // A publish stores its view before it counts itself, so an
+            // unchanged count means no publish finished in between.
+            let before = self.views_published.load(Ordering::Acquire);
+            let view = self.view.load();
             let seq = self.last_seq.load(Ordering::Acquire);
-            let view = self.view_unpinned(version);
-            if Arc::ptr_eq(&*self.current.read(), &view.version) {
+            if self.views_published.load(Ordering::Acquire) == before {
                 return (seq, view);
             }
         }
     }
 
-    /// A view for a sequence number a registered snapshot protects.
-    fn view_at_snapshot(&self) -> View {
-        // Memtables are read before the version: a flush installs its output
-        // before it retires the memtable, so nothing falls between the two.
-        let m = self.mem.read();
-        let (mem, imm) = (m.mem.clone(), m.imm.clone());
-        drop(m);
-        View {
-            mem,
-            imm,
-            version: self.current.read().clone(),
-        }
-    }
-
-    fn view_unpinned(&self, version: Arc<Version>) -> View {
-        let m = self.mem.read();
-        View {
-            mem: m.mem.clone(),
-            imm: m.imm.clone(),
-            version,
-        }
+    /// A view for a sequence number a registered snapshot protects: every
+    /// write up to it was published before the snapshot was taken.
+    fn view_at_snapshot(&self) -> arc_swap::Guard<Arc<View>> {
+        self.view.load()
     }
 
     /// Looks `key` up in `view` as of `seq`. One [`KeyProbe`] serves the
@@ -778,9 +804,7 @@ impl DbInner {
         seq: SeqNo,
         fill_cache: bool,
     ) -> Result<Option<Vec<u8>>> {
-        let n = self.counters.start_lookup();
-        let every = u64::from(self.opts.lookup_breakdown_every);
-        let start = (every != 0 && n.is_multiple_of(every)).then(clock::ticks);
+        let start = Counters::sample_lookup(self.opts.lookup_breakdown_every).then(clock::ticks);
         let mut probe = KeyProbe::new(key, self.opts.filter.sharing);
         if start.is_some() {
             probe.enable_timing();
@@ -807,10 +831,32 @@ impl DbInner {
         seq: SeqNo,
         fill_cache: bool,
     ) -> Result<Lookup> {
+        thread_local! {
+            /// The seek key of this thread's lookups, reused (no allocation per lookup).
+            static SEEK: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        SEEK.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut seek) => self.lookup_with(view, probe, seq, fill_cache, &mut seek),
+            // A lookup nested in another on this thread (none today): its own buffer.
+            Err(_) => self.lookup_with(view, probe, seq, fill_cache, &mut Vec::new()),
+        })
+    }
+
+    /// [`DbInner::lookup`] with `buf` as the buffer of the seek key.
+    fn lookup_with(
+        &self,
+        view: &View,
+        probe: &mut KeyProbe<'_>,
+        seq: SeqNo,
+        fill_cache: bool,
+        buf: &mut Vec<u8>,
+    ) -> Result<Lookup> {
         let user_key = probe.key();
-        let mut seek = Vec::with_capacity(user_key.len() + 8);
-        key::append_internal_key(&mut seek, user_key, seq, key::KIND_FOR_SEEK);
+        let mut seek = key::LazySeek::new(buf, seq);
         for m in std::iter::once(&view.mem).chain(view.imm.iter().rev()) {
+            if m.is_empty() {
+                continue;
+            }
             if m.filter().is_some() {
                 probe.tally.memtable_filter_probes += 1;
                 let start = probe.phase_start();
@@ -821,7 +867,7 @@ impl DbInner {
                     continue;
                 }
             }
-            match m.get(user_key, &seek) {
+            match m.get(user_key, seek.get(user_key)) {
                 Lookup::Absent => {}
                 found => {
                     bump(&self.counters.memtable_hits, 1);
@@ -829,17 +875,17 @@ impl DbInner {
                 }
             }
         }
-        view.version.get(probe, &seek, fill_cache)
+        view.version.get(probe, &mut seek, fill_cache)
     }
 
     fn iter_in(
         &self,
-        view: View,
+        view: &View,
         seq: SeqNo,
         (lo, hi): (Bound<Vec<u8>>, Bound<Vec<u8>>),
         mut pins: Vec<Pin>,
     ) -> Result<DbIterator> {
-        let View { mem, imm, version } = view;
+        let View { mem, imm, version } = view.clone();
         let mut children: Vec<Box<dyn InternalIterator>> = vec![Box::new(mem.iter())];
         for m in imm.iter().rev() {
             children.push(Box::new(m.iter()));
@@ -957,6 +1003,7 @@ impl DbInner {
             let imm: Vec<_> = m.imm.iter().skip(1).cloned().collect();
             m.imm = Arc::new(imm);
         }
+        self.publish_view();
         bump(&self.counters.flushes, 1);
         for name in self.fs.list_dir(&self.dir)? {
             if let Some(filename::FileKind::Wal(n)) = filename::parse(&name) {

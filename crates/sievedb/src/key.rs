@@ -55,6 +55,36 @@ pub fn append_internal_key(dst: &mut Vec<u8>, user_key: &[u8], seq: SeqNo, kind:
     dst.extend_from_slice(&trailer(seq, kind).to_le_bytes());
 }
 
+/// The seek key of a point lookup (its user key at `seq`), built on first
+/// use: a lookup that every filter rejects never copies its key.
+pub struct LazySeek<'a> {
+    buf: &'a mut Vec<u8>,
+    seq: SeqNo,
+    built: bool,
+}
+
+impl<'a> LazySeek<'a> {
+    /// A seek key at `seq`, to be built in `buf`.
+    pub fn new(buf: &'a mut Vec<u8>, seq: SeqNo) -> Self {
+        LazySeek {
+            buf,
+            seq,
+            built: false,
+        }
+    }
+
+    /// The seek key of `user_key` (the same user key on every call).
+    #[inline]
+    pub fn get(&mut self, user_key: &[u8]) -> &[u8] {
+        if !self.built {
+            self.buf.clear();
+            append_internal_key(self.buf, user_key, self.seq, KIND_FOR_SEEK);
+            self.built = true;
+        }
+        self.buf
+    }
+}
+
 /// Builds an internal key.
 pub fn internal_key(user_key: &[u8], seq: SeqNo, kind: Kind) -> Vec<u8> {
     let mut v = Vec::with_capacity(user_key.len() + 8);

@@ -29,6 +29,7 @@ pub mod coding;
 pub mod compaction;
 mod db;
 pub mod error;
+pub mod fence;
 pub mod filter;
 pub mod io;
 pub mod iter;

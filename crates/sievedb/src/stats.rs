@@ -234,21 +234,26 @@ impl Counters {
         })
     }
 
-    /// Counts a point lookup starting; returns how many this thread started
-    /// before it (for sampling).
+    /// Whether the lookup this thread starts now is one of the sampled ones:
+    /// one in `every` per thread (never for 0).
     #[inline]
-    pub(crate) fn start_lookup(&self) -> u64 {
-        self.with_shard(|s| {
-            let n = s.gets.load(Ordering::Relaxed);
-            add_own(&s.gets, 1);
-            n
-        })
+    pub(crate) fn sample_lookup(every: u32) -> bool {
+        thread_local! {
+            static STARTED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+        }
+        every != 0
+            && STARTED.with(|c| {
+                let n = c.get();
+                c.set(if n + 1 >= every { 0 } else { n + 1 });
+                n == 0
+            })
     }
 
-    /// Adds the counts of a finished lookup that computed `digests` digests.
+    /// Counts a finished point lookup that computed `digests` digests.
     #[inline]
     pub(crate) fn finish_lookup(&self, t: &ReadTally, digests: u32) {
         self.with_shard(|s| {
+            add_own(&s.gets, 1);
             add_own(&s.digests_computed, u64::from(digests));
             add_own(
                 &s.memtable_filter_probes,

@@ -18,10 +18,11 @@ use std::sync::{Arc, OnceLock};
 use crate::cache::TableCache;
 use crate::coding::{put_bytes, put_varint, Reader};
 use crate::error::{Error, Result};
+use crate::fence::Fences;
 use crate::filter::digest::Phase;
 use crate::filter::KeyProbe;
 use crate::io::{filename, FileSystem};
-use crate::key::{self, SeqNo};
+use crate::key::{self, LazySeek, SeqNo};
 use crate::memtable::Lookup;
 use crate::sst::reader::{ReadCtx, TableFilter, TableReader};
 use crate::wal::{read_records, LogWriter};
@@ -88,11 +89,33 @@ pub struct Run {
     pub id: u64,
     /// The files, sorted by smallest key.
     pub files: Vec<Arc<FileMeta>>,
+    /// Fence pointers over `files`, rebuilt by [`Version::refresh_fences`]
+    /// after the files change (until then, [`Run::file_for`] searches the
+    /// keys directly).
+    fences: Fences,
 }
 
 impl Run {
+    /// An empty run.
+    pub fn new(id: u64) -> Self {
+        Run {
+            id,
+            files: Vec::new(),
+            fences: Fences::default(),
+        }
+    }
+
     /// The file that may hold `user_key` (binary search on largest keys).
+    #[inline]
     pub fn file_for(&self, user_key: &[u8]) -> Option<&Arc<FileMeta>> {
+        if self.fences.len() == self.files.len() {
+            let i = self.fences.find(
+                user_key,
+                |i| self.files[i].smallest_user(),
+                |i| self.files[i].largest_user(),
+            )?;
+            return Some(&self.files[i]);
+        }
         let i = self.files.partition_point(|f| f.largest_user() < user_key);
         self.files.get(i).filter(|f| f.smallest_user() <= user_key)
     }
@@ -110,6 +133,17 @@ pub struct Version {
 }
 
 impl Version {
+    /// Rebuilds every run's fence pointers (after its files changed).
+    fn refresh_fences(&mut self) {
+        for run in self.levels.iter_mut().flatten() {
+            run.fences = Fences::new(
+                run.files
+                    .iter()
+                    .map(|f| (f.smallest_user(), f.largest_user())),
+            );
+        }
+    }
+
     /// Bytes in `level`.
     pub fn level_bytes(&self, level: usize) -> u64 {
         self.levels[level].iter().map(Run::bytes).sum()
@@ -125,7 +159,12 @@ impl Version {
 
     /// Looks `probe.key()` up as of `seq`: level 0 newest first, then one
     /// candidate file per run of each deeper level.
-    pub fn get(&self, probe: &mut KeyProbe<'_>, seek: &[u8], fill_cache: bool) -> Result<Lookup> {
+    pub fn get(
+        &self,
+        probe: &mut KeyProbe<'_>,
+        seek: &mut LazySeek<'_>,
+        fill_cache: bool,
+    ) -> Result<Lookup> {
         let user_key = probe.key();
         for (level, runs) in self.levels.iter().enumerate() {
             for run in runs {
@@ -139,12 +178,13 @@ impl Version {
                         if filter.as_ref().is_some_and(|x| x.excludes(probe, level)) {
                             continue;
                         }
-                        f.table(probe)?.get_past_filter(probe, seek, ctx)?
+                        f.table(probe)?
+                            .get_past_filter(probe, seek.get(user_key), ctx)?
                     }
                     None => {
                         let table = f.table(probe)?;
                         let _ = f.filter.set(table.filter().cloned());
-                        table.get(probe, seek, ctx)?
+                        table.get(probe, seek.get(user_key), ctx)?
                     }
                 };
                 if found != Lookup::Absent {
@@ -397,6 +437,7 @@ impl VersionSet {
             }
             add_file(&mut v, level, f.run, self.meta(&f));
         }
+        v.refresh_fences();
         self.current = Arc::new(v);
         self.manifest_number = name[9..].parse().unwrap_or(0);
         Ok(())
@@ -475,6 +516,7 @@ impl VersionSet {
             };
             add_file(&mut v, nf.level, nf.run, meta);
         }
+        v.refresh_fences();
         v
     }
 
@@ -536,13 +578,7 @@ fn add_file(v: &mut Version, level: usize, run_id: u64, f: Arc<FileMeta>) {
         Some(i) => &mut runs[i],
         None => {
             let pos = runs.partition_point(|r| r.id > run_id);
-            runs.insert(
-                pos,
-                Run {
-                    id: run_id,
-                    files: Vec::new(),
-                },
-            );
+            runs.insert(pos, Run::new(run_id));
             &mut runs[pos]
         }
     };

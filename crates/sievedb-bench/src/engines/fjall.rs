@@ -43,6 +43,8 @@ pub struct Fjall {
     // Dropped first: the partition handle refers to the keyspace's internals.
     partition: PartitionHandle,
     keyspace: Keyspace,
+    /// The compaction strategy, also run by `wait_for_compactions`.
+    leveled: Leveled,
     settings: serde_json::Value,
 }
 
@@ -121,11 +123,12 @@ impl Fjall {
             .fsync_ms(None)
             .open()
             .map_err(err)?;
-        let strategy = Strategy::Leveled(Leveled {
+        let leveled = Leveled {
             l0_threshold: L0_THRESHOLD,
             target_size: target,
             level_ratio: ratio,
-        });
+        };
+        let strategy = Strategy::Leveled(leveled.clone());
         let opts = PartitionCreateOptions::default()
             .max_memtable_size(memtable)
             .block_size(block)
@@ -172,6 +175,7 @@ impl Fjall {
         Ok(Fjall {
             partition,
             keyspace,
+            leveled,
             settings,
         })
     }
@@ -229,6 +233,36 @@ impl Engine for Fjall {
             std::thread::sleep(Duration::from_millis(1));
         }
         Ok(())
+    }
+
+    /// Flushes, then runs the leveled strategy in the calling thread until
+    /// it has nothing left to do (fjall 2 has no call to wait for its
+    /// background compactions; this one returns once none is due).
+    fn wait_for_compactions(&self) -> EngineResult<()> {
+        self.flush()?;
+        let start = Instant::now();
+        loop {
+            let before = self.files_per_level();
+            self.partition
+                .tree
+                .compact(std::sync::Arc::new(self.leveled.clone()), 0)
+                .map_err(err)?;
+            if self.files_per_level() == before {
+                return Ok(());
+            }
+            if start.elapsed() > FLUSH_TIMEOUT {
+                return Err(err(format!(
+                    "compactions still due after {} s",
+                    FLUSH_TIMEOUT.as_secs()
+                )));
+            }
+        }
+    }
+
+    fn files_per_level(&self) -> Option<Vec<u64>> {
+        (0..usize::from(LEVEL_COUNT))
+            .map(|l| self.partition.tree.level_segment_count(l).map(|n| n as u64))
+            .collect()
     }
 
     fn settings(&self) -> serde_json::Value {

@@ -130,6 +130,7 @@ mod ffi {
         pub fn leveldb_cache_destroy(c: *mut leveldb_cache_t);
 
         pub fn leveldb_free(p: *mut c_void);
+        pub fn leveldb_property_value(db: *mut leveldb_t, propname: *const c_char) -> *mut c_char;
         pub fn leveldb_major_version() -> c_int;
         pub fn leveldb_minor_version() -> c_int;
     }
@@ -402,6 +403,28 @@ impl Engine for LevelDb {
         // SAFETY: null bounds mean the whole key space; the database is open.
         unsafe { ffi::leveldb_compact_range(self.db, ptr::null(), 0, ptr::null(), 0) };
         Ok(())
+    }
+
+    fn files_per_level(&self) -> Option<Vec<u64>> {
+        // LevelDB's fixed number of levels (config::kNumLevels).
+        (0..7)
+            .map(|l| {
+                let name = CString::new(format!("leveldb.num-files-at-level{l}")).ok()?;
+                // SAFETY: the database is open and `name` is NUL-terminated; a
+                // non-null result is a malloc'd NUL-terminated string, copied
+                // and then freed once.
+                let text = unsafe {
+                    let p = ffi::leveldb_property_value(self.db, name.as_ptr());
+                    if p.is_null() {
+                        return None;
+                    }
+                    let text = CStr::from_ptr(p).to_string_lossy().into_owned();
+                    ffi::leveldb_free(p.cast());
+                    text
+                };
+                text.trim().parse().ok()
+            })
+            .collect()
     }
 
     fn settings(&self) -> serde_json::Value {

@@ -129,6 +129,11 @@ pub trait Engine: Send + Sync {
     fn stats(&self) -> Option<::sievedb::Stats> {
         None
     }
+    /// Table files per level (level 0 first), as the engine reports them:
+    /// the shape of the tree the reads ran against.
+    fn files_per_level(&self) -> Option<Vec<u64>> {
+        None
+    }
 }
 
 /// The engines this crate knows.

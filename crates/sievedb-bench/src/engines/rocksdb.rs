@@ -32,6 +32,9 @@ fn version_from_log(path: &Path) -> Option<String> {
     Some(rest.lines().next()?.trim().to_string())
 }
 
+/// How long `waitforcompaction` waits for RocksDB's compactions.
+const WAIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// A RocksDB database opened for benchmarking, with the same settings as sievedb.
 pub struct RocksDb {
     db: DB,
@@ -222,6 +225,40 @@ impl Engine for RocksDb {
     fn flush(&self) -> EngineResult<()> {
         // Waits until the memtable is written to a level-0 table.
         self.db.flush().map_err(err)
+    }
+
+    fn wait_for_compactions(&self) -> EngineResult<()> {
+        self.flush()?;
+        let start = std::time::Instant::now();
+        let property = |name: &str| -> EngineResult<u64> {
+            Ok(self.db.property_int_value(name).map_err(err)?.unwrap_or(0))
+        };
+        // Nothing due (no level over its size, L0 under its trigger) and nothing running.
+        while property("rocksdb.compaction-pending")? != 0
+            || property("rocksdb.num-running-compactions")? != 0
+            || property("rocksdb.num-running-flushes")? != 0
+        {
+            if start.elapsed() > WAIT_TIMEOUT {
+                return Err(format!(
+                    "rocksdb: compactions still due after {} s",
+                    WAIT_TIMEOUT.as_secs()
+                )
+                .into());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        Ok(())
+    }
+
+    fn files_per_level(&self) -> Option<Vec<u64>> {
+        (0..NUM_LEVELS)
+            .map(|l| {
+                self.db
+                    .property_int_value(&format!("rocksdb.num-files-at-level{l}"))
+                    .ok()
+                    .flatten()
+            })
+            .collect()
     }
 
     fn settings(&self) -> serde_json::Value {

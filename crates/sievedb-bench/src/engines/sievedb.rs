@@ -124,6 +124,17 @@ impl Engine for SieveDb {
     fn stats(&self) -> Option<Stats> {
         Some(self.db.stats())
     }
+
+    fn files_per_level(&self) -> Option<Vec<u64>> {
+        Some(
+            self.db
+                .stats()
+                .levels
+                .iter()
+                .map(|l| l.files as u64)
+                .collect(),
+        )
+    }
 }
 
 /// `layout, k probes, hash, scheme` of the filters sievedb builds.

@@ -1,0 +1,197 @@
+//! Fence pointers of a sorted run: which file may hold a key.
+//!
+//! A run's files are disjoint and sorted, so the file for a key is the first
+//! whose largest user key is `>=` it, if its smallest user key is `<=` it.
+//! Searching the files' keys directly costs pointer chases and a `memcmp` per
+//! step, and long keys (the papers use up to 1 KB) usually share a long
+//! prefix. [`Fences`] keeps, per file, the 8 bytes of its smallest and largest
+//! user keys that follow the prefix all of the run's keys share, as big-endian
+//! `u64`s (zero-padded): a binary search over one small array of integers
+//! decides most steps, and only keys whose 8 bytes equal the probed key's are
+//! compared in full.
+//!
+//! Invariant: `upper[i]` / `lower[i]` are [`word_at`]`(key, prefix.len())` of
+//! file `i`'s largest / smallest user key, and every such key starts with
+//! `prefix`. Padded big-endian words order like the bytes they cover:
+//! `word(a) < word(b)` implies `a < b`, so a strictly smaller word decides a
+//! comparison and an equal one defers to the full keys.
+
+use std::cmp::Ordering;
+
+/// The fence index of one run (see the module documentation).
+#[derive(Clone, Debug, Default)]
+pub struct Fences {
+    /// The prefix every smallest and largest user key of the run starts with.
+    prefix: Vec<u8>,
+    /// Per file, the 8 bytes after `prefix` of its largest user key.
+    upper: Vec<u64>,
+    /// Per file, the 8 bytes after `prefix` of its smallest user key.
+    lower: Vec<u64>,
+}
+
+/// The 8 bytes of `key` from `offset` on, big-endian, zero-padded.
+#[inline]
+fn word_at(key: &[u8], offset: usize) -> u64 {
+    let mut b = [0u8; 8];
+    if let Some(rest) = key.get(offset..) {
+        let n = rest.len().min(8);
+        b[..n].copy_from_slice(&rest[..n]);
+    }
+    u64::from_be_bytes(b)
+}
+
+/// `a == b` for slices of equal length, 8 bytes at a time and inline (the
+/// prefixes compared here are short; a `memcmp` call would cost more).
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    debug_assert_eq!(a.len(), b.len());
+    let word = |s: &[u8], i: usize| u64::from_ne_bytes(s[i..i + 8].try_into().expect("8 bytes"));
+    let n = a.len();
+    if n < 8 {
+        return a == b;
+    }
+    let mut i = 0;
+    while i + 8 < n {
+        if word(a, i) != word(b, i) {
+            return false;
+        }
+        i += 8;
+    }
+    // The last 8 bytes (overlapping the previous word when n is not a multiple of 8).
+    word(a, n - 8) == word(b, n - 8)
+}
+
+impl Fences {
+    /// The fences of files whose `(smallest, largest)` user keys are `bounds`,
+    /// in key order.
+    pub fn new<'a>(bounds: impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone) -> Self {
+        let mut keys = bounds.clone().flat_map(|(lo, hi)| [lo, hi]);
+        let Some(first) = keys.next() else {
+            return Fences::default();
+        };
+        let common = keys.fold(first.len(), |n, k| {
+            n.min(first.iter().zip(k).take_while(|(a, b)| a == b).count())
+        });
+        let (lower, upper) = bounds
+            .map(|(lo, hi)| (word_at(lo, common), word_at(hi, common)))
+            .unzip();
+        Fences {
+            prefix: first[..common].to_vec(),
+            upper,
+            lower,
+        }
+    }
+
+    /// Number of files indexed.
+    pub fn len(&self) -> usize {
+        self.upper.len()
+    }
+
+    /// Whether no file is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.upper.is_empty()
+    }
+
+    /// The index of the file that may hold `key`: the first whose largest
+    /// user key is `>= key`, if its smallest is `<= key`. `smallest(i)` and
+    /// `largest(i)` give file `i`'s user keys, compared only when the fences
+    /// cannot decide.
+    #[inline]
+    pub fn find<'a>(
+        &self,
+        key: &[u8],
+        smallest: impl Fn(usize) -> &'a [u8],
+        largest: impl Fn(usize) -> &'a [u8],
+    ) -> Option<usize> {
+        let p = self.prefix.len();
+        let n = p.min(key.len());
+        // A key that differs from the prefix, or is a proper prefix of it,
+        // lies before or after every file.
+        if key.len() < p || !same_bytes(&key[..n], &self.prefix) {
+            return None;
+        }
+        let w = word_at(key, p);
+        let mut lo = self.upper.partition_point(|&x| x < w);
+        let mut hi = lo + self.upper[lo..].partition_point(|&x| x == w);
+        // Files whose upper word ties with the key's: compare their keys.
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if largest(mid) < key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let starts_before = match self.lower.get(lo)?.cmp(&w) {
+            Ordering::Less => true,
+            Ordering::Greater => false,
+            Ordering::Equal => smallest(lo) <= key,
+        };
+        starts_before.then_some(lo)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn same_bytes_compares_every_byte() {
+        for n in 0..40usize {
+            let a: Vec<u8> = (0..n as u8).collect();
+            assert!(same_bytes(&a, &a.clone()));
+            for i in 0..n {
+                let mut b = a.clone();
+                b[i] ^= 0x80;
+                assert!(!same_bytes(&a, &b), "n {n} i {i}");
+            }
+        }
+    }
+
+    /// Fences answer like a binary search on the files' keys, for random
+    /// sorted files with long shared prefixes, gaps, empty keys and zero bytes.
+    #[test]
+    fn find_matches_a_search_of_the_keys() {
+        let mut rng = SmallRng::seed_from_u64(7);
+        for round in 0..2000 {
+            let alphabet: &[u8] = if round % 2 == 0 { b"\0\x01a" } else { b"ab" };
+            let key = |rng: &mut SmallRng| -> Vec<u8> {
+                let shared = if rng.gen_bool(0.7) { 12 } else { 0 };
+                let len = shared + rng.gen_range(0..12);
+                (0..len)
+                    .map(|i| {
+                        if i < shared {
+                            b'x'
+                        } else {
+                            alphabet[rng.gen_range(0..alphabet.len())]
+                        }
+                    })
+                    .collect()
+            };
+            let mut keys: Vec<Vec<u8>> = (0..rng.gen_range(0..24)).map(|_| key(&mut rng)).collect();
+            keys.sort();
+            keys.dedup();
+            // Files: consecutive key pairs (a file may hold one key), with gaps.
+            let files: Vec<(&[u8], &[u8])> = keys
+                .chunks(2)
+                .step_by(if round % 3 == 0 { 2 } else { 1 })
+                .map(|c| (c[0].as_slice(), c[c.len() - 1].as_slice()))
+                .collect();
+            let fences = Fences::new(files.iter().copied());
+            assert_eq!(fences.len(), files.len());
+            for _ in 0..20 {
+                let probe = if !keys.is_empty() && rng.gen_bool(0.4) {
+                    keys[rng.gen_range(0..keys.len())].clone()
+                } else {
+                    key(&mut rng)
+                };
+                let i = files.partition_point(|f| f.1 < probe.as_slice());
+                let want = files.get(i).filter(|f| f.0 <= probe.as_slice()).map(|_| i);
+                let got = fences.find(&probe, |i| files[i].0, |i| files[i].1);
+                assert_eq!(got, want, "{files:?} {probe:?}");
+            }
+        }
+    }
+}
