@@ -140,6 +140,33 @@ fn fb_row(
     ]
 }
 
+/// ns per query of every named filter configuration at every key size (one
+/// series per configuration, one point per key size), each run added to `t`
+/// as experiment `tag`'s row. `(keys, queries, repeats)` size each run.
+fn latency_by_key_size<N: AsRef<str>>(
+    ctx: &mut Ctx,
+    tag: &str,
+    configs: &[(N, FilterOptions)],
+    key_sizes: &[usize],
+    (keys, queries, repeats): (u64, u64, usize),
+    t: &mut Table,
+) -> ExpResult<Vec<(String, Vec<f64>)>> {
+    let mut series: Vec<(String, Vec<f64>)> = configs
+        .iter()
+        .map(|(n, _)| (n.as_ref().to_string(), Vec::new()))
+        .collect();
+    for &ks in key_sizes {
+        for (i, (name, opts)) in configs.iter().enumerate() {
+            let name = name.as_ref();
+            ctx.note(format!("{tag} {name}, {ks} B keys"));
+            let r = bench(opts, ks, keys, queries, repeats)?;
+            t.push(fb_row(tag, name, opts, ks, &r));
+            series[i].1.push(r.ns_per_query());
+        }
+    }
+    Ok(series)
+}
+
 /// Table 2: FPR per hash function at 512 B keys.
 pub fn table2(ctx: &mut Ctx) -> ExpResult<Summary> {
     let keys = ctx.pick(2_000, 10_000, 10_000);
@@ -263,18 +290,14 @@ pub fn fig2(ctx: &mut Ctx) -> ExpResult<Summary> {
     ];
     let mut s = Summary::new("fig2", "Figure 2: single-filter query latency vs key size");
     let mut t = Table::new(&FB_COLS);
-    let mut series: Vec<(String, Vec<f64>)> = configs
-        .iter()
-        .map(|(n, _)| (n.to_string(), Vec::new()))
-        .collect();
-    for &ks in &key_sizes {
-        for (i, (name, opts)) in configs.iter().enumerate() {
-            ctx.note(format!("{name}, {ks} B keys"));
-            let r = bench(opts, ks, keys, queries, repeats)?;
-            t.push(fb_row("fig2", name, opts, ks, &r));
-            series[i].1.push(r.ns_per_query());
-        }
-    }
+    let series = latency_by_key_size(
+        ctx,
+        "fig2",
+        &configs,
+        &key_sizes,
+        (keys, queries, repeats),
+        &mut t,
+    )?;
     ctx.write_csv("fig2", &t)?;
     let header: Vec<String> = std::iter::once("key size".to_string())
         .chain(series.iter().map(|(n, _)| format!("{n} ns")))
@@ -407,18 +430,14 @@ pub fn table3(ctx: &mut Ctx) -> ExpResult<Summary> {
         )
     }))
     .collect();
-    let mut series: Vec<(String, Vec<f64>)> = lat_configs
-        .iter()
-        .map(|(n, _)| (n.clone(), Vec::new()))
-        .collect();
-    for &ks in &key_sizes {
-        for (i, (name, opts)) in lat_configs.iter().enumerate() {
-            ctx.note(format!("fig3 {name}, {ks} B"));
-            let r = bench(opts, ks, keys, lat_queries, repeats)?;
-            t.push(fb_row("fig3", name, opts, ks, &r));
-            series[i].1.push(r.ns_per_query());
-        }
-    }
+    let series = latency_by_key_size(
+        ctx,
+        "fig3",
+        &lat_configs,
+        &key_sizes,
+        (keys, lat_queries, repeats),
+        &mut t,
+    )?;
     ctx.write_csv("table3", &t)?;
     s.para(format!(
         "An ElasticBF-style filter of 7 units, 1 probe per unit, 10 bits/key in total, over \

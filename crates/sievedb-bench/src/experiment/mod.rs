@@ -378,7 +378,7 @@ fn write_docs(
          latency(filter) ÷ latency(levels) − 1.\n",
         args.scale.name(),
         total_seconds / 60.0,
-        machine_description()
+        crate::cpu_description()
     );
     md.push_str("| experiment | what | runtime |\n|---|---|---:|\n");
     for f in done {
@@ -426,21 +426,6 @@ fn anchor(s: &str) -> String {
             }
         })
         .collect()
-}
-
-/// `N × CPU model` of this machine.
-pub fn machine_description() -> String {
-    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, m)| m.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    format!("{n} × {model}")
 }
 
 /// The running experiment's context.

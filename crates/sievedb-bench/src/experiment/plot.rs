@@ -7,6 +7,7 @@
 //! a font no plot is drawn (plotters needs one to lay out text even in SVG);
 //! the CSV and the Markdown are still written.
 
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -288,58 +289,69 @@ where
         .y_label_area_size(70);
     if log_y {
         let bottom = finite_min_pos(vals()).min(top) / 2.0;
-        let mut c = builder.build_cartesian_2d(xr, (bottom..top * 2.0).log_scale())?;
-        c.configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .x_desc(x_label)
-            .y_desc(y_label)
-            .label_style((FONT, 14))
-            .draw()?;
-        for (s, (name, v)) in series.iter().enumerate() {
-            let col = color(s);
-            c.draw_series(
-                v.iter()
-                    .enumerate()
-                    .filter(|(_, y)| y.is_finite() && **y > 0.0)
-                    .map(|(g, y)| Rectangle::new(rect(g, s, bottom, *y), col.filled())),
-            )?
-            .label(name)
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], col.filled()));
-        }
-        c.configure_series_labels()
-            .label_font((FONT, 14))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
-        draw_group_labels(root, &c, groups, bottom)?;
+        let c = builder.build_cartesian_2d(xr, (bottom..top * 2.0).log_scale())?;
+        fill_bars(
+            root,
+            c,
+            (x_label, y_label),
+            groups,
+            series,
+            (bottom, true),
+            rect,
+        )
     } else {
-        let mut c = builder.build_cartesian_2d(xr, 0.0..top)?;
-        c.configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .x_desc(x_label)
-            .y_desc(y_label)
-            .label_style((FONT, 14))
-            .draw()?;
-        for (s, (name, v)) in series.iter().enumerate() {
-            let col = color(s);
-            c.draw_series(
-                v.iter()
-                    .enumerate()
-                    .filter(|(_, y)| y.is_finite())
-                    .map(|(g, y)| Rectangle::new(rect(g, s, 0.0, *y), col.filled())),
-            )?
-            .label(name)
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], col.filled()));
-        }
-        c.configure_series_labels()
-            .label_font((FONT, 14))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
-        draw_group_labels(root, &c, groups, 0.0)?;
+        let c = builder.build_cartesian_2d(xr, 0.0..top)?;
+        fill_bars(
+            root,
+            c,
+            (x_label, y_label),
+            groups,
+            series,
+            (0.0, false),
+            rect,
+        )
     }
+}
+
+/// Draws the mesh, one bar per group and series from `bottom` (values that
+/// the y axis cannot show — not finite, or not positive on a log axis — are
+/// left out), the legend and the group labels.
+fn fill_bars<'a, DB: DrawingBackend + 'a, Y: Ranged<ValueType = f64> + ValueFormatter<f64>>(
+    root: &DrawingArea<DB, Shift>,
+    mut c: ChartContext<'a, DB, Cartesian2d<RangedCoordf64, Y>>,
+    (x_label, y_label): (&str, &str),
+    groups: &[String],
+    series: &[(String, Vec<f64>)],
+    (bottom, log_y): (f64, bool),
+    rect: impl Fn(usize, usize, f64, f64) -> [(f64, f64); 2],
+) -> Result<(), Box<dyn Error>>
+where
+    DB::ErrorType: 'static,
+{
+    c.configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .label_style((FONT, 14))
+        .draw()?;
+    for (s, (name, v)) in series.iter().enumerate() {
+        let col = color(s);
+        c.draw_series(
+            v.iter()
+                .enumerate()
+                .filter(|(_, y)| y.is_finite() && (!log_y || **y > 0.0))
+                .map(|(g, y)| Rectangle::new(rect(g, s, bottom, *y), col.filled())),
+        )?
+        .label(name)
+        .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], col.filled()));
+    }
+    c.configure_series_labels()
+        .label_font((FONT, 14))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
+    draw_group_labels(root, &c, groups, bottom)?;
     Ok(())
 }
 
