@@ -90,8 +90,9 @@ pub struct Run {
     /// The files, sorted by smallest key.
     pub files: Vec<Arc<FileMeta>>,
     /// Fence pointers over `files`, rebuilt by [`Version::refresh_fences`]
-    /// after the files change (until then, [`Run::file_for`] searches the
-    /// keys directly).
+    /// whenever the files change (recovery and every applied edit do). A run
+    /// whose fences were never built (their length differs) is searched by
+    /// its keys directly.
     fences: Fences,
 }
 
@@ -133,9 +134,11 @@ pub struct Version {
 }
 
 impl Version {
-    /// Rebuilds every run's fence pointers (after its files changed).
-    fn refresh_fences(&mut self) {
-        for run in self.levels.iter_mut().flatten() {
+    /// Rebuilds the fence pointers of every run of the levels `touched`
+    /// returns true for (after their files changed).
+    fn refresh_fences(&mut self, touched: impl Fn(usize) -> bool) {
+        let levels = self.levels.iter_mut().enumerate();
+        for run in levels.filter(|(l, _)| touched(*l)).flat_map(|(_, r)| r) {
             run.fences = Fences::new(
                 run.files
                     .iter()
@@ -437,7 +440,7 @@ impl VersionSet {
             }
             add_file(&mut v, level, f.run, self.meta(&f));
         }
-        v.refresh_fences();
+        v.refresh_fences(|_| true);
         self.current = Arc::new(v);
         self.manifest_number = name[9..].parse().unwrap_or(0);
         Ok(())
@@ -516,7 +519,10 @@ impl VersionSet {
             };
             add_file(&mut v, nf.level, nf.run, meta);
         }
-        v.refresh_fences();
+        v.refresh_fences(|level| {
+            edit.deleted.iter().any(|&(l, _)| l == level)
+                || edit.added.iter().any(|f| f.level == level)
+        });
         v
     }
 
