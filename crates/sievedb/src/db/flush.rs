@@ -1,0 +1,99 @@
+//! Flushes: frozen memtables into level-0 files.
+
+use super::*;
+
+impl DbInner {
+    pub(super) fn flush(&self) -> Result<()> {
+        let target = {
+            let mut wal = self.wal.lock();
+            if !self.mem.read().mem.is_empty() {
+                self.switch_memtable(&mut wal)?;
+            }
+            self.mem.read().imm.last().map(|m| m.wal_number())
+        };
+        let Some(target) = target else { return Ok(()) };
+        self.wait_background(|_| !self.mem.read().imm.iter().any(|m| m.wal_number() <= target))
+    }
+
+    pub(super) fn flush_loop(&self) {
+        loop {
+            {
+                let mut bg = self.bg.lock();
+                while !bg.shutdown && (bg.error.is_some() || self.mem.read().imm.is_empty()) {
+                    self.bg_cv.wait(&mut bg);
+                }
+                if bg.shutdown {
+                    return;
+                }
+            }
+            if let Err(e) = self.flush_oldest() {
+                self.set_bg_error(e);
+            }
+            let _bg = self.bg.lock();
+            self.done_cv.notify_all();
+            self.bg_cv.notify_all();
+        }
+    }
+
+    /// Writes the oldest frozen memtable to an L0 SST.
+    pub(super) fn flush_oldest(&self) -> Result<()> {
+        let Some(imm) = self.mem.read().imm.first().cloned() else {
+            return Ok(());
+        };
+        let mut edit = VersionEdit::default();
+        if !imm.is_empty() {
+            let new_number = || self.versions.lock().new_file_number();
+            let ctx = OutputCtx {
+                fs: self.fs.as_ref(),
+                dir: &self.dir,
+                opts: &self.opts,
+                level: 0,
+                run: 0,
+                split: false,
+                smallest_snapshot: self.smallest_snapshot(),
+                new_file_number: &new_number,
+            };
+            let mut it = imm.iter();
+            let mut outputs = compaction::write_outputs(&mut it, &ctx, &|_| false)?;
+            for f in &mut outputs {
+                f.run = f.number;
+                bump(&self.counters.flush_bytes_written, f.size);
+                bump(&self.counters.bytes_written, f.size);
+            }
+            edit.added = outputs;
+            self.fs.sync_dir(&self.dir)?;
+        }
+        let next_log = {
+            let m = self.mem.read();
+            m.imm.get(1).map_or(m.mem.wal_number(), |n| n.wal_number())
+        };
+        edit.log_number = Some(next_log);
+        edit.last_sequence = Some(self.last_seq.load(Ordering::Acquire));
+        self.log_and_install(edit)?;
+        {
+            let mut m = self.mem.write();
+            let imm: Vec<_> = m.imm.iter().skip(1).cloned().collect();
+            m.imm = Arc::new(imm);
+        }
+        self.publish_view();
+        bump(&self.counters.flushes, 1);
+        for name in self.fs.list_dir(&self.dir)? {
+            if let Some(filename::FileKind::Wal(n)) = filename::parse(&name) {
+                if n < next_log {
+                    let _ = self.fs.remove_file(&self.dir.join(name));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn smallest_snapshot(&self) -> SeqNo {
+        let last = self.last_seq.load(Ordering::Acquire);
+        self.snapshots
+            .lock()
+            .keys()
+            .next()
+            .copied()
+            .map_or(last, |s| s.min(last))
+    }
+}

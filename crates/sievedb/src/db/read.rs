@@ -1,0 +1,151 @@
+//! The read path: views, point lookups and iterators.
+
+use super::*;
+
+impl DbInner {
+    /// The memtables and version to read, plus the newest sequence number they
+    /// answer for consistently.
+    ///
+    /// Sound because (1) the view's version was installed before the
+    /// sequence number is read, so every compaction in it chose what to drop
+    /// with a smallest snapshot `<=` that number; and (2) no publish finished
+    /// between loading the view and reading the number, so no memtable the
+    /// view lacks holds a write up to that number: a switched-in memtable
+    /// receives writes only after its publish finished (and a write seen
+    /// through `last_seq` happened after it), and a retired memtable's data
+    /// is in a version published before it was retired.
+    pub(super) fn view(&self) -> (SeqNo, arc_swap::Guard<Arc<View>>) {
+        loop {
+            // A publish stores its view before it counts itself, so an
+            // unchanged count means no publish finished in between.
+            let before = self.views_published.load(Ordering::Acquire);
+            let view = self.view.load();
+            let seq = self.last_seq.load(Ordering::Acquire);
+            if self.views_published.load(Ordering::Acquire) == before {
+                return (seq, view);
+            }
+        }
+    }
+
+    /// A view for a sequence number a registered snapshot protects: every
+    /// write up to it was published before the snapshot was taken.
+    pub(super) fn view_at_snapshot(&self) -> arc_swap::Guard<Arc<View>> {
+        self.view.load()
+    }
+
+    /// Looks `key` up in `view` as of `seq`. One [`KeyProbe`] serves the
+    /// memtable filters and every SST filter, so under `levels` sharing the
+    /// key is hashed at most once. One lookup in
+    /// [`Options::lookup_breakdown_every`] is timed phase by phase.
+    pub(super) fn get_in(
+        &self,
+        view: &View,
+        key: &[u8],
+        seq: SeqNo,
+        fill_cache: bool,
+    ) -> Result<Option<Vec<u8>>> {
+        let start = Counters::sample_lookup(self.opts.lookup_breakdown_every).then(clock::ticks);
+        let mut probe = KeyProbe::new(key, self.opts.filter.sharing);
+        if start.is_some() {
+            probe.enable_timing();
+        }
+        let r = self.lookup(view, &mut probe, seq, fill_cache);
+        self.counters
+            .finish_lookup(&probe.tally, probe.digests_computed);
+        if let (Some(t0), Some(phases)) = (start, probe.phase_ticks()) {
+            self.counters
+                .breakdown
+                .record(clock::ticks().wrapping_sub(t0), phases);
+        }
+        Ok(match r? {
+            Lookup::Value(v) => Some(v),
+            _ => None,
+        })
+    }
+
+    /// The memtables, newest first, then the version.
+    pub(super) fn lookup(
+        &self,
+        view: &View,
+        probe: &mut KeyProbe<'_>,
+        seq: SeqNo,
+        fill_cache: bool,
+    ) -> Result<Lookup> {
+        thread_local! {
+            /// The seek key of this thread's lookups, reused (no allocation per lookup).
+            static SEEK: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        SEEK.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut seek) => self.lookup_with(view, probe, seq, fill_cache, &mut seek),
+            // A lookup nested in another on this thread (none today): its own buffer.
+            Err(_) => self.lookup_with(view, probe, seq, fill_cache, &mut Vec::new()),
+        })
+    }
+
+    /// [`DbInner::lookup`] with `buf` as the buffer of the seek key.
+    pub(super) fn lookup_with(
+        &self,
+        view: &View,
+        probe: &mut KeyProbe<'_>,
+        seq: SeqNo,
+        fill_cache: bool,
+        buf: &mut Vec<u8>,
+    ) -> Result<Lookup> {
+        let user_key = probe.key();
+        let mut seek = key::LazySeek::new(buf, seq);
+        for m in std::iter::once(&view.mem).chain(view.imm.iter().rev()) {
+            if m.is_empty() {
+                continue;
+            }
+            if m.filter().is_some() {
+                probe.tally.memtable_filter_probes += 1;
+                let start = probe.phase_start();
+                let maybe = m.may_contain(probe);
+                probe.phase_end(start, Phase::Filter);
+                if !maybe {
+                    probe.tally.memtable_filter_negatives += 1;
+                    continue;
+                }
+            }
+            match m.get(user_key, seek.get(user_key)) {
+                Lookup::Absent => {}
+                found => {
+                    bump(&self.counters.memtable_hits, 1);
+                    return Ok(found);
+                }
+            }
+        }
+        view.version.get(probe, &mut seek, fill_cache)
+    }
+
+    pub(super) fn iter_in(
+        &self,
+        view: &View,
+        seq: SeqNo,
+        (lo, hi): (Bound<Vec<u8>>, Bound<Vec<u8>>),
+        mut pins: Vec<Pin>,
+    ) -> Result<DbIterator> {
+        let View { mem, imm, version } = view.clone();
+        let mut children: Vec<Box<dyn InternalIterator>> = vec![Box::new(mem.iter())];
+        for m in imm.iter().rev() {
+            children.push(Box::new(m.iter()));
+        }
+        for (level, runs) in version.levels.iter().enumerate() {
+            for run in runs {
+                let ctx = ReadCtx {
+                    level,
+                    fill_cache: true,
+                };
+                children.push(Box::new(RunIter::new(run.files.clone(), ctx)));
+            }
+        }
+        pins.push(Box::new(version));
+        Ok(DbIterator::new(
+            MergingIterator::new(children),
+            seq,
+            lo,
+            hi,
+            pins,
+        ))
+    }
+}

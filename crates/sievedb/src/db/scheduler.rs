@@ -1,0 +1,193 @@
+//! Background work: waiting on it, errors, and the compaction threads.
+
+use super::*;
+
+impl DbInner {
+    /// Wakes the background threads and waits until `done` holds (checked
+    /// under the background lock), a background error stops work, or the
+    /// database closes.
+    pub(super) fn wait_background(&self, mut done: impl FnMut(&BgState) -> bool) -> Result<()> {
+        let mut bg = self.bg.lock();
+        loop {
+            if let Some(e) = &bg.error {
+                return Err(e.clone());
+            }
+            if bg.shutdown {
+                return Err(Error::Closed);
+            }
+            if done(&bg) {
+                return Ok(());
+            }
+            self.bg_cv.notify_all();
+            self.done_cv.wait_for(&mut bg, Duration::from_millis(100));
+        }
+    }
+
+    /// Records a background/WAL error: the database becomes read-only.
+    pub(super) fn set_bg_error(&self, e: Error) -> Error {
+        let mut bg = self.bg.lock();
+        if bg.error.is_none() {
+            bg.error = Some(e.clone());
+            self.bg_failed.store(true, Ordering::Release);
+        }
+        self.done_cv.notify_all();
+        e
+    }
+
+    pub(super) fn wait_for_compactions(&self) -> Result<()> {
+        self.wait_background(|bg| {
+            let idle = !bg.busy.iter().any(|&b| b) && bg.manual_waiting == 0;
+            let v = self.current.read().clone();
+            idle && compaction::pick(&v, &self.opts, &bg.busy, &mut bg.pointers.clone()).is_none()
+        })
+    }
+
+    pub(super) fn compaction_loop(&self) {
+        loop {
+            let c = {
+                let mut bg = self.bg.lock();
+                loop {
+                    if bg.shutdown {
+                        return;
+                    }
+                    if bg.error.is_none() && bg.manual_waiting == 0 {
+                        let v = self.current.read().clone();
+                        let BgState { busy, pointers, .. } = &mut *bg;
+                        if let Some(c) = compaction::pick(&v, &self.opts, busy, pointers) {
+                            busy[c.level] = true;
+                            busy[c.output_level] = true;
+                            break c;
+                        }
+                    }
+                    self.bg_cv.wait(&mut bg);
+                }
+            };
+            let r = self.run_compaction(&c);
+            let mut bg = self.bg.lock();
+            bg.busy[c.level] = false;
+            bg.busy[c.output_level] = false;
+            drop(bg);
+            if let Err(e) = r {
+                self.set_bg_error(e);
+            }
+            let _bg = self.bg.lock();
+            self.done_cv.notify_all();
+            self.bg_cv.notify_all();
+        }
+    }
+
+    pub(super) fn run_compaction(&self, c: &Compaction) -> Result<()> {
+        let version = self.current.read().clone();
+        let mut edit = VersionEdit::default();
+        c.delete_inputs(&mut edit);
+        let leveled_run = |level: usize| {
+            if level == 0 {
+                None
+            } else {
+                Some(0)
+            }
+        };
+        if c.trivial_move {
+            let f = &c.inputs[0].1[0];
+            edit.added.push(crate::version::NewFile {
+                level: c.output_level,
+                run: leveled_run(c.output_level).unwrap_or(f.number),
+                number: f.number,
+                size: f.size,
+                entries: f.entries,
+                smallest: f.smallest.clone(),
+                largest: f.largest.clone(),
+            });
+        } else {
+            let run = match self.opts.compaction_style {
+                CompactionStyle::Leveling => 0,
+                CompactionStyle::Tiering => self.versions.lock().new_file_number(),
+            };
+            let new_number = || self.versions.lock().new_file_number();
+            let ctx = OutputCtx {
+                fs: self.fs.as_ref(),
+                dir: &self.dir,
+                opts: &self.opts,
+                level: c.output_level,
+                run,
+                split: true,
+                smallest_snapshot: self.smallest_snapshot(),
+                new_file_number: &new_number,
+            };
+            let mut input = compaction::input_iter(c);
+            let outputs = compaction::write_outputs(
+                &mut input,
+                &ctx,
+                &compaction::bottom_check(c, &version),
+            )?;
+            for f in &outputs {
+                bump(&self.counters.compaction_bytes_written, f.size);
+                bump(&self.counters.bytes_written, f.size);
+            }
+            edit.added = outputs;
+            self.fs.sync_dir(&self.dir)?;
+        }
+        self.log_and_install(edit)?;
+        bump(&self.counters.compactions, 1);
+        Ok(())
+    }
+
+    pub(super) fn compact_range(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Result<()> {
+        self.flush()?;
+        let deepest = {
+            let v = self.current.read();
+            (0..v.levels.len())
+                .rev()
+                .find(|&l| !v.levels[l].is_empty())
+                .unwrap_or(0)
+        };
+        let last = deepest.max(1).min(self.opts.max_levels - 1);
+        self.bg.lock().manual_waiting += 1;
+        let result = (|| {
+            for level in 0..=last {
+                let c = {
+                    let mut bg = self.bg.lock();
+                    loop {
+                        if let Some(e) = &bg.error {
+                            return Err(e.clone());
+                        }
+                        if bg.shutdown {
+                            return Err(Error::Closed);
+                        }
+                        let out = (level + 1).min(self.opts.max_levels - 1);
+                        if !bg.busy[level] && !bg.busy[out] {
+                            break;
+                        }
+                        self.done_cv.wait_for(&mut bg, Duration::from_millis(100));
+                    }
+                    let v = self.current.read().clone();
+                    // The deepest level is merged in place only under tiering,
+                    // and only when it holds several runs.
+                    let done_at_last = self.opts.compaction_style == CompactionStyle::Leveling
+                        || v.levels[level].len() < 2;
+                    let c = if level == last && done_at_last {
+                        None
+                    } else {
+                        compaction::manual(&v, &self.opts, level, lo, hi)
+                    };
+                    let Some(c) = c else { continue };
+                    bg.busy[c.level] = true;
+                    bg.busy[c.output_level] = true;
+                    c
+                };
+                let r = self.run_compaction(&c);
+                let mut bg = self.bg.lock();
+                bg.busy[c.level] = false;
+                bg.busy[c.output_level] = false;
+                self.done_cv.notify_all();
+                drop(bg);
+                r?;
+            }
+            Ok(())
+        })();
+        let mut bg = self.bg.lock();
+        bg.manual_waiting -= 1;
+        self.bg_cv.notify_all();
+        result
+    }
+}

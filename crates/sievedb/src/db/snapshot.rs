@@ -1,0 +1,64 @@
+//! Snapshots: point-in-time views that hold back compaction.
+
+use super::*;
+
+/// A point-in-time view: reads see exactly the writes acknowledged before it
+/// was taken. Compaction keeps the versions it needs until it is dropped.
+pub struct Snapshot {
+    inner: Arc<DbInner>,
+    seq: SeqNo,
+}
+
+impl Snapshot {
+    pub(super) fn new(inner: Arc<DbInner>) -> Self {
+        let mut snaps = inner.snapshots.lock();
+        let seq = inner.last_seq.load(Ordering::Acquire);
+        *snaps.entry(seq).or_insert(0) += 1;
+        drop(snaps);
+        Snapshot { inner, seq }
+    }
+
+    /// The sequence number the snapshot reads at.
+    pub fn sequence(&self) -> SeqNo {
+        self.seq
+    }
+
+    /// The value of `key` as of the snapshot.
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        let view = self.inner.view_at_snapshot();
+        self.inner.get_in(&view, key.as_ref(), self.seq, true)
+    }
+
+    /// An iterator over every key as of the snapshot.
+    pub fn iter(&self) -> Result<DbIterator> {
+        self.range::<&[u8], _>(..)
+    }
+
+    /// An iterator over `range` as of the snapshot.
+    pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<DbIterator> {
+        let pin: Pin = Box::new(SnapshotPin(Snapshot::new_at(self.inner.clone(), self.seq)));
+        let view = self.inner.view_at_snapshot();
+        self.inner
+            .iter_in(&view, self.seq, bounds(&range), vec![pin])
+    }
+
+    fn new_at(inner: Arc<DbInner>, seq: SeqNo) -> Self {
+        *inner.snapshots.lock().entry(seq).or_insert(0) += 1;
+        Snapshot { inner, seq }
+    }
+}
+
+/// Keeps a snapshot registered while an iterator made from it lives.
+struct SnapshotPin(#[allow(dead_code)] Snapshot);
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        let mut snaps = self.inner.snapshots.lock();
+        if let Some(n) = snaps.get_mut(&self.seq) {
+            *n -= 1;
+            if *n == 0 {
+                snaps.remove(&self.seq);
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! The write path: group commit into the WAL, then the memtable.
+
+use super::open::new_memtable;
+use super::*;
+
+/// Largest group a commit leader gathers.
+const MAX_GROUP_BYTES: usize = 1 << 20;
+
+impl DbInner {
+    pub(super) fn write(&self, mut batch: WriteBatch, sync: bool) -> Result<()> {
+        batch.validate()?;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        if self.bg_failed.load(Ordering::Acquire) {
+            if let Some(e) = &self.bg.lock().error {
+                return Err(Error::ReadOnly(e.to_string()));
+            }
+        }
+        // Fast path: nobody else is writing, so there is no group to form.
+        if let Some(mut wal) = self.wal.try_lock() {
+            if self.queue.lock().is_empty() {
+                return self.write_batches(&mut wal, std::slice::from_mut(&mut batch), sync);
+            }
+        }
+        let slot = Arc::new(Slot {
+            batch: Mutex::new(Some(batch)),
+            sync,
+            result: Mutex::new(None),
+        });
+        let mut q = self.queue.lock();
+        q.push_back(slot.clone());
+        loop {
+            if let Some(r) = slot.result.lock().take() {
+                return r;
+            }
+            if Arc::ptr_eq(&q[0], &slot) {
+                break;
+            }
+            self.queue_cv.wait(&mut q);
+        }
+        // This writer leads: gather a group from the front of the queue.
+        let mut group = Vec::new();
+        let mut bytes = 0usize;
+        for s in q.iter() {
+            let size = s.batch.lock().as_ref().map_or(0, WriteBatch::size_in_bytes);
+            if !group.is_empty() && bytes + size > MAX_GROUP_BYTES {
+                break;
+            }
+            bytes += size;
+            group.push(s.clone());
+        }
+        drop(q);
+        let mut batches: Vec<WriteBatch> = group
+            .iter()
+            .map(|s| s.batch.lock().take().expect("batch present"))
+            .collect();
+        let sync = group.iter().any(|s| s.sync);
+        let result = self.write_batches(&mut self.wal.lock(), &mut batches, sync);
+        let mut q = self.queue.lock();
+        for s in &group {
+            let front = q.pop_front().expect("group member queued");
+            debug_assert!(Arc::ptr_eq(&front, s));
+            if !Arc::ptr_eq(s, &slot) {
+                *s.result.lock() = Some(result.clone());
+            }
+        }
+        self.queue_cv.notify_all();
+        result
+    }
+
+    /// Logs `batches` as one WAL write (one fsync when `sync`) and applies them
+    /// to the memtable. The caller holds the WAL lock, so writes never interleave.
+    pub(super) fn write_batches(
+        &self,
+        wal: &mut WalState,
+        batches: &mut [WriteBatch],
+        sync: bool,
+    ) -> Result<()> {
+        let mem = self.make_room(wal)?;
+        let first = self.last_seq.load(Ordering::Acquire) + 1;
+        let mut seq = first;
+        for b in batches.iter_mut() {
+            let rec = b.encode(seq);
+            if let Err(e) = wal.log.add_record(rec) {
+                return Err(self.set_bg_error(e));
+            }
+            seq += b.len() as u64;
+        }
+        let logged = if sync {
+            wal.log.sync()
+        } else {
+            wal.log.flush()
+        };
+        if let Err(e) = logged {
+            return Err(self.set_bg_error(e));
+        }
+        let (mut puts, mut dels, mut user_bytes, mut wal_bytes) = (0, 0, 0, 0);
+        let mut s = first;
+        for b in batches.iter_mut() {
+            let rec = b.encode(s);
+            wal_bytes += rec.len() as u64 + crate::wal::HEADER_LEN as u64;
+            batch::for_each_entry(rec, |e| {
+                mem.insert(s, e.kind, e.key, e.value);
+                s += 1;
+                user_bytes += (e.key.len() + e.value.len()) as u64;
+                match e.kind {
+                    Kind::Put => puts += 1,
+                    Kind::Delete => dels += 1,
+                }
+            })
+            .expect("batch encoded by this process");
+        }
+        self.last_seq.store(seq - 1, Ordering::Release);
+        let c = &self.counters;
+        bump(&c.puts, puts);
+        bump(&c.deletes, dels);
+        bump(&c.user_bytes_written, user_bytes);
+        bump(&c.wal_bytes_written, wal_bytes);
+        bump(&c.bytes_written, wal_bytes);
+        Ok(())
+    }
+
+    pub(super) fn switch_memtable(&self, wal: &mut WalState) -> Result<()> {
+        let number = self.versions.lock().new_file_number();
+        let path = filename::wal(&self.dir, number);
+        let file = self.fs.create(&path)?;
+        self.fs.sync_dir(&self.dir)?;
+        // Everything acknowledged is already in the old WAL; sync it so a later
+        // synced write in the new WAL never survives a power loss that older
+        // unsynced writes do not.
+        wal.log.sync()?;
+        wal.log = LogWriter::new(file, path);
+        let mut m = self.mem.write();
+        let old = std::mem::replace(&mut m.mem, Arc::new(new_memtable(&self.opts, number)));
+        let mut imm = (*m.imm).clone();
+        imm.push(old);
+        m.imm = Arc::new(imm);
+        drop(m);
+        self.publish_view();
+        let _bg = self.bg.lock();
+        self.bg_cv.notify_all();
+        Ok(())
+    }
+}
