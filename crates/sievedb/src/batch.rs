@@ -5,7 +5,7 @@
 
 use crate::coding::{put_bytes, Reader};
 use crate::error::{Error, Result};
-use crate::key::{Kind, SeqNo, MAX_KEY_LEN, MAX_VALUE_LEN};
+use crate::key::{self, Kind, SeqNo, MAX_VALUE_LEN};
 
 const HEADER: usize = 12;
 
@@ -63,11 +63,8 @@ impl WriteBatch {
         if self.invalid.is_some() {
             return;
         }
-        if key.len() > MAX_KEY_LEN {
-            self.invalid = Some(format!(
-                "key of {} bytes exceeds the limit of {MAX_KEY_LEN}",
-                key.len()
-            ));
+        if let Err(m) = key::check_len(key) {
+            self.invalid = Some(m);
         } else if let Some(v) = value.filter(|v| v.len() > MAX_VALUE_LEN) {
             self.invalid = Some(format!(
                 "value of {} bytes exceeds the limit of {MAX_VALUE_LEN}",

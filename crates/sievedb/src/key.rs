@@ -17,6 +17,19 @@ pub const MAX_KEY_LEN: usize = 64 * 1024;
 /// Largest value accepted (256 MiB).
 pub const MAX_VALUE_LEN: usize = 256 * 1024 * 1024;
 
+/// Why `key` cannot be a user key (longer than [`MAX_KEY_LEN`]), if it cannot.
+/// Every entry point that takes a key checks it, reads included: no stored key
+/// can be that long, so answering "not found" would hide a caller's bug.
+pub(crate) fn check_len(key: &[u8]) -> Result<(), String> {
+    if key.len() > MAX_KEY_LEN {
+        return Err(format!(
+            "key of {} bytes exceeds the limit of {MAX_KEY_LEN}",
+            key.len()
+        ));
+    }
+    Ok(())
+}
+
 /// What an internal key records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]

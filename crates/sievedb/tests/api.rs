@@ -59,6 +59,33 @@ fn oversized_key_and_value_are_rejected_and_nothing_is_written() {
     b.delete(b"existing");
     assert_invalid(db.write(b), "batch holding a 64 KiB + 1 key");
 
+    // Reads, bounds and manual compaction refuse the same keys instead of
+    // answering "not found" for a key that can never exist.
+    assert_invalid(db.get(&big_key), "get of a 64 KiB + 1 key");
+    assert_invalid(
+        db.multi_get([b"existing".as_slice(), big_key.as_slice()]),
+        "multi_get holding a 64 KiB + 1 key",
+    );
+    assert_invalid(
+        db.range(big_key.as_slice()..).map(|_| ()),
+        "range from a 64 KiB + 1 key",
+    );
+    assert_invalid(
+        db.range(..big_key.as_slice()).map(|_| ()),
+        "range to a 64 KiB + 1 key",
+    );
+    assert_invalid(
+        db.compact_range(..=big_key.as_slice()),
+        "compact_range to a 64 KiB + 1 key",
+    );
+    let snap = db.snapshot();
+    assert_invalid(snap.get(&big_key), "snapshot get of a 64 KiB + 1 key");
+    assert_invalid(
+        snap.range(big_key.as_slice()..).map(|_| ()),
+        "snapshot range from a 64 KiB + 1 key",
+    );
+    drop(snap);
+
     // Nothing of the rejected writes is visible, now or after reopen.
     let expect = vec![(b"existing".to_vec(), b"old".to_vec())];
     assert_eq!(content(&db), expect);

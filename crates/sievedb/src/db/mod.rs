@@ -209,8 +209,9 @@ impl Db {
 
     /// The value of `key` with explicit read options.
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
+        let key = user_key(key.as_ref())?;
         let (seq, view) = self.inner.view();
-        self.inner.get_in(&view, key.as_ref(), seq, ro.fill_cache)
+        self.inner.get_in(&view, key, seq, ro.fill_cache)
     }
 
     /// The values of several keys, all read at the same sequence number.
@@ -218,8 +219,12 @@ impl Db {
         &self,
         keys: impl IntoIterator<Item = K>,
     ) -> Result<Vec<Option<Vec<u8>>>> {
+        let keys: Vec<K> = keys.into_iter().collect();
+        for k in &keys {
+            user_key(k.as_ref())?;
+        }
         let (seq, view) = self.inner.view();
-        keys.into_iter()
+        keys.iter()
             .map(|k| self.inner.get_in(&view, k.as_ref(), seq, true))
             .collect()
     }
@@ -231,8 +236,9 @@ impl Db {
 
     /// An iterator over the keys in `range`, ascending.
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<DbIterator> {
+        let bounds = bounds(&range)?;
         let (seq, view) = self.inner.view();
-        self.inner.iter_in(&view, seq, bounds(&range), Vec::new())
+        self.inner.iter_in(&view, seq, bounds, Vec::new())
     }
 
     /// A consistent point-in-time view of the database.
@@ -255,7 +261,7 @@ impl Db {
 
     /// Compacts the files overlapping `range` down to the deepest non-empty level.
     pub fn compact_range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<()> {
-        let (lo, hi) = bounds(&range);
+        let (lo, hi) = bounds(&range)?;
         let key = |b: &Bound<Vec<u8>>| match b {
             Bound::Included(k) | Bound::Excluded(k) => Some(k.clone()),
             Bound::Unbounded => None,
@@ -301,14 +307,22 @@ impl Drop for Db {
     }
 }
 
-/// Converts a user range into owned bounds.
-fn bounds<K: AsRef<[u8]>, R: RangeBounds<K>>(r: &R) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
-    let own = |b: Bound<&K>| match b {
-        Bound::Included(k) => Bound::Included(k.as_ref().to_vec()),
-        Bound::Excluded(k) => Bound::Excluded(k.as_ref().to_vec()),
-        Bound::Unbounded => Bound::Unbounded,
+/// A user key checked against [`key::MAX_KEY_LEN`] (`InvalidArgument` if longer).
+fn user_key(k: &[u8]) -> Result<&[u8]> {
+    key::check_len(k).map_err(Error::InvalidArgument)?;
+    Ok(k)
+}
+
+/// Converts a user range into owned bounds, each checked as a user key.
+fn bounds<K: AsRef<[u8]>, R: RangeBounds<K>>(r: &R) -> Result<(Bound<Vec<u8>>, Bound<Vec<u8>>)> {
+    let own = |b: Bound<&K>| -> Result<Bound<Vec<u8>>> {
+        Ok(match b {
+            Bound::Included(k) => Bound::Included(user_key(k.as_ref())?.to_vec()),
+            Bound::Excluded(k) => Bound::Excluded(user_key(k.as_ref())?.to_vec()),
+            Bound::Unbounded => Bound::Unbounded,
+        })
     };
-    (own(r.start_bound()), own(r.end_bound()))
+    Ok((own(r.start_bound())?, own(r.end_bound())?))
 }
 
 impl DbInner {

@@ -25,8 +25,9 @@ impl Snapshot {
 
     /// The value of `key` as of the snapshot.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        let key = user_key(key.as_ref())?;
         let view = self.inner.view_at_snapshot();
-        self.inner.get_in(&view, key.as_ref(), self.seq, true)
+        self.inner.get_in(&view, key, self.seq, true)
     }
 
     /// An iterator over every key as of the snapshot.
@@ -36,10 +37,10 @@ impl Snapshot {
 
     /// An iterator over `range` as of the snapshot.
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<DbIterator> {
+        let bounds = bounds(&range)?;
         let pin: Pin = Box::new(SnapshotPin(Snapshot::new_at(self.inner.clone(), self.seq)));
         let view = self.inner.view_at_snapshot();
-        self.inner
-            .iter_in(&view, self.seq, bounds(&range), vec![pin])
+        self.inner.iter_in(&view, self.seq, bounds, vec![pin])
     }
 
     fn new_at(inner: Arc<DbInner>, seq: SeqNo) -> Self {
