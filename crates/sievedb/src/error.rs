@@ -21,8 +21,15 @@ pub enum Error {
     },
     /// The caller passed something sievedb cannot accept (nothing was written).
     InvalidArgument(String),
-    /// Another process (or another `Db` in this process) holds the directory.
+    /// The directory's LOCK is held: by another process, or in this process by
+    /// another open `Db` or by a snapshot or iterator that outlives its closed `Db`.
     Locked(PathBuf),
+    /// The operation cannot complete while something still uses the database
+    /// (e.g. [`Db::close`](crate::Db::close) while snapshots or iterators live).
+    Busy(String),
+    /// A thread panicked in the middle of a write; the database refuses writes
+    /// until it is reopened (what was acknowledged before is safe).
+    Poisoned(String),
     /// The operation is not supported here (e.g. O_DIRECT on a file system that refuses it).
     Unsupported(String),
     /// A previous background error (failed flush or compaction, failed WAL write)
@@ -44,6 +51,22 @@ impl Error {
         }
     }
 
+    /// Whether a background error of this kind can be cleared by
+    /// [`Db::resume`](crate::Db::resume): the disk was full (ENOSPC) or a quota
+    /// was exceeded. Every other I/O error (EIO, a failed fsync) stays until
+    /// the database is reopened, since the state of the files is unknown.
+    pub fn is_recoverable(&self) -> bool {
+        match self {
+            Error::Io(e) => {
+                matches!(
+                    e.kind(),
+                    std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+                ) || matches!(crate::io::os_error(e), Some(libc::ENOSPC | libc::EDQUOT))
+            }
+            _ => false,
+        }
+    }
+
     /// Whether this error reports damaged on-disk data.
     pub fn is_corruption(&self) -> bool {
         matches!(self, Error::Corruption { .. })
@@ -58,7 +81,14 @@ impl fmt::Display for Error {
                 write!(f, "corruption in {}: {detail}", file.display())
             }
             Error::InvalidArgument(m) => write!(f, "invalid argument: {m}"),
-            Error::Locked(p) => write!(f, "database {} is locked by another process", p.display()),
+            Error::Locked(p) => write!(
+                f,
+                "database {} is locked: another process has it open, or this process still \
+                 does (an open Db, or a snapshot or iterator that outlives its closed Db)",
+                p.display()
+            ),
+            Error::Busy(m) => write!(f, "busy: {m}"),
+            Error::Poisoned(m) => write!(f, "a write panicked: {m}"),
             Error::Unsupported(m) => write!(f, "unsupported: {m}"),
             Error::ReadOnly(m) => write!(f, "database is read-only after a background error: {m}"),
             Error::Closed => write!(f, "database is closed"),
@@ -91,6 +121,8 @@ impl Clone for Error {
             },
             Error::InvalidArgument(m) => Error::InvalidArgument(m.clone()),
             Error::Locked(p) => Error::Locked(p.clone()),
+            Error::Busy(m) => Error::Busy(m.clone()),
+            Error::Poisoned(m) => Error::Poisoned(m.clone()),
             Error::Unsupported(m) => Error::Unsupported(m.clone()),
             Error::ReadOnly(m) => Error::ReadOnly(m.clone()),
             Error::Closed => Error::Closed,

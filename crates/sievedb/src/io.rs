@@ -64,6 +64,135 @@ pub fn lock_dir(fs: &dyn FileSystem, dir: &Path) -> crate::Result<Box<dyn FileLo
     })
 }
 
+/// An I/O error with the path it happened on, so that every [`crate::Error::Io`]
+/// the engine returns names its file. The kind of the original error is kept
+/// (so ENOSPC stays `StorageFull`); [`os_error`] finds its errno.
+#[derive(Debug)]
+struct PathError {
+    path: PathBuf,
+    source: io::Error,
+}
+
+impl std::fmt::Display for PathError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.source)
+    }
+}
+
+impl std::error::Error for PathError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// `e` with `path` in its message (unchanged if it already names a path).
+pub fn with_path(e: io::Error, path: &Path) -> io::Error {
+    if e.get_ref().is_some_and(|i| i.is::<PathError>()) {
+        return e;
+    }
+    io::Error::new(
+        e.kind(),
+        PathError {
+            path: path.to_path_buf(),
+            source: e,
+        },
+    )
+}
+
+/// The operating-system error number of `e`, looking through [`with_path`].
+pub fn os_error(e: &io::Error) -> Option<i32> {
+    e.raw_os_error().or_else(|| {
+        e.get_ref()
+            .and_then(|i| i.downcast_ref::<PathError>())
+            .and_then(|p| p.source.raw_os_error())
+    })
+}
+
+/// Wraps any [`FileSystem`] so that every error it returns, including those of
+/// the files it opens, names the path involved. [`crate::Db`] reads and writes
+/// through one of these whatever file system it is given.
+pub(crate) struct NamedFs(pub(crate) Arc<dyn FileSystem>);
+
+struct NamedWritable {
+    file: Box<dyn WritableFile>,
+    path: PathBuf,
+}
+
+impl WritableFile for NamedWritable {
+    fn append(&mut self, data: &[u8]) -> io::Result<()> {
+        self.file.append(data).map_err(|e| with_path(e, &self.path))
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush().map_err(|e| with_path(e, &self.path))
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        self.file.sync().map_err(|e| with_path(e, &self.path))
+    }
+}
+
+struct NamedRandom {
+    file: Arc<dyn RandomAccessFile>,
+    path: PathBuf,
+}
+
+impl RandomAccessFile for NamedRandom {
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        self.file
+            .read_at(offset, len)
+            .map_err(|e| with_path(e, &self.path))
+    }
+    fn size(&self) -> u64 {
+        self.file.size()
+    }
+}
+
+impl FileSystem for NamedFs {
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        self.0.create_dir_all(path).map_err(|e| with_path(e, path))
+    }
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        let file = self.0.create(path).map_err(|e| with_path(e, path))?;
+        Ok(Box::new(NamedWritable {
+            file,
+            path: path.to_path_buf(),
+        }))
+    }
+    fn open_random(&self, path: &Path, direct: bool) -> io::Result<Arc<dyn RandomAccessFile>> {
+        let file = self
+            .0
+            .open_random(path, direct)
+            .map_err(|e| with_path(e, path))?;
+        Ok(Arc::new(NamedRandom {
+            file,
+            path: path.to_path_buf(),
+        }))
+    }
+    fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.0.read_all(path).map_err(|e| with_path(e, path))
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.0.rename(from, to).map_err(|e| {
+            let both = format!("{} -> {}", from.display(), to.display());
+            with_path(e, Path::new(&both))
+        })
+    }
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        self.0.remove_file(path).map_err(|e| with_path(e, path))
+    }
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        self.0.list_dir(path).map_err(|e| with_path(e, path))
+    }
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        self.0.sync_dir(path).map_err(|e| with_path(e, path))
+    }
+    fn exists(&self, path: &Path) -> bool {
+        self.0.exists(path)
+    }
+    fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
+        self.0.lock(path).map_err(|e| with_path(e, path))
+    }
+}
+
 /// The real file system.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StdFs;

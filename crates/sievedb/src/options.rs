@@ -98,6 +98,13 @@ pub struct Options {
     /// index, data, other; see [`crate::LookupBreakdown`]); 0 = never.
     /// Default 0. Timing costs a few clock reads per sampled lookup.
     pub lookup_breakdown_every: u32,
+    /// Automatic attempts to clear a recoverable background error (a full
+    /// disk) as [`Db::resume`](crate::Db::resume) does, one every
+    /// [`Options::bg_error_resume_retry_interval`]; 0 turns them off.
+    /// Default `u32::MAX` (keep trying, as RocksDB's `max_bgerror_resume_count`).
+    pub max_bg_error_resume_count: u32,
+    /// Time between automatic resume attempts. Default 1 s.
+    pub bg_error_resume_retry_interval: std::time::Duration,
 }
 
 impl Default for Options {
@@ -126,6 +133,8 @@ impl Default for Options {
             compression_per_level: vec![Compression::None],
             verify_checksums: true,
             lookup_breakdown_every: 0,
+            max_bg_error_resume_count: u32::MAX,
+            bg_error_resume_retry_interval: std::time::Duration::from_secs(1),
         }
     }
 }
@@ -263,6 +272,10 @@ impl OptionsBuilder {
         verify_checksums: bool);
     setter!(/// See [`Options::lookup_breakdown_every`].
         lookup_breakdown_every: u32);
+    setter!(/// See [`Options::max_bg_error_resume_count`].
+        max_bg_error_resume_count: u32);
+    setter!(/// See [`Options::bg_error_resume_retry_interval`].
+        bg_error_resume_retry_interval: std::time::Duration);
 
     /// Bits per key of the Bloom filters (0 = no filters). Default 10.
     #[must_use]

@@ -84,6 +84,8 @@ pub struct Counters {
     pub user_bytes_written: AtomicU64,
     pub compactions: AtomicU64,
     pub flushes: AtomicU64,
+    pub bg_errors: AtomicU64,
+    pub bg_error_resumes: AtomicU64,
     pub compaction_bytes_written: AtomicU64,
     pub flush_bytes_written: AtomicU64,
     pub wal_bytes_written: AtomicU64,
@@ -206,6 +208,8 @@ impl Counters {
             user_bytes_written: AtomicU64::new(0),
             compactions: AtomicU64::new(0),
             flushes: AtomicU64::new(0),
+            bg_errors: AtomicU64::new(0),
+            bg_error_resumes: AtomicU64::new(0),
             compaction_bytes_written: AtomicU64::new(0),
             flush_bytes_written: AtomicU64::new(0),
             wal_bytes_written: AtomicU64::new(0),
@@ -368,6 +372,12 @@ pub struct Stats {
     pub compactions: u64,
     /// Memtable flushes run.
     pub flushes: u64,
+    /// Background errors that stopped writes (WAL, flush, compaction, MANIFEST).
+    pub background_errors: u64,
+    /// Background errors cleared by a resume (by `Db::resume` or automatically).
+    pub background_error_resumes: u64,
+    /// The background error now stopping writes, if any.
+    pub background_error: Option<String>,
     /// Memory held by loaded filters.
     pub filter_memory_bytes: u64,
     /// Bytes in the block cache.
@@ -406,6 +416,8 @@ impl Counters {
         s.user_bytes_written = get(&self.user_bytes_written);
         s.compactions = get(&self.compactions);
         s.flushes = get(&self.flushes);
+        s.background_errors = get(&self.bg_errors);
+        s.background_error_resumes = get(&self.bg_error_resumes);
         s.breakdown = self.breakdown.snapshot();
         let user = s.user_bytes_written;
         s.write_amplification = if user == 0 {

@@ -19,11 +19,19 @@ impl DbInner {
         loop {
             {
                 let mut bg = self.bg.lock();
-                while !bg.shutdown && (bg.error.is_some() || self.mem.read().imm.is_empty()) {
-                    self.bg_cv.wait(&mut bg);
-                }
-                if bg.shutdown {
-                    return;
+                loop {
+                    if bg.shutdown {
+                        return;
+                    }
+                    if bg.error.is_some() {
+                        // Flushes wait for the error to clear; this thread
+                        // also retries clearing it when it is recoverable.
+                        bg = self.auto_resume(bg);
+                    } else if self.mem.read().imm.is_empty() {
+                        self.bg_cv.wait(&mut bg);
+                    } else {
+                        break;
+                    }
                 }
             }
             if let Err(e) = self.flush_oldest() {
@@ -37,6 +45,7 @@ impl DbInner {
 
     /// Writes the oldest frozen memtable to an L0 SST.
     pub(super) fn flush_oldest(&self) -> Result<()> {
+        let _one_at_a_time = self.flush_lock.lock();
         let Some(imm) = self.mem.read().imm.first().cloned() else {
             return Ok(());
         };

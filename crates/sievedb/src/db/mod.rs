@@ -32,6 +32,7 @@ use crate::stats::{bump, Counters, LevelStats, Stats};
 use crate::version::{Version, VersionEdit, VersionSet};
 use crate::wal::{read_records, LogWriter};
 
+mod bg_error;
 mod flush;
 mod open;
 mod read;
@@ -41,6 +42,9 @@ mod stall;
 mod write;
 
 pub use snapshot::Snapshot;
+
+#[cfg(test)]
+mod tests;
 
 /// An open database. `Db` is `Send + Sync`: share it between threads by
 /// reference or in an `Arc`. Dropping it stops the background threads; every
@@ -79,7 +83,12 @@ struct Slot {
 
 struct BgState {
     shutdown: bool,
+    /// The background error that stopped writes (see `bg_error.rs`).
     error: Option<Error>,
+    /// A resume is clearing `error` (writes stay refused until it is done).
+    resuming: bool,
+    /// Automatic resume attempts since the error was set.
+    resume_attempts: u32,
     /// Levels a running compaction occupies.
     busy: Vec<bool>,
     pointers: Pointers,
@@ -118,6 +127,9 @@ pub(crate) struct DbInner {
     bg_cv: Condvar,
     /// Wakes threads waiting for background work (stalled writers, flush, compact_range).
     done_cv: Condvar,
+    /// Held while a memtable is flushed: the flush thread and a resume never
+    /// flush the same memtable twice.
+    flush_lock: Mutex<()>,
     _lock: Box<dyn FileLock>,
 }
 
@@ -135,20 +147,27 @@ impl Db {
     ) -> Result<Db> {
         opts.validate()?;
         let dir = path.as_ref().to_path_buf();
+        let fs: Arc<dyn FileSystem> = Arc::new(crate::io::NamedFs(fs));
         let inner = Arc::new(DbInner::open(dir, opts, fs)?);
-        let mut threads = Vec::new();
-        let spawn = |name: &str, f: fn(&DbInner)| {
-            let inner = inner.clone();
-            std::thread::Builder::new()
-                .name(name.to_string())
-                .spawn(move || f(&inner))
+        let mut db = Db {
+            inner,
+            threads: Vec::new(),
         };
-        threads.push(spawn("sievedb-flush", DbInner::flush_loop)?);
-        let compactors = inner.opts.background_threads.saturating_sub(1).max(1);
-        for _ in 0..compactors {
-            threads.push(spawn("sievedb-compact", DbInner::compaction_loop)?);
+        let compactors = db.inner.opts.background_threads.saturating_sub(1).max(1);
+        let workers = std::iter::once(("sievedb-flush", DbInner::flush_loop as fn(&DbInner)))
+            .chain((0..compactors).map(|_| ("sievedb-compact", DbInner::compaction_loop as _)));
+        for (name, work) in workers {
+            match spawn_worker(&db.inner, name, work) {
+                Ok(t) => db.threads.push(t),
+                Err(e) => {
+                    // Stop the threads already started: they hold the
+                    // database (and its LOCK) until they return.
+                    let _ = db.shutdown();
+                    return Err(Error::Io(e));
+                }
+            }
         }
-        Ok(Db { inner, threads })
+        Ok(db)
     }
 
     /// The database directory.
@@ -238,7 +257,9 @@ impl Db {
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<DbIterator> {
         let bounds = bounds(&range)?;
         let (seq, view) = self.inner.view();
-        self.inner.iter_in(&view, seq, bounds, Vec::new())
+        // The iterator keeps the database open (its LOCK held) while it lives.
+        let pin: Pin = Box::new(self.inner.clone());
+        self.inner.iter_in(&view, seq, bounds, vec![pin])
     }
 
     /// A consistent point-in-time view of the database.
@@ -277,8 +298,36 @@ impl Db {
 
     /// Stops background work, syncs the WAL and closes the database, reporting
     /// a background error if one happened.
+    ///
+    /// Snapshots and iterators keep the database they read alive: if any is
+    /// still open, `close` still stops background work and syncs the WAL, but
+    /// returns [`Error::Busy`]; they go on reading, and the directory stays
+    /// locked (a reopen gets [`Error::Locked`]) until the last of them is
+    /// dropped.
     pub fn close(mut self) -> Result<()> {
-        self.shutdown()
+        self.shutdown()?;
+        // Background threads are joined: every other reference is a snapshot
+        // or an iterator.
+        match Arc::strong_count(&self.inner) - 1 {
+            0 => Ok(()),
+            n => Err(Error::Busy(format!(
+                "{n} snapshot(s) or iterator(s) of {} are still open: the database \
+                 stays locked until they are dropped",
+                self.inner.dir.display()
+            ))),
+        }
+    }
+
+    /// Clears a background error caused by a full disk (ENOSPC or an exceeded
+    /// quota), as RocksDB's `Resume`: the memtables are written to a fresh WAL
+    /// and flushed (a WAL a write failed on may end in a torn record), then
+    /// writes are accepted again. A recoverable error is also retried
+    /// automatically (see [`Options::max_bg_error_resume_count`]). Returns
+    /// `Ok` when there is no error (any more); the error itself when it is
+    /// not recoverable (EIO, a failed fsync, corruption, a panicked write:
+    /// reopen the database) or when the retry failed again.
+    pub fn resume(&self) -> Result<()> {
+        self.inner.resume()
     }
 
     fn shutdown(&mut self) -> Result<()> {
@@ -307,14 +356,33 @@ impl Drop for Db {
     }
 }
 
+/// Starts background thread `name` running `work` on `inner`.
+fn spawn_worker(
+    inner: &Arc<DbInner>,
+    name: &str,
+    work: fn(&DbInner),
+) -> std::io::Result<JoinHandle<()>> {
+    #[cfg(test)]
+    if tests::injected_spawn_failure() {
+        return Err(std::io::Error::other("injected thread spawn failure"));
+    }
+    let inner = inner.clone();
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(move || work(&inner))
+}
+
 /// A user key checked against [`key::MAX_KEY_LEN`] (`InvalidArgument` if longer).
 fn user_key(k: &[u8]) -> Result<&[u8]> {
     key::check_len(k).map_err(Error::InvalidArgument)?;
     Ok(k)
 }
 
+/// Owned lower and upper bounds of a user range.
+type Bounds = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
 /// Converts a user range into owned bounds, each checked as a user key.
-fn bounds<K: AsRef<[u8]>, R: RangeBounds<K>>(r: &R) -> Result<(Bound<Vec<u8>>, Bound<Vec<u8>>)> {
+fn bounds<K: AsRef<[u8]>, R: RangeBounds<K>>(r: &R) -> Result<Bounds> {
     let own = |b: Bound<&K>| -> Result<Bound<Vec<u8>>> {
         Ok(match b {
             Bound::Included(k) => Bound::Included(user_key(k.as_ref())?.to_vec()),
@@ -385,6 +453,7 @@ impl DbInner {
             + m.imm.iter().map(|x| x.approximate_size()).sum::<usize>())
             as u64;
         s.last_sequence = self.last_seq.load(Ordering::Acquire);
+        s.background_error = self.bg.lock().error.as_ref().map(Error::to_string);
         s
     }
 }

@@ -22,7 +22,7 @@ impl DbInner {
         if opts.use_direct_reads {
             // Fail at open, not at the first read, where O_DIRECT is refused.
             fs.open_random(&filename::lock(&dir), true).map_err(|e| {
-                if e.raw_os_error() == Some(libc::EINVAL) {
+                if crate::io::os_error(&e) == Some(libc::EINVAL) {
                     Error::Unsupported(format!(
                         "the file system of {} refuses O_DIRECT (use_direct_reads)",
                         dir.display()
@@ -140,12 +140,15 @@ impl DbInner {
             bg: Mutex::new(BgState {
                 shutdown: false,
                 error: None,
+                resuming: false,
+                resume_attempts: 0,
                 busy: vec![false; opts.max_levels],
                 pointers: Pointers::default(),
                 manual_waiting: 0,
             }),
             bg_cv: Condvar::new(),
             done_cv: Condvar::new(),
+            flush_lock: Mutex::new(()),
             versions: Mutex::new(versions),
             dir,
             opts,

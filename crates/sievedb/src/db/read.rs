@@ -122,7 +122,7 @@ impl DbInner {
         &self,
         view: &View,
         seq: SeqNo,
-        (lo, hi): (Bound<Vec<u8>>, Bound<Vec<u8>>),
+        (lo, hi): Bounds,
         mut pins: Vec<Pin>,
     ) -> Result<DbIterator> {
         let View { mem, imm, version } = view.clone();

@@ -23,17 +23,6 @@ impl DbInner {
         }
     }
 
-    /// Records a background/WAL error: the database becomes read-only.
-    pub(super) fn set_bg_error(&self, e: Error) -> Error {
-        let mut bg = self.bg.lock();
-        if bg.error.is_none() {
-            bg.error = Some(e.clone());
-            self.bg_failed.store(true, Ordering::Release);
-        }
-        self.done_cv.notify_all();
-        e
-    }
-
     pub(super) fn wait_for_compactions(&self) -> Result<()> {
         self.wait_background(|bg| {
             let idle = !bg.busy.iter().any(|&b| b) && bg.manual_waiting == 0;

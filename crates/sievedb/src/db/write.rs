@@ -12,15 +12,14 @@ impl DbInner {
         if batch.is_empty() {
             return Ok(());
         }
-        if self.bg_failed.load(Ordering::Acquire) {
-            if let Some(e) = &self.bg.lock().error {
-                return Err(Error::ReadOnly(e.to_string()));
-            }
+        if let Some(e) = self.write_error() {
+            return Err(e);
         }
         // Fast path: nobody else is writing, so there is no group to form.
         if let Some(mut wal) = self.wal.try_lock() {
             if self.queue.lock().is_empty() {
-                return self.write_batches(&mut wal, std::slice::from_mut(&mut batch), sync);
+                let batches = std::slice::from_mut(&mut batch);
+                return self.write_batches_or_poison(&mut wal, batches, sync, &[]);
             }
         }
         let slot = Arc::new(Slot {
@@ -56,17 +55,52 @@ impl DbInner {
             .map(|s| s.batch.lock().take().expect("batch present"))
             .collect();
         let sync = group.iter().any(|s| s.sync);
-        let result = self.write_batches(&mut self.wal.lock(), &mut batches, sync);
+        let result = self.write_batches_or_poison(&mut self.wal.lock(), &mut batches, sync, &group);
+        self.complete_group(&group, &result);
+        result
+    }
+
+    /// Takes `group` (the front of the queue) off the queue and hands every
+    /// member but the leader (the first) `result`.
+    fn complete_group(&self, group: &[Arc<Slot>], result: &Result<()>) {
         let mut q = self.queue.lock();
-        for s in &group {
+        for (i, s) in group.iter().enumerate() {
             let front = q.pop_front().expect("group member queued");
             debug_assert!(Arc::ptr_eq(&front, s));
-            if !Arc::ptr_eq(s, &slot) {
+            if i > 0 {
                 *s.result.lock() = Some(result.clone());
             }
         }
         self.queue_cv.notify_all();
-        result
+    }
+
+    /// [`DbInner::write_batches`], but a panic in it (a bug, or a custom
+    /// [`FileSystem`] that panics) cannot leave the WAL and the memtable out
+    /// of step unnoticed, nor hang the writers queued behind: the database
+    /// refuses writes from then on ([`Error::Poisoned`]), the other members of
+    /// `group` get that error, and the panic goes on in this thread.
+    fn write_batches_or_poison(
+        &self,
+        wal: &mut WalState,
+        batches: &mut [WriteBatch],
+        sync: bool,
+        group: &[Arc<Slot>],
+    ) -> Result<()> {
+        let run = std::panic::AssertUnwindSafe(|| self.write_batches(wal, batches, sync));
+        match std::panic::catch_unwind(run) {
+            Ok(r) => r,
+            Err(panic) => {
+                let e = self.set_bg_error(Error::Poisoned(
+                    "a thread panicked while writing to the WAL and the memtable; reopen the \
+                     database (every write acknowledged before is safe)"
+                        .into(),
+                ));
+                if !group.is_empty() {
+                    self.complete_group(group, &Err(e));
+                }
+                std::panic::resume_unwind(panic)
+            }
+        }
     }
 
     /// Logs `batches` as one WAL write (one fsync when `sync`) and applies them
@@ -77,6 +111,10 @@ impl DbInner {
         batches: &mut [WriteBatch],
         sync: bool,
     ) -> Result<()> {
+        // A queued writer may lead a group after the error was set.
+        if let Some(e) = self.write_error() {
+            return Err(e);
+        }
         let mem = self.make_room(wal)?;
         let first = self.last_seq.load(Ordering::Acquire) + 1;
         let mut seq = first;
@@ -121,15 +159,40 @@ impl DbInner {
         Ok(())
     }
 
+    /// Freezes the active memtable and starts a new WAL (caller holds the WAL
+    /// lock). A failure sets the background error, exactly as a failed WAL
+    /// write does: retrying would leave orphan WALs behind and could trust a
+    /// second fsync that Linux reports as successful after it dropped the
+    /// dirty pages of the first.
     pub(super) fn switch_memtable(&self, wal: &mut WalState) -> Result<()> {
+        self.switch_memtable_inner(wal, true)
+    }
+
+    /// [`DbInner::switch_memtable`]; `sync_old`: fsync the old WAL first (not
+    /// when resuming after a failed write, whose WAL may end in a torn record).
+    pub(super) fn switch_memtable_inner(&self, wal: &mut WalState, sync_old: bool) -> Result<()> {
         let number = self.versions.lock().new_file_number();
         let path = filename::wal(&self.dir, number);
-        let file = self.fs.create(&path)?;
-        self.fs.sync_dir(&self.dir)?;
-        // Everything acknowledged is already in the old WAL; sync it so a later
-        // synced write in the new WAL never survives a power loss that older
-        // unsynced writes do not.
-        wal.log.sync()?;
+        let created = (|| {
+            let file = self.fs.create(&path)?;
+            self.fs.sync_dir(&self.dir)?;
+            // Everything acknowledged is already in the old WAL; sync it so a
+            // later synced write in the new WAL never survives a power loss
+            // that older unsynced writes do not.
+            if sync_old {
+                wal.log.sync()?;
+            }
+            Ok(file)
+        })();
+        let file = match created {
+            Ok(f) => f,
+            Err(e) => {
+                // Best effort: an empty orphan WAL would be harmless, but
+                // leave none behind.
+                let _ = self.fs.remove_file(&path);
+                return Err(self.set_bg_error(e));
+            }
+        };
         wal.log = LogWriter::new(file, path);
         let mut m = self.mem.write();
         let old = std::mem::replace(&mut m.mem, Arc::new(new_memtable(&self.opts, number)));

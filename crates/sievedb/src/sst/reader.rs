@@ -113,7 +113,7 @@ impl TableReader {
         counters: Arc<Counters>,
     ) -> Result<TableReader> {
         let file = fs.open_random(path, direct).map_err(|e| {
-            if direct && e.raw_os_error() == Some(libc::EINVAL) {
+            if direct && crate::io::os_error(&e) == Some(libc::EINVAL) {
                 Error::Unsupported(format!(
                     "the file system of {} refuses O_DIRECT (use_direct_reads)",
                     path.display()

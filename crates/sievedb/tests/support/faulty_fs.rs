@@ -71,6 +71,8 @@ struct Inner {
     real: StdFs,
     state: Mutex<State>,
     fault: Mutex<Option<Fault>>,
+    /// Only operations on paths ending with this count and fail (None: all).
+    only: Mutex<Option<String>>,
     counts: [AtomicU64; 4],
     crashed: AtomicBool,
     injected: AtomicU64,
@@ -99,6 +101,7 @@ impl FaultyFs {
                 real: StdFs,
                 state: Mutex::new(State::default()),
                 fault: Mutex::new(None),
+                only: Mutex::new(None),
                 counts: Default::default(),
                 crashed: AtomicBool::new(false),
                 injected: AtomicU64::new(0),
@@ -112,9 +115,18 @@ impl FaultyFs {
         *self.inner.fault.lock() = Some(f);
     }
 
+    /// Arms a fault that counts and fails only operations on files whose
+    /// name ends with `suffix` (e.g. `".log"`, `".sst"`, `"MANIFEST-"` does not
+    /// work: use a suffix); `sync_dir` never matches.
+    pub fn arm_for(&self, f: Fault, suffix: &str) {
+        *self.inner.only.lock() = Some(suffix.to_string());
+        self.arm(f);
+    }
+
     /// Disarms any fault.
     pub fn disarm(&self) {
         *self.inner.fault.lock() = None;
+        *self.inner.only.lock() = None;
     }
 
     /// Faults injected so far.
@@ -167,9 +179,14 @@ impl FaultyFs {
         self.inner.crashed.store(false, Ordering::SeqCst);
     }
 
-    fn check(&self, op: Op) -> io::Result<Option<Fault>> {
+    fn check(&self, op: Op, path: &Path) -> io::Result<Option<Fault>> {
         if self.inner.crashed.load(Ordering::SeqCst) {
             return Err(io::Error::other("simulated power loss"));
+        }
+        if let Some(suffix) = &*self.inner.only.lock() {
+            if !path.to_string_lossy().ends_with(suffix.as_str()) {
+                return Ok(None);
+            }
         }
         let n = self.inner.counts[idx(op)].fetch_add(1, Ordering::SeqCst);
         let f = *self.inner.fault.lock();
@@ -203,7 +220,7 @@ struct FaultyWritable {
 impl WritableFile for FaultyWritable {
     fn append(&mut self, data: &[u8]) -> io::Result<()> {
         use std::io::Write;
-        if let Some(f) = self.fs.check(Op::Write)? {
+        if let Some(f) = self.fs.check(Op::Write, &self.path)? {
             if f.tear {
                 let half = &data[..data.len() / 2];
                 self.file.write_all(half)?;
@@ -222,7 +239,7 @@ impl WritableFile for FaultyWritable {
         Ok(())
     }
     fn sync(&mut self) -> io::Result<()> {
-        if let Some(f) = self.fs.check(Op::Sync)? {
+        if let Some(f) = self.fs.check(Op::Sync, &self.path)? {
             return Err(io::Error::from_raw_os_error(f.errno));
         }
         let mut st = self.fs.inner.state.lock();
@@ -255,7 +272,7 @@ impl FileSystem for FaultyFs {
         self.inner.real.create_dir_all(path)
     }
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        if let Some(f) = self.check(Op::Create)? {
+        if let Some(f) = self.check(Op::Create, path)? {
             return Err(io::Error::from_raw_os_error(f.errno));
         }
         let existed_durably = self.durable_content(path).is_some();
@@ -292,7 +309,7 @@ impl FileSystem for FaultyFs {
         self.inner.real.read_all(path)
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        if let Some(f) = self.check(Op::Rename)? {
+        if let Some(f) = self.check(Op::Rename, to)? {
             return Err(io::Error::from_raw_os_error(f.errno));
         }
         let old = self.durable_content(to);
@@ -330,7 +347,7 @@ impl FileSystem for FaultyFs {
         self.inner.real.list_dir(path)
     }
     fn sync_dir(&self, path: &Path) -> io::Result<()> {
-        if let Some(f) = self.check(Op::Sync)? {
+        if let Some(f) = self.check(Op::Sync, path)? {
             return Err(io::Error::from_raw_os_error(f.errno));
         }
         let mut st = self.inner.state.lock();

@@ -1,0 +1,142 @@
+//! Background errors: what stops writes, and how a recoverable one is cleared.
+//!
+//! A failed WAL write, memtable switch, flush, compaction or MANIFEST append
+//! sets the background error: from then on no write is acknowledged (they get
+//! [`Error::ReadOnly`]), reads go on. An error of a full disk
+//! ([`Error::is_recoverable`]) can be cleared by [`DbInner::resume`], called
+//! by the user or retried by the flush thread every
+//! [`Options::bg_error_resume_retry_interval`]; any other error stays until
+//! the database is reopened.
+//!
+//! Resuming never acknowledges a write behind a damaged WAL record: the
+//! active memtable moves to a fresh WAL and every memtable is flushed (so the
+//! WALs that saw the failure become obsolete) before writes are accepted again.
+
+use super::*;
+
+impl DbInner {
+    /// Records a background/WAL error: the database refuses writes. A fatal
+    /// error replaces a recoverable one (a full disk followed by EIO must not
+    /// be resumed); otherwise the first error stays.
+    pub(super) fn set_bg_error(&self, e: Error) -> Error {
+        let mut bg = self.bg.lock();
+        let replace = match &bg.error {
+            None => true,
+            Some(old) => old.is_recoverable() && !e.is_recoverable(),
+        };
+        if replace {
+            if bg.error.is_none() {
+                bump(&self.counters.bg_errors, 1);
+            }
+            bg.error = Some(e.clone());
+            bg.resume_attempts = 0;
+            self.bg_failed.store(true, Ordering::Release);
+        }
+        self.done_cv.notify_all();
+        self.bg_cv.notify_all();
+        e
+    }
+
+    /// The error writes must fail with, if the background error is set.
+    pub(super) fn write_error(&self) -> Option<Error> {
+        if !self.bg_failed.load(Ordering::Acquire) {
+            return None;
+        }
+        let bg = self.bg.lock();
+        bg.error.as_ref().map(|e| match e {
+            Error::Poisoned(_) => e.clone(),
+            e => Error::ReadOnly(e.to_string()),
+        })
+    }
+
+    /// See [`Db::resume`].
+    pub(super) fn resume(&self) -> Result<()> {
+        {
+            let mut bg = self.bg.lock();
+            loop {
+                if bg.shutdown {
+                    return Err(Error::Closed);
+                }
+                let Some(e) = &bg.error else { return Ok(()) };
+                if !e.is_recoverable() {
+                    return Err(e.clone());
+                }
+                if !bg.resuming {
+                    break;
+                }
+                // Another resume is running: its outcome is ours.
+                self.done_cv.wait(&mut bg);
+            }
+            bg.resuming = true;
+        }
+        let r = self.flush_past_failure();
+        let mut bg = self.bg.lock();
+        bg.resuming = false;
+        let r = match r {
+            // A fatal error set meanwhile (e.g. by a compaction) wins.
+            Ok(()) if bg.error.as_ref().is_some_and(|e| !e.is_recoverable()) => {
+                Err(bg.error.clone().expect("checked"))
+            }
+            Ok(()) => {
+                bg.error = None;
+                bg.resume_attempts = 0;
+                self.bg_failed.store(false, Ordering::Release);
+                bump(&self.counters.bg_error_resumes, 1);
+                Ok(())
+            }
+            Err(e) => {
+                if bg.error.as_ref().is_none_or(|old| old.is_recoverable()) {
+                    bg.error = Some(e.clone());
+                }
+                Err(e)
+            }
+        };
+        self.done_cv.notify_all();
+        self.bg_cv.notify_all();
+        r
+    }
+
+    /// Moves the active memtable to a fresh WAL (without syncing the old one,
+    /// which may end in a torn record: its acknowledged writes are in the
+    /// memtables) and flushes every memtable, so that no WAL that saw the
+    /// failure is needed any more.
+    fn flush_past_failure(&self) -> Result<()> {
+        {
+            let mut wal = self.wal.lock();
+            self.switch_memtable_inner(&mut wal, false)?;
+        }
+        while !self.mem.read().imm.is_empty() {
+            self.flush_oldest()?;
+        }
+        Ok(())
+    }
+
+    /// Called by the flush thread with the background lock held while the
+    /// background error is set: waits one retry interval and, if the error is
+    /// still there, recoverable and attempts remain, tries to resume.
+    /// Returns the lock (re-taken after the attempt).
+    pub(super) fn auto_resume<'a>(
+        &'a self,
+        mut bg: parking_lot::MutexGuard<'a, BgState>,
+    ) -> parking_lot::MutexGuard<'a, BgState> {
+        let due = |bg: &BgState| {
+            !bg.shutdown
+                && !bg.resuming
+                && bg.resume_attempts < self.opts.max_bg_error_resume_count
+                && bg.error.as_ref().is_some_and(Error::is_recoverable)
+        };
+        if !due(&bg) {
+            self.bg_cv.wait(&mut bg);
+            return bg;
+        }
+        let deadline = std::time::Instant::now() + self.opts.bg_error_resume_retry_interval;
+        while due(&bg) && !self.bg_cv.wait_until(&mut bg, deadline).timed_out() {}
+        if !due(&bg) || std::time::Instant::now() < deadline {
+            return bg;
+        }
+        bg.resume_attempts += 1;
+        drop(bg);
+        let _ = self.resume();
+        self.bg.lock()
+    }
+}
