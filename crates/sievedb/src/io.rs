@@ -477,6 +477,20 @@ mod tests {
         }
     }
 
+    /// The buffer's unsafe allocation, slice and free (checked under Miri).
+    #[test]
+    fn aligned_buffer_is_aligned_zeroed_and_writable() {
+        for len in [0, 1, DIRECT_ALIGN, DIRECT_ALIGN + 1, 3 * DIRECT_ALIGN] {
+            let mut b = AlignedBuf::new(len).unwrap();
+            let s = b.as_mut_slice();
+            assert_eq!(s.as_ptr() as usize % DIRECT_ALIGN, 0);
+            assert_eq!(s.len(), len.max(DIRECT_ALIGN));
+            assert!(s.iter().all(|&x| x == 0));
+            s.fill(0xab);
+            assert!(b.as_mut_slice().iter().all(|&x| x == 0xab));
+        }
+    }
+
     #[test]
     fn direct_reads_at_unaligned_offsets_and_lengths_match_buffered_reads() {
         let dir = tempfile::tempdir().unwrap();
