@@ -33,13 +33,17 @@ struct Node {
 }
 
 impl Node {
-    /// The link at `level`.
+    /// The link at `level` of `node`. Takes the raw pointer, not `&self`:
+    /// the tower lies past the `Node` header, outside what a `&Node` may
+    /// access (Miri's Stacked Borrows rejects that); the arena pointer's
+    /// provenance covers the whole allocation.
     ///
     /// # Safety
-    /// `level < self.height` and `self` was allocated with a tower of `height` links.
+    /// `node` points at a live node allocated with a tower of more than
+    /// `level` links; the returned reference must not outlive the list.
     #[inline]
-    unsafe fn link(&self, level: usize) -> &AtomicPtr<Node> {
-        let tower = (self as *const Node).add(1) as *const AtomicPtr<Node>;
+    unsafe fn link<'a>(node: *const Node, level: usize) -> &'a AtomicPtr<Node> {
+        let tower = node.add(1) as *const AtomicPtr<Node>;
         &*tower.add(level)
     }
 
@@ -243,9 +247,9 @@ impl SkipList {
             // height > i (it was reached at level i). The node's own link is set
             // before it is published by the Release store.
             unsafe {
-                let next = (**p).link(i).load(AtOrd::Relaxed);
-                (*node).link(i).store(next, AtOrd::Relaxed);
-                (**p).link(i).store(node as *mut Node, AtOrd::Release);
+                let next = Node::link(*p, i).load(AtOrd::Relaxed);
+                Node::link(node, i).store(next, AtOrd::Relaxed);
+                Node::link(*p, i).store(node as *mut Node, AtOrd::Release);
             }
         }
         self.bytes
@@ -265,7 +269,7 @@ impl SkipList {
         loop {
             // SAFETY: x is head or a published node reached at `level`, so its
             // height exceeds `level`; published nodes stay valid (invariants).
-            let next = unsafe { (*x).link(level).load(AtOrd::Acquire) };
+            let next = unsafe { Node::link(x, level).load(AtOrd::Acquire) };
             // SAFETY: a non-null link points at a published node.
             let before =
                 !next.is_null() && (self.cmp)(unsafe { (*next).key() }, key) == Ordering::Less;
@@ -294,7 +298,7 @@ impl SkipList {
     /// A cursor on the first entry.
     pub fn first(&self) -> Cursor<'_> {
         // SAFETY: head has MAX_HEIGHT links.
-        let node = unsafe { (*self.head).link(0).load(AtOrd::Acquire) };
+        let node = unsafe { Node::link(self.head, 0).load(AtOrd::Acquire) };
         Cursor { node, _list: self }
     }
 }
@@ -333,7 +337,7 @@ impl<'a> Cursor<'a> {
     pub fn next(&mut self) {
         if self.valid() {
             // SAFETY: every node has at least one link.
-            self.node = unsafe { (*self.node).link(0).load(AtOrd::Acquire) };
+            self.node = unsafe { Node::link(self.node, 0).load(AtOrd::Acquire) };
         }
     }
 }
