@@ -314,10 +314,19 @@ fn replay_wals(
         last_sequence: manifest_seq,
         ..RecoveryReport::default()
     };
+    let with_path = |path: &Path, e: std::io::Error| {
+        Error::Io(std::io::Error::new(
+            e.kind(),
+            format!("{}: {e}", path.display()),
+        ))
+    };
     let sizes = wals
         .iter()
-        .map(|&w| fs.file_size(&filename::wal(dir, w)))
-        .collect::<std::io::Result<Vec<u64>>>()?;
+        .map(|&w| {
+            let path = filename::wal(dir, w);
+            fs.file_size(&path).map_err(|e| with_path(&path, e))
+        })
+        .collect::<Result<Vec<u64>>>()?;
     // Only the newest WAL holding bytes can have been cut short by a crash:
     // a newer WAL gets its first write only after the older one was synced.
     let newest = sizes.iter().rposition(|&s| s > 0);
@@ -329,7 +338,9 @@ fn replay_wals(
             continue;
         }
         let path = filename::wal(dir, w);
-        let file = fs.open_random(&path, false)?;
+        let file = fs
+            .open_random(&path, false)
+            .map_err(|e| with_path(&path, e))?;
         let mut reader = LogReader::new(file.as_ref(), &path);
         let damage = loop {
             let (offset, payload) = match reader.next_item()? {
@@ -390,7 +401,7 @@ fn replay_wals(
             wal_number: w,
             path,
             offset: damage.offset,
-            bytes: sizes[i] - damage.offset,
+            bytes: reader.file_size().saturating_sub(damage.offset),
             kind: damage.kind,
             detail: damage.detail,
             torn_tail,
