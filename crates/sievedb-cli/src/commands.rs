@@ -38,9 +38,8 @@ impl std::fmt::Display for Message {
 
 impl Error for Message {}
 
-/// Opens an existing database without ever creating one: the directory and
-/// its `CURRENT` file must exist.
-fn open_existing(dir: &Path) -> Result<Db, Box<dyn Error>> {
+/// Checks that `dir` holds a database, with messages naming the path.
+fn check_existing(dir: &Path) -> Result<(), Box<dyn Error>> {
     if !dir.exists() {
         return Err(Box::new(Message(format!(
             "database directory {} does not exist",
@@ -59,11 +58,54 @@ fn open_existing(dir: &Path) -> Result<Db, Box<dyn Error>> {
             dir.display()
         ))));
     }
+    Ok(())
+}
+
+/// Opens an existing database read-write without ever creating one: the
+/// directory and its `CURRENT` file must exist.
+fn open_existing(dir: &Path) -> Result<Db, Box<dyn Error>> {
+    check_existing(dir)?;
     let opts = Options {
         create_if_missing: false,
         ..Options::default()
     };
-    Ok(Db::open(dir, opts)?)
+    let db = Db::open(dir, opts)?;
+    warn_dropped(&db);
+    Ok(db)
+}
+
+/// Opens an existing database for reading only (`get`, `scan`, `stats`):
+/// nothing in the directory is created or changed, so these work on a
+/// read-only mount and on a database another process has open.
+fn open_existing_read_only(dir: &Path) -> Result<Db, Box<dyn Error>> {
+    check_existing(dir)?;
+    let db = Db::open_read_only(dir, Options::default())?;
+    warn_dropped(&db);
+    Ok(db)
+}
+
+/// Tells the user on stderr when WAL recovery dropped more than a torn tail.
+fn warn_dropped(db: &Db) {
+    if let Some(d) = db
+        .recovery_report()
+        .dropped
+        .as_ref()
+        .filter(|d| !d.torn_tail)
+    {
+        eprintln!(
+            "warning: {} is damaged at offset {} ({}): the database is shown as of the last \
+             good write before it; {} bytes of that WAL and {} newer WAL(s) were not applied{}",
+            d.path.display(),
+            d.offset,
+            d.detail,
+            d.bytes,
+            d.skipped_wals.len(),
+            match &d.kept_in {
+                Some(p) => format!(" (kept in {})", p.display()),
+                None => String::new(),
+            }
+        );
+    }
 }
 
 /// Opens the database, creating it when missing.
@@ -74,7 +116,7 @@ fn open_or_create(dir: &Path) -> Result<Db, Box<dyn Error>> {
 /// `sievedb get`: prints the escaped value; a missing key prints `not found`
 /// on stderr and exits with status 1.
 pub fn get(dir: &Path, key: &Escaped) -> CmdResult {
-    let db = open_existing(dir)?;
+    let db = open_existing_read_only(dir)?;
     let value = db.get(&key.0)?;
     db.close()?;
     match value {
@@ -114,7 +156,7 @@ pub fn scan(
     to: Option<&Escaped>,
     limit: Option<usize>,
 ) -> CmdResult {
-    let db = open_existing(dir)?;
+    let db = open_existing_read_only(dir)?;
     let lo = from.map_or(Bound::Unbounded, |k| Bound::Included(k.0.clone()));
     let hi = to.map_or(Bound::Unbounded, |k| Bound::Excluded(k.0.clone()));
     let empty = matches!((&lo, &hi), (Bound::Included(l), Bound::Excluded(h)) if l >= h);
@@ -134,7 +176,7 @@ pub fn scan(
 
 /// `sievedb stats`: a per-level table and the counters, or one JSON line.
 pub fn stats(dir: &Path, json: bool) -> CmdResult {
-    let db = open_existing(dir)?;
+    let db = open_existing_read_only(dir)?;
     let stats = db.stats();
     db.close()?;
     let mut out = io::stdout().lock();

@@ -583,3 +583,60 @@ fn bulkload_from_an_escaped_input_file() {
     let o = sievedb(&["bulkload", &db, "--input", &path, "--num", "5"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// Every file under `dir` (recursively) with its contents.
+fn dir_state(dir: &Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_path_buf();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn get_scan_stats_leave_the_directory_byte_identical() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let db = db_arg(&dir);
+    // Some data flushed into an SST, some only in the WAL.
+    let answers = shell(&dir, &[], "put a 1\nput b 2\nflush\nput c 3\ndel a\n");
+    assert_eq!(answers, ["OK", "OK", "OK", "OK", "OK"]);
+    let before = dir_state(&dir);
+    assert!(
+        before
+            .iter()
+            .any(|(p, d)| p.extension().is_some_and(|e| e == "log") && !d.is_empty()),
+        "the fixture must leave writes in a WAL: {:?}",
+        before.keys().collect::<Vec<_>>()
+    );
+
+    assert_eq!(ok(&sievedb(&["get", "--db", &db, "c"])), "3\n");
+    assert_eq!(ok(&sievedb(&["get", "--db", &db, "b"])), "2\n");
+    assert_eq!(sievedb(&["get", "--db", &db, "a"]).status.code(), Some(1));
+    assert_eq!(ok(&sievedb(&["scan", "--db", &db])), "b 2\nc 3\n");
+    let json = ok(&sievedb(&["stats", "--db", &db, "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&json).expect("stats --json is JSON");
+    assert_eq!(v["last_sequence"].as_u64(), Some(4), "{json}");
+    ok(&sievedb(&["stats", "--db", &db]));
+    assert_eq!(
+        dir_state(&dir),
+        before,
+        "a reading command changed the directory"
+    );
+
+    // They also work while another process has the database open for writing.
+    let writer = sievedb::Db::open(&dir, sievedb::Options::default()).expect("open");
+    writer.put(b"d", b"4").expect("put");
+    assert_eq!(ok(&sievedb(&["get", "--db", &db, "d"])), "4\n");
+    assert_eq!(ok(&sievedb(&["scan", "--db", &db])), "b 2\nc 3\nd 4\n");
+    ok(&sievedb(&["stats", "--db", &db]));
+}

@@ -48,6 +48,17 @@ pub trait FileSystem: Send + Sync + 'static {
     fn sync_dir(&self, path: &Path) -> io::Result<()>;
     /// Whether a path exists.
     fn exists(&self, path: &Path) -> bool;
+    /// Whether `path` exists and is a directory (following symbolic links).
+    /// The default asks [`list_dir`](Self::list_dir), so an implementation
+    /// gets it for free.
+    fn is_dir(&self, path: &Path) -> bool {
+        self.list_dir(path).is_ok()
+    }
+    /// The size of a file in bytes. The default opens the file for random
+    /// reads and asks it, so an implementation gets it for free.
+    fn file_size(&self, path: &Path) -> io::Result<u64> {
+        Ok(self.open_random(path, false)?.size())
+    }
     /// Takes an exclusive lock on `path` (created if missing); `WouldBlock` if held.
     fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>>;
 }
@@ -187,6 +198,12 @@ impl FileSystem for NamedFs {
     }
     fn exists(&self, path: &Path) -> bool {
         self.0.exists(path)
+    }
+    fn is_dir(&self, path: &Path) -> bool {
+        self.0.is_dir(path)
+    }
+    fn file_size(&self, path: &Path) -> io::Result<u64> {
+        self.0.file_size(path).map_err(|e| with_path(e, path))
     }
     fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
         self.0.lock(path).map_err(|e| with_path(e, path))
@@ -385,6 +402,12 @@ impl FileSystem for StdFs {
     }
     fn exists(&self, path: &Path) -> bool {
         path.exists()
+    }
+    fn is_dir(&self, path: &Path) -> bool {
+        path.is_dir()
+    }
+    fn file_size(&self, path: &Path) -> io::Result<u64> {
+        Ok(fs::metadata(path)?.len())
     }
     fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
         let file = OpenOptions::new()

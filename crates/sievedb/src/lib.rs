@@ -49,6 +49,7 @@ pub use error::{Error, Result};
 pub use filter::{FilterLayout, FilterOptions, HashFn, HashSharing, IndexScheme, UnitHashing};
 pub use iter::DbIterator;
 pub use options::{
-    CompactionStyle, Compression, Options, OptionsBuilder, ReadOptions, WriteOptions,
+    CompactionStyle, Compression, Options, OptionsBuilder, ReadOptions, WalRecovery, WriteOptions,
 };
 pub use stats::{LevelStats, LookupBreakdown, Stats};
+pub use wal::{RecoveryReport, WalDrop};

@@ -38,6 +38,58 @@ pub enum Compression {
     Lz4,
 }
 
+/// How opening a database treats damage in its write-ahead logs (WALs), as
+/// RocksDB's `WALRecoveryMode`. The WALs still needed at open are replayed
+/// oldest first. Only the newest WAL that holds any bytes can have a *torn
+/// tail* (an unfinished last write cut short, zero-filled, or with a bad
+/// checksum on a record that ends exactly at the end of the file): every
+/// older WAL was synced before a newer one received a write.
+///
+/// Damage is reported as [`Error::Corruption`] naming the `.log` file and the
+/// offset of the damaged record. A gap in sequence numbers between replayed
+/// records (a WAL missing from the directory) counts as damage at the start of
+/// the record after the gap.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub enum WalRecovery {
+    /// A torn tail of the newest WAL is dropped (the writes that were being
+    /// made when the process or machine stopped, never acknowledged as
+    /// synced). Any other damage (in an older WAL, or before the tail of the
+    /// newest) fails the open with [`Error::Corruption`]; nothing is skipped.
+    TolerateCorruptedTail,
+    /// The default. Replay stops at the first damaged record of any WAL: that
+    /// record, the rest of its WAL and every newer WAL are not applied, so the
+    /// database opens consistent as of the last good write before the damage
+    /// (its last sequence number is that write's). What was dropped is in
+    /// [`Db::recovery_report`](crate::Db::recovery_report). Unless the only
+    /// damage is a torn tail of the newest WAL (the normal result of a crash,
+    /// dropped as under `TolerateCorruptedTail`), a read-write open keeps the
+    /// evidence: the damaged WAL is copied and the newer WALs are moved into
+    /// the `lost/` subdirectory before the recovered writes are committed, so
+    /// they are never replayed later and can be inspected or removed by hand.
+    #[default]
+    PointInTime,
+    /// Any damage at all, including a torn tail of the newest WAL, fails the
+    /// open with [`Error::Corruption`]. For databases written only with
+    /// synced writes that must never lose an acknowledged one.
+    AbsoluteConsistency,
+}
+
+impl std::str::FromStr for WalRecovery {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "tolerate-corrupted-tail" => Ok(WalRecovery::TolerateCorruptedTail),
+            "point-in-time" => Ok(WalRecovery::PointInTime),
+            "absolute-consistency" => Ok(WalRecovery::AbsoluteConsistency),
+            _ => Err(Error::InvalidArgument(format!(
+                "WAL recovery mode must be tolerate-corrupted-tail, point-in-time or \
+                 absolute-consistency, not {s:?}"
+            ))),
+        }
+    }
+}
+
 /// Options fixed when a database is opened. Build them with [`Options::builder`]
 /// or start from [`Options::default`].
 #[derive(Clone, Debug)]
@@ -105,6 +157,9 @@ pub struct Options {
     pub max_bg_error_resume_count: u32,
     /// Time between automatic resume attempts. Default 1 s.
     pub bg_error_resume_retry_interval: std::time::Duration,
+    /// How damage in the write-ahead logs is treated at open. Default
+    /// [`WalRecovery::PointInTime`].
+    pub wal_recovery: WalRecovery,
 }
 
 impl Default for Options {
@@ -135,6 +190,7 @@ impl Default for Options {
             lookup_breakdown_every: 0,
             max_bg_error_resume_count: u32::MAX,
             bg_error_resume_retry_interval: std::time::Duration::from_secs(1),
+            wal_recovery: WalRecovery::PointInTime,
         }
     }
 }
@@ -276,6 +332,8 @@ impl OptionsBuilder {
         max_bg_error_resume_count: u32);
     setter!(/// See [`Options::bg_error_resume_retry_interval`].
         bg_error_resume_retry_interval: std::time::Duration);
+    setter!(/// See [`Options::wal_recovery`].
+        wal_recovery: WalRecovery);
 
     /// Bits per key of the Bloom filters (0 = no filters). Default 10.
     #[must_use]

@@ -13,12 +13,18 @@
 //! persisted the file's length before its data) and corruption under
 //! [`Tail::Strict`] (the MANIFEST: every edit is fsynced before it is used, so
 //! an edit the engine relied on must never be dropped silently).
+//!
+//! [`LogReader`] implements the rule once, streaming a file in chunks;
+//! [`read_records`] applies it to a whole buffer (the MANIFEST). WAL recovery
+//! classifies what stops a log with [`DamageKind`] and decides per
+//! [`WalRecovery`](crate::options::WalRecovery) mode whether to drop it, stop
+//! there or fail the open; see `db/open.rs` and [`RecoveryReport`].
 
 use std::path::{Path, PathBuf};
 
 use crate::coding::u32_at;
 use crate::error::{Error, Result};
-use crate::io::WritableFile;
+use crate::io::{RandomAccessFile, WritableFile};
 
 /// Bytes of a record header.
 pub const HEADER_LEN: usize = 12;
@@ -91,45 +97,322 @@ pub enum Tail {
     Strict,
 }
 
-/// Splits the contents of a log file into record payloads, applying the recovery rule.
-pub fn read_records<'a>(data: &'a [u8], path: &Path, tail: Tail) -> Result<Vec<&'a [u8]>> {
-    let mut out = Vec::new();
-    let mut off = 0usize;
-    while off < data.len() {
-        let rest = &data[off..];
-        if rest.len() < HEADER_LEN {
-            break; // torn header at the tail
+/// Bytes a [`LogReader`] reads from its file at a time (a record larger than
+/// this is read whole, so memory is bounded by the largest record plus one chunk).
+pub const READ_CHUNK: usize = 256 * 1024;
+
+/// What kind of damage stopped a [`LogReader`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DamageKind {
+    /// Fewer bytes than a header are left, or a record's payload runs past
+    /// the end of the file: a write cut short by a crash.
+    Truncated,
+    /// The rest of the file is zeros (the OS extended the file before its
+    /// data reached the disk), or the last record's payload is all zeros.
+    Zeroed,
+    /// The last record ends exactly at the end of the file but its payload
+    /// fails its checksum.
+    BadLastRecord,
+    /// Damage with more data after it: a bad header checksum followed by
+    /// non-zero bytes, a bad payload checksum on a record that is not the
+    /// last one, or a record that passes its checksums but does not decode.
+    Corrupt,
+}
+
+impl DamageKind {
+    /// Whether a log read under `tail` treats this damage as a torn tail
+    /// (see the module docs).
+    pub fn is_torn_tail(self, tail: Tail) -> bool {
+        match self {
+            DamageKind::Truncated | DamageKind::Zeroed => true,
+            DamageKind::BadLastRecord => tail == Tail::Lenient,
+            DamageKind::Corrupt => false,
         }
-        let len = u32_at(rest, 0) as usize;
-        let pcrc = u32_at(rest, 4);
-        let hcrc = u32_at(rest, 8);
-        if mask_crc(crc32c::crc32c(&rest[0..8])) != hcrc {
-            if rest.iter().all(|&b| b == 0) {
-                break; // zero-filled tail of a file the OS extended before a crash
-            }
-            return Err(Error::corruption(
-                path,
-                format!("bad record header checksum at offset {off}"),
-            ));
-        }
-        if rest.len() - HEADER_LEN < len {
-            break; // record cut short by the end of the file: torn tail
-        }
-        let payload = &rest[HEADER_LEN..HEADER_LEN + len];
-        if mask_crc(crc32c::crc32c(payload)) != pcrc {
-            let zeros = payload.iter().all(|&b| b == 0);
-            if HEADER_LEN + len == rest.len() && (tail == Tail::Lenient || zeros) {
-                break; // damaged last record: torn tail
-            }
-            return Err(Error::corruption(
-                path,
-                format!("bad record checksum at offset {off}"),
-            ));
-        }
-        out.push(payload);
-        off += HEADER_LEN + len;
     }
-    Ok(out)
+}
+
+/// Where and how a log is damaged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Damage {
+    /// File offset of the first byte not read as a good record (the start of
+    /// the damaged record).
+    pub offset: u64,
+    /// The kind of damage.
+    pub kind: DamageKind,
+    /// What was wrong, for messages.
+    pub detail: String,
+}
+
+impl Damage {
+    /// The [`Error::Corruption`] reporting this damage in `path`.
+    pub fn to_error(&self, path: &Path) -> Error {
+        Error::corruption(path, format!("{} at offset {}", self.detail, self.offset))
+    }
+}
+
+/// One step of a [`LogReader`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum LogItem<'a> {
+    /// A good record.
+    Record {
+        /// File offset of the record's header.
+        offset: u64,
+        /// The record's payload.
+        payload: &'a [u8],
+    },
+    /// The clean end of the log.
+    End,
+    /// The log is damaged here; reading further returns the same damage.
+    Damaged(Damage),
+}
+
+/// Reads the records of a log incrementally, [`READ_CHUNK`] bytes at a time.
+/// This is the one implementation of the format's parsing rules: WAL recovery
+/// streams with it and [`read_records`] wraps it for whole buffers.
+pub struct LogReader<'f> {
+    file: &'f dyn RandomAccessFile,
+    path: PathBuf,
+    size: u64,
+    chunk: usize,
+    /// Bytes of the file from `buf_off` on.
+    buf: Vec<u8>,
+    buf_off: u64,
+    /// Bytes of `buf` already returned.
+    pos: usize,
+}
+
+impl<'f> LogReader<'f> {
+    /// A reader over `file` (whose size is taken now); `path` names it in errors.
+    pub fn new(file: &'f dyn RandomAccessFile, path: impl Into<PathBuf>) -> Self {
+        LogReader {
+            size: file.size(),
+            file,
+            path: path.into(),
+            chunk: READ_CHUNK,
+            buf: Vec::new(),
+            buf_off: 0,
+            pos: 0,
+        }
+    }
+
+    /// Reads `chunk` bytes at a time instead of [`READ_CHUNK`] (at least 1).
+    #[must_use]
+    pub fn with_chunk_size(mut self, chunk: usize) -> Self {
+        self.chunk = chunk.max(1);
+        self
+    }
+
+    /// File offset of the next record.
+    pub fn offset(&self) -> u64 {
+        self.buf_off + self.pos as u64
+    }
+
+    /// Size of the file being read.
+    pub fn file_size(&self) -> u64 {
+        self.size
+    }
+
+    /// Capacity of the read buffer in bytes (the reader's memory footprint).
+    pub fn buffer_capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+
+    fn read(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
+        self.file.read_at(offset, len).map_err(|e| {
+            Error::Io(std::io::Error::new(
+                e.kind(),
+                format!(
+                    "reading {} bytes at offset {offset} of {}: {e}",
+                    len,
+                    self.path.display()
+                ),
+            ))
+        })
+    }
+
+    /// Makes at least `want` unread bytes available (the caller checked that
+    /// the file holds them).
+    fn fill(&mut self, want: usize) -> Result<()> {
+        let avail = self.buf.len() - self.pos;
+        if avail >= want {
+            return Ok(());
+        }
+        if self.pos > 0 {
+            self.buf.drain(..self.pos);
+            self.buf_off += self.pos as u64;
+            self.pos = 0;
+        }
+        let end = self.buf_off + self.buf.len() as u64;
+        let left = self.size - end;
+        let n = ((want - avail).max(self.chunk) as u64).min(left) as usize;
+        if n > 0 {
+            let data = self.read(end, n)?;
+            self.buf.extend_from_slice(&data);
+        }
+        Ok(())
+    }
+
+    /// Whether every byte from the read position to the end of the file is zero.
+    fn rest_is_zero(&self) -> Result<bool> {
+        if self.buf[self.pos..].iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+        let mut off = self.buf_off + self.buf.len() as u64;
+        while off < self.size {
+            let n = (self.size - off).min(self.chunk as u64) as usize;
+            if self.read(off, n)?.iter().any(|&b| b != 0) {
+                return Ok(false);
+            }
+            off += n as u64;
+        }
+        Ok(true)
+    }
+
+    /// The next record, the end of the log, or the damage that stops it.
+    /// I/O errors are returned as errors.
+    pub fn next_item(&mut self) -> Result<LogItem<'_>> {
+        let offset = self.offset();
+        let remaining = self.size - offset;
+        let damaged = |kind, detail: String| {
+            Ok(LogItem::Damaged(Damage {
+                offset,
+                kind,
+                detail,
+            }))
+        };
+        if remaining == 0 {
+            return Ok(LogItem::End);
+        }
+        if remaining < HEADER_LEN as u64 {
+            return damaged(
+                DamageKind::Truncated,
+                format!("record header cut short by the end of the file ({remaining} bytes)"),
+            );
+        }
+        self.fill(HEADER_LEN)?;
+        let h = &self.buf[self.pos..self.pos + HEADER_LEN];
+        let len = u32_at(h, 0) as usize;
+        let pcrc = u32_at(h, 4);
+        if mask_crc(crc32c::crc32c(&h[0..8])) != u32_at(h, 8) {
+            if self.rest_is_zero()? {
+                return damaged(DamageKind::Zeroed, "zero-filled tail".into());
+            }
+            return damaged(DamageKind::Corrupt, "bad record header checksum".into());
+        }
+        if remaining - (HEADER_LEN as u64) < len as u64 {
+            return damaged(
+                DamageKind::Truncated,
+                format!("record of {len} bytes cut short by the end of the file"),
+            );
+        }
+        self.fill(HEADER_LEN + len)?;
+        let start = self.pos + HEADER_LEN;
+        let payload = &self.buf[start..start + len];
+        if mask_crc(crc32c::crc32c(payload)) != pcrc {
+            if (HEADER_LEN + len) as u64 == remaining {
+                if payload.iter().all(|&b| b == 0) {
+                    return damaged(DamageKind::Zeroed, "zero-filled last record".into());
+                }
+                return damaged(
+                    DamageKind::BadLastRecord,
+                    "bad record checksum on the last record".into(),
+                );
+            }
+            return damaged(DamageKind::Corrupt, "bad record checksum".into());
+        }
+        self.pos += HEADER_LEN + len;
+        Ok(LogItem::Record {
+            offset,
+            payload: &self.buf[start..start + len],
+        })
+    }
+}
+
+/// What replaying the write-ahead logs did when the database was opened
+/// (see [`Db::recovery_report`](crate::Db::recovery_report)).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RecoveryReport {
+    /// The recovery mode used.
+    pub mode: crate::options::WalRecovery,
+    /// Numbers of the WALs that were needed at open, oldest first.
+    pub wals: Vec<u64>,
+    /// Records (write batches) applied.
+    pub records_applied: u64,
+    /// Bytes of WAL read as good records.
+    pub bytes_applied: u64,
+    /// Sequence number of the last write the database holds after recovery.
+    pub last_sequence: u64,
+    /// What was not applied, if anything.
+    pub dropped: Option<WalDrop>,
+}
+
+/// The part of the write-ahead logs that recovery did not apply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WalDrop {
+    /// Number of the WAL where replay stopped.
+    pub wal_number: u64,
+    /// Its path (in the database directory, as found at open).
+    pub path: PathBuf,
+    /// Offset of the first byte not applied (the start of the damaged record).
+    pub offset: u64,
+    /// Bytes of that WAL from `offset` to its end.
+    pub bytes: u64,
+    /// The damage found.
+    pub kind: DamageKind,
+    /// What was wrong, as in an error message.
+    pub detail: String,
+    /// Whether this is only a torn tail of the newest WAL (the normal result
+    /// of a crash during a write); otherwise acknowledged writes may be lost.
+    pub torn_tail: bool,
+    /// Newer WALs holding bytes that were not replayed at all
+    /// ([`WalRecovery::PointInTime`](crate::options::WalRecovery::PointInTime)).
+    pub skipped_wals: Vec<u64>,
+    /// Bytes of the skipped WALs.
+    pub skipped_bytes: u64,
+    /// Where the damaged WAL was copied and the skipped WALs moved (the
+    /// `lost/` subdirectory), when a read-write open kept them.
+    pub kept_in: Option<PathBuf>,
+}
+
+/// A byte slice seen as a [`RandomAccessFile`] (for [`read_records`], tests
+/// and fuzzing).
+pub struct SliceFile<'a>(pub &'a [u8]);
+
+impl RandomAccessFile for SliceFile<'_> {
+    fn read_at(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+        usize::try_from(offset)
+            .ok()
+            .and_then(|o| self.0.get(o..o.checked_add(len)?))
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| {
+                std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "read past the end")
+            })
+    }
+    fn size(&self) -> u64 {
+        self.0.len() as u64
+    }
+}
+
+/// Splits the contents of a log file into record payloads, applying the
+/// recovery rule: a torn tail (under `tail`) ends the log, any other damage
+/// is [`Error::Corruption`] naming `path` and the offset.
+pub fn read_records<'a>(data: &'a [u8], path: &Path, tail: Tail) -> Result<Vec<&'a [u8]>> {
+    let file = SliceFile(data);
+    let mut reader = LogReader::new(&file, path).with_chunk_size(data.len());
+    let mut out = Vec::new();
+    loop {
+        match reader.next_item()? {
+            LogItem::Record { offset, payload } => {
+                let start = offset as usize + HEADER_LEN;
+                out.push(&data[start..start + payload.len()]);
+            }
+            LogItem::End => return Ok(out),
+            LogItem::Damaged(d) if d.kind.is_torn_tail(tail) => return Ok(out),
+            LogItem::Damaged(d) => return Err(d.to_error(path)),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -190,5 +473,146 @@ mod tests {
                 "byte {i}"
             );
         }
+    }
+    /// Reads `data` with `chunk`-byte reads: the payloads and how it ended.
+    fn stream(data: &[u8], chunk: usize) -> (Vec<Vec<u8>>, Option<Damage>) {
+        let file = SliceFile(data);
+        let mut r = LogReader::new(&file, "x").with_chunk_size(chunk);
+        let mut out = Vec::new();
+        loop {
+            match r.next_item().unwrap() {
+                LogItem::Record { offset, payload } => {
+                    assert_eq!(
+                        &data[offset as usize + HEADER_LEN..][..payload.len()],
+                        payload
+                    );
+                    out.push(payload.to_vec());
+                }
+                LogItem::End => return (out, None),
+                LogItem::Damaged(d) => {
+                    // Asking again returns the same damage.
+                    assert_eq!(r.next_item().unwrap(), LogItem::Damaged(d.clone()));
+                    return (out, Some(d));
+                }
+            }
+        }
+    }
+
+    fn records(n: usize) -> Vec<Vec<u8>> {
+        (0..n)
+            .map(|i| (0..(i * 37) % 300).map(|j| (i * 7 + j) as u8 | 1).collect())
+            .collect()
+    }
+
+    #[test]
+    fn streaming_reader_matches_whole_buffer_across_chunk_edges() {
+        let recs = records(30);
+        let refs: Vec<&[u8]> = recs.iter().map(Vec::as_slice).collect();
+        let data = log_of(&refs);
+        for chunk in [1, 2, 5, 11, 12, 13, 64, 299, 4096, data.len(), 1 << 20] {
+            let (got, end) = stream(&data, chunk);
+            assert_eq!(got, recs, "chunk {chunk}");
+            assert_eq!(end, None, "chunk {chunk}");
+        }
+        // Every cut: exactly the records complete before it, then the clean
+        // end (a cut on a record boundary) or a truncated tail at the end of
+        // the last complete record.
+        let ends: Vec<usize> = recs
+            .iter()
+            .scan(0, |end, r| {
+                *end += HEADER_LEN + r.len();
+                Some(*end)
+            })
+            .collect();
+        for cut in 0..data.len() {
+            let complete = ends.iter().filter(|&&e| e <= cut).count();
+            let prefix = if complete == 0 { 0 } else { ends[complete - 1] };
+            for chunk in [3, 12, 100] {
+                let (got, end) = stream(&data[..cut], chunk);
+                assert_eq!(got, recs[..complete], "cut {cut} chunk {chunk}");
+                if prefix == cut {
+                    assert_eq!(end, None, "cut {cut} chunk {chunk}");
+                } else {
+                    let d = end.expect("a cut inside a record is a torn tail");
+                    assert_eq!((d.kind, d.offset), (DamageKind::Truncated, prefix as u64));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn streaming_reader_memory_is_bounded_by_record_and_chunk() {
+        let recs: Vec<Vec<u8>> = (0..200).map(|i| vec![i as u8; 1000]).collect();
+        let refs: Vec<&[u8]> = recs.iter().map(Vec::as_slice).collect();
+        let data = log_of(&refs);
+        let file = SliceFile(&data);
+        let mut r = LogReader::new(&file, "x").with_chunk_size(4096);
+        let mut n = 0;
+        while let LogItem::Record { .. } = r.next_item().unwrap() {
+            n += 1;
+        }
+        assert_eq!(n, 200);
+        assert!(
+            r.buffer_capacity() <= 3 * 4096,
+            "buffer grew to {} for a {}-byte log",
+            r.buffer_capacity(),
+            data.len()
+        );
+    }
+
+    #[test]
+    fn streaming_reader_classifies_damage() {
+        let data = log_of(&[b"one", b"two", b"three"]);
+        let last = HEADER_LEN * 2 + 6;
+        // Zero tail after good records, longer than a chunk.
+        let mut z = data.clone();
+        z.extend(std::iter::repeat_n(0u8, 50));
+        let (got, end) = stream(&z, 7);
+        assert_eq!(got.len(), 3);
+        let end = end.unwrap();
+        assert_eq!(
+            (end.kind, end.offset),
+            (DamageKind::Zeroed, data.len() as u64)
+        );
+        // Garbage after zeros: a bad header with non-zero bytes later is corruption.
+        let mut g = z.clone();
+        *g.last_mut().unwrap() = 9;
+        let (got, end) = stream(&g, 7);
+        assert_eq!(got.len(), 3);
+        assert_eq!(end.unwrap().kind, DamageKind::Corrupt);
+        // A flipped payload byte of the last record: BadLastRecord.
+        let mut b = data.clone();
+        *b.last_mut().unwrap() ^= 1;
+        let end = stream(&b, 5).1.unwrap();
+        assert_eq!(
+            (end.kind, end.offset),
+            (DamageKind::BadLastRecord, last as u64)
+        );
+        assert!(end.kind.is_torn_tail(Tail::Lenient));
+        assert!(!end.kind.is_torn_tail(Tail::Strict));
+        // A flipped byte of the second record: corruption at its offset.
+        let mut m = data.clone();
+        m[HEADER_LEN + 3 + HEADER_LEN] ^= 1;
+        let (got, end) = stream(&m, 5);
+        assert_eq!(got.len(), 1);
+        let end = end.unwrap();
+        assert_eq!(
+            (end.kind, end.offset),
+            (DamageKind::Corrupt, (HEADER_LEN + 3) as u64)
+        );
+        let e = end.to_error(Path::new("000007.log")).to_string();
+        assert!(e.contains("000007.log") && e.contains("offset 15"), "{e}");
+        // The last record's payload zeroed: Zeroed (torn under both rules).
+        let mut zl = data.clone();
+        let n = zl.len();
+        zl[n - 5..].fill(0);
+        let end = stream(&zl, 4).1.unwrap();
+        assert_eq!(end.kind, DamageKind::Zeroed);
+        assert_eq!(
+            read_records(&zl, Path::new("x"), Tail::Strict)
+                .unwrap()
+                .len(),
+            2
+        );
     }
 }

@@ -13,7 +13,7 @@ use common::{
     copy_dir, env_usize, file_name, flip_byte, manifest_files, set_byte, show, sst_files, truncate,
     wal_files,
 };
-use sievedb::{CompactionStyle, Compression, Db, Error, Options};
+use sievedb::{CompactionStyle, Compression, Db, Error, Options, WalRecovery};
 
 fn key(i: usize) -> Vec<u8> {
     format!("key{i:05}").into_bytes()
@@ -240,7 +240,10 @@ fn present_keys(db: &Db, n: usize) -> Vec<usize> {
         .collect()
 }
 
-/// (b) A flipped byte in a WAL record that is not the last one.
+/// (b) A flipped byte in a WAL record that is not the last one: corruption
+/// under `TolerateCorruptedTail` and `AbsoluteConsistency`; under the default
+/// `PointInTime` the database opens with exactly the writes before the
+/// damaged record.
 #[test]
 fn wal_flip_before_last_record_is_corruption() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -248,26 +251,66 @@ fn wal_flip_before_last_record_is_corruption() {
     let n = 40;
     let (wal, rec) = make_wal_db(&dir, n);
     let len = rec * n;
+    let with = |mode| Options::builder().wal_recovery(mode).build();
+    let strict_modes = [
+        WalRecovery::TolerateCorruptedTail,
+        WalRecovery::AbsoluteConsistency,
+    ];
 
     // One explicit flip in the middle of the log.
     let mid = len / 2;
     let old = flip_byte(&wal, mid, 0x10);
-    let e = Db::open(&dir, Options::default())
-        .err()
-        .expect("open with a damaged WAL record must fail");
-    assert_corruption_naming(&e, &wal, &format!("WAL flip at {mid}"));
+    for mode in strict_modes {
+        let e = Db::open(&dir, with(mode))
+            .err()
+            .expect("open with a damaged WAL record must fail");
+        assert_corruption_naming(&e, &wal, &format!("{mode:?}: WAL flip at {mid}"));
+        let offset = format!("offset {}", mid / rec * rec);
+        assert!(
+            e.to_string().contains(&offset),
+            "{e} does not name {offset}"
+        );
+    }
+    // Point in time, read-only (changes nothing) then read-write on a copy.
+    let db = Db::open_read_only(&dir, Options::default()).expect("point-in-time open");
+    assert_eq!(present_keys(&db, n), (0..mid / rec).collect::<Vec<_>>());
+    drop(db);
+    let copy = tmp.path().join("pit");
+    copy_dir(&dir, &copy);
+    let db = Db::open(&copy, Options::default()).expect("point-in-time open");
+    assert_eq!(present_keys(&db, n), (0..mid / rec).collect::<Vec<_>>());
+    let dropped = db
+        .recovery_report()
+        .dropped
+        .clone()
+        .expect("a drop is reported");
+    assert_eq!(dropped.offset, (mid / rec * rec) as u64);
+    assert!(!dropped.torn_tail);
+    drop(db);
     set_byte(&wal, mid, old);
 
     // Every byte of every record but the last one.
     for pos in 0..len - rec {
         let mask = if pos % 2 == 0 { 0x01 } else { 0x80 };
         let old = flip_byte(&wal, pos, mask);
-        match Db::open(&dir, Options::default()) {
-            Ok(_) => panic!(
-                "WAL byte {pos} (record {}) flipped: open succeeded",
-                pos / rec
-            ),
-            Err(e) => assert_corruption_naming(&e, &wal, &format!("WAL flip at {pos}")),
+        for mode in strict_modes {
+            match Db::open(&dir, with(mode)) {
+                Ok(_) => panic!(
+                    "{mode:?}: WAL byte {pos} (record {}) flipped: open succeeded",
+                    pos / rec
+                ),
+                Err(e) => {
+                    assert_corruption_naming(&e, &wal, &format!("{mode:?}: WAL flip at {pos}"))
+                }
+            }
+        }
+        if pos % 7 == 0 {
+            let db = Db::open_read_only(&dir, Options::default()).expect("point in time");
+            assert_eq!(
+                present_keys(&db, n),
+                (0..pos / rec).collect::<Vec<_>>(),
+                "point in time, WAL byte {pos} flipped"
+            );
         }
         set_byte(&wal, pos, old);
     }

@@ -21,16 +21,18 @@ use crate::compaction::{self, Compaction, OutputCtx, Pointers};
 use crate::error::{Error, Result};
 use crate::filter::digest::Phase;
 use crate::filter::{KeyProbe, MemtableFilter};
-use crate::io::{filename, FileLock, FileSystem, StdFs};
+use crate::io::{filename, FileLock, FileSystem, StdFs, WritableFile};
 use crate::iter::{DbIterator, InternalIterator, MergingIterator, Pin};
 use crate::key::{self, Kind, SeqNo};
 use crate::memtable::{Lookup, Memtable};
-use crate::options::{CompactionStyle, Options, ReadOptions, WriteOptions};
+use crate::options::{CompactionStyle, Options, ReadOptions, WalRecovery, WriteOptions};
 use crate::run::RunIter;
 use crate::sst::reader::ReadCtx;
 use crate::stats::{bump, Counters, LevelStats, Stats};
 use crate::version::{Version, VersionEdit, VersionSet};
-use crate::wal::{read_records, LogWriter};
+use crate::wal::{
+    Damage, DamageKind, LogItem, LogReader, LogWriter, RecoveryReport, Tail, WalDrop, HEADER_LEN,
+};
 
 mod bg_error;
 mod flush;
@@ -130,6 +132,10 @@ pub(crate) struct DbInner {
     /// Held while a memtable is flushed: the flush thread and a resume never
     /// flush the same memtable twice.
     flush_lock: Mutex<()>,
+    /// Opened with [`Db::open_read_only`]: no background threads, no writes.
+    read_only: bool,
+    /// What WAL replay did at open.
+    recovery: RecoveryReport,
     _lock: Box<dyn FileLock>,
 }
 
@@ -148,7 +154,7 @@ impl Db {
         opts.validate()?;
         let dir = path.as_ref().to_path_buf();
         let fs: Arc<dyn FileSystem> = Arc::new(crate::io::NamedFs(fs));
-        let inner = Arc::new(DbInner::open(dir, opts, fs)?);
+        let inner = Arc::new(DbInner::open(dir, opts, fs, false)?);
         let mut db = Db {
             inner,
             threads: Vec::new(),
@@ -168,6 +174,60 @@ impl Db {
             }
         }
         Ok(db)
+    }
+
+    /// Opens the database in `path` for reading only: for backups, read-only
+    /// mounts and inspection.
+    ///
+    /// Nothing in the directory is created, written, renamed or removed: no
+    /// `LOCK` is taken (so a process that has the database open read-write
+    /// is not blocked, and does not block this), no WAL or MANIFEST is
+    /// written, and the writes found in the WALs are replayed into memtables
+    /// (under [`Options::wal_recovery`], reported by
+    /// [`recovery_report`](Self::recovery_report)) instead of being flushed.
+    /// No background thread runs. Reads, iterators, snapshots and
+    /// [`stats`](Self::stats) work; writes, [`flush`](Self::flush),
+    /// [`compact_range`](Self::compact_range) and
+    /// [`wait_for_compactions`](Self::wait_for_compactions) return
+    /// [`Error::Unsupported`].
+    ///
+    /// The handle sees the database as its files were at open. If a writer
+    /// has it open at the same time, later writes are not seen, and a file
+    /// the writer deletes (a compacted SST not yet opened by this handle, a
+    /// WAL between listing and reading) makes the open or a read fail with an
+    /// I/O error; open a copy for a stable view. A missing directory, or one
+    /// without `CURRENT`, is [`Error::InvalidArgument`] naming the path
+    /// (`create_if_missing` is ignored); `error_if_exists` is refused.
+    pub fn open_read_only(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
+        Self::open_read_only_with_fs(path, opts, Arc::new(StdFs))
+    }
+
+    /// [`open_read_only`](Self::open_read_only) through a custom [`FileSystem`].
+    pub fn open_read_only_with_fs(
+        path: impl AsRef<Path>,
+        opts: Options,
+        fs: Arc<dyn FileSystem>,
+    ) -> Result<Db> {
+        opts.validate()?;
+        let dir = path.as_ref().to_path_buf();
+        let fs: Arc<dyn FileSystem> = Arc::new(crate::io::NamedFs(fs));
+        let inner = Arc::new(DbInner::open(dir, opts, fs, true)?);
+        Ok(Db {
+            inner,
+            threads: Vec::new(),
+        })
+    }
+
+    /// Whether the handle was opened with [`open_read_only`](Self::open_read_only).
+    pub fn is_read_only(&self) -> bool {
+        self.inner.read_only
+    }
+
+    /// What replaying the write-ahead logs did at open: the WALs replayed,
+    /// the records applied and, under [`WalRecovery::PointInTime`] or for a
+    /// torn tail, what was dropped and where it was kept.
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        &self.inner.recovery
     }
 
     /// The database directory.
@@ -218,6 +278,7 @@ impl Db {
 
     /// Applies `batch` atomically with explicit write options.
     pub fn write_with(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
+        self.writable("write")?;
         self.inner.write(batch, wo.sync)
     }
 
@@ -269,6 +330,7 @@ impl Db {
 
     /// Writes the memtables to SST files and waits until they are flushed.
     pub fn flush(&self) -> Result<()> {
+        self.writable("flush")?;
         self.inner.flush()
     }
 
@@ -276,12 +338,14 @@ impl Db {
     /// due (as RocksDB's `WaitForCompact`): the tree then has the shape its
     /// options call for. Returns the background error, if one stopped work.
     pub fn wait_for_compactions(&self) -> Result<()> {
+        self.writable("wait_for_compactions")?;
         self.inner.flush()?;
         self.inner.wait_for_compactions()
     }
 
     /// Compacts the files overlapping `range` down to the deepest non-empty level.
     pub fn compact_range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<()> {
+        self.writable("compact_range")?;
         let (lo, hi) = bounds(&range)?;
         let key = |b: &Bound<Vec<u8>>| match b {
             Bound::Included(k) | Bound::Excluded(k) => Some(k.clone()),
@@ -289,6 +353,14 @@ impl Db {
         };
         self.inner
             .compact_range(key(&lo).as_deref(), key(&hi).as_deref())
+    }
+
+    /// `Error::Unsupported` naming `what` on a read-only handle.
+    fn writable(&self, what: &str) -> Result<()> {
+        if self.inner.read_only {
+            return Err(open::read_only_error(what));
+        }
+        Ok(())
     }
 
     /// Current statistics.

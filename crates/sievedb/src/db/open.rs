@@ -2,9 +2,59 @@
 
 use super::*;
 
+/// The error every write, flush and compaction of a read-only handle returns.
+pub(super) fn read_only_error(what: &str) -> Error {
+    Error::Unsupported(format!(
+        "{what}: the database was opened read-only (Db::open_read_only)"
+    ))
+}
+
+/// A read-only handle's stand-in for the `LOCK` file: nothing is locked.
+struct NoLock;
+
+impl FileLock for NoLock {}
+
+/// A read-only handle's stand-in for the WAL: nothing can be written.
+struct NoWal;
+
+impl WritableFile for NoWal {
+    fn append(&mut self, _: &[u8]) -> std::io::Result<()> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "the database was opened read-only",
+        ))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn sync(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 impl DbInner {
-    pub(super) fn open(dir: PathBuf, opts: Options, fs: Arc<dyn FileSystem>) -> Result<DbInner> {
+    /// Opens the database in `dir`: recovers the MANIFEST and replays the
+    /// WALs. Read-write, the replayed writes are flushed to level 0 and a new
+    /// WAL is started; `read_only`, nothing in the directory is created,
+    /// written, renamed or removed and the replayed writes stay in memtables.
+    pub(super) fn open(
+        dir: PathBuf,
+        opts: Options,
+        fs: Arc<dyn FileSystem>,
+        read_only: bool,
+    ) -> Result<DbInner> {
+        if read_only && opts.error_if_exists {
+            return Err(Error::InvalidArgument(
+                "error_if_exists cannot be combined with Db::open_read_only".into(),
+            ));
+        }
         if !fs.exists(&dir) {
+            if read_only {
+                return Err(Error::InvalidArgument(format!(
+                    "database {} does not exist (a read-only open never creates one)",
+                    dir.display()
+                )));
+            }
             if !opts.create_if_missing {
                 return Err(Error::InvalidArgument(format!(
                     "database {} does not exist (create_if_missing is off)",
@@ -12,16 +62,26 @@ impl DbInner {
                 )));
             }
             fs.create_dir_all(&dir)?;
-        } else if !dir.is_dir() {
+        } else if !fs.is_dir(&dir) {
             return Err(Error::InvalidArgument(format!(
                 "{} is not a directory",
                 dir.display()
             )));
         }
-        let lock = crate::io::lock_dir(fs.as_ref(), &dir)?;
-        if opts.use_direct_reads {
-            // Fail at open, not at the first read, where O_DIRECT is refused.
-            fs.open_random(&filename::lock(&dir), true).map_err(|e| {
+        let lock: Box<dyn FileLock> = if read_only {
+            Box::new(NoLock)
+        } else {
+            crate::io::lock_dir(fs.as_ref(), &dir)?
+        };
+        // Fail at open, not at the first read, where O_DIRECT is refused. A
+        // read-only open probes CURRENT (it has no LOCK file of its own).
+        let probe = if read_only {
+            filename::current(&dir)
+        } else {
+            filename::lock(&dir)
+        };
+        if opts.use_direct_reads && fs.exists(&probe) {
+            fs.open_random(&probe, true).map_err(|e| {
                 if crate::io::os_error(&e) == Some(libc::EINVAL) {
                     Error::Unsupported(format!(
                         "the file system of {} refuses O_DIRECT (use_direct_reads)",
@@ -57,15 +117,18 @@ impl DbInner {
             // empty WAL without CURRENT is left over from an interrupted creation
             // (deleted below as obsolete); an SST or a non-empty WAL is data.
             Some(filename::FileKind::Sst(_)) => true,
-            Some(filename::FileKind::Wal(_)) => {
-                std::fs::metadata(dir.join(n)).map_or(true, |m| m.len() > 0)
-            }
+            Some(filename::FileKind::Wal(_)) => fs.file_size(&dir.join(n)).map_or(true, |s| s > 0),
             _ => false,
         }) {
             return Err(Error::corruption(
                 filename::current(&dir),
                 "CURRENT is missing but the directory holds database files",
             ));
+        } else if read_only {
+            return Err(Error::InvalidArgument(format!(
+                "{} holds no sievedb database (no CURRENT file)",
+                dir.display()
+            )));
         }
         // Never reuse a file number that exists on disk.
         for n in &names {
@@ -88,38 +151,36 @@ impl DbInner {
         wals.sort_unstable();
 
         let mut edit = VersionEdit::default();
-        let mut last_seq = versions.last_sequence;
-        let mut mem = Arc::new(Memtable::new(0));
-        for &w in &wals {
-            let path = filename::wal(&dir, w);
-            let data = fs.read_all(&path)?;
-            for rec in read_records(&data, &path, crate::wal::Tail::Lenient)? {
-                let (seq, entries) = batch::decode(rec).map_err(|d| Error::corruption(&path, d))?;
-                for (i, e) in entries.iter().enumerate() {
-                    mem.insert(seq + i as u64, e.kind, e.key, e.value);
-                }
-                last_seq =
-                    last_seq.max(seq + entries.len() as u64 - u64::from(!entries.is_empty()));
-                if mem.approximate_size() >= opts.write_buffer_size {
-                    recovery_flush(&mut versions, &fs, &dir, &opts, &mem, &mut edit)?;
-                    mem = Arc::new(Memtable::new(0));
-                }
+        let mut recovered = Vec::new();
+        let manifest_seq = versions.last_sequence;
+        let mut report = replay_wals(fs.as_ref(), &dir, &wals, &opts, manifest_seq, |mem| {
+            if read_only {
+                recovered.push(mem);
+                Ok(())
+            } else {
+                recovery_flush(&mut versions, &fs, &dir, &opts, &mem, &mut edit)
             }
-        }
-        if !mem.is_empty() {
-            recovery_flush(&mut versions, &fs, &dir, &opts, &mem, &mut edit)?;
-        }
-        let wal_number = versions.new_file_number();
-        let wal_path = filename::wal(&dir, wal_number);
-        let log = LogWriter::new(fs.create(&wal_path)?, wal_path);
-        fs.sync_dir(&dir)?;
-        edit.log_number = Some(wal_number);
-        edit.last_sequence = Some(last_seq);
-        let current = versions.log_and_apply(edit)?;
-        let l0_runs = current.levels[0].len();
+        })?;
+        let last_seq = report.last_sequence;
 
-        let mem = Arc::new(new_memtable(&opts, wal_number));
-        let imm = Arc::new(Vec::new());
+        let (log, current, mem) = if read_only {
+            let log = LogWriter::new(Box::new(NoWal), dir.join("(no WAL: read-only)"));
+            (log, versions.current(), Arc::new(Memtable::new(0)))
+        } else {
+            if let Some(d) = report.dropped.as_mut().filter(|d| !d.torn_tail) {
+                d.kept_in = Some(keep_lost(fs.as_ref(), &dir, d)?);
+            }
+            let wal_number = versions.new_file_number();
+            let wal_path = filename::wal(&dir, wal_number);
+            let log = LogWriter::new(fs.create(&wal_path)?, wal_path);
+            fs.sync_dir(&dir)?;
+            edit.log_number = Some(wal_number);
+            edit.last_sequence = Some(last_seq);
+            let current = versions.log_and_apply(edit)?;
+            (log, current, Arc::new(new_memtable(&opts, wal_number)))
+        };
+        let l0_runs = current.levels[0].len();
+        let imm = Arc::new(recovered);
         let inner = DbInner {
             view: ArcSwap::from_pointee(View {
                 mem: mem.clone(),
@@ -155,9 +216,13 @@ impl DbInner {
             fs,
             counters,
             tables,
+            read_only,
+            recovery: report,
             _lock: lock,
         };
-        inner.delete_obsolete_files()?;
+        if !read_only {
+            inner.delete_obsolete_files()?;
+        }
         Ok(inner)
     }
 
@@ -230,4 +295,147 @@ fn recovery_flush(
     }
     fs.sync_dir(dir)?;
     Ok(())
+}
+
+/// Replays WALs `wals` (oldest first) under `opts.wal_recovery`, handing each
+/// memtable that fills up, and the last one, to `full`. Reads each WAL with a
+/// streaming [`LogReader`], so memory is bounded by the memtables plus the
+/// largest record and one read chunk. `manifest_seq` is the MANIFEST's last
+/// sequence number.
+fn replay_wals(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    wals: &[u64],
+    opts: &Options,
+    manifest_seq: SeqNo,
+    mut full: impl FnMut(Arc<Memtable>) -> Result<()>,
+) -> Result<RecoveryReport> {
+    let mode = opts.wal_recovery;
+    let mut report = RecoveryReport {
+        mode,
+        wals: wals.to_vec(),
+        last_sequence: manifest_seq,
+        ..RecoveryReport::default()
+    };
+    let sizes = wals
+        .iter()
+        .map(|&w| {
+            let path = filename::wal(dir, w);
+            Ok(fs.file_size(&path)?)
+        })
+        .collect::<Result<Vec<u64>>>()?;
+    // Only the newest WAL holding bytes can have been cut short by a crash:
+    // a newer WAL gets its first write only after the older one was synced.
+    let newest = sizes.iter().rposition(|&s| s > 0);
+    // The sequence number the next record must start at (a gap means a lost WAL).
+    let mut expected: Option<SeqNo> = None;
+    let mut mem = Arc::new(Memtable::new(0));
+    'wals: for (i, &w) in wals.iter().enumerate() {
+        if sizes[i] == 0 {
+            continue;
+        }
+        let path = filename::wal(dir, w);
+        let file = fs.open_random(&path, false)?;
+        let mut reader = LogReader::new(file.as_ref(), &path);
+        let damage = loop {
+            let (offset, payload) = match reader.next_item()? {
+                LogItem::End => continue 'wals,
+                LogItem::Damaged(d) => break d,
+                LogItem::Record { offset, payload } => (offset, payload),
+            };
+            let bad = |detail: String| Damage {
+                offset,
+                kind: DamageKind::Corrupt,
+                detail,
+            };
+            let (seq, entries) = match batch::decode(payload) {
+                Ok(x) => x,
+                Err(d) => break bad(format!("record holds no valid write batch ({d})")),
+            };
+            let contiguous = match expected {
+                Some(e) => seq == e,
+                None => seq <= manifest_seq + 1,
+            };
+            if !contiguous {
+                break bad(format!(
+                    "sequence gap (record starts at sequence {seq}, the writes before end at {}): \
+                     a WAL is missing",
+                    expected.map_or(manifest_seq, |e| e - 1)
+                ));
+            }
+            for (j, e) in entries.iter().enumerate() {
+                mem.insert(seq + j as u64, e.kind, e.key, e.value);
+            }
+            let n = entries.len() as u64;
+            report.last_sequence = report.last_sequence.max(seq + n - u64::from(n > 0));
+            expected = Some(seq + n);
+            report.records_applied += 1;
+            report.bytes_applied += (HEADER_LEN + payload.len()) as u64;
+            if mem.approximate_size() >= opts.write_buffer_size {
+                full(std::mem::replace(&mut mem, Arc::new(Memtable::new(0))))?;
+            }
+        };
+        let torn_tail = Some(i) == newest && damage.kind.is_torn_tail(Tail::Lenient);
+        let fail = match mode {
+            WalRecovery::AbsoluteConsistency => true,
+            WalRecovery::TolerateCorruptedTail => !torn_tail,
+            WalRecovery::PointInTime => false,
+        };
+        if fail {
+            return Err(Error::corruption(
+                &path,
+                format!(
+                    "{} at offset {} (WAL recovery mode {mode:?}; WalRecovery::PointInTime \
+                     opens the database as of the last good write before it)",
+                    damage.detail, damage.offset
+                ),
+            ));
+        }
+        let skipped: Vec<usize> = (i + 1..wals.len()).filter(|&j| sizes[j] > 0).collect();
+        report.dropped = Some(WalDrop {
+            wal_number: w,
+            path,
+            offset: damage.offset,
+            bytes: reader.file_size().saturating_sub(damage.offset),
+            kind: damage.kind,
+            detail: damage.detail,
+            torn_tail,
+            skipped_wals: skipped.iter().map(|&j| wals[j]).collect(),
+            skipped_bytes: skipped.iter().map(|&j| sizes[j]).sum(),
+            kept_in: None,
+        });
+        break;
+    }
+    if !mem.is_empty() {
+        full(mem)?;
+    }
+    Ok(report)
+}
+
+/// Name of the subdirectory that keeps WALs a point-in-time recovery did not apply.
+pub const LOST_DIR: &str = "lost";
+
+/// Keeps the WALs point-in-time recovery did not (fully) apply in
+/// `dir/lost/`: the damaged WAL is copied (its good prefix must stay
+/// replayable until the recovery edit is durable; it is deleted as obsolete
+/// after), the skipped newer WALs are moved (they will not be replayed).
+fn keep_lost(fs: &dyn FileSystem, dir: &Path, drop: &WalDrop) -> Result<PathBuf> {
+    let lost = dir.join(LOST_DIR);
+    fs.create_dir_all(&lost)?;
+    let src = fs.open_random(&drop.path, false)?;
+    let name = |n: u64| lost.join(format!("{n:06}.log"));
+    let mut out = fs.create(&name(drop.wal_number))?;
+    let mut off = 0;
+    while off < src.size() {
+        let n = (src.size() - off).min(crate::wal::READ_CHUNK as u64) as usize;
+        out.append(&src.read_at(off, n)?)?;
+        off += n as u64;
+    }
+    out.sync()?;
+    for &w in &drop.skipped_wals {
+        fs.rename(&filename::wal(dir, w), &name(w))?;
+    }
+    fs.sync_dir(&lost)?;
+    fs.sync_dir(dir)?;
+    Ok(lost)
 }

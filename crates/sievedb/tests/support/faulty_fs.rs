@@ -364,6 +364,15 @@ impl FileSystem for FaultyFs {
     fn exists(&self, path: &Path) -> bool {
         self.inner.real.exists(path)
     }
+    fn is_dir(&self, path: &Path) -> bool {
+        self.inner.real.is_dir(path)
+    }
+    fn file_size(&self, path: &Path) -> io::Result<u64> {
+        if self.inner.crashed.load(Ordering::SeqCst) {
+            return Err(io::Error::other("simulated power loss"));
+        }
+        self.inner.real.file_size(path)
+    }
     fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
         self.inner.real.lock(path)
     }
