@@ -153,11 +153,14 @@ fn check_reopen(dir: &Path, model: &Model, ctx: &str) {
     assert_db_equals(&db, &model, &format!("{ctx}, after more writes"));
 }
 
+/// A named way of damaging a database directory.
+type Damage = (&'static str, fn(&Path));
+
 #[test]
 fn repair_rebuilds_a_multilevel_database_whatever_happened_to_the_manifest() {
     let base = tempfile::tempdir().unwrap();
     let model = build_multilevel(base.path());
-    let cases: [(&str, fn(&Path)); 5] = [
+    let cases: [Damage; 5] = [
         ("healthy", |_| {}),
         ("CURRENT missing", |d| {
             std::fs::remove_file(d.join("CURRENT")).unwrap();
