@@ -1,5 +1,5 @@
 //! The one-shot subcommands: `get`, `put`, `delete`, `scan`, `stats`,
-//! `bulkload` and `shell`.
+//! `repair`, `bulkload` and `shell`.
 
 use std::error::Error;
 use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use sievedb::bulk::{BulkLoad, BulkLoadReport};
-use sievedb::{Db, Options, Stats};
+use sievedb::{Db, Options, RepairReport, Stats};
 use sievedb_bench::bulk::{self as bench_bulk, BulkConfig, Progress};
 
 use crate::escape;
@@ -187,6 +187,67 @@ pub fn stats(dir: &Path, json: bool) -> CmdResult {
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `sievedb repair`: rebuilds the MANIFEST of a closed database and prints
+/// the report (a table, or one JSON line).
+pub fn repair(dir: &Path, json: bool) -> CmdResult {
+    if !dir.is_dir() {
+        return Err(Box::new(Message(format!(
+            "database directory {} does not exist",
+            dir.display()
+        ))));
+    }
+    let report = Db::repair(dir, Options::default())?;
+    let mut out = io::stdout().lock();
+    if json {
+        writeln!(out, "{}", serde_json::to_string(&report)?)?;
+    } else {
+        out.write_all(format_repair(&report).as_bytes())?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The human-readable form of a [`RepairReport`].
+pub fn format_repair(r: &RepairReport) -> String {
+    let mut s = String::new();
+    let files: Vec<String> = r
+        .output_files
+        .iter()
+        .map(|n| format!("{n:06}.sst"))
+        .collect();
+    let rows: [(&str, String); 14] = [
+        ("tables read", r.tables_read.to_string()),
+        ("tables damaged", r.tables_damaged.to_string()),
+        ("entries salvaged", r.entries_salvaged.to_string()),
+        ("entries lost", r.entries_lost.to_string()),
+        ("WALs read", r.wals_read.to_string()),
+        ("WALs already flushed", r.wals_stale.to_string()),
+        ("WALs damaged", r.wals_damaged.to_string()),
+        ("WAL entries", r.wal_entries.to_string()),
+        ("entries read", r.entries_read.to_string()),
+        ("entries kept", r.entries_kept.to_string()),
+        (
+            "output",
+            format!(
+                "{} files, {} bytes, level {}",
+                files.len(),
+                r.output_bytes,
+                r.level
+            ),
+        ),
+        ("MANIFEST", format!("MANIFEST-{:06}", r.manifest_number)),
+        ("last sequence", r.last_sequence.to_string()),
+        ("manifests replaced", r.manifests_replaced.to_string()),
+    ];
+    for (k, v) in rows {
+        s.push_str(&format!("{k:<22}{v}\n"));
+    }
+    for p in &r.lost_files {
+        s.push_str(&format!("{:<22}{}\n", "moved to lost/", p.display()));
+    }
+    s
 }
 
 /// The human-readable form of [`Stats`].

@@ -88,6 +88,20 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Rebuild a lost or damaged MANIFEST from the SSTs and WALs in DIR
+    ///
+    /// The database must be closed. Every readable entry is merged by sequence number
+    /// into one run of the last level, keeping the newest version of each key; damaged
+    /// SSTs and WALs, and the replaced MANIFESTs, are moved to DIR/lost/. Prints what
+    /// was read, lost and written.
+    Repair {
+        /// Database directory (must exist)
+        #[arg(long, value_name = "DIR")]
+        db: PathBuf,
+        /// Print the report as one JSON line
+        #[arg(long)]
+        json: bool,
+    },
     /// Read commands from stdin, one per line, and answer each on stdout
     ///
     /// Commands and answers (keys and values escaped; `-` = unbounded scan bound):
@@ -149,6 +163,7 @@ fn run(command: Command) -> commands::CmdResult {
             limit,
         } => commands::scan(&db, from.as_ref(), to.as_ref(), limit),
         Command::Stats { db, json } => commands::stats(&db, json),
+        Command::Repair { db, json } => commands::repair(&db, json),
         Command::Shell { db, sync } => commands::shell(&db, sync),
         Command::Bulkload(args) => commands::bulkload(&args),
         Command::Bench(args) => bench(&args),

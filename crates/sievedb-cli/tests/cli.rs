@@ -229,6 +229,49 @@ fn stats_table_and_json() {
 }
 
 #[test]
+fn repair_rebuilds_a_database_without_current() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let db = db_arg(&dir);
+    let answers = shell(&dir, &[], "put a 1\nput b 2\ndel a\nflush\nput c 3\n");
+    assert_eq!(answers, ["OK", "OK", "OK", "OK", "OK"]);
+    std::fs::remove_file(dir.join("CURRENT")).unwrap();
+    assert!(!sievedb(&["get", "--db", &db, "b"]).status.success());
+
+    let table = ok(&sievedb(&["repair", "--db", &db]));
+    for row in ["tables read", "entries kept", "WAL entries", "MANIFEST"] {
+        assert!(
+            table.lines().any(|l| l.starts_with(row)),
+            "{row} in {table}"
+        );
+    }
+    assert!(
+        table
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["tables", "read", "1"]),
+        "{table}"
+    );
+    assert_eq!(ok(&sievedb(&["get", "--db", &db, "b"])), "2\n");
+    assert_eq!(ok(&sievedb(&["get", "--db", &db, "c"])), "3\n");
+    assert_eq!(sievedb(&["get", "--db", &db, "a"]).status.code(), Some(1));
+
+    // A healthy database repairs too; --json prints one JSON line.
+    let json = ok(&sievedb(&["repair", "--db", &db, "--json"]));
+    assert_eq!(json.lines().count(), 1, "{json}");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("repair --json is JSON");
+    assert_eq!(v["tables_damaged"].as_u64(), Some(0), "{json}");
+    assert_eq!(v["manifests_replaced"].as_u64(), Some(1), "{json}");
+    assert!(v["entries_kept"].as_u64().unwrap_or(0) >= 2, "{json}");
+    assert_eq!(ok(&sievedb(&["scan", "--db", &db])), "b 2\nc 3\n");
+
+    let missing = db_arg(&tmp.path().join("missing"));
+    let o = sievedb(&["repair", "--db", &missing]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+    assert!(!tmp.path().join("missing").exists());
+}
+
+#[test]
 fn shell_session_covers_every_command() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");

@@ -36,6 +36,7 @@ pub mod iter;
 pub mod key;
 pub mod memtable;
 pub mod options;
+pub mod repair;
 pub mod run;
 pub mod skiplist;
 pub mod sst;
@@ -51,5 +52,6 @@ pub use iter::DbIterator;
 pub use options::{
     CompactionStyle, Compression, Options, OptionsBuilder, ReadOptions, WalRecovery, WriteOptions,
 };
+pub use repair::RepairReport;
 pub use stats::{LevelStats, LookupBreakdown, Stats};
 pub use wal::{RecoveryReport, WalDrop};

@@ -8,6 +8,33 @@
 //!   an older run of the same level, and every level is newer than the next.
 //! - The files of a run are sorted and their user-key ranges do not overlap.
 //! - A file is deleted only when no version references it (see [`FileMeta`]'s drop).
+//!
+//! # A failed MANIFEST write
+//!
+//! A MANIFEST is never appended to after an append or sync of it failed: the
+//! failed write may have left a torn record, or a whole record whose
+//! durability is unknown, at the end of the file, and records appended after
+//! it would turn that tail into damage in the middle of the log, which
+//! recovery refuses. So [`VersionSet::log_and_apply`] leaves the in-memory
+//! version unchanged, drops its writer, tries once to start a fresh MANIFEST
+//! (a snapshot of the unchanged version) and point `CURRENT` at it, and
+//! returns the original error. If that attempt fails too, the next
+//! `log_and_apply` starts the fresh MANIFEST instead of appending.
+//!
+//! Until a fresh MANIFEST is current ([`VersionSet::edit_in_doubt`]) the
+//! failed edit may still be replayed by the next open: its bytes may all have
+//! reached the disk although the sync reported an error. The files that edit
+//! adds must therefore be kept until then (they are consistent with it: they
+//! were synced before the edit was written); once a fresh MANIFEST is current
+//! they are orphans that the next open deletes.
+//!
+//! Recovery keeps the strict tail rule of [`crate::wal`] for the MANIFEST: a
+//! last record cut short by the end of the file (a write that failed or a
+//! crash in the middle of an append, never acknowledged) is dropped; a
+//! complete-length last record that fails its checksum is corruption, because
+//! it cannot be told apart from a synced edit damaged later, and dropping a
+//! synced edit could silently lose files (its WALs may already be deleted).
+//! `Db::repair` rebuilds a MANIFEST for that case.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -319,6 +346,9 @@ pub struct VersionSet {
     current: Arc<Version>,
     manifest: Option<LogWriter>,
     manifest_number: u64,
+    /// A MANIFEST write failed and no fresh MANIFEST has been made current
+    /// since: the failed edit may still be replayed by the next open.
+    edit_in_doubt: bool,
     /// Next unused file number.
     pub next_file_number: u64,
     /// WALs numbered below this are obsolete.
@@ -348,6 +378,7 @@ impl VersionSet {
             }),
             manifest: None,
             manifest_number: 0,
+            edit_in_doubt: false,
             next_file_number: 2,
             log_number: 0,
             last_sequence: 0,
@@ -369,6 +400,15 @@ impl VersionSet {
     /// The live MANIFEST's number.
     pub fn manifest_number(&self) -> u64 {
         self.manifest_number
+    }
+
+    /// Whether a MANIFEST write failed and no fresh MANIFEST has been made
+    /// current since. While this holds, the edit whose write failed may still
+    /// be replayed by the next open, so the files it adds must not be deleted
+    /// (see the module docs). The next successful
+    /// [`log_and_apply`](Self::log_and_apply) clears it.
+    pub fn edit_in_doubt(&self) -> bool {
+        self.edit_in_doubt
     }
 
     /// Replays the MANIFEST named by CURRENT.
@@ -461,6 +501,11 @@ impl VersionSet {
 
     /// Writes `edit` durably to the MANIFEST and installs the resulting version.
     /// Files the edit deletes (and does not re-add) become obsolete.
+    ///
+    /// On error the live version is unchanged and the MANIFEST that failed is
+    /// abandoned: this call tries once to start a fresh one (a snapshot of the
+    /// unchanged version), and otherwise the next call does, instead of
+    /// appending after a possibly torn record (see the module docs).
     pub fn log_and_apply(&mut self, mut edit: VersionEdit) -> Result<Arc<Version>> {
         edit.next_file_number = Some(self.next_file_number);
         if edit.log_number.is_none() {
@@ -478,8 +523,10 @@ impl VersionSet {
             self.write_new_manifest(&next, &edit)?;
         } else {
             let m = self.manifest.as_mut().expect("manifest open");
-            m.add_record(&edit.encode())?;
-            m.sync()?;
+            if let Err(e) = m.add_record(&edit.encode()).and_then(|()| m.sync()) {
+                self.abandon_manifest();
+                return Err(e);
+            }
         }
         if let Some(v) = edit.log_number {
             self.log_number = v;
@@ -498,6 +545,22 @@ impl VersionSet {
         }
         self.current = Arc::new(next);
         Ok(self.current.clone())
+    }
+
+    /// After a failed append or sync of the live MANIFEST: never append to it
+    /// again, and try once to make a fresh MANIFEST of the (unchanged) live
+    /// version current, so that the failed edit is provably gone. If that
+    /// fails too, the next `log_and_apply` rolls over instead.
+    fn abandon_manifest(&mut self) {
+        self.manifest = None;
+        self.edit_in_doubt = true;
+        let v = self.current.clone();
+        let snapshot = VersionEdit {
+            log_number: Some(self.log_number),
+            last_sequence: Some(self.last_sequence),
+            ..VersionEdit::default()
+        };
+        let _ = self.write_new_manifest(&v, &snapshot);
     }
 
     /// The version `edit` makes of the current one.
@@ -527,10 +590,14 @@ impl VersionSet {
     }
 
     /// Starts a new MANIFEST holding a snapshot of `v`, then points CURRENT at it.
+    ///
+    /// On failure the writer of the old MANIFEST is dropped too (the next edit
+    /// rolls over again). A failure before `CURRENT` was touched removes the
+    /// new file; a failure while switching `CURRENT` may have left it naming
+    /// the new MANIFEST, which holds `edit`, so that edit is in doubt.
     fn write_new_manifest(&mut self, v: &Version, edit: &VersionEdit) -> Result<()> {
         let number = self.new_file_number();
         let path = filename::manifest(&self.dir, number);
-        let mut w = LogWriter::new(self.fs.create(&path)?, path.clone());
         let mut snap = VersionEdit {
             log_number: edit.log_number,
             next_file_number: Some(self.next_file_number),
@@ -552,12 +619,29 @@ impl VersionSet {
                 }
             }
         }
-        w.add_record(&snap.encode())?;
-        w.sync()?;
-        set_current(self.fs.as_ref(), &self.dir, number)?;
+        let written = (|| {
+            let mut w = LogWriter::new(self.fs.create(&path)?, path.clone());
+            w.add_record(&snap.encode())?;
+            w.sync()?;
+            Ok::<_, Error>(w)
+        })();
+        let w = match written {
+            Ok(w) => w,
+            Err(e) => {
+                self.manifest = None;
+                let _ = self.fs.remove_file(&path);
+                return Err(e);
+            }
+        };
+        if let Err(e) = set_current(self.fs.as_ref(), &self.dir, number) {
+            self.manifest = None;
+            self.edit_in_doubt = true;
+            return Err(e);
+        }
         let old = self.manifest_number;
         self.manifest = Some(w);
         self.manifest_number = number;
+        self.edit_in_doubt = false;
         if old != 0 {
             let _ = self.fs.remove_file(&filename::manifest(&self.dir, old));
         }

@@ -230,6 +230,25 @@ impl Db {
         &self.inner.recovery
     }
 
+    /// Rebuilds the MANIFEST of the (closed) database in `path` from the SSTs
+    /// and WALs present, for when it is lost or damaged (LevelDB's
+    /// `RepairDB`): every readable entry is merged by sequence number into one
+    /// run of the last level of `opts`, keeping the newest version of each key
+    /// and dropping deleted keys; damaged files are moved to `lost/`. See
+    /// [`crate::repair`] for the steps and their crash safety.
+    pub fn repair(path: impl AsRef<Path>, opts: Options) -> Result<crate::RepairReport> {
+        Self::repair_with_fs(path, opts, Arc::new(StdFs))
+    }
+
+    /// [`Db::repair`] through a custom [`FileSystem`].
+    pub fn repair_with_fs(
+        path: impl AsRef<Path>,
+        opts: Options,
+        fs: Arc<dyn FileSystem>,
+    ) -> Result<crate::RepairReport> {
+        crate::repair::repair(path.as_ref(), &opts, fs)
+    }
+
     /// The database directory.
     pub fn path(&self) -> &Path {
         &self.inner.dir

@@ -1,0 +1,493 @@
+//! Repair: rebuilds a database from the SSTs and WALs in its directory when its
+//! MANIFEST is lost or damaged (LevelDB's `RepairDB`), through
+//! [`Db::repair`](crate::Db::repair).
+//!
+//! # What it does
+//!
+//! 1. Takes the directory's `LOCK` (the database must not be open).
+//! 2. Reads every `NNNNNN.sst` in full, checking every block checksum. A table
+//!    that fails to open or to read (or yields fewer entries than its
+//!    properties promise) is *damaged*: the entries read before the damage are
+//!    salvaged, the rest are lost, and the file is moved to `lost/`.
+//! 3. Reads every `NNNNNN.log` (WAL) with the recovery rule of the next open (a
+//!    torn tail is dropped). Damage before the tail loses the records from the
+//!    damage on; the file is then moved to `lost/`. A WAL numbered below the
+//!    `log_number` of a readable record of any MANIFEST present was already
+//!    flushed (left behind by a crash between a flush's MANIFEST edit and the
+//!    WAL's deletion): it is skipped, since newer writes may have overridden
+//!    its values, or deleted them with a tombstone since compacted away.
+//!    Without a readable MANIFEST such a leftover WAL cannot be recognised:
+//!    its records are merged by sequence number, which is right for values
+//!    overridden by entries still in the tables, but brings back values whose
+//!    delete was compacted away. (Sequence numbers alone cannot tell: an
+//!    interrupted repair leaves partial outputs holding newer entries.)
+//! 4. Merges everything read (tables, salvaged entries, WAL records) in
+//!    internal-key order: user key ascending, then sequence number descending.
+//!    Sequence numbers order all writes of a database across every file, so
+//!    the first entry of each user key is its newest version, whatever level,
+//!    run or file it came from. The file numbers and the old level placement,
+//!    which a lost MANIFEST no longer tells, are not needed: a compaction
+//!    output can have a higher number than a file holding newer data, so file
+//!    order is not trusted.
+//! 5. Writes the newest version of every key as new SSTs forming one run (run
+//!    id 0) of the last level (`max_levels - 1`) of `opts`, cut at
+//!    `target_file_size`. The newest version of a deleted key is its
+//!    tombstone, and it is kept: the outputs of a repair interrupted before
+//!    `CURRENT` switched are orphans that a second repair reads again, and
+//!    without the tombstones they would hide nothing of the older versions
+//!    they superseded. Later compactions into the last level drop them.
+//! 6. Writes a new MANIFEST listing only those files, with `log_number` past
+//!    every WAL present (their records are in the new files),
+//!    `last_sequence` = the largest sequence number seen and `next_file_number`
+//!    past every file, fsyncs it and switches `CURRENT` to it (temporary file,
+//!    fsync, rename, directory fsync).
+//! 7. Only then deletes the old SSTs and WALs and moves the old MANIFESTs to
+//!    `lost/`.
+//!
+//! # Crash safety
+//!
+//! Until `CURRENT` switches, the only changes are new files with fresh numbers
+//! (orphans that the next open or repair deletes or re-reads; every entry in
+//! them is also in the old files) and damaged files moved to `lost/` (which the
+//! old state could not read either). After the switch the new MANIFEST is
+//! complete and every file it names is durable; the old files are orphans the
+//! next open deletes if the clean-up did not finish. Repair can be rerun.
+//!
+//! The result holds the newest value of every key that was readable, and no
+//! deleted key; snapshots and older versions are not kept. Open it with the
+//! same `max_levels` (a smaller one refuses it); compaction reshapes the tree
+//! as writes arrive.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::batch;
+use crate::compaction::{self, OutputCtx};
+use crate::error::{Error, Result};
+use crate::io::{filename, FileSystem};
+use crate::iter::{InternalIterator, MergingIterator};
+use crate::key::{self, SeqNo, MAX_SEQ};
+use crate::memtable::Memtable;
+use crate::options::Options;
+use crate::sst::reader::{ReadCtx, TableReader};
+use crate::stats::Counters;
+use crate::version::{set_current, VersionEdit};
+use crate::wal::{self, LogWriter};
+
+/// Name of the subdirectory damaged and replaced files are moved to.
+pub const LOST_DIR: &str = "lost";
+
+/// What [`Db::repair`](crate::Db::repair) found and did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct RepairReport {
+    /// SSTs read in full.
+    pub tables_read: usize,
+    /// SSTs that failed to open or to read in full (moved to `lost/`).
+    pub tables_damaged: usize,
+    /// Entries read from damaged SSTs before their damage (kept).
+    pub entries_salvaged: u64,
+    /// Entries of damaged SSTs that could not be read: what their properties
+    /// block promised beyond those salvaged (a lower bound: a table whose
+    /// properties are unreadable counts 0).
+    pub entries_lost: u64,
+    /// WALs read (including damaged ones).
+    pub wals_read: usize,
+    /// WALs with damage before their tail (moved to `lost/`; their records
+    /// from the damage on are lost).
+    pub wals_damaged: usize,
+    /// WALs skipped because a MANIFEST record shows they were already
+    /// flushed (see the module docs).
+    pub wals_stale: usize,
+    /// Entries (puts and deletes) merged from the other WALs.
+    pub wal_entries: u64,
+    /// Entries merged: from whole tables, salvaged entries and WALs.
+    pub entries_read: u64,
+    /// Entries written: the newest version of every key (a tombstone for a
+    /// deleted key).
+    pub entries_kept: u64,
+    /// Level the new files were written to (one run).
+    pub level: usize,
+    /// Numbers of the new SSTs.
+    pub output_files: Vec<u64>,
+    /// Bytes of the new SSTs.
+    pub output_bytes: u64,
+    /// Number of the new MANIFEST (`CURRENT` names it).
+    pub manifest_number: u64,
+    /// Largest sequence number seen (the new MANIFEST's `last_sequence`).
+    pub last_sequence: SeqNo,
+    /// Old MANIFESTs replaced (moved to `lost/`).
+    pub manifests_replaced: usize,
+    /// Files moved to `lost/`, by their new path.
+    pub lost_files: Vec<PathBuf>,
+}
+
+/// Repairs the database in `dir` (see the module docs).
+pub fn repair(dir: &Path, opts: &Options, fs: Arc<dyn FileSystem>) -> Result<RepairReport> {
+    opts.validate()?;
+    if !fs.exists(dir) || !dir.is_dir() {
+        return Err(Error::InvalidArgument(format!(
+            "{} is not a database directory",
+            dir.display()
+        )));
+    }
+    let _lock = crate::io::lock_dir(fs.as_ref(), dir)?;
+    let (mut ssts, mut wals, mut manifests, mut temps) = (vec![], vec![], vec![], vec![]);
+    let mut max_number = 1u64;
+    for name in fs.list_dir(dir)? {
+        use filename::FileKind;
+        match filename::parse(&name) {
+            Some(FileKind::Sst(n)) => ssts.push(n),
+            Some(FileKind::Wal(n)) => wals.push(n),
+            Some(FileKind::Manifest(n)) => manifests.push(n),
+            Some(FileKind::Temp) => temps.push(name.clone()),
+            None => continue,
+        }
+        if let Some(FileKind::Sst(n) | FileKind::Wal(n) | FileKind::Manifest(n)) =
+            filename::parse(&name)
+        {
+            max_number = max_number.max(n);
+        }
+    }
+    ssts.sort_unstable();
+    wals.sort_unstable();
+    manifests.sort_unstable();
+
+    let mut report = RepairReport {
+        level: opts.max_levels - 1,
+        ..RepairReport::default()
+    };
+    let counters = Arc::new(Counters::new(opts.max_levels));
+    let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+    let mut max_seq: SeqNo = 0;
+    let mut damaged: Vec<PathBuf> = Vec::new();
+    for &n in &ssts {
+        let path = filename::sst(dir, n);
+        match scan_table(fs.as_ref(), &path, n, &counters) {
+            Ok((table, entries, seq)) => {
+                report.tables_read += 1;
+                report.entries_read += entries;
+                max_seq = max_seq.max(seq);
+                let ctx = ReadCtx {
+                    level: 0,
+                    fill_cache: false,
+                };
+                children.push(Box::new(table.iter(ctx)));
+            }
+            Err(promised) => {
+                let mut salvaged = salvage_table(fs.as_ref(), &path, n, &counters);
+                salvaged.sort_by(|a, b| key::compare(&a.0, &b.0));
+                report.tables_damaged += 1;
+                report.entries_salvaged += salvaged.len() as u64;
+                report.entries_read += salvaged.len() as u64;
+                report.entries_lost += promised.saturating_sub(salvaged.len() as u64);
+                for (k, _) in &salvaged {
+                    max_seq = max_seq.max(key::parse(k).map_or(0, |p| p.seq));
+                }
+                children.push(Box::new(VecIter::new(salvaged)));
+                damaged.push(path);
+            }
+        }
+    }
+    // WALs: a WAL is merged unless it is known to be flushed already (see
+    // `stale_wal`); its records then are in the tables or were overridden.
+    let flushed_below = manifest_log_number(fs.as_ref(), dir, &manifests);
+    let mem = Arc::new(Memtable::new(0));
+    for &n in &wals {
+        let path = filename::wal(dir, n);
+        report.wals_read += 1;
+        let (data, readable) = match fs.read_all(&path) {
+            Ok(d) => (d, true),
+            Err(_) => (Vec::new(), false),
+        };
+        let (records, mut intact) = log_prefix(&data);
+        intact &= readable;
+        let mut batches = Vec::new();
+        for rec in records {
+            match batch::decode(rec) {
+                Ok(b) => batches.push(b),
+                Err(_) => {
+                    intact = false;
+                    break;
+                }
+            }
+        }
+        let wal_max = batches
+            .iter()
+            .map(|(seq, e)| seq + (e.len() as u64).saturating_sub(1))
+            .max();
+        if let Some(m) = wal_max {
+            max_seq = max_seq.max(m);
+        }
+        if !intact {
+            report.wals_damaged += 1;
+            damaged.push(path);
+        }
+        if n < flushed_below || wal_max.is_none() {
+            report.wals_stale += usize::from(wal_max.is_some());
+            continue;
+        }
+        for (seq, entries) in &batches {
+            for (i, e) in entries.iter().enumerate() {
+                mem.insert(seq + i as u64, e.kind, e.key, e.value);
+            }
+            report.wal_entries += entries.len() as u64;
+        }
+    }
+    report.entries_read += report.wal_entries;
+    if !mem.is_empty() {
+        children.push(Box::new(mem.iter()));
+    }
+
+    // Damaged files go to lost/ first: the old state could not read them either.
+    let lost = dir.join(LOST_DIR);
+    if !damaged.is_empty() {
+        fs.create_dir_all(&lost)?;
+        for path in &damaged {
+            report
+                .lost_files
+                .push(move_to_lost(fs.as_ref(), path, &lost)?);
+        }
+        fs.sync_dir(&lost)?;
+        fs.sync_dir(dir)?;
+    }
+
+    // Merge into one run of the last level: newest version per key, no tombstones.
+    let first_new = max_number + 1;
+    let next = AtomicU64::new(first_new);
+    let new_number = || next.fetch_add(1, Ordering::Relaxed);
+    let written = (|| {
+        let ctx = OutputCtx {
+            fs: fs.as_ref(),
+            dir,
+            opts,
+            level: report.level,
+            run: 0,
+            split: true,
+            smallest_snapshot: MAX_SEQ,
+            new_file_number: &new_number,
+        };
+        let mut merged = MergingIterator::new(std::mem::take(&mut children));
+        // Tombstones are kept (see the module docs); older versions are not.
+        let outputs = compaction::write_outputs(&mut merged, &ctx, &|_| false)?;
+        fs.sync_dir(dir)?;
+        let number = new_number();
+        let edit = VersionEdit {
+            log_number: Some(number + 1),
+            next_file_number: Some(number + 1),
+            last_sequence: Some(max_seq),
+            deleted: Vec::new(),
+            added: outputs,
+        };
+        let path = filename::manifest(dir, number);
+        let mut w = LogWriter::new(fs.create(&path)?, path);
+        w.add_record(&edit.encode())?;
+        w.sync()?;
+        Ok::<_, Error>((number, edit))
+    })();
+    let (number, edit) = match written {
+        Ok(x) => x,
+        Err(e) => {
+            // Nothing names the new files yet: remove them (the old state stays).
+            for n in first_new..next.load(Ordering::Relaxed) {
+                let _ = fs.remove_file(&filename::sst(dir, n));
+                let _ = fs.remove_file(&filename::manifest(dir, n));
+            }
+            return Err(e);
+        }
+    };
+    // From here a failure may have switched CURRENT: leave the files alone.
+    set_current(fs.as_ref(), dir, number)?;
+    report.manifest_number = number;
+    report.last_sequence = max_seq;
+    report.entries_kept = edit.added.iter().map(|f| f.entries).sum();
+    report.output_bytes = edit.added.iter().map(|f| f.size).sum();
+    report.output_files = edit.added.iter().map(|f| f.number).collect();
+
+    // Clean up: the old files are orphans now (the next open would delete them).
+    for &n in &ssts {
+        let _ = fs.remove_file(&filename::sst(dir, n));
+    }
+    for &n in &wals {
+        let _ = fs.remove_file(&filename::wal(dir, n));
+    }
+    for name in &temps {
+        let _ = fs.remove_file(&dir.join(name));
+    }
+    for &n in &manifests {
+        let path = filename::manifest(dir, n);
+        fs.create_dir_all(&lost)?;
+        if let Ok(p) = move_to_lost(fs.as_ref(), &path, &lost) {
+            report.lost_files.push(p);
+            report.manifests_replaced += 1;
+        }
+    }
+    if report.manifests_replaced > 0 {
+        fs.sync_dir(&lost)?;
+    }
+    fs.sync_dir(dir)?;
+    Ok(report)
+}
+
+/// Opens and reads table `number` in full. On success: the table, its entry
+/// count and largest sequence number; on damage: the entries its properties
+/// promise (0 if unreadable).
+fn scan_table(
+    fs: &dyn FileSystem,
+    path: &Path,
+    number: u64,
+    counters: &Arc<Counters>,
+) -> std::result::Result<(Arc<TableReader>, u64, SeqNo), u64> {
+    let table = TableReader::open(fs, path, number, false, true, None, counters.clone())
+        .map(Arc::new)
+        .map_err(|_| 0u64)?;
+    let promised = table.properties().entries;
+    let mut it = table.iter(ReadCtx {
+        level: 0,
+        fill_cache: false,
+    });
+    let (mut entries, mut max_seq) = (0u64, 0);
+    it.seek_to_first().map_err(|_| promised)?;
+    while it.valid() {
+        match key::parse(it.key()) {
+            Some(p) if key::Kind::from_u8(p.kind).is_some() => max_seq = max_seq.max(p.seq),
+            _ => return Err(promised),
+        }
+        entries += 1;
+        it.next().map_err(|_| promised)?;
+    }
+    if entries != promised {
+        return Err(promised);
+    }
+    Ok((table, entries, max_seq))
+}
+
+/// The entries of a damaged table readable before its damage, in order.
+fn salvage_table(
+    fs: &dyn FileSystem,
+    path: &Path,
+    number: u64,
+    counters: &Arc<Counters>,
+) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut out = Vec::new();
+    let Ok(table) = TableReader::open(fs, path, number, false, true, None, counters.clone()) else {
+        return out;
+    };
+    let table = Arc::new(table);
+    let mut it = table.iter(ReadCtx {
+        level: 0,
+        fill_cache: false,
+    });
+    let mut ok = it.seek_to_first().is_ok();
+    while ok && it.valid() {
+        match key::parse(it.key()) {
+            Some(p) if key::Kind::from_u8(p.kind).is_some() => {}
+            _ => break,
+        }
+        out.push((it.key().to_vec(), it.value().to_vec()));
+        ok = it.next().is_ok();
+    }
+    out
+}
+
+/// The largest `log_number` any readable record of any MANIFEST names: WALs
+/// numbered below it were flushed (0 when no MANIFEST is readable).
+fn manifest_log_number(fs: &dyn FileSystem, dir: &Path, manifests: &[u64]) -> u64 {
+    let mut log_number = 0;
+    for &n in manifests {
+        let Ok(data) = fs.read_all(&filename::manifest(dir, n)) else {
+            continue;
+        };
+        for rec in log_prefix(&data).0 {
+            match VersionEdit::decode(rec) {
+                Ok(e) => log_number = log_number.max(e.log_number.unwrap_or(0)),
+                Err(_) => break,
+            }
+        }
+    }
+    log_number
+}
+
+/// The records of a log up to its first damage, and whether there was none
+/// (a torn tail, as the next open would drop it, is not damage).
+fn log_prefix(data: &[u8]) -> (Vec<&[u8]>, bool) {
+    let p = Path::new("");
+    if let Ok(records) = wal::read_records(data, p, wal::Tail::Lenient) {
+        return (records, true);
+    }
+    // Damage before the tail: keep the longest run of good records from the start.
+    let mut out = Vec::new();
+    let mut off = 0usize;
+    while data.len() - off >= wal::HEADER_LEN {
+        let len = crate::coding::u32_at(data, off) as usize;
+        let end = off + wal::HEADER_LEN + len;
+        if end > data.len() {
+            break;
+        }
+        // A one-record log passes the checks exactly when this record is good.
+        match wal::read_records(&data[off..end], p, wal::Tail::Strict) {
+            Ok(r) if r.len() == 1 => out.push(&data[off + wal::HEADER_LEN..end]),
+            _ => break,
+        }
+        off = end;
+    }
+    (out, false)
+}
+
+/// Moves `path` into `lost` under its own name (or with a `.N` suffix if taken).
+fn move_to_lost(fs: &dyn FileSystem, path: &Path, lost: &Path) -> Result<PathBuf> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut target = lost.join(&name);
+    let mut i = 1;
+    while fs.exists(&target) {
+        target = lost.join(format!("{name}.{i}"));
+        i += 1;
+    }
+    fs.rename(path, &target)?;
+    Ok(target)
+}
+
+/// A cursor over entries held in memory (salvaged from a damaged table).
+struct VecIter {
+    entries: Vec<(Vec<u8>, Vec<u8>)>,
+    pos: usize,
+}
+
+impl VecIter {
+    fn new(entries: Vec<(Vec<u8>, Vec<u8>)>) -> Self {
+        VecIter {
+            pos: entries.len(),
+            entries,
+        }
+    }
+}
+
+impl InternalIterator for VecIter {
+    fn valid(&self) -> bool {
+        self.pos < self.entries.len()
+    }
+    fn seek_to_first(&mut self) -> Result<()> {
+        self.pos = 0;
+        Ok(())
+    }
+    fn seek(&mut self, target: &[u8]) -> Result<()> {
+        self.pos = self
+            .entries
+            .partition_point(|(k, _)| key::compare(k, target).is_lt());
+        Ok(())
+    }
+    fn next(&mut self) -> Result<()> {
+        self.pos += 1;
+        Ok(())
+    }
+    fn key(&self) -> &[u8] {
+        &self.entries[self.pos].0
+    }
+    fn value(&self) -> &[u8] {
+        &self.entries[self.pos].1
+    }
+}
