@@ -13,7 +13,9 @@ use parking_lot::Mutex;
 use sievedb::io::{FileLock, FileSystem, RandomAccessFile, StdFs, WritableFile};
 use sievedb::{CompactionStyle, Db, Error, Options, WriteBatch};
 
-use common::{assert_db_equals, collect_all, small_options, sst_files, wal_files, Model};
+use common::{
+    assert_db_equals, collect_all, dir_state, small_options, sst_files, wal_files, Model,
+};
 
 /// A file system that behaves as a read-only mount and records every call
 /// that would change something (create, create_dir_all, rename, remove_file,
@@ -75,26 +77,6 @@ impl FileSystem for RecordingFs {
     fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
         Err(self.refuse("lock", path))
     }
-}
-
-/// Every file under `dir` (recursively) with its contents.
-fn dir_state(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                todo.push(p);
-            } else {
-                out.insert(
-                    p.strip_prefix(dir).unwrap().to_path_buf(),
-                    fs::read(&p).unwrap(),
-                );
-            }
-        }
-    }
-    out
 }
 
 fn key(i: usize) -> Vec<u8> {

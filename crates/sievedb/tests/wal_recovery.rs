@@ -9,11 +9,10 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{copy_dir, file_name, flip_byte, truncate, wal_files};
+use common::{copy_dir, dir_state, file_name, flip_byte, truncate, wal_files};
 use sievedb::io::{FileSystem, StdFs};
 use sievedb::wal::{DamageKind, LogWriter};
 use sievedb::{Db, Error, Options, WalRecovery};
@@ -120,26 +119,6 @@ impl Damage {
             Damage::Cut => truncate(&path, at + (fx.sizes[w] - at) / 2),
         }
     }
-}
-
-/// Every file under `dir` (recursively) with its contents.
-fn dir_state(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                todo.push(p);
-            } else {
-                out.insert(
-                    p.strip_prefix(dir).unwrap().to_path_buf(),
-                    fs::read(&p).unwrap(),
-                );
-            }
-        }
-    }
-    out
 }
 
 /// The records (w, r) the database shows, checking values and `latest`.

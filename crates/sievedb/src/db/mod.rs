@@ -151,14 +151,7 @@ impl Db {
         opts: Options,
         fs: Arc<dyn FileSystem>,
     ) -> Result<Db> {
-        opts.validate()?;
-        let dir = path.as_ref().to_path_buf();
-        let fs: Arc<dyn FileSystem> = Arc::new(crate::io::NamedFs(fs));
-        let inner = Arc::new(DbInner::open(dir, opts, fs, false)?);
-        let mut db = Db {
-            inner,
-            threads: Vec::new(),
-        };
+        let mut db = Db::open_inner(path.as_ref(), opts, fs, false)?;
         let compactors = db.inner.opts.background_threads.saturating_sub(1).max(1);
         let workers = std::iter::once(("sievedb-flush", DbInner::flush_loop as fn(&DbInner)))
             .chain((0..compactors).map(|_| ("sievedb-compact", DbInner::compaction_loop as _)));
@@ -208,12 +201,22 @@ impl Db {
         opts: Options,
         fs: Arc<dyn FileSystem>,
     ) -> Result<Db> {
+        Db::open_inner(path.as_ref(), opts, fs, true)
+    }
+
+    /// Recovers the database (see [`DbInner::open`]) into a handle without
+    /// background threads. Every I/O error names its path, whatever `fs` is.
+    fn open_inner(
+        path: &Path,
+        opts: Options,
+        fs: Arc<dyn FileSystem>,
+        read_only: bool,
+    ) -> Result<Db> {
         opts.validate()?;
-        let dir = path.as_ref().to_path_buf();
         let fs: Arc<dyn FileSystem> = Arc::new(crate::io::NamedFs(fs));
-        let inner = Arc::new(DbInner::open(dir, opts, fs, true)?);
+        let inner = DbInner::open(path.to_path_buf(), opts, fs, read_only)?;
         Ok(Db {
-            inner,
+            inner: Arc::new(inner),
             threads: Vec::new(),
         })
     }

@@ -2,6 +2,18 @@
 
 use super::*;
 
+impl BgState {
+    /// Why a wait for background work must end: the background error, or
+    /// [`Error::Closed`] once the database shuts down.
+    pub(super) fn stopped(&self) -> Result<()> {
+        match (&self.error, self.shutdown) {
+            (Some(e), _) => Err(e.clone()),
+            (None, true) => Err(Error::Closed),
+            (None, false) => Ok(()),
+        }
+    }
+}
+
 impl DbInner {
     /// Wakes the background threads and waits until `done` holds (checked
     /// under the background lock), a background error stops work, or the
@@ -9,12 +21,7 @@ impl DbInner {
     pub(super) fn wait_background(&self, mut done: impl FnMut(&BgState) -> bool) -> Result<()> {
         let mut bg = self.bg.lock();
         loop {
-            if let Some(e) = &bg.error {
-                return Err(e.clone());
-            }
-            if bg.shutdown {
-                return Err(Error::Closed);
-            }
+            bg.stopped()?;
             if done(&bg) {
                 return Ok(());
             }
@@ -137,12 +144,7 @@ impl DbInner {
                 let c = {
                     let mut bg = self.bg.lock();
                     loop {
-                        if let Some(e) = &bg.error {
-                            return Err(e.clone());
-                        }
-                        if bg.shutdown {
-                            return Err(Error::Closed);
-                        }
+                        bg.stopped()?;
                         let out = (level + 1).min(self.opts.max_levels - 1);
                         if !bg.busy[level] && !bg.busy[out] {
                             break;

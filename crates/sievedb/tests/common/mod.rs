@@ -187,3 +187,23 @@ pub fn show(b: &[u8]) -> String {
         format!("{s:?}")
     }
 }
+
+/// Every file under `dir` (recursively) with its contents.
+pub fn dir_state(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.insert(
+                    p.strip_prefix(dir).unwrap().to_path_buf(),
+                    fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    out
+}
