@@ -3,7 +3,8 @@
 //! Leveling: when L0 holds `level0_compaction_trigger` runs, all of L0 merges
 //! with the overlapping part of L1; when level `i` outgrows `level1_size·T^(i-1)`
 //! one of its files (round robin) merges with the overlapping files of `i+1`,
-//! or moves down untouched when nothing overlaps.
+//! or moves down untouched when nothing overlaps. A level >= 1 holding several
+//! runs (left by tiering before a reopen with leveling) merges whole first.
 //! Tiering: when a level holds T runs (L0: the trigger), all of them merge into
 //! one new run of the next level (the last level merges in place).
 //!
@@ -101,7 +102,7 @@ pub struct Pointers(Vec<Vec<u8>>);
 /// Either style accepts any shape of tree, whatever style wrote it, so the
 /// style may change between opens: under leveling a level >= 1 holding several
 /// runs (left by tiering) scores at least its number of runs and is merged
-/// whole (see [`leveled_whole`]); tiering treats the single run of a leveled
+/// whole (`leveled_whole`); tiering treats the single run of a leveled
 /// level like any other run.
 pub fn pick(v: &Version, opts: &Options, busy: &[bool], ptrs: &mut Pointers) -> Option<Compaction> {
     let last = opts.max_levels - 1;
