@@ -3,7 +3,8 @@
 //! Leveling: when L0 holds `level0_compaction_trigger` runs, all of L0 merges
 //! with the overlapping part of L1; when level `i` outgrows `level1_size·T^(i-1)`
 //! one of its files (round robin) merges with the overlapping files of `i+1`,
-//! or moves down untouched when nothing overlaps.
+//! or moves down untouched when nothing overlaps. A level >= 1 holding several
+//! runs (left by tiering before a reopen with leveling) merges whole first.
 //! Tiering: when a level holds T runs (L0: the trigger), all of them merge into
 //! one new run of the next level (the last level merges in place).
 //!
@@ -33,6 +34,10 @@ pub struct Compaction {
     pub inputs: Vec<(usize, Vec<Arc<FileMeta>>)>,
     /// Whether the single input file just moves down a level.
     pub trivial_move: bool,
+    /// Run of the output level the outputs (or the moved file) join: `None`
+    /// for a new run with a fresh id (tiering), `Some(id)` for the level's
+    /// only run after the compaction (leveling; 0 when the level has none left).
+    pub output_run: Option<u64>,
 }
 
 impl Compaction {
@@ -93,19 +98,30 @@ fn range_of<'a>(files: impl Iterator<Item = &'a Arc<FileMeta>>) -> Option<(Vec<u
 pub struct Pointers(Vec<Vec<u8>>);
 
 /// Picks the most urgent compaction among levels not in `busy`.
+///
+/// Either style accepts any shape of tree, whatever style wrote it, so the
+/// style may change between opens: under leveling a level >= 1 holding several
+/// runs (left by tiering) scores at least its number of runs and is merged
+/// whole (`leveled_whole`); tiering treats the single run of a leveled
+/// level like any other run.
 pub fn pick(v: &Version, opts: &Options, busy: &[bool], ptrs: &mut Pointers) -> Option<Compaction> {
     let last = opts.max_levels - 1;
     let free = |l: usize| !busy[l] && !busy[(l + 1).min(last)];
     let mut best: Option<(f64, usize)> = None;
     for l in 0..opts.max_levels {
+        let runs = v.levels[l].len();
         let score = match (opts.compaction_style, l) {
-            (_, 0) => v.levels[0].len() as f64 / opts.level0_compaction_trigger as f64,
-            (CompactionStyle::Leveling, l) if l < last => {
-                v.level_bytes(l) as f64 / opts.level_capacity(l) as f64
+            (_, 0) => runs as f64 / opts.level0_compaction_trigger as f64,
+            (CompactionStyle::Leveling, l) => {
+                let several = if runs > 1 { runs as f64 } else { 0.0 };
+                let bytes = if l < last {
+                    v.level_bytes(l) as f64 / opts.level_capacity(l) as f64
+                } else {
+                    0.0
+                };
+                several.max(bytes)
             }
-            (CompactionStyle::Leveling, _) => 0.0,
             (CompactionStyle::Tiering, l) => {
-                let runs = v.levels[l].len();
                 if l == last && runs < 2 {
                     0.0
                 } else {
@@ -121,11 +137,13 @@ pub fn pick(v: &Version, opts: &Options, busy: &[bool], ptrs: &mut Pointers) -> 
     Some(match opts.compaction_style {
         CompactionStyle::Tiering => whole_level(v, level, last),
         CompactionStyle::Leveling if level == 0 => level0(v),
+        CompactionStyle::Leveling if v.levels[level].len() > 1 => leveled_whole(v, level, last),
         CompactionStyle::Leveling => one_file(v, level, ptrs),
     })
 }
 
-/// Tiering: every run of `level` into one run of the next level.
+/// Tiering: every run of `level` into one new run of the next level (the last
+/// level merges in place).
 fn whole_level(v: &Version, level: usize, last: usize) -> Compaction {
     Compaction {
         level,
@@ -135,31 +153,76 @@ fn whole_level(v: &Version, level: usize, last: usize) -> Compaction {
             .map(|r| (level, r.files.clone()))
             .collect(),
         trivial_move: false,
+        output_run: None,
     }
 }
 
-/// Leveling: all of L0 plus the overlapping files of L1.
-fn level0(v: &Version) -> Compaction {
-    let mut inputs: Vec<(usize, Vec<Arc<FileMeta>>)> =
-        v.levels[0].iter().map(|r| (0, r.files.clone())).collect();
-    let (lo, hi) = range_of(inputs.iter().flat_map(|(_, f)| f)).unwrap_or_default();
-    let below: Vec<_> = v.levels[1]
-        .iter()
-        .flat_map(|r| overlapping(r, &lo, &hi))
-        .collect();
-    let trivial_move = inputs.len() == 1 && inputs[0].1.len() == 1 && below.is_empty();
-    if !below.is_empty() {
-        inputs.push((1, below));
+/// Leveling: the files of `level` a compaction writing keys `[lo, hi]` into it
+/// must take, and the run its outputs join. With one run, the files overlapping
+/// `[lo, hi]` (the rest of the run lies wholly outside the outputs' range, so the
+/// outputs join that run); with several runs (left by tiering), all of them, so
+/// the level ends up as one run and no output sits in a run older than data it
+/// replaces.
+/// Each run's files come as one list (a merge input is one sorted run).
+fn leveled_target(
+    v: &Version,
+    level: usize,
+    lo: &[u8],
+    hi: &[u8],
+) -> (Vec<Vec<Arc<FileMeta>>>, u64) {
+    match v.levels[level].as_slice() {
+        [] => (Vec::new(), 0),
+        [run] => (vec![overlapping(run, lo, hi)], run.id),
+        runs => (runs.iter().map(|r| r.files.clone()).collect(), 0),
     }
+}
+
+/// Leveling: the inputs of `level` (newest first) plus what they need below.
+fn leveled(
+    v: &Version,
+    level: usize,
+    output_level: usize,
+    mut inputs: Vec<(usize, Vec<Arc<FileMeta>>)>,
+    may_move: bool,
+) -> Compaction {
+    let (lo, hi) = range_of(inputs.iter().flat_map(|(_, f)| f)).unwrap_or_default();
+    let (below, run) = if output_level == level {
+        (Vec::new(), 0)
+    } else {
+        leveled_target(v, output_level, &lo, &hi)
+    };
+    let below: Vec<_> = below.into_iter().filter(|f| !f.is_empty()).collect();
+    let trivial_move = may_move && inputs.len() == 1 && inputs[0].1.len() == 1 && below.is_empty();
+    inputs.extend(below.into_iter().map(|f| (output_level, f)));
     Compaction {
-        level: 0,
-        output_level: 1,
+        level,
+        output_level,
         inputs,
         trivial_move,
+        output_run: Some(run),
     }
 }
 
-/// Leveling: the next file of `level` in round-robin order plus what it overlaps below.
+/// Leveling: all of L0 plus what it overlaps in L1.
+fn level0(v: &Version) -> Compaction {
+    let inputs = v.levels[0].iter().map(|r| (0, r.files.clone())).collect();
+    leveled(v, 0, 1, inputs, true)
+}
+
+/// Leveling, for a level >= 1 holding several runs: all of them plus what they
+/// overlap in the next level, into one run there (the last level: merged in
+/// place into one run). Taking only the newest run would move newer data below
+/// the older runs left behind.
+fn leveled_whole(v: &Version, level: usize, last: usize) -> Compaction {
+    let inputs = v.levels[level]
+        .iter()
+        .map(|r| (level, r.files.clone()))
+        .collect();
+    leveled(v, level, (level + 1).min(last), inputs, false)
+}
+
+/// Leveling, for a level >= 1 holding one run: the next file of that run in
+/// round-robin order plus what it overlaps below.
 fn one_file(v: &Version, level: usize, ptrs: &mut Pointers) -> Compaction {
     if ptrs.0.len() <= level {
         ptrs.0.resize(level + 1, Vec::new());
@@ -173,25 +236,12 @@ fn one_file(v: &Version, level: usize, ptrs: &mut Pointers) -> Compaction {
         .unwrap_or(&run.files[0])
         .clone();
     ptrs.0[level] = f.largest_user().to_vec();
-    let below: Vec<_> = v.levels[level + 1]
-        .iter()
-        .flat_map(|r| overlapping(r, f.smallest_user(), f.largest_user()))
-        .collect();
-    let trivial_move = below.is_empty();
-    let mut inputs = vec![(level, vec![f])];
-    if !below.is_empty() {
-        inputs.push((level + 1, below));
-    }
-    Compaction {
-        level,
-        output_level: level + 1,
-        inputs,
-        trivial_move,
-    }
+    leveled(v, level, level + 1, vec![(level, vec![f])], true)
 }
 
 /// A manual compaction of `level` into the next one, restricted (where the
-/// invariants allow) to files overlapping `[lo, hi]`. `None` if nothing overlaps.
+/// invariants allow) to files overlapping `[lo, hi]`. `None` if nothing
+/// overlaps, or for a last level that already is one run.
 pub fn manual(
     v: &Version,
     opts: &Options,
@@ -203,7 +253,8 @@ pub fn manual(
     let any = v.levels[level]
         .iter()
         .any(|r| r.files.iter().any(|f| f.overlaps(lo, hi)));
-    if !any {
+    let runs = v.levels[level].len();
+    if !any || (level == last && runs < 2) {
         return None;
     }
     match opts.compaction_style {
@@ -211,6 +262,7 @@ pub fn manual(
         // could put newer data below older data, so take the level whole.
         CompactionStyle::Tiering => Some(whole_level(v, level, last)),
         CompactionStyle::Leveling if level == 0 => Some(level0(v)),
+        CompactionStyle::Leveling if runs > 1 => Some(leveled_whole(v, level, last)),
         CompactionStyle::Leveling => {
             let files: Vec<_> = v.levels[level][0]
                 .files
@@ -218,21 +270,7 @@ pub fn manual(
                 .filter(|f| f.overlaps(lo, hi))
                 .cloned()
                 .collect();
-            let (a, b) = range_of(files.iter())?;
-            let below: Vec<_> = v.levels[level + 1]
-                .iter()
-                .flat_map(|r| overlapping(r, &a, &b))
-                .collect();
-            let mut inputs = vec![(level, files)];
-            if !below.is_empty() {
-                inputs.push((level + 1, below));
-            }
-            Some(Compaction {
-                level,
-                output_level: level + 1,
-                inputs,
-                trivial_move: false,
-            })
+            Some(leveled(v, level, level + 1, vec![(level, files)], false))
         }
     }
 }
@@ -261,10 +299,38 @@ pub struct OutputCtx<'a> {
 pub type BottomCheck<'a> = dyn Fn(&[u8]) -> bool + 'a;
 
 /// Merges `input` into new SST files; returns their descriptions.
+///
+/// An entry whose internal key does not parse fails the merge with
+/// [`crate::Error::Corruption`] (the SST readers report it first, naming the file).
+/// On any error the files created so far are removed: nothing references
+/// them yet, and the caller keeps its inputs.
 pub fn write_outputs(
     input: &mut dyn InternalIterator,
     ctx: &OutputCtx<'_>,
     is_bottom: &BottomCheck<'_>,
+) -> Result<Vec<NewFile>> {
+    let mut created = Vec::new();
+    let r = merge_into(input, ctx, is_bottom, &mut created);
+    if r.is_err() {
+        remove_files(ctx.fs, ctx.dir, created);
+    }
+    r
+}
+
+/// Best-effort removal of SSTs `numbers` that no version references (outputs
+/// of a failed flush or compaction); a file left behind is removed as
+/// obsolete when the database next opens.
+pub fn remove_files(fs: &dyn FileSystem, dir: &std::path::Path, numbers: Vec<u64>) {
+    for n in numbers {
+        let _ = fs.remove_file(&filename::sst(dir, n));
+    }
+}
+
+fn merge_into(
+    input: &mut dyn InternalIterator,
+    ctx: &OutputCtx<'_>,
+    is_bottom: &BottomCheck<'_>,
+    created: &mut Vec<u64>,
 ) -> Result<Vec<NewFile>> {
     let mut outputs = Vec::new();
     let mut writer: Option<(TableWriter, u64)> = None;
@@ -275,10 +341,7 @@ pub fn write_outputs(
     input.seek_to_first()?;
     while input.valid() {
         let ik = input.key();
-        let Some(p) = key::parse(ik) else {
-            input.next()?;
-            continue;
-        };
+        let p = key::parse(ik).ok_or_else(|| key::malformed(ik))?;
         let new_key = !has_cur || p.user_key != cur_key.as_slice();
         if new_key {
             cur_key.clear();
@@ -301,6 +364,7 @@ pub fn write_outputs(
             if writer.is_none() {
                 let n = (ctx.new_file_number)();
                 let file = ctx.fs.create(&filename::sst(ctx.dir, n))?;
+                created.push(n);
                 let w = TableWriter::new(
                     file,
                     ctx.level,
@@ -364,6 +428,3 @@ pub fn bottom_check<'a>(c: &'a Compaction, v: &'a Version) -> impl Fn(&[u8]) -> 
         })
     }
 }
-
-/// Removes `Kind` import warning in builds where only Delete is referenced.
-const _: Kind = Kind::Put;

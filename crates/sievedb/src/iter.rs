@@ -162,10 +162,7 @@ impl DbIterator {
         }
         while self.inner.valid() {
             let ik = self.inner.key();
-            let Some(p) = key::parse(ik) else {
-                self.inner.next()?;
-                continue;
-            };
+            let p = key::parse(ik).ok_or_else(|| key::malformed(ik))?;
             if p.seq > self.seq || (self.has_last && p.user_key == self.last_key.as_slice()) {
                 self.inner.next()?;
                 continue;

@@ -150,18 +150,40 @@ pub struct ParsedKey<'a> {
     pub kind: u8,
 }
 
-/// Splits an internal key; `None` if it is shorter than a trailer.
+/// Splits an internal key; `None` if it is shorter than a trailer or its
+/// kind byte is not a [`Kind`].
 #[inline]
 pub fn parse(ikey: &[u8]) -> Option<ParsedKey<'_>> {
     if ikey.len() < 8 {
         return None;
     }
     let t = trailer_of(ikey);
+    Kind::from_u8(t as u8)?;
     Some(ParsedKey {
         user_key: user_key(ikey),
         seq: t >> 8,
         kind: t as u8,
     })
+}
+
+/// What is wrong with an internal key [`parse`] rejects (for error messages).
+pub fn malformed_detail(ikey: &[u8]) -> String {
+    if ikey.len() < 8 {
+        format!(
+            "internal key of {} bytes is shorter than its trailer",
+            ikey.len()
+        )
+    } else {
+        format!("internal key has unknown kind byte {}", kind_of(ikey))
+    }
+}
+
+/// The error for an internal key [`parse`] rejects, met where the file it came
+/// from is unknown (a merge of several sources). SST readers check every key
+/// they hand out and report a bad one with its file first, so this is a last
+/// line of defence: a malformed key is never skipped silently.
+pub fn malformed(ikey: &[u8]) -> crate::Error {
+    crate::Error::corruption("(merged iterator)", malformed_detail(ikey))
 }
 
 #[cfg(test)]

@@ -114,7 +114,9 @@ pub struct Options {
     pub level1_size: u64,
     /// Size at which compaction output files are cut. Default 2 MiB (as in the papers).
     pub target_file_size: u64,
-    /// Number of levels including L0. Default 7.
+    /// Number of levels including L0. Default 7. Reopening with fewer levels
+    /// than the deepest level holding a file needs is refused with
+    /// [`Error::InvalidArgument`]; more levels are always accepted.
     pub max_levels: usize,
     /// Uncompressed size of a data block. Default 4 KiB.
     pub block_size: usize,
@@ -126,7 +128,8 @@ pub struct Options {
     pub max_open_files: usize,
     /// Filter settings (bits per key etc.).
     pub filter: FilterOptions,
-    /// Compaction style. Default leveling.
+    /// Compaction style. Default leveling. May change between opens: either
+    /// style accepts the tree the other left.
     pub compaction_style: CompactionStyle,
     /// Threads for background flushes and compactions. Default 2.
     pub background_threads: usize,

@@ -297,7 +297,8 @@ pub struct LevelStats {
     pub level: usize,
     /// Number of SST files.
     pub files: usize,
-    /// Number of sorted runs (1 under leveling for levels >= 1).
+    /// Number of sorted runs (under leveling 1 for levels >= 1, once levels
+    /// a reopen from tiering left with several runs have been merged).
     pub runs: usize,
     /// Bytes of its files.
     pub bytes: u64,

@@ -3,9 +3,16 @@
 //!
 //! Invariants:
 //! - Level 0 holds one run per file, newest (highest file number) first.
-//! - Under leveling every level >= 1 holds one run; under tiering up to T runs,
-//!   newest (highest run id) first. Data in a newer run is newer than data in
-//!   an older run of the same level, and every level is newer than the next.
+//! - Every level holds runs newest (highest run id) first: where two runs of a
+//!   level hold the same user key, the run with the higher id holds the newer
+//!   entry, and every level is newer than the next.
+//! - Tiering writes each merge as a new run with a fresh id (a file number, so
+//!   larger than every run id before it). Leveling writes into the only run of
+//!   the output level, keeping its id (0 for an empty level), and first merges
+//!   a level holding several runs into one; so a level under leveling holds
+//!   one run except transiently after a reopen with another style, and either
+//!   style keeps the order above on any shape the other left (the style is
+//!   not recorded; see `docs/format.md`).
 //! - The files of a run are sorted and their user-key ranges do not overlap.
 //! - A file is deleted only when no version references it (see [`FileMeta`]'s drop).
 //!
@@ -357,6 +364,9 @@ pub struct VersionSet {
     pub last_sequence: SeqNo,
 }
 
+/// Levels no valid [`crate::Options::max_levels`] reaches.
+const MAX_LEVELS: usize = 64;
+
 /// A MANIFEST larger than this is rewritten as a snapshot on the next edit.
 const MANIFEST_ROLL_BYTES: u64 = 32 << 20;
 
@@ -450,15 +460,6 @@ impl VersionSet {
                 }
             }
             for f in e.added {
-                if f.level >= self.max_levels {
-                    return Err(Error::corruption(
-                        &path,
-                        format!(
-                            "file {} at level {} beyond max_levels {}",
-                            f.number, f.level, self.max_levels
-                        ),
-                    ));
-                }
                 files.insert(f.number, (f.level, f));
             }
         }
@@ -467,6 +468,23 @@ impl VersionSet {
                 &path,
                 "MANIFEST has no file-number record",
             ));
+        }
+        // Only the live files matter: a level emptied since may lie beyond.
+        if let Some((number, (level, _))) = files.iter().max_by_key(|(_, (l, _))| *l) {
+            if *level >= MAX_LEVELS {
+                return Err(Error::corruption(
+                    &path,
+                    format!("file {number} at level {level}, beyond any valid max_levels"),
+                ));
+            }
+            if *level >= self.max_levels {
+                return Err(Error::InvalidArgument(format!(
+                    "max_levels is {} but the database holds file {number} at level {level}: \
+                     open it with max_levels of at least {}",
+                    self.max_levels,
+                    level + 1
+                )));
+            }
         }
         let mut v = Version {
             levels: vec![Vec::new(); self.max_levels],

@@ -25,7 +25,7 @@ use crate::io::{filename, FileLock, FileSystem, StdFs, WritableFile};
 use crate::iter::{DbIterator, InternalIterator, MergingIterator, Pin};
 use crate::key::{self, Kind, SeqNo};
 use crate::memtable::{Lookup, Memtable};
-use crate::options::{CompactionStyle, Options, ReadOptions, WalRecovery, WriteOptions};
+use crate::options::{Options, ReadOptions, WalRecovery, WriteOptions};
 use crate::run::RunIter;
 use crate::sst::reader::ReadCtx;
 use crate::stats::{bump, Counters, LevelStats, Stats};

@@ -287,14 +287,20 @@ fn recovery_flush(
         new_file_number: &new_number,
     };
     let mut it = mem.iter();
-    let outputs = compaction::write_outputs(&mut it, &ctx, &|_| false)?;
+    let result = (|| {
+        for mut f in compaction::write_outputs(&mut it, &ctx, &|_| false)? {
+            f.run = f.number;
+            edit.added.push(f);
+        }
+        fs.sync_dir(dir).map_err(Error::from)
+    })();
     versions.next_file_number = next.into_inner();
-    for mut f in outputs {
-        f.run = f.number;
-        edit.added.push(f);
+    if result.is_err() {
+        // Open fails: no MANIFEST references the files of this recovery yet.
+        let numbers = edit.added.drain(..).map(|f| f.number).collect();
+        compaction::remove_files(fs.as_ref(), dir, numbers);
     }
-    fs.sync_dir(dir)?;
-    Ok(())
+    result
 }
 
 /// Replays WALs `wals` (oldest first) under `opts.wal_recovery`, handing each

@@ -76,18 +76,11 @@ impl DbInner {
         let version = self.current.read().clone();
         let mut edit = VersionEdit::default();
         c.delete_inputs(&mut edit);
-        let leveled_run = |level: usize| {
-            if level == 0 {
-                None
-            } else {
-                Some(0)
-            }
-        };
         if c.trivial_move {
             let f = &c.inputs[0].1[0];
             edit.added.push(crate::version::NewFile {
                 level: c.output_level,
-                run: leveled_run(c.output_level).unwrap_or(f.number),
+                run: c.output_run.unwrap_or(f.number),
                 number: f.number,
                 size: f.size,
                 entries: f.entries,
@@ -95,9 +88,9 @@ impl DbInner {
                 largest: f.largest.clone(),
             });
         } else {
-            let run = match self.opts.compaction_style {
-                CompactionStyle::Leveling => 0,
-                CompactionStyle::Tiering => self.versions.lock().new_file_number(),
+            let run = match c.output_run {
+                Some(run) => run,
+                None => self.versions.lock().new_file_number(),
             };
             let new_number = || self.versions.lock().new_file_number();
             let ctx = OutputCtx {
@@ -111,6 +104,8 @@ impl DbInner {
                 new_file_number: &new_number,
             };
             let mut input = compaction::input_iter(c);
+            // On error the inputs stay (no edit is logged) and write_outputs
+            // has removed what it wrote.
             let outputs = compaction::write_outputs(
                 &mut input,
                 &ctx,
@@ -120,8 +115,12 @@ impl DbInner {
                 bump(&self.counters.compaction_bytes_written, f.size);
                 bump(&self.counters.bytes_written, f.size);
             }
+            if let Err(e) = self.fs.sync_dir(&self.dir) {
+                let numbers = outputs.iter().map(|f| f.number).collect();
+                compaction::remove_files(self.fs.as_ref(), &self.dir, numbers);
+                return Err(e.into());
+            }
             edit.added = outputs;
-            self.fs.sync_dir(&self.dir)?;
         }
         self.log_and_install(edit)?;
         bump(&self.counters.compactions, 1);
@@ -152,15 +151,9 @@ impl DbInner {
                         self.done_cv.wait_for(&mut bg, Duration::from_millis(100));
                     }
                     let v = self.current.read().clone();
-                    // The deepest level is merged in place only under tiering,
-                    // and only when it holds several runs.
-                    let done_at_last = self.opts.compaction_style == CompactionStyle::Leveling
-                        || v.levels[level].len() < 2;
-                    let c = if level == last && done_at_last {
-                        None
-                    } else {
-                        compaction::manual(&v, &self.opts, level, lo, hi)
-                    };
+                    // The deepest level is merged in place only when it
+                    // holds several runs (`manual` returns None otherwise).
+                    let c = compaction::manual(&v, &self.opts, level, lo, hi);
                     let Some(c) = c else { continue };
                     bg.busy[c.level] = true;
                     bg.busy[c.output_level] = true;

@@ -204,8 +204,9 @@ impl BlockIter {
         self.key.truncate(shared);
         self.key
             .extend_from_slice(&self.block.data[kstart..kstart + unshared]);
-        if self.key.len() < 8 {
-            self.corrupt("internal key shorter than its trailer");
+        if key::parse(&self.key).is_none() {
+            let detail = key::malformed_detail(&self.key);
+            self.corrupt(&detail);
             return false;
         }
         self.value = (kstart + unshared, kstart + unshared + vlen);

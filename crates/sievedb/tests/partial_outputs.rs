@@ -1,0 +1,110 @@
+//! A flush or compaction whose output write, sync or creation fails removes
+//! the files it created and keeps its inputs (issue 10, item 6): no stray SST
+//! is left behind, and every acknowledged write still reads, before and after
+//! a reopen.
+
+mod common;
+mod support;
+
+use std::sync::Arc;
+
+use common::{assert_db_equals, sst_files, Model};
+use sievedb::{Db, Options};
+use support::faulty_fs::{Fault, FaultyFs, Op};
+
+fn opts() -> Options {
+    Options::builder()
+        .write_buffer_size(64 << 10)
+        .target_file_size(4 << 10)
+        .block_size(512)
+        .level0_compaction_trigger(8)
+        .level0_slowdown_trigger(16)
+        .level0_stop_trigger(20)
+        .build()
+}
+
+fn fault(op: Op, nth: u64, tear: bool) -> Fault {
+    Fault {
+        op,
+        nth,
+        errno: libc::EIO,
+        tear,
+        sticky: false,
+    }
+}
+
+/// Four overlapping L0 files (about 10 compaction outputs of 4 KiB).
+fn fill(db: &Db, model: &mut Model) {
+    for round in 0..4 {
+        for i in (round..400).step_by(2) {
+            let (k, v) = (
+                format!("key{i:04}"),
+                format!("value-{round}-{i}-{}", "x".repeat(60)),
+            );
+            db.put(&k, &v).unwrap();
+            model.insert(k.into_bytes(), v.into_bytes());
+        }
+        db.flush().unwrap();
+    }
+}
+
+#[test]
+fn failed_compaction_removes_partial_outputs() {
+    for f in [
+        fault(Op::Write, 9, true),
+        fault(Op::Sync, 2, false),
+        fault(Op::Create, 3, false),
+    ] {
+        let ctx = format!("{f:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let fs = FaultyFs::new();
+        let db = Db::open_with_fs(dir.path(), opts(), Arc::new(fs.clone())).unwrap();
+        let mut model = Model::new();
+        fill(&db, &mut model);
+        let before = sst_files(dir.path());
+        assert_eq!(before.len(), 4, "{ctx}");
+        fs.arm(f);
+        let r = db.compact_range::<Vec<u8>, _>(..);
+        fs.disarm();
+        assert!(fs.injected() > 0, "{ctx}: the fault never fired");
+        assert!(r.is_err(), "{ctx}: the compaction must fail");
+        assert_eq!(
+            sst_files(dir.path()),
+            before,
+            "{ctx}: partial outputs must be removed, inputs kept"
+        );
+        assert_db_equals(&db, &model, &format!("{ctx}: after the failure"));
+        drop(db);
+        let db = Db::open(dir.path(), opts()).unwrap();
+        assert_db_equals(&db, &model, &format!("{ctx}: reopened"));
+        db.compact_range::<Vec<u8>, _>(..).unwrap();
+        assert_db_equals(&db, &model, &format!("{ctx}: compacted"));
+    }
+}
+
+#[test]
+fn failed_flush_removes_its_output() {
+    for f in [fault(Op::Write, 3, true), fault(Op::Sync, 0, false)] {
+        let ctx = format!("{f:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let fs = FaultyFs::new();
+        let db = Db::open_with_fs(dir.path(), opts(), Arc::new(fs.clone())).unwrap();
+        let mut model = Model::new();
+        fill(&db, &mut model);
+        for i in 0..200 {
+            let (k, v) = (format!("late{i:04}"), format!("v{i}"));
+            db.put(&k, &v).unwrap();
+            model.insert(k.into_bytes(), v.into_bytes());
+        }
+        let before = sst_files(dir.path());
+        fs.arm(f);
+        let r = db.flush();
+        fs.disarm();
+        assert!(fs.injected() > 0, "{ctx}: the fault never fired");
+        assert!(r.is_err(), "{ctx}: the flush must fail");
+        assert_eq!(sst_files(dir.path()), before, "{ctx}: no partial SST");
+        drop(db);
+        let db = Db::open(dir.path(), opts()).unwrap();
+        assert_db_equals(&db, &model, &format!("{ctx}: reopened"));
+    }
+}
