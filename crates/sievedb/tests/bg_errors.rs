@@ -9,7 +9,7 @@ mod support;
 use std::collections::BTreeMap;
 use std::io;
 use std::path::Path;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -219,6 +219,8 @@ struct PanickyFs {
     /// 0 off; 1: the next WAL append sleeps (so that writers queue behind
     /// it), then arms 2; 2: the next WAL append panics, then disarms.
     state: Arc<AtomicU8>,
+    /// Creating a table file panics (in a flush or a compaction).
+    tables: Arc<AtomicBool>,
 }
 
 struct PanickyWal {
@@ -257,6 +259,9 @@ impl FileSystem for PanickyFs {
         StdFs.create_dir_all(path)
     }
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        if path.extension().is_some_and(|x| x == "sst") && self.tables.load(Ordering::SeqCst) {
+            panic!("injected panic creating a table");
+        }
         let file = StdFs.create(path)?;
         if path.extension().is_some_and(|x| x == "log") {
             return Ok(Box::new(PanickyWal {
@@ -390,4 +395,55 @@ fn close_with_a_live_snapshot_or_iterator_is_busy_and_keeps_the_lock_until_they_
     let db = Db::open(dir.path(), Options::default()).unwrap();
     assert_eq!(db.get(b"k").unwrap(), Some(b"v2".to_vec()));
     db.close().unwrap();
+}
+
+#[test]
+fn a_panic_in_a_flush_or_compaction_stops_writes_instead_of_hanging_them() {
+    for compaction in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = PanickyFs::default();
+        let opts = Options::builder()
+            .write_buffer_size(4 << 10)
+            .level0_compaction_trigger(3)
+            .level0_slowdown_trigger(3)
+            .level0_stop_trigger(3)
+            .build();
+        let db = Arc::new(Db::open_with_fs(dir.path(), opts, Arc::new(fs.clone())).unwrap());
+        let mut model = Model::new();
+        for round in 0..2 {
+            for i in 0..20 {
+                db.put(key(i), value(round)).unwrap();
+                model.insert(key(i), value(round));
+            }
+            db.flush().unwrap();
+        }
+        fs.tables.store(true, Ordering::SeqCst);
+        if compaction {
+            let e = db.compact_range::<&[u8], _>(..).unwrap_err();
+            assert!(e.to_string().contains("compaction panicked"), "{e}");
+            assert!(matches!(db.put(b"k", b"v"), Err(Error::Poisoned(_))));
+        }
+        // Writers stall on the full level 0 or the pending flush: they must
+        // get the error, not wait for a thread that died.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let w = db.clone();
+        std::thread::spawn(move || {
+            let r = (0..100_000).try_for_each(|i| w.put(format!("later{i}"), value(i)));
+            tx.send(r).unwrap();
+        });
+        let r = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("a writer hung after a background thread panicked");
+        assert!(r.is_err());
+        let e = db.flush().unwrap_err();
+        assert!(matches!(e, Error::Poisoned(_)), "{e:?}");
+        assert!(db.resume().is_err(), "a panic is not resumable");
+        fs.tables.store(false, Ordering::SeqCst);
+        drop(db);
+        // Everything written before the tables panicked is still there.
+        let db = Db::open(dir.path(), options()).unwrap();
+        for (k, v) in &model {
+            assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
+        }
+    }
 }

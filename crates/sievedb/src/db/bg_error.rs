@@ -37,6 +37,22 @@ impl DbInner {
         e
     }
 
+    /// Runs a flush or compaction; a panic in it (a bug, or a custom
+    /// [`FileSystem`] that panics) becomes an [`Error::Poisoned`] result, so
+    /// that it sets the background error instead of killing a thread that
+    /// stalled writers and waiters would wait on forever.
+    pub(super) fn unless_panicked(
+        &self,
+        what: &str,
+        work: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|_| {
+            Err(Error::Poisoned(format!(
+                "a {what} panicked; writes are refused until the database is reopened"
+            )))
+        })
+    }
+
     /// The error writes must fail with, if the background error is set.
     pub(super) fn write_error(&self) -> Option<Error> {
         if !self.bg_failed.load(Ordering::Acquire) {

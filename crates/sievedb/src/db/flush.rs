@@ -34,7 +34,7 @@ impl DbInner {
                     }
                 }
             }
-            if let Err(e) = self.flush_oldest() {
+            if let Err(e) = self.unless_panicked("flush", || self.flush_oldest()) {
                 self.set_bg_error(e);
             }
             let _bg = self.bg.lock();

@@ -58,7 +58,7 @@ impl DbInner {
                     self.bg_cv.wait(&mut bg);
                 }
             };
-            let r = self.run_compaction(&c);
+            let r = self.unless_panicked("compaction", || self.run_compaction(&c));
             let mut bg = self.bg.lock();
             bg.busy[c.level] = false;
             bg.busy[c.output_level] = false;
@@ -159,12 +159,17 @@ impl DbInner {
                     bg.busy[c.output_level] = true;
                     c
                 };
-                let r = self.run_compaction(&c);
+                let r = self.unless_panicked("compaction", || self.run_compaction(&c));
                 let mut bg = self.bg.lock();
                 bg.busy[c.level] = false;
                 bg.busy[c.output_level] = false;
                 self.done_cv.notify_all();
                 drop(bg);
+                if let Err(e @ Error::Poisoned(_)) = &r {
+                    // The caller gets the error; a panic also stops writes,
+                    // as it does in a background compaction.
+                    self.set_bg_error(e.clone());
+                }
                 r?;
             }
             Ok(())
