@@ -3,7 +3,11 @@
 use super::*;
 
 impl DbInner {
+    /// Freezes the active memtable and waits until every frozen memtable is
+    /// written. Returns the background error, if one stops flushes (even
+    /// when there is nothing to flush).
     pub(super) fn flush(&self) -> Result<()> {
+        self.bg.lock().stopped()?;
         let target = {
             let mut wal = self.wal.lock();
             if !self.mem.read().mem.is_empty() {
