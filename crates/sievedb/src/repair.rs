@@ -73,7 +73,7 @@ use crate::options::Options;
 use crate::sst::reader::{ReadCtx, TableReader};
 use crate::stats::Counters;
 use crate::version::{set_current, VersionEdit};
-use crate::wal::{self, LogWriter};
+use crate::wal::{LogItem, LogReader, LogWriter, Tail};
 
 /// Name of the subdirectory damaged and replaced files are moved to.
 pub const LOST_DIR: &str = "lost";
@@ -126,157 +126,265 @@ pub struct RepairReport {
 /// Repairs the database in `dir` (see the module docs).
 pub fn repair(dir: &Path, opts: &Options, fs: Arc<dyn FileSystem>) -> Result<RepairReport> {
     opts.validate()?;
-    if !fs.exists(dir) || !dir.is_dir() {
+    let fs = fs.as_ref();
+    if !fs.is_dir(dir) {
         return Err(Error::InvalidArgument(format!(
             "{} is not a database directory",
             dir.display()
         )));
     }
-    let _lock = crate::io::lock_dir(fs.as_ref(), dir)?;
-    let (mut ssts, mut wals, mut manifests, mut temps) = (vec![], vec![], vec![], vec![]);
-    let mut max_number = 1u64;
-    for name in fs.list_dir(dir)? {
-        use filename::FileKind;
-        match filename::parse(&name) {
-            Some(FileKind::Sst(n)) => ssts.push(n),
-            Some(FileKind::Wal(n)) => wals.push(n),
-            Some(FileKind::Manifest(n)) => manifests.push(n),
-            Some(FileKind::Temp) => temps.push(name.clone()),
-            None => continue,
-        }
-        if let Some(FileKind::Sst(n) | FileKind::Wal(n) | FileKind::Manifest(n)) =
-            filename::parse(&name)
-        {
-            max_number = max_number.max(n);
-        }
-    }
-    ssts.sort_unstable();
-    wals.sort_unstable();
-    manifests.sort_unstable();
-
+    let _lock = crate::io::lock_dir(fs, dir)?;
+    let files = Inventory::list(fs, dir)?;
     let mut report = RepairReport {
         level: opts.max_levels - 1,
         ..RepairReport::default()
     };
-    let counters = Arc::new(Counters::new(opts.max_levels));
-    let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
-    let mut max_seq: SeqNo = 0;
-    let mut damaged: Vec<PathBuf> = Vec::new();
-    for &n in &ssts {
-        let path = filename::sst(dir, n);
-        match scan_table(fs.as_ref(), &path, n, &counters) {
-            Ok((table, entries, seq)) => {
-                report.tables_read += 1;
-                report.entries_read += entries;
-                max_seq = max_seq.max(seq);
-                let ctx = ReadCtx {
-                    level: 0,
-                    fill_cache: false,
-                };
-                children.push(Box::new(table.iter(ctx)));
-            }
-            Err(promised) => {
-                let mut salvaged = salvage_table(fs.as_ref(), &path, n, &counters);
-                salvaged.sort_by(|a, b| key::compare(&a.0, &b.0));
-                report.tables_damaged += 1;
-                report.entries_salvaged += salvaged.len() as u64;
-                report.entries_read += salvaged.len() as u64;
-                report.entries_lost += promised.saturating_sub(salvaged.len() as u64);
-                for (k, _) in &salvaged {
-                    max_seq = max_seq.max(key::parse(k).map_or(0, |p| p.seq));
-                }
-                children.push(Box::new(VecIter::new(salvaged)));
-                damaged.push(path);
-            }
-        }
-    }
-    // WALs: a WAL is merged unless it is known to be flushed already (see
-    // `stale_wal`); its records then are in the tables or were overridden.
-    let flushed_below = manifest_log_number(fs.as_ref(), dir, &manifests);
-    let mem = Arc::new(Memtable::new(0));
-    for &n in &wals {
-        let path = filename::wal(dir, n);
-        report.wals_read += 1;
-        let (data, readable) = match fs.read_all(&path) {
-            Ok(d) => (d, true),
-            Err(_) => (Vec::new(), false),
-        };
-        let (records, mut intact) = log_prefix(&data);
-        intact &= readable;
-        let mut batches = Vec::new();
-        for rec in records {
-            match batch::decode(rec) {
-                Ok(b) => batches.push(b),
-                Err(_) => {
-                    intact = false;
-                    break;
-                }
-            }
-        }
-        let wal_max = batches
-            .iter()
-            .map(|(seq, e)| seq + (e.len() as u64).saturating_sub(1))
-            .max();
-        if let Some(m) = wal_max {
-            max_seq = max_seq.max(m);
-        }
-        if !intact {
-            report.wals_damaged += 1;
-            damaged.push(path);
-        }
-        if n < flushed_below || wal_max.is_none() {
-            report.wals_stale += usize::from(wal_max.is_some());
-            continue;
-        }
-        for (seq, entries) in &batches {
-            for (i, e) in entries.iter().enumerate() {
-                mem.insert(seq + i as u64, e.kind, e.key, e.value);
-            }
-            report.wal_entries += entries.len() as u64;
-        }
-    }
-    report.entries_read += report.wal_entries;
-    if !mem.is_empty() {
-        children.push(Box::new(mem.iter()));
-    }
-
+    let mut inputs = MergeInputs::default();
+    inputs.read_tables(fs, dir, opts, &files.ssts, &mut report);
+    inputs.read_wals(fs, dir, &files, &mut report);
     // Damaged files go to lost/ first: the old state could not read them either.
     let lost = dir.join(LOST_DIR);
-    if !damaged.is_empty() {
+    if !inputs.damaged.is_empty() {
         fs.create_dir_all(&lost)?;
-        for path in &damaged {
-            report
-                .lost_files
-                .push(move_to_lost(fs.as_ref(), path, &lost)?);
+        for path in &inputs.damaged {
+            report.lost_files.push(move_to_lost(fs, path, &lost)?);
         }
         fs.sync_dir(&lost)?;
         fs.sync_dir(dir)?;
     }
+    let max_seq = inputs.max_seq;
+    let (number, edit) = write_merged(fs, dir, opts, files.max_number, inputs)?;
+    // From here a failure may have switched CURRENT: leave the files alone.
+    set_current(fs, dir, number)?;
+    report.manifest_number = number;
+    report.last_sequence = max_seq;
+    report.entries_kept = edit.added.iter().map(|f| f.entries).sum();
+    report.output_bytes = edit.added.iter().map(|f| f.size).sum();
+    report.output_files = edit.added.iter().map(|f| f.number).collect();
+    files.clean_up(fs, dir, &lost, &mut report)?;
+    Ok(report)
+}
 
-    // Merge into one run of the last level: newest version per key, no tombstones.
+/// The database files found in the directory.
+#[derive(Default)]
+struct Inventory {
+    ssts: Vec<u64>,
+    wals: Vec<u64>,
+    manifests: Vec<u64>,
+    temps: Vec<String>,
+    /// The largest file number in use.
+    max_number: u64,
+}
+
+impl Inventory {
+    fn list(fs: &dyn FileSystem, dir: &Path) -> Result<Inventory> {
+        use filename::FileKind;
+        let mut files = Inventory {
+            max_number: 1,
+            ..Inventory::default()
+        };
+        for name in fs.list_dir(dir)? {
+            let n = match filename::parse(&name) {
+                Some(FileKind::Sst(n)) => {
+                    files.ssts.push(n);
+                    n
+                }
+                Some(FileKind::Wal(n)) => {
+                    files.wals.push(n);
+                    n
+                }
+                Some(FileKind::Manifest(n)) => {
+                    files.manifests.push(n);
+                    n
+                }
+                Some(FileKind::Temp) => {
+                    files.temps.push(name);
+                    continue;
+                }
+                None => continue,
+            };
+            files.max_number = files.max_number.max(n);
+        }
+        files.ssts.sort_unstable();
+        files.wals.sort_unstable();
+        files.manifests.sort_unstable();
+        Ok(files)
+    }
+
+    /// After `CURRENT` switched: the old files are orphans (the next open
+    /// would delete them); old MANIFESTs are kept in `lost`.
+    fn clean_up(
+        &self,
+        fs: &dyn FileSystem,
+        dir: &Path,
+        lost: &Path,
+        report: &mut RepairReport,
+    ) -> Result<()> {
+        for &n in &self.ssts {
+            let _ = fs.remove_file(&filename::sst(dir, n));
+        }
+        for &n in &self.wals {
+            let _ = fs.remove_file(&filename::wal(dir, n));
+        }
+        for name in &self.temps {
+            let _ = fs.remove_file(&dir.join(name));
+        }
+        for &n in &self.manifests {
+            let path = filename::manifest(dir, n);
+            fs.create_dir_all(lost)?;
+            if let Ok(p) = move_to_lost(fs, &path, lost) {
+                report.lost_files.push(p);
+                report.manifests_replaced += 1;
+            }
+        }
+        if report.manifests_replaced > 0 {
+            fs.sync_dir(lost)?;
+        }
+        fs.sync_dir(dir)?;
+        Ok(())
+    }
+}
+
+/// Everything repair merges: one sorted source per table (or its salvaged
+/// entries) and one for the WAL records.
+#[derive(Default)]
+struct MergeInputs {
+    children: Vec<Box<dyn InternalIterator>>,
+    /// The largest sequence number seen.
+    max_seq: SeqNo,
+    /// Files with damage, to be moved to `lost/`.
+    damaged: Vec<PathBuf>,
+}
+
+impl MergeInputs {
+    /// Every table read in full, or what is salvageable of a damaged one.
+    fn read_tables(
+        &mut self,
+        fs: &dyn FileSystem,
+        dir: &Path,
+        opts: &Options,
+        ssts: &[u64],
+        report: &mut RepairReport,
+    ) {
+        let counters = Arc::new(Counters::new(opts.max_levels));
+        for &n in ssts {
+            let path = filename::sst(dir, n);
+            match scan_table(fs, &path, n, &counters) {
+                Ok((table, entries, seq)) => {
+                    report.tables_read += 1;
+                    report.entries_read += entries;
+                    self.max_seq = self.max_seq.max(seq);
+                    let ctx = ReadCtx {
+                        level: 0,
+                        fill_cache: false,
+                    };
+                    self.children.push(Box::new(table.iter(ctx)));
+                }
+                Err(promised) => {
+                    let mut salvaged = salvage_table(fs, &path, n, &counters);
+                    salvaged.sort_by(|a, b| key::compare(&a.0, &b.0));
+                    report.tables_damaged += 1;
+                    report.entries_salvaged += salvaged.len() as u64;
+                    report.entries_read += salvaged.len() as u64;
+                    report.entries_lost += promised.saturating_sub(salvaged.len() as u64);
+                    for (k, _) in &salvaged {
+                        self.max_seq = self.max_seq.max(key::parse(k).map_or(0, |p| p.seq));
+                    }
+                    self.children.push(Box::new(VecIter::new(salvaged)));
+                    self.damaged.push(path);
+                }
+            }
+        }
+    }
+
+    /// The records of every WAL up to its damage, unless it is known to be
+    /// flushed already (see the module docs): its records then are in the
+    /// tables or were overridden.
+    fn read_wals(
+        &mut self,
+        fs: &dyn FileSystem,
+        dir: &Path,
+        files: &Inventory,
+        report: &mut RepairReport,
+    ) {
+        let flushed_below = manifest_log_number(fs, dir, &files.manifests);
+        let mem = Arc::new(Memtable::new(0));
+        for &n in &files.wals {
+            let path = filename::wal(dir, n);
+            report.wals_read += 1;
+            let (records, mut intact) = log_prefix(fs, &path);
+            let mut batches = Vec::new();
+            for rec in &records {
+                match batch::decode(rec) {
+                    Ok(b) => batches.push(b),
+                    Err(_) => {
+                        intact = false;
+                        break;
+                    }
+                }
+            }
+            let wal_max = batches
+                .iter()
+                .map(|(seq, e)| seq + (e.len() as u64).saturating_sub(1))
+                .max();
+            if let Some(m) = wal_max {
+                self.max_seq = self.max_seq.max(m);
+            }
+            if !intact {
+                report.wals_damaged += 1;
+                self.damaged.push(path);
+            }
+            if n < flushed_below || wal_max.is_none() {
+                report.wals_stale += usize::from(wal_max.is_some());
+                continue;
+            }
+            for (seq, entries) in &batches {
+                for (i, e) in entries.iter().enumerate() {
+                    mem.insert(seq + i as u64, e.kind, e.key, e.value);
+                }
+                report.wal_entries += entries.len() as u64;
+            }
+        }
+        report.entries_read += report.wal_entries;
+        if !mem.is_empty() {
+            self.children.push(Box::new(mem.iter()));
+        }
+    }
+}
+
+/// Merges `inputs` into one run of the last level (newest version per key;
+/// tombstones kept, see the module docs) numbered after `max_number`, and
+/// writes the MANIFEST that lists it (not yet current). On failure the new
+/// files are removed: nothing names them yet, and the old state stays.
+fn write_merged(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    opts: &Options,
+    max_number: u64,
+    inputs: MergeInputs,
+) -> Result<(u64, VersionEdit)> {
     let first_new = max_number + 1;
     let next = AtomicU64::new(first_new);
     let new_number = || next.fetch_add(1, Ordering::Relaxed);
     let written = (|| {
         let ctx = OutputCtx {
-            fs: fs.as_ref(),
+            fs,
             dir,
             opts,
-            level: report.level,
+            level: opts.max_levels - 1,
             run: 0,
             split: true,
             smallest_snapshot: MAX_SEQ,
             new_file_number: &new_number,
         };
-        let mut merged = MergingIterator::new(std::mem::take(&mut children));
-        // Tombstones are kept (see the module docs); older versions are not.
+        let mut merged = MergingIterator::new(inputs.children);
         let outputs = compaction::write_outputs(&mut merged, &ctx, &|_| false)?;
         fs.sync_dir(dir)?;
         let number = new_number();
         let edit = VersionEdit {
             log_number: Some(number + 1),
             next_file_number: Some(number + 1),
-            last_sequence: Some(max_seq),
+            last_sequence: Some(inputs.max_seq),
             deleted: Vec::new(),
             added: outputs,
         };
@@ -286,48 +394,13 @@ pub fn repair(dir: &Path, opts: &Options, fs: Arc<dyn FileSystem>) -> Result<Rep
         w.sync()?;
         Ok::<_, Error>((number, edit))
     })();
-    let (number, edit) = match written {
-        Ok(x) => x,
-        Err(e) => {
-            // Nothing names the new files yet: remove them (the old state stays).
-            for n in first_new..next.load(Ordering::Relaxed) {
-                let _ = fs.remove_file(&filename::sst(dir, n));
-                let _ = fs.remove_file(&filename::manifest(dir, n));
-            }
-            return Err(e);
-        }
-    };
-    // From here a failure may have switched CURRENT: leave the files alone.
-    set_current(fs.as_ref(), dir, number)?;
-    report.manifest_number = number;
-    report.last_sequence = max_seq;
-    report.entries_kept = edit.added.iter().map(|f| f.entries).sum();
-    report.output_bytes = edit.added.iter().map(|f| f.size).sum();
-    report.output_files = edit.added.iter().map(|f| f.number).collect();
-
-    // Clean up: the old files are orphans now (the next open would delete them).
-    for &n in &ssts {
-        let _ = fs.remove_file(&filename::sst(dir, n));
-    }
-    for &n in &wals {
-        let _ = fs.remove_file(&filename::wal(dir, n));
-    }
-    for name in &temps {
-        let _ = fs.remove_file(&dir.join(name));
-    }
-    for &n in &manifests {
-        let path = filename::manifest(dir, n);
-        fs.create_dir_all(&lost)?;
-        if let Ok(p) = move_to_lost(fs.as_ref(), &path, &lost) {
-            report.lost_files.push(p);
-            report.manifests_replaced += 1;
+    if written.is_err() {
+        for n in first_new..next.load(Ordering::Relaxed) {
+            let _ = fs.remove_file(&filename::sst(dir, n));
+            let _ = fs.remove_file(&filename::manifest(dir, n));
         }
     }
-    if report.manifests_replaced > 0 {
-        fs.sync_dir(&lost)?;
-    }
-    fs.sync_dir(dir)?;
-    Ok(report)
+    written
 }
 
 /// Opens and reads table `number` in full. On success: the table, its entry
@@ -396,11 +469,8 @@ fn salvage_table(
 fn manifest_log_number(fs: &dyn FileSystem, dir: &Path, manifests: &[u64]) -> u64 {
     let mut log_number = 0;
     for &n in manifests {
-        let Ok(data) = fs.read_all(&filename::manifest(dir, n)) else {
-            continue;
-        };
-        for rec in log_prefix(&data).0 {
-            match VersionEdit::decode(rec) {
+        for rec in log_prefix(fs, &filename::manifest(dir, n)).0 {
+            match VersionEdit::decode(&rec) {
                 Ok(e) => log_number = log_number.max(e.log_number.unwrap_or(0)),
                 Err(_) => break,
             }
@@ -409,30 +479,23 @@ fn manifest_log_number(fs: &dyn FileSystem, dir: &Path, manifests: &[u64]) -> u6
     log_number
 }
 
-/// The records of a log up to its first damage, and whether there was none
-/// (a torn tail, as the next open would drop it, is not damage).
-fn log_prefix(data: &[u8]) -> (Vec<&[u8]>, bool) {
-    let p = Path::new("");
-    if let Ok(records) = wal::read_records(data, p, wal::Tail::Lenient) {
-        return (records, true);
-    }
-    // Damage before the tail: keep the longest run of good records from the start.
+/// The records of log `path` up to its first damage, and whether there was
+/// none (a torn tail, as the next open would drop it, is not damage; an
+/// unreadable file is).
+fn log_prefix(fs: &dyn FileSystem, path: &Path) -> (Vec<Vec<u8>>, bool) {
     let mut out = Vec::new();
-    let mut off = 0usize;
-    while data.len() - off >= wal::HEADER_LEN {
-        let len = crate::coding::u32_at(data, off) as usize;
-        let end = off + wal::HEADER_LEN + len;
-        if end > data.len() {
-            break;
+    let Ok(file) = fs.open_random(path, false) else {
+        return (out, false);
+    };
+    let mut reader = LogReader::new(file.as_ref(), path);
+    loop {
+        match reader.next_item() {
+            Ok(LogItem::Record { payload, .. }) => out.push(payload.to_vec()),
+            Ok(LogItem::End) => return (out, true),
+            Ok(LogItem::Damaged(d)) => return (out, d.kind.is_torn_tail(Tail::Lenient)),
+            Err(_) => return (out, false),
         }
-        // A one-record log passes the checks exactly when this record is good.
-        match wal::read_records(&data[off..end], p, wal::Tail::Strict) {
-            Ok(r) if r.len() == 1 => out.push(&data[off + wal::HEADER_LEN..end]),
-            _ => break,
-        }
-        off = end;
     }
-    (out, false)
 }
 
 /// Moves `path` into `lost` under its own name (or with a `.N` suffix if taken).

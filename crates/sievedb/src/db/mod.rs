@@ -249,7 +249,7 @@ impl Db {
         opts: Options,
         fs: Arc<dyn FileSystem>,
     ) -> Result<crate::RepairReport> {
-        crate::repair::repair(path.as_ref(), &opts, fs)
+        crate::repair::repair(path.as_ref(), &opts, Arc::new(crate::io::NamedFs(fs)))
     }
 
     /// The database directory.
