@@ -317,6 +317,15 @@ pub fn write_outputs(
     r
 }
 
+/// Makes the creation of `outputs` durable (fsyncs `dir`); if that fails,
+/// removes them (nothing references them yet) and returns the error.
+pub fn sync_outputs(fs: &dyn FileSystem, dir: &std::path::Path, outputs: &[NewFile]) -> Result<()> {
+    fs.sync_dir(dir).map_err(|e| {
+        remove_files(fs, dir, outputs.iter().map(|f| f.number).collect());
+        e.into()
+    })
+}
+
 /// Best-effort removal of SSTs `numbers` that no version references (outputs
 /// of a failed flush or compaction); a file left behind is removed as
 /// obsolete when the database next opens.

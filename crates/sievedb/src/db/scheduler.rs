@@ -115,11 +115,7 @@ impl DbInner {
                 bump(&self.counters.compaction_bytes_written, f.size);
                 bump(&self.counters.bytes_written, f.size);
             }
-            if let Err(e) = self.fs.sync_dir(&self.dir) {
-                let numbers = outputs.iter().map(|f| f.number).collect();
-                compaction::remove_files(self.fs.as_ref(), &self.dir, numbers);
-                return Err(e.into());
-            }
+            compaction::sync_outputs(self.fs.as_ref(), &self.dir, &outputs)?;
             edit.added = outputs;
         }
         self.log_and_install(edit)?;
