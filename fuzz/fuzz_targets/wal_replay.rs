@@ -20,10 +20,16 @@ fuzz_target!(|data: &[u8]| {
         }
     };
     let Ok(records) = whole else {
-        assert!(!streamed_ok, "streaming accepted a log the buffer reader rejects");
+        assert!(
+            !streamed_ok,
+            "streaming accepted a log the buffer reader rejects"
+        );
         return;
     };
-    assert!(streamed_ok, "streaming rejected a log the buffer reader accepts");
+    assert!(
+        streamed_ok,
+        "streaming rejected a log the buffer reader accepts"
+    );
     assert_eq!(records.len(), streamed.len());
     for (r, s) in records.iter().zip(&streamed) {
         assert_eq!(*r, s.as_slice());
