@@ -427,7 +427,7 @@ fn a_panic_in_a_flush_or_compaction_stops_writes_instead_of_hanging_them() {
         // get the error, not wait for a thread that died.
         let (tx, rx) = std::sync::mpsc::channel();
         let w = db.clone();
-        std::thread::spawn(move || {
+        let writer = std::thread::spawn(move || {
             let r = (0..100_000).try_for_each(|i| w.put(format!("later{i}"), value(i)));
             tx.send(r).unwrap();
         });
@@ -435,6 +435,8 @@ fn a_panic_in_a_flush_or_compaction_stops_writes_instead_of_hanging_them() {
             .recv_timeout(Duration::from_secs(30))
             .expect("a writer hung after a background thread panicked");
         assert!(r.is_err());
+        // Its handle on the database must be gone before the reopen below.
+        writer.join().unwrap();
         let e = db.flush().unwrap_err();
         assert!(matches!(e, Error::Poisoned(_)), "{e:?}");
         assert!(db.resume().is_err(), "a panic is not resumable");
