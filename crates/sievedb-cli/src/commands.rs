@@ -192,12 +192,6 @@ pub fn stats(dir: &Path, json: bool) -> CmdResult {
 /// `sievedb repair`: rebuilds the MANIFEST of a closed database and prints
 /// the report (a table, or one JSON line).
 pub fn repair(dir: &Path, json: bool) -> CmdResult {
-    if !dir.is_dir() {
-        return Err(Box::new(Message(format!(
-            "database directory {} does not exist",
-            dir.display()
-        ))));
-    }
     let report = Db::repair(dir, Options::default())?;
     let mut out = io::stdout().lock();
     if json {

@@ -447,6 +447,11 @@ pub mod filename {
     pub fn current(dir: &Path) -> PathBuf {
         dir.join("CURRENT")
     }
+    /// `lost/`: files recovery or repair could not use, kept for inspection
+    /// (sievedb never reads or deletes them).
+    pub fn lost(dir: &Path) -> PathBuf {
+        dir.join("lost")
+    }
     /// `LOCK`: held while the database is open.
     pub fn lock(dir: &Path) -> PathBuf {
         dir.join("LOCK")

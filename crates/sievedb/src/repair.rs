@@ -75,9 +75,6 @@ use crate::stats::Counters;
 use crate::version::{set_current, VersionEdit};
 use crate::wal::{LogItem, LogReader, LogWriter, Tail};
 
-/// Name of the subdirectory damaged and replaced files are moved to.
-pub const LOST_DIR: &str = "lost";
-
 /// What [`Db::repair`](crate::Db::repair) found and did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
@@ -128,8 +125,13 @@ pub fn repair(dir: &Path, opts: &Options, fs: Arc<dyn FileSystem>) -> Result<Rep
     opts.validate()?;
     let fs = fs.as_ref();
     if !fs.is_dir(dir) {
+        let why = if fs.exists(dir) {
+            "is not a directory"
+        } else {
+            "does not exist"
+        };
         return Err(Error::InvalidArgument(format!(
-            "{} is not a database directory",
+            "database directory {} {why}",
             dir.display()
         )));
     }
@@ -143,7 +145,7 @@ pub fn repair(dir: &Path, opts: &Options, fs: Arc<dyn FileSystem>) -> Result<Rep
     inputs.read_tables(fs, dir, opts, &files.ssts, &mut report);
     inputs.read_wals(fs, dir, &files, &mut report);
     // Damaged files go to lost/ first: the old state could not read them either.
-    let lost = dir.join(LOST_DIR);
+    let lost = filename::lost(dir);
     if !inputs.damaged.is_empty() {
         fs.create_dir_all(&lost)?;
         for path in &inputs.damaged {
@@ -424,8 +426,8 @@ fn scan_table(
     it.seek_to_first().map_err(|_| promised)?;
     while it.valid() {
         match key::parse(it.key()) {
-            Some(p) if key::Kind::from_u8(p.kind).is_some() => max_seq = max_seq.max(p.seq),
-            _ => return Err(promised),
+            Some(p) => max_seq = max_seq.max(p.seq),
+            None => return Err(promised),
         }
         entries += 1;
         it.next().map_err(|_| promised)?;
@@ -454,9 +456,8 @@ fn salvage_table(
     });
     let mut ok = it.seek_to_first().is_ok();
     while ok && it.valid() {
-        match key::parse(it.key()) {
-            Some(p) if key::Kind::from_u8(p.kind).is_some() => {}
-            _ => break,
+        if key::parse(it.key()).is_none() {
+            break;
         }
         out.push((it.key().to_vec(), it.value().to_vec()));
         ok = it.next().is_ok();

@@ -218,16 +218,9 @@ impl<'f> LogReader<'f> {
     }
 
     fn read(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
-        self.file.read_at(offset, len).map_err(|e| {
-            Error::Io(std::io::Error::new(
-                e.kind(),
-                format!(
-                    "reading {} bytes at offset {offset} of {}: {e}",
-                    len,
-                    self.path.display()
-                ),
-            ))
-        })
+        self.file
+            .read_at(offset, len)
+            .map_err(|e| Error::Io(crate::io::with_path(e, &self.path)))
     }
 
     /// Makes at least `want` unread bytes available (the caller checked that

@@ -147,7 +147,8 @@ impl DbInner {
         }
         let deadline = std::time::Instant::now() + self.opts.bg_error_resume_retry_interval;
         while due(&bg) && !self.bg_cv.wait_until(&mut bg, deadline).timed_out() {}
-        if !due(&bg) || std::time::Instant::now() < deadline {
+        // The wait ended early only if the attempt is no longer due.
+        if !due(&bg) {
             return bg;
         }
         bg.resume_attempts += 1;

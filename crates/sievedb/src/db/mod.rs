@@ -321,13 +321,9 @@ impl Db {
         &self,
         keys: impl IntoIterator<Item = K>,
     ) -> Result<Vec<Option<Vec<u8>>>> {
-        let keys: Vec<K> = keys.into_iter().collect();
-        for k in &keys {
-            user_key(k.as_ref())?;
-        }
         let (seq, view) = self.inner.view();
-        keys.iter()
-            .map(|k| self.inner.get_in(&view, k.as_ref(), seq, true))
+        keys.into_iter()
+            .map(|k| self.inner.get_in(&view, user_key(k.as_ref())?, seq, true))
             .collect()
     }
 

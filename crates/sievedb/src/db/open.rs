@@ -418,15 +418,12 @@ fn replay_wals(
     Ok(report)
 }
 
-/// Name of the subdirectory that keeps WALs a point-in-time recovery did not apply.
-pub const LOST_DIR: &str = "lost";
-
 /// Keeps the WALs point-in-time recovery did not (fully) apply in
 /// `dir/lost/`: the damaged WAL is copied (its good prefix must stay
 /// replayable until the recovery edit is durable; it is deleted as obsolete
 /// after), the skipped newer WALs are moved (they will not be replayed).
 fn keep_lost(fs: &dyn FileSystem, dir: &Path, drop: &WalDrop) -> Result<PathBuf> {
-    let lost = dir.join(LOST_DIR);
+    let lost = filename::lost(dir);
     fs.create_dir_all(&lost)?;
     let src = fs.open_random(&drop.path, false)?;
     let name = |n: u64| lost.join(format!("{n:06}.log"));
