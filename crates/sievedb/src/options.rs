@@ -90,6 +90,48 @@ impl std::str::FromStr for WalRecovery {
     }
 }
 
+/// How much memory the filters of all SST files may hold together
+/// ([`Options::filter_memory`]). Filters are stored on disk as units (see
+/// [`crate::FilterLayout::Units`]; the other layouts are one unit), and only
+/// the resident units are probed: a file with none answers "maybe" and its
+/// lookup reads a data block. Which units are resident under a budget is the
+/// [`Options::filter_policy`]'s choice.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub enum FilterMemory {
+    /// Every unit of every file is resident (the default; filter memory
+    /// grows with the data).
+    #[default]
+    Unlimited,
+    /// At most this many bytes of filter units are resident.
+    Bytes(u64),
+    /// At most `b × live entries` bits (entries of every live SST), following
+    /// the tree as it grows and shrinks.
+    BitsPerKey(f64),
+}
+
+impl FilterMemory {
+    /// The budget in bytes for a tree of `entries` live entries (`None` = unlimited).
+    pub fn budget_bytes(&self, entries: u64) -> Option<u64> {
+        match *self {
+            FilterMemory::Unlimited => None,
+            FilterMemory::Bytes(n) => Some(n),
+            FilterMemory::BitsPerKey(b) => Some((b.max(0.0) * entries as f64 / 8.0) as u64),
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        match *self {
+            FilterMemory::BitsPerKey(b) if !(0.0..=10_000.0).contains(&b) => {
+                Err(Error::InvalidArgument(format!(
+                    "filter_memory bits per key must be between 0 and 10000, not {b}"
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Options fixed when a database is opened. Build them with [`Options::builder`]
 /// or start from [`Options::default`].
 #[derive(Clone, Debug)]
@@ -163,6 +205,9 @@ pub struct Options {
     /// How damage in the write-ahead logs is treated at open. Default
     /// [`WalRecovery::PointInTime`].
     pub wal_recovery: WalRecovery,
+    /// Memory all SST filters may hold together. Default
+    /// [`FilterMemory::Unlimited`].
+    pub filter_memory: FilterMemory,
 }
 
 impl Default for Options {
@@ -194,6 +239,7 @@ impl Default for Options {
             max_bg_error_resume_count: u32::MAX,
             bg_error_resume_retry_interval: std::time::Duration::from_secs(1),
             wal_recovery: WalRecovery::PointInTime,
+            filter_memory: FilterMemory::Unlimited,
         }
     }
 }
@@ -265,6 +311,7 @@ impl Options {
         if self.compression_per_level.is_empty() {
             return bad("compression_per_level must name at least one level");
         }
+        self.filter_memory.validate()?;
         self.filter.validate()
     }
 }
@@ -337,6 +384,8 @@ impl OptionsBuilder {
         bg_error_resume_retry_interval: std::time::Duration);
     setter!(/// See [`Options::wal_recovery`].
         wal_recovery: WalRecovery);
+    setter!(/// See [`Options::filter_memory`].
+        filter_memory: FilterMemory);
 
     /// Bits per key of the Bloom filters (0 = no filters). Default 10.
     #[must_use]

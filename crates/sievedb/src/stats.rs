@@ -90,6 +90,8 @@ pub struct Counters {
     pub flush_bytes_written: AtomicU64,
     pub wal_bytes_written: AtomicU64,
     pub filter_memory: AtomicU64,
+    pub filter_unit_loads: AtomicU64,
+    pub filter_unit_evictions: AtomicU64,
     pub breakdown: BreakdownCounters,
     pub levels: Vec<LevelCounters>,
     id: u64,
@@ -214,6 +216,8 @@ impl Counters {
             flush_bytes_written: AtomicU64::new(0),
             wal_bytes_written: AtomicU64::new(0),
             filter_memory: AtomicU64::new(0),
+            filter_unit_loads: AtomicU64::new(0),
+            filter_unit_evictions: AtomicU64::new(0),
             breakdown: BreakdownCounters::default(),
             levels: (0..levels).map(|_| LevelCounters::default()).collect(),
             id: NEXT_COUNTERS_ID.fetch_add(1, Ordering::Relaxed),
@@ -314,9 +318,23 @@ pub struct LevelStats {
     pub filter_false_positives: u64,
     /// Data blocks read (from cache or file) in this level.
     pub data_block_reads: u64,
+    /// Bytes of this level's resident filter units.
+    pub filter_memory_bytes: u64,
+    /// `enabled_units[n]` = files of this level with `n` filter units
+    /// resident (its length is one more than the most units any file has).
+    pub enabled_units: Vec<u64>,
 }
 
 impl LevelStats {
+    /// Resident filter bits per entry of this level (0 for an empty level).
+    pub fn filter_bits_per_key(&self) -> f64 {
+        if self.entries == 0 {
+            0.0
+        } else {
+            self.filter_memory_bytes as f64 * 8.0 / self.entries as f64
+        }
+    }
+
     /// Measured false-positive rate of this level's filters:
     /// false positives / (false positives + negatives).
     pub fn measured_fpr(&self) -> f64 {
@@ -379,8 +397,21 @@ pub struct Stats {
     pub background_error_resumes: u64,
     /// The background error now stopping writes, if any.
     pub background_error: Option<String>,
-    /// Memory held by loaded filters.
+    /// Bytes of filter units resident in memory (all SST filters).
     pub filter_memory_bytes: u64,
+    /// The filter memory budget in bytes (`None` = unlimited; see
+    /// [`crate::FilterMemory`]).
+    pub filter_memory_budget_bytes: Option<u64>,
+    /// Filter units read from their files into memory.
+    pub filter_unit_loads: u64,
+    /// Resident filter units dropped to make room or because the budget shrank
+    /// (not counting the units of deleted files).
+    pub filter_unit_evictions: u64,
+    /// The filter allocator's estimate of the data block reads false positives
+    /// cost, ElasticBF's `E[Extra_IO] = Σ f_i·fp_i` over live files, `f_i`
+    /// the file's (decayed) access count and `fp_i` the theoretical
+    /// false-positive rate of its resident units (0 without a budget).
+    pub estimated_extra_io: f64,
     /// Bytes in the block cache.
     pub block_cache_bytes: u64,
     /// Bytes in memtables.
@@ -419,6 +450,8 @@ impl Counters {
         s.flushes = get(&self.flushes);
         s.background_errors = get(&self.bg_errors);
         s.background_error_resumes = get(&self.bg_error_resumes);
+        s.filter_unit_loads = get(&self.filter_unit_loads);
+        s.filter_unit_evictions = get(&self.filter_unit_evictions);
         s.breakdown = self.breakdown.snapshot();
         let user = s.user_bytes_written;
         s.write_amplification = if user == 0 {
@@ -469,6 +502,8 @@ impl Stats {
             user_bytes_written,
             compactions,
             flushes,
+            filter_unit_loads,
+            filter_unit_evictions,
             memtable_filter_probes,
             memtable_filter_negatives
         );
