@@ -1,0 +1,11 @@
+//! Dividing filter memory among files: which prefix of each file's filter
+//! units is resident, under a byte budget.
+//!
+//! * [`inherit`](mod@inherit): hotness handed from compaction inputs to outputs;
+//! * [`hotness`]: the `HOTNESS` side file that keeps counts across restarts.
+
+pub mod hotness;
+pub mod inherit;
+
+pub use hotness::HotnessSnapshot;
+pub use inherit::{inherit, InheritInput, InheritOutput};
