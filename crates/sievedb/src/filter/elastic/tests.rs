@@ -592,3 +592,29 @@ fn default_lifetime_and_half_life() {
     assert_eq!(a.lifetime(), 1_200);
     assert_eq!(a.half_life(), 19_200);
 }
+
+#[test]
+fn restore_clock_and_hotness() {
+    let mut a = Allocator::new(AllocConfig {
+        policy: FilterPolicy::Elastic,
+        half_life: Some(100),
+        ..AllocConfig::default()
+    });
+    let snap = HotnessSnapshot {
+        clock: 1_050,
+        files: vec![(3, 8.0)],
+    };
+    a.set_clock(snap.clock);
+    for &(id, h) in &snap.files {
+        a.add_file(desc(id, 1, 0, 100, 100, 2), h);
+    }
+    assert_eq!(a.clock(), 1_050);
+    a.tick(99);
+    assert_eq!(
+        a.hotness(3),
+        Some(8.0),
+        "the decay schedule restarts at the restored clock"
+    );
+    a.tick(1);
+    assert_eq!(a.hotness(3), Some(4.0));
+}
