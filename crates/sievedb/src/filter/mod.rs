@@ -16,6 +16,7 @@
 pub mod blocked;
 pub mod bloom;
 pub mod digest;
+pub mod elastic;
 pub mod hash;
 pub mod memtable;
 pub mod options;

@@ -1,0 +1,733 @@
+//! Dividing filter memory among files: which prefix of each file's filter
+//! units is resident, under a byte budget.
+//!
+//! A file's filter is split into units (see [`super::units`]); with `n` of
+//! them enabled its false-positive rate is `fp(n)`. The [`Allocator`] decides
+//! `n` for every live file according to a [`FilterPolicy`]; it is pure
+//! decision logic, called by the engine's filter manager under a mutex, which
+//! loads and drops the units and reports back with [`Allocator::applied`].
+//!
+//! * [`monkey`]: Monkey's closed form (memory across runs by their size);
+//! * `mq`: ElasticBF's multi-queue (memory moved to hot files at run time);
+//! * [`inherit`](mod@inherit): hotness handed from compaction inputs to outputs;
+//! * [`hotness`]: the `HOTNESS` side file that keeps counts across restarts.
+//!
+//! Every decision is deterministic: files are kept in ordered maps and ties
+//! are broken by file number, so the same calls give the same changes.
+
+mod greedy;
+pub mod hotness;
+pub mod inherit;
+pub mod monkey;
+mod mq;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
+use greedy::Item;
+use monkey::MonkeyFile;
+use mq::MultiQueue;
+
+pub use hotness::HotnessSnapshot;
+pub use inherit::{inherit, InheritInput, InheritOutput};
+
+/// ElasticBF acts only if it lowers `E` by more than this fraction of `E`.
+pub const GAIN_THRESHOLD: f64 = 1e-4;
+/// The most units a file can have (more are ignored).
+pub const MAX_UNITS: u32 = 64;
+/// Units a new file gets under the elastic policy by default (the ElasticBF
+/// prototype enables two when a table opens).
+pub const DEFAULT_INITIAL_UNITS: u32 = 2;
+/// The default lifetime is at least this many Gets.
+pub const MIN_DEFAULT_LIFETIME: u64 = 1_000;
+/// The default half-life is this many lifetimes.
+pub const HALF_LIFE_LIFETIMES: u64 = 16;
+/// `E` and the hotness total are recomputed exactly after this many accesses
+/// (they are otherwise kept incrementally, which drifts in floating point).
+const RECOMPUTE_EVERY: u64 = 1 << 16;
+/// Added to every count when skew-at-write solves its optimum, so that files
+/// nobody has read yet still share memory by their rates (a tie-breaker far
+/// below one access).
+const SKEW_TIE_WEIGHT: f64 = 1e-6;
+
+/// How filter memory is divided among files under a budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub enum FilterPolicy {
+    /// Every file the same number of units.
+    #[default]
+    Uniform,
+    /// Monkey: a run's false-positive rate proportional to its entries.
+    Monkey,
+    /// ElasticBF: units move at run time from expired files to accessed ones.
+    Elastic,
+    /// ElasticBF whose new files start at Monkey's count, with a Monkey prior.
+    ElasticMonkey,
+    /// A file's units are chosen once when it is written, from its hotness.
+    SkewAtWrite,
+}
+
+impl FilterPolicy {
+    /// Every policy, in declaration order.
+    pub const ALL: &'static [FilterPolicy] = &[
+        FilterPolicy::Uniform,
+        FilterPolicy::Monkey,
+        FilterPolicy::Elastic,
+        FilterPolicy::ElasticMonkey,
+        FilterPolicy::SkewAtWrite,
+    ];
+
+    /// The name used by `Display` and `FromStr`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FilterPolicy::Uniform => "uniform",
+            FilterPolicy::Monkey => "monkey",
+            FilterPolicy::Elastic => "elastic",
+            FilterPolicy::ElasticMonkey => "elastic-monkey",
+            FilterPolicy::SkewAtWrite => "skew-at-write",
+        }
+    }
+
+    /// Whether units move at run time through the multi-queue.
+    fn is_elastic(self) -> bool {
+        matches!(self, FilterPolicy::Elastic | FilterPolicy::ElasticMonkey)
+    }
+
+    /// Whether the whole plan is recomputed when the tree's shape changes.
+    fn is_planned(self) -> bool {
+        matches!(self, FilterPolicy::Uniform | FilterPolicy::Monkey)
+    }
+}
+
+impl fmt::Display for FilterPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for FilterPolicy {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        if let Some(&p) = Self::ALL.iter().find(|p| s.eq_ignore_ascii_case(p.name())) {
+            return Ok(p);
+        }
+        let names: Vec<&str> = Self::ALL.iter().map(|p| p.name()).collect();
+        Err(Error::InvalidArgument(format!(
+            "unknown filter policy '{s}' (expected one of: {})",
+            names.join(", ")
+        )))
+    }
+}
+
+/// A file as the allocator sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileDesc {
+    /// File number.
+    pub id: u64,
+    /// Level of the tree.
+    pub level: usize,
+    /// Run id within the level (every L0 file is its own run).
+    pub run: u64,
+    /// Keys in the file's filter.
+    pub entries: u64,
+    /// Bytes one unit takes in memory.
+    pub unit_bytes: u64,
+    /// `fpr[n]` with `n` units enabled, `n = 0..=units`: `fpr[0] = 1`,
+    /// non-increasing. `units = fpr.len() − 1` (0: the file has no filter).
+    pub fpr: Vec<f64>,
+}
+
+/// Settings of an [`Allocator`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AllocConfig {
+    /// The policy.
+    pub policy: FilterPolicy,
+    /// ElasticBF's lifeTime, in Gets: a file not accessed for this long is
+    /// expired. `None`: `max(1000, 2 × live files)`, re-evaluated on every
+    /// access (the paper sets it to the order of the number of files).
+    pub lifetime: Option<u64>,
+    /// Units a new file gets under `elastic` (capped at its units and at the
+    /// free budget). `None`: 2, as in the ElasticBF prototype.
+    pub initial_units: Option<u32>,
+    /// Access counts halve every this many Gets. `None`: 16 lifetimes;
+    /// `Some(0)`: counts never decay.
+    pub half_life: Option<u64>,
+}
+
+/// What the allocator keeps per live file.
+#[derive(Debug)]
+struct FileState {
+    /// The description, `fpr` sanitised: `fpr[0] = 1`, values in `[0, 1]`,
+    /// non-increasing, at most `MAX_UNITS + 1` entries.
+    desc: FileDesc,
+    /// `desc.fpr.len() − 1`.
+    units: u32,
+    /// Units the plan wants resident. Invariant: `target <= units`.
+    target: u32,
+    /// The count last handed out by `take_changes` or reported by `applied`;
+    /// the file has a pending change iff `target != handed`.
+    handed: u32,
+    /// Decayed access count `f_i`. Invariant: finite and `>= 0`.
+    hot: f64,
+    /// ElasticBF's expiredTime: the file is expired once `clock > expire`.
+    expire: u64,
+    /// Recency stamp, its key in its queue (unique; larger = more recent).
+    stamp: u64,
+}
+
+impl FileState {
+    fn fp(&self, n: u32) -> f64 {
+        self.desc.fpr.get(n as usize).copied().unwrap_or(1.0)
+    }
+}
+
+/// Totals kept per run `(level, run)`.
+#[derive(Clone, Copy, Debug, Default)]
+struct RunAgg {
+    entries: u64,
+    files: usize,
+}
+
+/// Decides how many filter units each live file keeps resident under a byte
+/// budget. See the [module documentation](self).
+///
+/// Invariants after every call: `used_bytes() <= budget()`; no target exceeds
+/// its file's units; the changes [`take_changes`](Self::take_changes) returns
+/// list decreases first, so a manager applying them in order never holds more
+/// than the budget.
+#[derive(Debug)]
+pub struct Allocator {
+    cfg: AllocConfig,
+    budget: u64,
+    /// Gets so far (ElasticBF's currentTime).
+    clock: u64,
+    files: BTreeMap<u64, FileState>,
+    /// Invariant: `Σ target × unit_bytes` over `files`.
+    used: u64,
+    /// `E = Σ hot × fp(target)` over `files`, kept incrementally.
+    extra_io: f64,
+    /// `Σ hot` over `files`, kept incrementally.
+    total_hot: f64,
+    mq: MultiQueue,
+    /// Next recency stamp; larger than every stamp in use.
+    next_stamp: u64,
+    /// Clock value at which counts were last halved.
+    decay_epoch: u64,
+    /// Uniform and Monkey: the plan is stale and is recomputed when changes
+    /// are taken.
+    dirty: bool,
+    /// Files whose target may differ from their handed count.
+    pending: BTreeSet<u64>,
+    /// Accesses since `E` was last recomputed exactly.
+    since_recompute: u64,
+    runs: BTreeMap<(usize, u64), RunAgg>,
+}
+
+impl Allocator {
+    /// An allocator with no files and a zero budget.
+    pub fn new(cfg: AllocConfig) -> Self {
+        Allocator {
+            cfg,
+            budget: 0,
+            clock: 0,
+            files: BTreeMap::new(),
+            used: 0,
+            extra_io: 0.0,
+            total_hot: 0.0,
+            mq: MultiQueue::new(),
+            next_stamp: 0,
+            decay_epoch: 0,
+            dirty: false,
+            pending: BTreeSet::new(),
+            since_recompute: 0,
+            runs: BTreeMap::new(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &AllocConfig {
+        &self.cfg
+    }
+
+    /// Sets the budget in bytes. If it is now below the planned memory, units
+    /// are demoted at once: uniform and monkey re-plan, the elastic policies
+    /// drop the units costing least (`f·Δfp` per byte), skew-at-write empties
+    /// the coldest files first.
+    pub fn set_budget(&mut self, bytes: u64) {
+        self.budget = bytes;
+        if self.cfg.policy.is_planned() {
+            self.dirty = true;
+        }
+        if self.used <= self.budget {
+            return;
+        }
+        match self.cfg.policy {
+            FilterPolicy::Uniform | FilterPolicy::Monkey => self.replan(),
+            FilterPolicy::Elastic | FilterPolicy::ElasticMonkey => self.shrink_cheapest(),
+            FilterPolicy::SkewAtWrite => self.shrink_coldest(),
+        }
+        debug_assert!(self.used <= self.budget);
+    }
+
+    /// The budget in bytes.
+    pub fn budget(&self) -> u64 {
+        self.budget
+    }
+
+    /// Restores the logical clock (from a [`HotnessSnapshot`]) before files
+    /// are added on open; the decay schedule restarts from it.
+    pub fn set_clock(&mut self, clock: u64) {
+        self.clock = clock;
+        self.decay_epoch = clock;
+    }
+
+    /// Registers a file with 0 units resident (re-registering an id replaces
+    /// it). `hotness` is its inherited access count; a value that is not
+    /// positive and finite means "no history", and the policy's prior is used
+    /// (elastic-monkey: the mean count per run, `Σ f / runs`, times the
+    /// file's share of its run's entries; skew-at-write: the mean count of
+    /// live files; otherwise 0). Its target then follows the policy:
+    /// uniform and monkey re-plan when changes are taken; elastic gives it
+    /// `initial_units`, elastic-monkey Monkey's count for its run, and
+    /// skew-at-write its count in the optimum of all live files, each capped
+    /// at what fits in the free budget (nothing is evicted for a new file).
+    pub fn add_file(&mut self, f: FileDesc, hotness: f64) {
+        if self.files.contains_key(&f.id) {
+            self.remove_file(f.id);
+        }
+        let desc = sanitise(f);
+        let id = desc.id;
+        let run = (desc.level, desc.run);
+        let agg = self.runs.entry(run).or_default();
+        agg.entries += desc.entries;
+        agg.files += 1;
+
+        let hot = if hotness.is_finite() && hotness > 0.0 {
+            hotness
+        } else {
+            match self.cfg.policy {
+                FilterPolicy::ElasticMonkey => self.monkey_prior(&desc),
+                FilterPolicy::SkewAtWrite if !self.files.is_empty() => {
+                    self.total_hot / self.files.len() as f64
+                }
+                _ => 0.0,
+            }
+        };
+        let units = desc.fpr.len() as u32 - 1;
+        let stamp = self.next_stamp;
+        self.next_stamp += 1;
+        let state = FileState {
+            desc,
+            units,
+            target: 0,
+            handed: 0,
+            hot,
+            expire: self.clock + self.lifetime(),
+            stamp,
+        };
+        self.mq.insert(0, stamp, id);
+        self.extra_io += hot * state.fp(0);
+        self.total_hot += hot;
+        self.files.insert(id, state);
+
+        let want = match self.cfg.policy {
+            FilterPolicy::Uniform | FilterPolicy::Monkey => {
+                self.dirty = true;
+                return;
+            }
+            FilterPolicy::Elastic => self.cfg.initial_units.unwrap_or(DEFAULT_INITIAL_UNITS),
+            FilterPolicy::ElasticMonkey => self.monkey_units(id),
+            FilterPolicy::SkewAtWrite => self.skew_units(id),
+        };
+        let fit = self.fitting(id, want);
+        self.set_target(id, fit);
+    }
+
+    /// Forgets a file; its units are freed (the manager drops them with the
+    /// file, so no change is listed for it).
+    pub fn remove_file(&mut self, id: u64) {
+        let Some(f) = self.files.remove(&id) else {
+            return;
+        };
+        self.used -= f.target as u64 * f.desc.unit_bytes;
+        self.extra_io -= f.hot * f.fp(f.target);
+        self.total_hot -= f.hot;
+        self.mq.remove(f.target, f.stamp);
+        self.pending.remove(&id);
+        let run = (f.desc.level, f.desc.run);
+        if let Some(agg) = self.runs.get_mut(&run) {
+            agg.entries -= f.desc.entries;
+            agg.files -= 1;
+            if agg.files == 0 {
+                self.runs.remove(&run);
+            }
+        }
+        if self.files.is_empty() {
+            // Start exact again rather than carry rounding residue.
+            self.extra_io = 0.0;
+            self.total_hot = 0.0;
+        }
+        if self.cfg.policy.is_planned() {
+            self.dirty = true;
+        }
+    }
+
+    /// One Get probed this file's filter: its count grows by one and it
+    /// becomes the most recently used; under the elastic policies this is
+    /// when it may take a unit (see ElasticBF §3.2–3.3). The clock does not
+    /// move.
+    pub fn record_access(&mut self, id: u64) {
+        let lifetime = self.lifetime();
+        let Some(f) = self.files.get_mut(&id) else {
+            return;
+        };
+        f.hot += 1.0;
+        f.expire = self.clock + lifetime;
+        let old = f.stamp;
+        f.stamp = self.next_stamp;
+        self.next_stamp += 1;
+        self.mq.remove(f.target, old);
+        self.mq.insert(f.target, f.stamp, id);
+        self.extra_io += f.fp(f.target);
+        self.total_hot += 1.0;
+        self.since_recompute += 1;
+        if self.since_recompute >= RECOMPUTE_EVERY {
+            self.recompute();
+        }
+        if self.cfg.policy.is_elastic() {
+            self.elastic_grow(id);
+        }
+    }
+
+    /// The logical clock advanced by `gets` Gets; counts halve once per
+    /// half-life passed.
+    pub fn tick(&mut self, gets: u64) {
+        self.clock = self.clock.saturating_add(gets);
+        let half_life = self.half_life();
+        if half_life == 0 {
+            self.decay_epoch = self.clock;
+            return;
+        }
+        let halvings = (self.clock - self.decay_epoch) / half_life;
+        if halvings == 0 {
+            return;
+        }
+        self.decay_epoch += halvings * half_life;
+        let factor = 0.5f64.powi(halvings.min(2_000) as i32);
+        for f in self.files.values_mut() {
+            f.hot *= factor;
+        }
+        self.recompute();
+    }
+
+    /// `(file id, target units)` for every file whose target differs from the
+    /// count last handed out or applied, decreases first (then by id); each is
+    /// handed out once. Uniform and monkey re-plan here if the tree or the
+    /// budget changed.
+    pub fn take_changes(&mut self) -> Vec<(u64, u32)> {
+        if self.dirty {
+            self.replan();
+        }
+        let mut out: Vec<(bool, u64, u32)> = Vec::new();
+        for id in std::mem::take(&mut self.pending) {
+            if let Some(f) = self.files.get_mut(&id) {
+                if f.target != f.handed {
+                    out.push((f.target > f.handed, id, f.target));
+                    f.handed = f.target;
+                }
+            }
+        }
+        out.sort_unstable();
+        out.into_iter().map(|(_, id, n)| (id, n)).collect()
+    }
+
+    /// The manager made `units` resident for file `id`. If that is fewer than
+    /// it was handed (a load failed) and the target has not moved since, the
+    /// target drops to it (the memory becomes free for the plan again);
+    /// otherwise any difference is listed again by the next
+    /// [`take_changes`](Self::take_changes).
+    pub fn applied(&mut self, id: u64, units: u32) {
+        let Some(f) = self.files.get_mut(&id) else {
+            return;
+        };
+        let attempted = f.handed;
+        f.handed = units;
+        if units < attempted && f.target == attempted {
+            self.set_target(id, units);
+        }
+        if self.files[&id].target != units {
+            self.pending.insert(id);
+        }
+    }
+
+    /// The current (decayed) access count of a file.
+    pub fn hotness(&self, id: u64) -> Option<f64> {
+        self.files.get(&id).map(|f| f.hot)
+    }
+
+    /// The target units of a file.
+    pub fn units(&self, id: u64) -> Option<u32> {
+        self.files.get(&id).map(|f| f.target)
+    }
+
+    /// `Σ target units × unit_bytes`: the memory the plan uses.
+    pub fn used_bytes(&self) -> u64 {
+        self.used
+    }
+
+    /// `E[Extra_IO] = Σ f_i·fp_i(n_i)` over live files (ElasticBF Eq. 1), at
+    /// the target counts.
+    pub fn expected_extra_io(&self) -> f64 {
+        self.extra_io.max(0.0)
+    }
+
+    /// Gets so far.
+    pub fn clock(&self) -> u64 {
+        self.clock
+    }
+
+    /// Live files.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Whether there are no live files.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// `(file id, hotness)` of every live file, by id, for persistence.
+    pub fn hotness_snapshot(&self) -> Vec<(u64, f64)> {
+        self.files.iter().map(|(&id, f)| (id, f.hot)).collect()
+    }
+
+    /// ElasticBF's lifeTime in Gets.
+    pub fn lifetime(&self) -> u64 {
+        self.cfg
+            .lifetime
+            .unwrap_or_else(|| MIN_DEFAULT_LIFETIME.max(2 * self.files.len() as u64))
+    }
+
+    /// Gets per halving of the counts (0: never).
+    pub fn half_life(&self) -> u64 {
+        self.cfg
+            .half_life
+            .unwrap_or_else(|| HALF_LIFE_LIFETIMES.saturating_mul(self.lifetime()))
+    }
+
+    /// The prior count of a new file with no history under elastic-monkey:
+    /// Monkey assumes every run is probed by every lookup, so each run gets
+    /// the same share of accesses, the mean count per run of the live files
+    /// (`Σ f / runs`, the new file's run included); within its run a probe
+    /// lands on a file in proportion to its entries, so the file gets
+    /// `Σ f / runs × entries / run entries`.
+    fn monkey_prior(&self, desc: &FileDesc) -> f64 {
+        let runs = self.runs.len();
+        let run_entries = self.runs[&(desc.level, desc.run)].entries;
+        if runs == 0 || run_entries == 0 {
+            return 0.0;
+        }
+        self.total_hot.max(0.0) / runs as f64 * desc.entries as f64 / run_entries as f64
+    }
+
+    /// Monkey's closed-form count for file `id` given the current runs and
+    /// budget (no fix-up: the multi-queue adjusts from there).
+    fn monkey_units(&self, id: u64) -> u32 {
+        let f = &self.files[&id];
+        let keys: Vec<(usize, u64)> = self.runs.keys().copied().collect();
+        let entries: Vec<f64> = self.runs.values().map(|r| r.entries as f64).collect();
+        let p = monkey::optimal_fprs(&entries, self.budget as f64 * 8.0);
+        let run = (f.desc.level, f.desc.run);
+        let r = keys.iter().position(|&k| k == run).expect("run registered");
+        let mf = MonkeyFile {
+            run,
+            entries: f.desc.entries,
+            unit_bytes: f.desc.unit_bytes,
+            fpr: &f.desc.fpr,
+        };
+        monkey::closed_form_units(&mf, p[r])
+    }
+
+    /// File `id`'s count in the greedy optimum of `Σ f·fp` over all live
+    /// files under the whole budget.
+    fn skew_units(&self, id: u64) -> u32 {
+        let mut items: Vec<Item<'_>> = self
+            .files
+            .values()
+            .map(|f| Item {
+                weight: f.hot + SKEW_TIE_WEIGHT,
+                unit_bytes: f.desc.unit_bytes,
+                fpr: &f.desc.fpr,
+                n: 0,
+            })
+            .collect();
+        greedy::fill(&mut items, self.budget);
+        let i = self.files.keys().position(|&k| k == id).expect("live file");
+        items[i].n
+    }
+
+    /// `want` capped at the file's units and at what fits in the free budget.
+    fn fitting(&self, id: u64, want: u32) -> u32 {
+        let f = &self.files[&id];
+        let want = want.min(f.units);
+        let free = self.budget.saturating_sub(self.used) + f.target as u64 * f.desc.unit_bytes;
+        match free.checked_div(f.desc.unit_bytes) {
+            Some(fit) => want.min(fit.min(u32::MAX as u64) as u32),
+            None => want, // units that take no memory always fit
+        }
+    }
+
+    /// Sets a file's target, keeping `used`, `E`, its queue and the pending
+    /// set consistent.
+    fn set_target(&mut self, id: u64, n: u32) {
+        let Some(f) = self.files.get_mut(&id) else {
+            return;
+        };
+        let n = n.min(f.units);
+        if n == f.target {
+            return;
+        }
+        let ub = f.desc.unit_bytes;
+        self.used = self.used - f.target as u64 * ub + n as u64 * ub;
+        self.extra_io += f.hot * (f.fp(n) - f.fp(f.target));
+        self.mq.relevel(f.target, n, f.stamp, id);
+        f.target = n;
+        self.pending.insert(id);
+    }
+
+    /// Recomputes `E` and `Σ f` exactly.
+    fn recompute(&mut self) {
+        self.extra_io = self.files.values().map(|f| f.hot * f.fp(f.target)).sum();
+        self.total_hot = self.files.values().map(|f| f.hot).sum();
+        self.since_recompute = 0;
+    }
+
+    /// Uniform and Monkey: recomputes every target.
+    fn replan(&mut self) {
+        self.dirty = false;
+        let plan: Vec<(u64, u32)> = match self.cfg.policy {
+            FilterPolicy::Uniform => self.uniform_plan(),
+            FilterPolicy::Monkey => {
+                let files: Vec<MonkeyFile<'_>> = self
+                    .files
+                    .values()
+                    .map(|f| MonkeyFile {
+                        run: (f.desc.level, f.desc.run),
+                        entries: f.desc.entries,
+                        unit_bytes: f.desc.unit_bytes,
+                        fpr: &f.desc.fpr,
+                    })
+                    .collect();
+                let n = monkey::plan(&files, self.budget);
+                self.files.keys().copied().zip(n).collect()
+            }
+            _ => return,
+        };
+        // Decreases first, so `used` never passes the budget on the way.
+        let mut plan = plan;
+        plan.sort_by_key(|&(id, n)| (n > self.files[&id].target, id));
+        for (id, n) in plan {
+            self.set_target(id, n);
+        }
+    }
+
+    /// Uniform: the largest `n` with `Σ min(n, units)·unit_bytes ≤ budget`
+    /// for every file, then `+1` in ascending id order for files whose unit
+    /// still fits in what is left.
+    fn uniform_plan(&self) -> Vec<(u64, u32)> {
+        let cost = |n: u32| -> u64 {
+            self.files
+                .values()
+                .map(|f| n.min(f.units) as u64 * f.desc.unit_bytes)
+                .fold(0u64, u64::saturating_add)
+        };
+        // Invariant: cost(lo) <= budget (cost(0) = 0), cost(hi + 1) > budget
+        // or hi = MAX_UNITS.
+        let (mut lo, mut hi) = (0u32, MAX_UNITS);
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            if cost(mid) <= self.budget {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        let mut left = self.budget - cost(lo);
+        self.files
+            .iter()
+            .map(|(&id, f)| {
+                let mut n = lo.min(f.units);
+                if n < f.units && f.desc.unit_bytes <= left {
+                    left -= f.desc.unit_bytes;
+                    n += 1;
+                }
+                (id, n)
+            })
+            .collect()
+    }
+
+    /// Elastic: drops the units costing least `f·Δfp` per byte until the plan
+    /// fits the budget.
+    fn shrink_cheapest(&mut self) {
+        let excess = self.used - self.budget;
+        let ids: Vec<u64> = self.files.keys().copied().collect();
+        let mut items: Vec<Item<'_>> = self
+            .files
+            .values()
+            .map(|f| Item {
+                weight: f.hot,
+                unit_bytes: f.desc.unit_bytes,
+                fpr: &f.desc.fpr,
+                n: f.target,
+            })
+            .collect();
+        greedy::trim(&mut items, excess);
+        let plan: Vec<(u64, u32)> = ids.into_iter().zip(items.iter().map(|i| i.n)).collect();
+        for (id, n) in plan {
+            self.set_target(id, n);
+        }
+    }
+
+    /// Skew-at-write: empties the coldest files (then lowest id) first, one
+    /// unit at a time, until the plan fits the budget.
+    fn shrink_coldest(&mut self) {
+        let mut order: Vec<(f64, u64)> = self
+            .files
+            .iter()
+            .filter(|(_, f)| f.target > 0)
+            .map(|(&id, f)| (f.hot, id))
+            .collect();
+        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        for (_, id) in order {
+            while self.used > self.budget && self.files[&id].target > 0 {
+                let t = self.files[&id].target;
+                self.set_target(id, t - 1);
+            }
+            if self.used <= self.budget {
+                break;
+            }
+        }
+    }
+}
+
+/// Makes a file's rates usable: `fpr[0] = 1`, every value in `[0, 1]` (NaN
+/// as 1), non-increasing, at most `MAX_UNITS` units.
+fn sanitise(mut f: FileDesc) -> FileDesc {
+    f.fpr.truncate(MAX_UNITS as usize + 1);
+    if f.fpr.is_empty() {
+        f.fpr.push(1.0);
+    }
+    f.fpr[0] = 1.0;
+    let mut prev = 1.0f64;
+    for p in f.fpr.iter_mut() {
+        let v = if p.is_nan() { 1.0 } else { p.clamp(0.0, 1.0) };
+        prev = prev.min(v);
+        *p = prev;
+    }
+    f
+}

@@ -1,0 +1,121 @@
+//! ElasticBF's multi-queue (§3.3): queue `Q_n` holds the files with `n`
+//! units enabled, each in least-recently-used order, and an access to a file
+//! that could use one more unit looks for *expired* files to take it from.
+
+use std::collections::BTreeMap;
+
+use super::{Allocator, GAIN_THRESHOLD, MAX_UNITS};
+
+/// Queues `Q_0..=Q_64`, each mapping a recency stamp to a file id.
+///
+/// Invariant: every live file is in exactly one queue, the one of its target
+/// unit count, under its own stamp; stamps are unique, so ascending stamp
+/// order is LRU → MRU. Moving a file between queues keeps its stamp, so a
+/// demoted file keeps its recency rank.
+#[derive(Debug)]
+pub(super) struct MultiQueue {
+    queues: Vec<BTreeMap<u64, u64>>,
+}
+
+impl MultiQueue {
+    pub(super) fn new() -> Self {
+        MultiQueue {
+            queues: (0..=MAX_UNITS).map(|_| BTreeMap::new()).collect(),
+        }
+    }
+
+    pub(super) fn insert(&mut self, q: u32, stamp: u64, id: u64) {
+        self.queues[q as usize].insert(stamp, id);
+    }
+
+    pub(super) fn remove(&mut self, q: u32, stamp: u64) {
+        self.queues[q as usize].remove(&stamp);
+    }
+
+    /// Moves a file from `Q_from` to `Q_to` under the same stamp.
+    pub(super) fn relevel(&mut self, from: u32, to: u32, stamp: u64, id: u64) {
+        if from != to {
+            self.remove(from, stamp);
+            self.insert(to, stamp, id);
+        }
+    }
+
+    /// The least recently used file of `Q_q`: `(stamp, id)`.
+    pub(super) fn lru(&self, q: u32) -> Option<(u64, u64)> {
+        self.queues[q as usize]
+            .first_key_value()
+            .map(|(&s, &id)| (s, id))
+    }
+
+    /// The highest non-empty queue.
+    pub(super) fn top(&self) -> u32 {
+        (0..=MAX_UNITS)
+            .rev()
+            .find(|&q| !self.queues[q as usize].is_empty())
+            .unwrap_or(0)
+    }
+}
+
+impl Allocator {
+    /// ElasticBF's adjustment after an access of file `id` (its count and
+    /// recency already updated): one more unit for it if memory is free, or
+    /// else taken from expired files found from `Q_m` down to `Q_1`, each
+    /// queue from its LRU side, a file that has not expired ending the search
+    /// in its queue. It happens only if `gain − cost > 1e-4·E`; otherwise, or
+    /// if the expired files cannot free enough, nothing changes.
+    pub(super) fn elastic_grow(&mut self, id: u64) {
+        let Some(f) = self.files.get(&id) else { return };
+        let n = f.target;
+        if n >= f.units {
+            return;
+        }
+        let need = f.desc.unit_bytes;
+        let gain = f.hot * (f.fp(n) - f.fp(n + 1));
+        let threshold = GAIN_THRESHOLD * self.extra_io;
+        if gain <= threshold {
+            return; // costs are never negative, so no set of victims pays
+        }
+        let mut freed = self.budget.saturating_sub(self.used);
+        if freed >= need {
+            self.set_target(id, n + 1);
+            return;
+        }
+
+        // Demote tentatively (so a file demoted from Q_q is met again in
+        // Q_{q−1} at its recency rank, as in the paper), remembering how to
+        // undo it if the exchange does not pay.
+        let extra_io = self.extra_io;
+        let mut victims: Vec<u64> = Vec::new();
+        let mut cost = 0.0;
+        'search: for q in (1..=self.mq.top()).rev() {
+            while let Some((_, j)) = self.mq.lru(q) {
+                if j == id {
+                    break; // the accessed file is its queue's MRU: nothing after it
+                }
+                let v = &self.files[&j];
+                if self.clock <= v.expire {
+                    break; // not expired: nothing more recent in this queue is
+                }
+                cost += v.hot * (v.fp(q - 1) - v.fp(q));
+                freed += v.desc.unit_bytes;
+                victims.push(j);
+                self.set_target(j, q - 1);
+                if gain - cost <= threshold {
+                    break 'search; // cost only grows from here: give up early
+                }
+                if freed >= need {
+                    break 'search;
+                }
+            }
+        }
+        if freed >= need && gain - cost > threshold {
+            self.set_target(id, n + 1);
+        } else {
+            for &j in victims.iter().rev() {
+                let t = self.files[&j].target;
+                self.set_target(j, t + 1);
+            }
+            self.extra_io = extra_io; // undo exactly, without float drift
+        }
+    }
+}
