@@ -1,11 +1,14 @@
-//! The block cache (bounded by bytes) and the table cache (bounded by open files).
+//! The block cache (bounded by bytes) and the table cache (bounded by open
+//! files), which also holds the budget of the files' filter memory.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, Weak};
 
 use quick_cache::{sync::Cache, Weighter};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::filter::budget::{BudgetConfig, FilterBudget, UnitLoader};
+use crate::filter::Filter;
 use crate::io::{filename, FileSystem};
 use crate::options::Options;
 use crate::sst::block::Block;
@@ -65,6 +68,9 @@ pub struct TableCache {
     direct: bool,
     verify: bool,
     io_delay_ns: u64,
+    budget_config: BudgetConfig,
+    /// Made on first use (it loads units through this cache).
+    budget: OnceLock<Arc<FilterBudget>>,
 }
 
 impl TableCache {
@@ -89,7 +95,27 @@ impl TableCache {
             direct: opts.use_direct_reads,
             verify: opts.verify_checksums,
             io_delay_ns: opts.io_delay_ns,
+            budget_config: BudgetConfig {
+                memory: opts.filter_memory,
+                policy: opts.filter_policy,
+                lifetime: opts.filter_lifetime,
+                initial_units: opts.initial_units,
+            },
+            budget: OnceLock::new(),
         }
+    }
+
+    /// The budget of the filter memory of this cache's files.
+    #[inline]
+    pub fn filter_budget(self: &Arc<Self>) -> &Arc<FilterBudget> {
+        self.budget.get_or_init(|| {
+            let loader = Arc::new(CacheLoader(Arc::downgrade(self)));
+            Arc::new(FilterBudget::new(
+                self.budget_config.clone(),
+                loader,
+                self.counters.clone(),
+            ))
+        })
     }
 
     /// The open table of file `number`, opening it on a miss.
@@ -126,5 +152,19 @@ impl TableCache {
     /// The block cache, if any.
     pub fn block_cache(&self) -> Option<&Arc<BlockCache>> {
         self.blocks.as_ref()
+    }
+}
+
+/// Loads filter units through a table cache (weakly held: the cache owns the
+/// budget that owns this).
+struct CacheLoader(Weak<TableCache>);
+
+impl UnitLoader for CacheLoader {
+    fn load_units(&self, number: u64, current: &Filter, to: u32) -> Result<Filter> {
+        let tables = self
+            .0
+            .upgrade()
+            .ok_or_else(|| Error::InvalidArgument("the database is closed".into()))?;
+        tables.get(number)?.load_filter_units(current, to)
     }
 }

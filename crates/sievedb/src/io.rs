@@ -472,6 +472,10 @@ pub mod filename {
 
     /// Classifies a directory entry; `None` for names sievedb does not own.
     pub fn parse(name: &str) -> Option<FileKind> {
+        if name == "HOTNESS.tmp" {
+            // An interrupted save of the filter hotness file.
+            return Some(FileKind::Temp);
+        }
         if let Some(n) = name.strip_suffix(".log") {
             return n.parse().ok().map(FileKind::Wal);
         }

@@ -47,10 +47,13 @@ pub mod wal;
 pub use batch::WriteBatch;
 pub use db::{Db, Snapshot};
 pub use error::{Error, Result};
-pub use filter::{FilterLayout, FilterOptions, HashFn, HashSharing, IndexScheme, UnitHashing};
+pub use filter::{
+    FilterLayout, FilterMemory, FilterOptions, FilterPolicy, HashFn, HashSharing, IndexScheme,
+    UnitHashing,
+};
 pub use iter::DbIterator;
 pub use options::{
-    CompactionStyle, Compression, FilterMemory, Options, OptionsBuilder, ReadOptions, WalRecovery, WriteOptions,
+    CompactionStyle, Compression, Options, OptionsBuilder, ReadOptions, WalRecovery, WriteOptions,
 };
 pub use repair::RepairReport;
 pub use stats::{LevelStats, LookupBreakdown, Stats};

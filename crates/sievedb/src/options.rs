@@ -1,7 +1,7 @@
 //! Database options and their builder.
 
 use crate::error::{Error, Result};
-use crate::filter::FilterOptions;
+use crate::filter::{FilterMemory, FilterOptions, FilterPolicy};
 
 /// How runs are organised inside a level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,48 +90,6 @@ impl std::str::FromStr for WalRecovery {
     }
 }
 
-/// How much memory the filters of all SST files may hold together
-/// ([`Options::filter_memory`]). Filters are stored on disk as units (see
-/// [`crate::FilterLayout::Units`]; the other layouts are one unit), and only
-/// the resident units are probed: a file with none answers "maybe" and its
-/// lookup reads a data block. Which units are resident under a budget is the
-/// [`Options::filter_policy`]'s choice.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-pub enum FilterMemory {
-    /// Every unit of every file is resident (the default; filter memory
-    /// grows with the data).
-    #[default]
-    Unlimited,
-    /// At most this many bytes of filter units are resident.
-    Bytes(u64),
-    /// At most `b × live entries` bits (entries of every live SST), following
-    /// the tree as it grows and shrinks.
-    BitsPerKey(f64),
-}
-
-impl FilterMemory {
-    /// The budget in bytes for a tree of `entries` live entries (`None` = unlimited).
-    pub fn budget_bytes(&self, entries: u64) -> Option<u64> {
-        match *self {
-            FilterMemory::Unlimited => None,
-            FilterMemory::Bytes(n) => Some(n),
-            FilterMemory::BitsPerKey(b) => Some((b.max(0.0) * entries as f64 / 8.0) as u64),
-        }
-    }
-
-    fn validate(&self) -> Result<()> {
-        match *self {
-            FilterMemory::BitsPerKey(b) if !(0.0..=10_000.0).contains(&b) => {
-                Err(Error::InvalidArgument(format!(
-                    "filter_memory bits per key must be between 0 and 10000, not {b}"
-                )))
-            }
-            _ => Ok(()),
-        }
-    }
-}
-
 /// Options fixed when a database is opened. Build them with [`Options::builder`]
 /// or start from [`Options::default`].
 #[derive(Clone, Debug)]
@@ -208,6 +166,16 @@ pub struct Options {
     /// Memory all SST filters may hold together. Default
     /// [`FilterMemory::Unlimited`].
     pub filter_memory: FilterMemory,
+    /// How a filter memory budget is divided among files. Default
+    /// [`FilterPolicy::Uniform`]. Ignored under [`FilterMemory::Unlimited`].
+    pub filter_policy: FilterPolicy,
+    /// ElasticBF's *lifeTime*: lookups after its last access at which a file
+    /// counts as cold (its units may go to hotter files). `None` = the order
+    /// of the number of files, as the paper advises. Elastic policies only.
+    pub filter_lifetime: Option<u64>,
+    /// Filter units a new file starts with under the `elastic` policy
+    /// (`None` = 2, the ElasticBF prototype's default).
+    pub initial_units: Option<u32>,
 }
 
 impl Default for Options {
@@ -240,6 +208,9 @@ impl Default for Options {
             bg_error_resume_retry_interval: std::time::Duration::from_secs(1),
             wal_recovery: WalRecovery::PointInTime,
             filter_memory: FilterMemory::Unlimited,
+            filter_policy: FilterPolicy::Uniform,
+            filter_lifetime: None,
+            initial_units: None,
         }
     }
 }
@@ -312,6 +283,9 @@ impl Options {
             return bad("compression_per_level must name at least one level");
         }
         self.filter_memory.validate()?;
+        if self.filter_lifetime == Some(0) {
+            return bad("filter_lifetime must be at least 1 lookup");
+        }
         self.filter.validate()
     }
 }
@@ -386,6 +360,12 @@ impl OptionsBuilder {
         wal_recovery: WalRecovery);
     setter!(/// See [`Options::filter_memory`].
         filter_memory: FilterMemory);
+    setter!(/// See [`Options::filter_policy`].
+        filter_policy: FilterPolicy);
+    setter!(/// See [`Options::filter_lifetime`].
+        filter_lifetime: Option<u64>);
+    setter!(/// See [`Options::initial_units`].
+        initial_units: Option<u32>);
 
     /// Bits per key of the Bloom filters (0 = no filters). Default 10.
     #[must_use]

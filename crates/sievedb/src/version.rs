@@ -53,12 +53,14 @@ use crate::cache::TableCache;
 use crate::coding::{put_bytes, put_varint, Reader};
 use crate::error::{Error, Result};
 use crate::fence::Fences;
+use crate::filter::budget::FileShape;
 use crate::filter::digest::Phase;
+use crate::filter::resident::ResidentFilter;
 use crate::filter::KeyProbe;
 use crate::io::{filename, FileSystem};
 use crate::key::{self, LazySeek, SeqNo};
 use crate::memtable::Lookup;
-use crate::sst::reader::{ReadCtx, TableFilter, TableReader};
+use crate::sst::reader::{ReadCtx, TableReader};
 use crate::wal::{read_records, LogWriter};
 
 /// Metadata of one SST. When the last reference to an obsolete file's metadata
@@ -76,9 +78,11 @@ pub struct FileMeta {
     pub largest: Vec<u8>,
     obsolete: AtomicBool,
     tables: Arc<TableCache>,
-    /// The file's filter (or its absence), pinned when the table is first
-    /// opened: later lookups probe it before touching the table cache.
-    filter: OnceLock<Option<Arc<TableFilter>>>,
+    /// The file's resident filter (or its absence), registered with the
+    /// filter budget when a version holding the file is installed (or at
+    /// the first lookup, if that failed): lookups probe it before touching
+    /// the table cache. Its units come and go as the budget decides.
+    filter: OnceLock<Option<Arc<ResidentFilter>>>,
 }
 
 impl FileMeta {
@@ -106,10 +110,68 @@ impl FileMeta {
     pub fn tables(&self) -> &Arc<TableCache> {
         &self.tables
     }
+
+    /// The file's place in the tree, for the filter budget.
+    fn shape(&self, level: usize, run: u64) -> FileShape {
+        FileShape {
+            number: self.number,
+            level,
+            run,
+            entries: self.entries,
+        }
+    }
+
+    /// The file's resident filter (`None`: it has none), registering it with
+    /// the filter budget on first use (opening the table).
+    pub fn resident_filter(
+        &self,
+        level: usize,
+        run: u64,
+        probe: &mut KeyProbe<'_>,
+    ) -> Result<Option<&Arc<ResidentFilter>>> {
+        if let Some(f) = self.filter.get() {
+            return Ok(f.as_ref());
+        }
+        let table = self.table(probe)?;
+        let rf = match table.filter_index() {
+            Some(index) => Some(
+                self.tables
+                    .filter_budget()
+                    .register(self.shape(level, run), index)?,
+            ),
+            None => None,
+        };
+        let _ = self.filter.set(rf);
+        Ok(self.filter.get().and_then(Option::as_ref))
+    }
+
+    /// Units resident, units in all and resident bytes of the file's filter
+    /// (`None` until it is registered, or when the file has no filter).
+    pub fn filter_residency(&self) -> Option<(u32, u32, u64)> {
+        let rf = self.filter.get()?.as_ref()?;
+        let f = rf.current();
+        Some((f.resident(), f.units(), f.resident_bytes()))
+    }
+
+    /// Registers the file's filter now if it is not yet (errors are left for
+    /// the first lookup to report); a registered one learns its new place.
+    fn register_filter(&self, level: usize, run: u64) {
+        match self.filter.get() {
+            Some(Some(_)) => self.tables.filter_budget().relocate(self.shape(level, run)),
+            Some(None) => {}
+            None => {
+                let mut probe = KeyProbe::new(b"", crate::filter::HashSharing::Levels);
+                let _ = self.resident_filter(level, run, &mut probe);
+            }
+        }
+    }
 }
 
 impl Drop for FileMeta {
     fn drop(&mut self) {
+        if let Some(Some(_)) = self.filter.get() {
+            self.tables.filter_budget().forget(self.number);
+        }
         if self.obsolete.load(AtOrd::Acquire) {
             self.tables.remove_file(self.number);
         }
@@ -210,20 +272,21 @@ impl Version {
                 probe.phase_end(start, Phase::Index);
                 let Some(f) = file else { continue };
                 let ctx = ReadCtx { level, fill_cache };
-                let found = match f.filter.get() {
-                    Some(filter) => {
-                        if filter.as_ref().is_some_and(|x| x.excludes(probe, level)) {
-                            continue;
-                        }
-                        f.table(probe)?
-                            .get_past_filter(probe, seek.get(user_key), ctx)?
+                let mut filtered = false;
+                if let Some(rf) = f.resident_filter(level, run.id, probe)? {
+                    let budget = f.tables.filter_budget();
+                    if budget.limited() {
+                        budget.record(f.number);
                     }
-                    None => {
-                        let table = f.table(probe)?;
-                        let _ = f.filter.set(table.filter().cloned());
-                        table.get(probe, seek.get(user_key), ctx)?
+                    let (excluded, probed) = rf.excludes(probe, level);
+                    if excluded {
+                        continue;
                     }
-                };
+                    filtered = probed;
+                }
+                let found = f
+                    .table(probe)?
+                    .get(probe, seek.get(user_key), ctx, filtered)?;
                 if found != Lookup::Absent {
                     return Ok(found);
                 }
@@ -499,6 +562,7 @@ impl VersionSet {
             add_file(&mut v, level, f.run, self.meta(&f));
         }
         v.refresh_fences(|_| true);
+        register_filters(&v, |_| true);
         self.current = Arc::new(v);
         self.manifest_number = name[9..].parse().unwrap_or(0);
         Ok(())
@@ -561,8 +625,46 @@ impl VersionSet {
                 f.obsolete.store(true, AtOrd::Release);
             }
         }
+        self.inherit_hotness(&edit, &next);
+        register_filters(&next, |n| edit.added.iter().any(|f| f.number == n));
         self.current = Arc::new(next);
         Ok(self.current.clone())
+    }
+
+    /// Gives the files `edit` writes the hotness of the files it deletes (a
+    /// flush deletes none; a move re-adds what it deletes).
+    fn inherit_hotness(&self, edit: &VersionEdit, next: &Version) {
+        let budget = self.tables.filter_budget();
+        if !budget.limited() {
+            return;
+        }
+        let moved = |n: u64| edit.added.iter().any(|f| f.number == n);
+        fn shape(level: usize, run: u64, f: &FileMeta) -> (FileShape, &[u8], &[u8]) {
+            (f.shape(level, run), f.smallest_user(), f.largest_user())
+        }
+        let mut inputs = Vec::new();
+        for (level, runs) in self.current.levels.iter().enumerate() {
+            for run in runs {
+                for f in &run.files {
+                    if !moved(f.number) && edit.deleted.contains(&(level, f.number)) {
+                        inputs.push(shape(level, run.id, f));
+                    }
+                }
+            }
+        }
+        let mut outputs = Vec::new();
+        for (level, runs) in next.levels.iter().enumerate() {
+            for run in runs {
+                for f in &run.files {
+                    let new = edit.added.iter().any(|a| a.number == f.number)
+                        && !edit.deleted.iter().any(|&(_, n)| n == f.number);
+                    if new {
+                        outputs.push(shape(level, run.id, f));
+                    }
+                }
+            }
+        }
+        budget.inherit(&inputs, &outputs);
     }
 
     /// After a failed append or sync of the live MANIFEST: never append to it
@@ -664,6 +766,19 @@ impl VersionSet {
             let _ = self.fs.remove_file(&filename::manifest(&self.dir, old));
         }
         Ok(())
+    }
+}
+
+/// Registers with the filter budget the filters of the files of `v` that
+/// `chosen` selects by number (new files, or moved ones, which learn their
+/// new place).
+fn register_filters(v: &Version, chosen: impl Fn(u64) -> bool) {
+    for (level, runs) in v.levels.iter().enumerate() {
+        for run in runs {
+            for f in run.files.iter().filter(|f| chosen(f.number)) {
+                f.register_filter(level, run.id);
+            }
+        }
     }
 }
 

@@ -431,6 +431,7 @@ impl Db {
             let _ = t.join();
         }
         let sync = self.inner.wal.lock().log.sync();
+        self.inner.save_hotness();
         if let Some(e) = self.inner.bg.lock().error.clone() {
             return Err(e);
         }
@@ -489,12 +490,26 @@ impl DbInner {
     /// are installed in the order they were built (an older version installed
     /// after a newer one would lose the newer one's files).
     fn log_and_install(&self, edit: VersionEdit) -> Result<()> {
-        let mut versions = self.versions.lock();
-        let v = versions.log_and_apply(edit)?;
-        self.l0_runs.store(v.levels[0].len(), Ordering::Relaxed);
-        *self.current.write() = v;
-        self.publish_view();
+        {
+            let mut versions = self.versions.lock();
+            let v = versions.log_and_apply(edit)?;
+            self.l0_runs.store(v.levels[0].len(), Ordering::Relaxed);
+            *self.current.write() = v;
+            self.publish_view();
+        }
+        self.save_hotness();
         Ok(())
+    }
+
+    /// Saves the filter budget's access counts (advisory: a failure only
+    /// means the next open starts colder).
+    fn save_hotness(&self) {
+        if !self.read_only {
+            let _ = self
+                .tables
+                .filter_budget()
+                .save_hotness(self.fs.as_ref(), &self.dir);
+        }
     }
 
     /// Publishes the current memtables and version as the view reads load.
@@ -524,19 +539,34 @@ impl DbInner {
                 .levels
                 .iter()
                 .enumerate()
-                .map(|(level, runs)| LevelStats {
-                    level,
-                    files: runs.iter().map(|r| r.files.len()).sum(),
-                    runs: runs.len(),
-                    bytes: runs.iter().map(|r| r.bytes()).sum(),
-                    entries: runs.iter().flat_map(|r| &r.files).map(|f| f.entries).sum(),
-                    ..LevelStats::default()
+                .map(|(level, runs)| {
+                    let files = runs.iter().flat_map(|r| &r.files);
+                    let mut ls = LevelStats {
+                        level,
+                        files: runs.iter().map(|r| r.files.len()).sum(),
+                        runs: runs.len(),
+                        bytes: runs.iter().map(|r| r.bytes()).sum(),
+                        entries: files.clone().map(|f| f.entries).sum(),
+                        ..LevelStats::default()
+                    };
+                    for (resident, units, bytes) in files.filter_map(|f| f.filter_residency()) {
+                        let n = resident as usize;
+                        if ls.enabled_units.len() <= units as usize {
+                            ls.enabled_units.resize(units as usize + 1, 0);
+                        }
+                        ls.enabled_units[n] += 1;
+                        ls.filter_memory_bytes += bytes;
+                    }
+                    ls
                 })
                 .collect(),
             ..Stats::default()
         };
         self.counters.fill(&mut s);
         s.filter_memory_bytes = self.counters.filter_memory.load(Ordering::Relaxed);
+        let budget = self.tables.filter_budget();
+        s.filter_memory_budget_bytes = budget.budget_bytes();
+        s.estimated_extra_io = budget.expected_extra_io();
         s.block_cache_bytes = self.tables.block_cache().map_or(0, |c| c.used_bytes());
         let m = self.mem.read();
         s.memtable_bytes = (m.mem.approximate_size()

@@ -111,6 +111,8 @@ impl DbInner {
                     dir.display()
                 )));
             }
+            // Before the files register, so that they start as hot as they were.
+            tables.filter_budget().load_hotness(fs.as_ref(), &dir)?;
             versions.recover()?;
         } else if names.iter().any(|n| match filename::parse(n) {
             // Nothing is acknowledged before CURRENT exists, so a MANIFEST or an

@@ -75,11 +75,16 @@ impl DbInner {
             /// The seek key of this thread's lookups, reused (no allocation per lookup).
             static SEEK: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
         }
-        SEEK.with(|cell| match cell.try_borrow_mut() {
+        let r = SEEK.with(|cell| match cell.try_borrow_mut() {
             Ok(mut seek) => self.lookup_with(view, probe, seq, fill_cache, &mut seek),
             // A lookup nested in another on this thread (none today): its own buffer.
             Err(_) => self.lookup_with(view, probe, seq, fill_cache, &mut Vec::new()),
-        })
+        });
+        let budget = self.tables.filter_budget();
+        if budget.limited() {
+            budget.end_lookup();
+        }
+        r
     }
 
     /// [`DbInner::lookup`] with `buf` as the buffer of the seek key.

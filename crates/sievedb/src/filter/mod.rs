@@ -11,16 +11,21 @@
 //! The filter section of an SST is self-describing (see
 //! `docs/format.md`): a file is always probed with the parameters it was
 //! built with, so files written under different filter settings coexist in one
-//! database, and version-1 sections (older files) still decode.
+//! database, and version-1 to 3 sections (older files) still decode. From
+//! version 4 ([`section`]) every unit is its own block, so that a [`Filter`]
+//! in memory may hold only a prefix of its units (the *resident* ones).
 
 pub mod blocked;
 pub mod bloom;
+pub mod budget;
 pub mod digest;
 pub mod elastic;
 pub mod hash;
 pub mod memtable;
 pub mod options;
+pub mod resident;
 pub mod scheme;
+pub mod section;
 pub mod theory;
 pub mod units;
 
@@ -33,12 +38,14 @@ use digest::{DigestSource, HashSource, ProbeSource, RowSource};
 use hash::{seed_at, PRIMARY_SEED, SECONDARY_SEED};
 
 pub use digest::{KeyDigest, KeyProbe};
+pub use elastic::FilterPolicy;
 pub use memtable::MemtableFilter;
 pub use options::{
-    FilterLayout, FilterOptions, HashFn, HashSharing, IndexScheme, UnitHashing, MAX_PROBES,
-    MAX_UNITS,
+    FilterLayout, FilterMemory, FilterOptions, HashFn, HashSharing, IndexScheme, UnitHashing,
+    MAX_PROBES, MAX_UNITS,
 };
 pub use scheme::fast_range;
+pub use section::{FilterIndex, FILTER_INDEX_VERSION};
 pub use theory::theoretical_fpr;
 pub use units::ALL_UNITS;
 
@@ -132,6 +139,14 @@ impl Bits {
         match self {
             Bits::Words(w) => w.len() * 8,
             Bits::Lines(l) => l.len() * 64,
+        }
+    }
+
+    /// No bits, of the kind `layout` uses.
+    fn empty(layout: FilterLayout) -> Bits {
+        match layout {
+            FilterLayout::Blocked => Bits::Lines(Box::new([])),
+            _ => Bits::Words(Box::new([])),
         }
     }
 }
@@ -251,6 +266,7 @@ impl FilterBuilder {
         p.wpu = (p.unit_bits / 64) as usize;
         Filter {
             version: FILTER_FORMAT_VERSION,
+            resident: p.units,
             p,
             num_keys: self.n as u64,
             bits,
@@ -263,12 +279,17 @@ impl FilterBuilder {
     }
 }
 
-/// A decoded filter section, parsed once when its file is opened.
+/// A filter in memory: the parameters of a file's filter and the bits of its
+/// first [`Filter::resident`] units (all of them for a filter just built or
+/// decoded from a whole section). A probe uses the resident units only; a
+/// filter with none answers "maybe".
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Filter {
     version: u8,
     p: Params,
     num_keys: u64,
+    /// Units whose bits `bits` holds: units `0..resident`, in order.
+    resident: u32,
     bits: Bits,
 }
 
@@ -317,6 +338,7 @@ impl Filter {
         let words = words_from_le(bytes);
         Ok(Filter {
             version: 1,
+            resident: 1,
             p: Params {
                 layout: FilterLayout::Bloom,
                 scheme: IndexScheme::Rotation,
@@ -337,99 +359,36 @@ impl Filter {
 
     /// Versions 2 and 3 (`version`): see `docs/format.md`.
     fn decode_v2(mut r: Reader<'_>, version: u8) -> std::result::Result<Filter, String> {
-        let mut byte = || r.u8().ok_or_else(truncated);
-        let layout_id = byte()?;
-        let hash_id = byte()?;
-        let secondary_id = byte()?;
-        let scheme_id = byte()?;
-        let unit_hashing_id = byte()?;
-        let k = u32::from(byte()?);
-        let units = u32::from(byte()?);
-        let num_keys = r.u64().ok_or_else(truncated)?;
-        let unit_bits = r.u64().ok_or_else(truncated)?;
-
-        let layout = FilterLayout::from_id(layout_id)
-            .ok_or_else(|| format!("unknown filter layout {layout_id}"))?;
-        let hash = HashFn::from_id(hash_id)
-            .ok_or_else(|| format!("unknown filter hash function {hash_id}"))?;
-        let scheme = IndexScheme::from_id(scheme_id)
-            .ok_or_else(|| format!("unknown filter index scheme {scheme_id}"))?;
-        let unit_hashing = UnitHashing::from_id(unit_hashing_id)
-            .ok_or_else(|| format!("unknown filter unit hashing {unit_hashing_id}"))?;
-        let secondary = match (scheme, secondary_id) {
-            (IndexScheme::Double, id) => HashFn::from_id(id)
-                .ok_or_else(|| format!("unknown filter secondary hash function {id}"))?,
-            (_, 0) => hash,
-            (_, id) => return Err(format!("secondary hash {id} without double hashing")),
-        };
-        if !(1..=MAX_UNITS).contains(&units) || (layout != FilterLayout::Units && units != 1) {
-            return Err(format!("bad unit count {units} for layout {layout}"));
-        }
-        if layout != FilterLayout::Units && unit_hashing != UnitHashing::Shared {
-            return Err(format!("separate unit hashing in layout {layout}"));
-        }
-        if k == 0 || k * units > MAX_PROBES {
-            return Err(format!("bad probe count {k} × {units} units"));
-        }
-        let granule = if layout == FilterLayout::Blocked {
-            blocked::LINE_BITS
-        } else {
-            64
-        };
-        if unit_bits == 0 || !unit_bits.is_multiple_of(granule) {
-            return Err(format!("bad unit size {unit_bits} bits"));
-        }
-        let unit_bytes = unit_bits / 8;
+        let (p, num_keys) = parse_header(&mut r, version)?;
+        let unit_bytes = p.unit_bits / 8;
+        let units = p.units;
         if unit_bytes.checked_mul(u64::from(units)) != Some(r.remaining() as u64) {
             return Err(format!(
-                "filter of {units} × {unit_bits} bits does not match its size {}",
+                "filter of {units} × {} bits does not match its size {}",
+                p.unit_bits,
                 r.remaining()
             ));
         }
         let bytes = r.take(r.remaining()).ok_or_else(truncated)?;
-        let words = words_from_le(bytes);
-        let mut p = Params {
-            layout,
-            scheme,
-            unit_hashing,
-            hash,
-            secondary,
-            k,
-            units,
-            unit_bits,
-            wpu: (unit_bits / 64) as usize,
-            lines: 0,
-            line_fields: if version >= 3 {
-                blocked::V3_FIELDS_PER_VALUE
-            } else {
-                1
-            },
-        };
-        let bits = if layout == FilterLayout::Blocked {
-            p.lines = unit_bits / blocked::LINE_BITS;
-            let lines: Vec<Line> = words
-                .chunks_exact(8)
-                .map(|c| {
-                    let mut l = Line::default();
-                    l.0.copy_from_slice(c);
-                    l
-                })
-                .collect();
-            Bits::Lines(lines.into())
-        } else {
-            Bits::Words(words)
-        };
+        let bits = Bits::from_le(&p, bytes);
         Ok(Filter {
             version,
+            resident: units,
             p,
             num_keys,
             bits,
         })
     }
 
-    /// Serialises the filter in the format version it has (a decoded
-    /// version-1 section re-encodes to the same bytes).
+    /// Serialises the filter as one section in the format version it has
+    /// (a decoded version-1 section re-encodes to the same bytes; a filter
+    /// loaded unit by unit from version 4 encodes as version 3). Every unit
+    /// must be resident.
     pub fn encode(&self) -> Vec<u8> {
+        assert_eq!(
+            self.resident, self.p.units,
+            "encoding a partly resident filter"
+        );
         let p = &self.p;
         let mut out = Vec::with_capacity(FILTER_V2_HEADER_LEN + self.bits.bytes());
         if self.version == 1 {
@@ -437,31 +396,45 @@ impl Filter {
             out.extend_from_slice(&p.k.to_le_bytes());
             out.extend_from_slice(&p.unit_bits.to_le_bytes());
         } else {
-            out.push(self.version);
-            out.push(p.layout.id());
-            out.push(p.hash.id());
-            out.push(if p.scheme == IndexScheme::Double {
-                p.secondary.id()
-            } else {
-                0
-            });
-            out.push(p.scheme.id());
-            out.push(p.unit_hashing.id());
-            out.push(p.k as u8);
-            out.push(p.units as u8);
-            out.extend_from_slice(&self.num_keys.to_le_bytes());
-            out.extend_from_slice(&p.unit_bits.to_le_bytes());
+            // A version-4 filter (units read from their own blocks) has
+            // version 3's bits: as one section it is a version-3 section.
+            self.encode_header(self.version.min(FILTER_FORMAT_VERSION), &mut out);
         }
-        let unit_bytes = (p.unit_bits / 8) as usize;
+        for j in 0..p.units {
+            self.unit_le(j, &mut out);
+        }
+        out
+    }
+
+    /// Appends the version-2-style header (with `version` as its first byte).
+    pub(crate) fn encode_header(&self, version: u8, out: &mut Vec<u8>) {
+        let p = &self.p;
+        out.push(version);
+        out.push(p.layout.id());
+        out.push(p.hash.id());
+        out.push(if p.scheme == IndexScheme::Double {
+            p.secondary.id()
+        } else {
+            0
+        });
+        out.push(p.scheme.id());
+        out.push(p.unit_hashing.id());
+        out.push(p.k as u8);
+        out.push(p.units as u8);
+        out.extend_from_slice(&self.num_keys.to_le_bytes());
+        out.extend_from_slice(&p.unit_bits.to_le_bytes());
+    }
+
+    /// Appends the little-endian bytes of resident unit `j`.
+    pub(crate) fn unit_le(&self, j: u32, out: &mut Vec<u8>) {
+        assert!(j < self.resident, "unit {j} is not resident");
+        let unit_bytes = (self.p.unit_bits / 8) as usize;
+        let start = out.len();
         match &self.bits {
             Bits::Words(w) => {
-                for j in 0..p.units as usize {
-                    let unit = &w[j * p.wpu..(j + 1) * p.wpu];
-                    let start = out.len();
-                    for x in unit {
-                        out.extend_from_slice(&x.to_le_bytes());
-                    }
-                    out.truncate(start + unit_bytes);
+                let wpu = self.p.wpu;
+                for x in &w[j as usize * wpu..(j as usize + 1) * wpu] {
+                    out.extend_from_slice(&x.to_le_bytes());
                 }
             }
             Bits::Lines(l) => {
@@ -472,7 +445,77 @@ impl Filter {
                 }
             }
         }
-        out
+        out.truncate(start + unit_bytes);
+    }
+
+    /// The same filter with only its first `n` units resident (`n` at most
+    /// the resident units).
+    #[must_use]
+    pub fn truncated(&self, n: u32) -> Filter {
+        let n = n.min(self.resident);
+        let bits = match &self.bits {
+            Bits::Words(w) => Bits::Words(w[..n as usize * self.p.wpu].into()),
+            Bits::Lines(l) => Bits::Lines(if n == 0 { Box::new([]) } else { l.clone() }),
+        };
+        Filter {
+            resident: n,
+            bits,
+            ..self.clone_header()
+        }
+    }
+
+    /// The same filter with one more unit resident: unit
+    /// [`resident`](Filter::resident), given as its little-endian bytes (the
+    /// payload of its block). The error says what is wrong with the bytes.
+    pub fn with_unit(&self, unit: &[u8]) -> std::result::Result<Filter, String> {
+        if self.resident >= self.p.units {
+            return Err(format!("all {} units are resident already", self.p.units));
+        }
+        if unit.len() as u64 != self.p.unit_bits / 8 {
+            return Err(format!(
+                "filter unit of {} bytes, expected {}",
+                unit.len(),
+                self.p.unit_bits / 8
+            ));
+        }
+        let bits = match (&self.bits, Bits::from_le(&self.p, unit)) {
+            (Bits::Words(w), Bits::Words(u)) => {
+                Bits::Words(w.iter().chain(u.iter()).copied().collect())
+            }
+            (Bits::Lines(_), lines @ Bits::Lines(_)) => lines,
+            _ => unreachable!("one layout per filter"),
+        };
+        Ok(Filter {
+            resident: self.resident + 1,
+            bits,
+            ..self.clone_header()
+        })
+    }
+
+    /// The filter's parameters without bits.
+    fn clone_header(&self) -> Filter {
+        Filter {
+            version: self.version,
+            p: self.p,
+            num_keys: self.num_keys,
+            resident: 0,
+            bits: Bits::empty(self.p.layout),
+        }
+    }
+
+    /// Units resident (probed): units `0..resident()`.
+    pub fn resident(&self) -> u32 {
+        self.resident
+    }
+
+    /// Bits of the resident units mask (bit `j` = unit `j`).
+    #[inline]
+    fn resident_mask(&self) -> u64 {
+        if self.resident >= 64 {
+            ALL_UNITS
+        } else {
+            (1u64 << self.resident) - 1
+        }
     }
 
     /// Whether the key of `probe` may be in the file (false = surely not).
@@ -486,6 +529,10 @@ impl Filter {
     /// bit 0). A mask without any unit bit answers "maybe".
     #[inline]
     pub fn may_contain_units(&self, probe: &mut KeyProbe<'_>, enabled: u64) -> bool {
+        let enabled = enabled & self.resident_mask();
+        if enabled == 0 {
+            return true;
+        }
         probe.begin_filter();
         let mut src = ProbeSource {
             probe,
@@ -509,7 +556,11 @@ impl Filter {
         {
             return None;
         }
-        Some(self.p.run(&self.bits, &mut DigestSource(d), ALL_UNITS))
+        let mask = self.resident_mask();
+        if mask == 0 {
+            return Some(true);
+        }
+        Some(self.p.run(&self.bits, &mut DigestSource(d), mask))
     }
 
     /// Bytes of memory the filter holds.
@@ -517,7 +568,12 @@ impl Filter {
         self.bits.bytes() + std::mem::size_of::<Self>()
     }
 
-    /// Format version the section was written in (1, 2 or 3).
+    /// Bytes of the resident units' bits (what a filter memory budget counts).
+    pub fn resident_bytes(&self) -> u64 {
+        self.bits.bytes() as u64
+    }
+
+    /// Format version the section was written in (1 to 4).
     pub fn version(&self) -> u8 {
         self.version
     }
@@ -602,6 +658,98 @@ impl Filter {
     /// Theoretical FPR of this filter at its actual bits per key.
     pub fn theoretical_fpr(&self) -> f64 {
         self.theoretical_fpr_units(self.p.units)
+    }
+}
+
+/// Parses the header shared by format versions 2, 3 and 4 (after the version
+/// byte): everything but the bits. See `docs/format.md`.
+pub(crate) fn parse_header(
+    r: &mut Reader<'_>,
+    version: u8,
+) -> std::result::Result<(Params, u64), String> {
+    let mut byte = || r.u8().ok_or_else(truncated);
+    let layout_id = byte()?;
+    let hash_id = byte()?;
+    let secondary_id = byte()?;
+    let scheme_id = byte()?;
+    let unit_hashing_id = byte()?;
+    let k = u32::from(byte()?);
+    let units = u32::from(byte()?);
+    let num_keys = r.u64().ok_or_else(truncated)?;
+    let unit_bits = r.u64().ok_or_else(truncated)?;
+
+    let layout = FilterLayout::from_id(layout_id)
+        .ok_or_else(|| format!("unknown filter layout {layout_id}"))?;
+    let hash = HashFn::from_id(hash_id)
+        .ok_or_else(|| format!("unknown filter hash function {hash_id}"))?;
+    let scheme = IndexScheme::from_id(scheme_id)
+        .ok_or_else(|| format!("unknown filter index scheme {scheme_id}"))?;
+    let unit_hashing = UnitHashing::from_id(unit_hashing_id)
+        .ok_or_else(|| format!("unknown filter unit hashing {unit_hashing_id}"))?;
+    let secondary = match (scheme, secondary_id) {
+        (IndexScheme::Double, id) => HashFn::from_id(id)
+            .ok_or_else(|| format!("unknown filter secondary hash function {id}"))?,
+        (_, 0) => hash,
+        (_, id) => return Err(format!("secondary hash {id} without double hashing")),
+    };
+    if !(1..=MAX_UNITS).contains(&units) || (layout != FilterLayout::Units && units != 1) {
+        return Err(format!("bad unit count {units} for layout {layout}"));
+    }
+    if layout != FilterLayout::Units && unit_hashing != UnitHashing::Shared {
+        return Err(format!("separate unit hashing in layout {layout}"));
+    }
+    if k == 0 || k * units > MAX_PROBES {
+        return Err(format!("bad probe count {k} × {units} units"));
+    }
+    let granule = if layout == FilterLayout::Blocked {
+        blocked::LINE_BITS
+    } else {
+        64
+    };
+    if unit_bits == 0 || !unit_bits.is_multiple_of(granule) {
+        return Err(format!("bad unit size {unit_bits} bits"));
+    }
+    let p = Params {
+        layout,
+        scheme,
+        unit_hashing,
+        hash,
+        secondary,
+        k,
+        units,
+        unit_bits,
+        wpu: (unit_bits / 64) as usize,
+        lines: if layout == FilterLayout::Blocked {
+            unit_bits / blocked::LINE_BITS
+        } else {
+            0
+        },
+        line_fields: if version >= 3 {
+            blocked::V3_FIELDS_PER_VALUE
+        } else {
+            1
+        },
+    };
+    Ok((p, num_keys))
+}
+
+impl Bits {
+    /// Bits from little-endian bytes (whole units of `p`'s layout).
+    fn from_le(p: &Params, bytes: &[u8]) -> Bits {
+        let words = words_from_le(bytes);
+        if p.layout == FilterLayout::Blocked {
+            let lines: Vec<Line> = words
+                .chunks_exact(8)
+                .map(|c| {
+                    let mut l = Line::default();
+                    l.0.copy_from_slice(c);
+                    l
+                })
+                .collect();
+            Bits::Lines(lines.into())
+        } else {
+            Bits::Words(words)
+        }
     }
 }
 

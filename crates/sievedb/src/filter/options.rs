@@ -277,6 +277,49 @@ impl UnitHashing {
     }
 }
 
+/// How much memory the filters of all SST files may hold together
+/// ([`Options::filter_memory`]). Filters are stored on disk as units (see
+/// [`crate::FilterLayout::Units`]; the other layouts are one unit), and only
+/// the resident units are probed: a file with none answers "maybe" and its
+/// lookup reads a data block. Which units are resident under a budget is the
+/// [`Options::filter_policy`]'s choice.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub enum FilterMemory {
+    /// Every unit of every file is resident (the default; filter memory
+    /// grows with the data).
+    #[default]
+    Unlimited,
+    /// At most this many bytes of filter units are resident.
+    Bytes(u64),
+    /// At most `b × live entries` bits (entries of every live SST), following
+    /// the tree as it grows and shrinks.
+    BitsPerKey(f64),
+}
+
+impl FilterMemory {
+    /// The budget in bytes for a tree of `entries` live entries (`None` = unlimited).
+    pub fn budget_bytes(&self, entries: u64) -> Option<u64> {
+        match *self {
+            FilterMemory::Unlimited => None,
+            FilterMemory::Bytes(n) => Some(n),
+            FilterMemory::BitsPerKey(b) => Some((b.max(0.0) * entries as f64 / 8.0) as u64),
+        }
+    }
+
+    /// Checks the setting.
+    pub fn validate(&self) -> Result<()> {
+        match *self {
+            FilterMemory::BitsPerKey(b) if !(0.0..=10_000.0).contains(&b) => {
+                Err(Error::InvalidArgument(format!(
+                    "filter_memory bits per key must be between 0 and 10000, not {b}"
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Most probes (over all units) a filter may use.
 pub const MAX_PROBES: u32 = 64;
 /// Most filter units per filter.

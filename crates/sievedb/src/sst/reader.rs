@@ -1,7 +1,10 @@
 //! Opens an SST and serves point lookups and scans from it.
 //!
-//! Opening reads the footer, then the index, filter and properties sections,
-//! each parsed once and kept in memory; a lookup reads at most one data block.
+//! Opening reads the footer, then the index, properties and filter index
+//! blocks, each parsed once and kept in memory; a lookup reads at most one
+//! data block. The filter's units are not kept here: they are loaded on
+//! demand ([`TableReader::load_filter_units`]) into the file's resident
+//! filter, which the filter budget manages (see [`crate::filter::budget`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,67 +18,13 @@ use crate::cache::BlockCache;
 use crate::coding::{u32_at, Reader};
 use crate::error::{Error, Result};
 use crate::filter::digest::Phase;
-use crate::filter::{Filter, KeyProbe};
+use crate::filter::section::UnitSource;
+use crate::filter::{Filter, FilterIndex, KeyProbe};
 use crate::io::{FileSystem, RandomAccessFile};
 use crate::iter::InternalIterator;
 use crate::key::{self, Kind};
 use crate::memtable::Lookup;
-use crate::stats::{bump, Counters, DIGESTS, FALSE_POSITIVES, NEGATIVES};
-
-/// An SST's filter, parsed once, shared between the table reader and the
-/// file's metadata (which pins it, so a lookup the filter rules out touches
-/// neither the table cache nor the file). Its memory is counted in
-/// `filter_memory` while it lives.
-pub struct TableFilter {
-    filter: Filter,
-    counters: Arc<Counters>,
-}
-
-impl TableFilter {
-    fn new(filter: Filter, counters: Arc<Counters>) -> Self {
-        bump(&counters.filter_memory, filter.memory_bytes() as u64);
-        TableFilter { filter, counters }
-    }
-
-    /// The parsed filter.
-    pub fn filter(&self) -> &Filter {
-        &self.filter
-    }
-
-    /// Whether the filter rules the key of `probe` out, counting the probe
-    /// (and timing it, for sampled lookups) for `level`.
-    #[inline]
-    pub fn excludes(&self, probe: &mut KeyProbe<'_>, level: usize) -> bool {
-        let before = probe.digests_computed;
-        let start = probe.phase_start();
-        let maybe = self.filter.may_contain(probe);
-        probe.phase_end(start, Phase::Filter);
-        let counts = [1, u32::from(!maybe), probe.digests_computed - before, 0];
-        match probe.tally.levels.get_mut(level) {
-            Some(row) => {
-                for (c, n) in row.iter_mut().zip(counts) {
-                    *c += n;
-                }
-            }
-            None => {
-                let lc = &self.counters.levels[level.min(self.counters.levels.len() - 1)];
-                bump(&lc.filter_probes, 1);
-                bump(&lc.filter_negatives, u64::from(counts[NEGATIVES]));
-                bump(&lc.digests_computed, u64::from(counts[DIGESTS]));
-            }
-        }
-        !maybe
-    }
-}
-
-impl Drop for TableFilter {
-    fn drop(&mut self) {
-        self.counters.filter_memory.fetch_sub(
-            self.filter.memory_bytes() as u64,
-            std::sync::atomic::Ordering::Relaxed,
-        );
-    }
-}
+use crate::stats::{bump, Counters, FALSE_POSITIVES};
 
 /// An open SST.
 pub struct TableReader {
@@ -83,7 +32,7 @@ pub struct TableReader {
     path: PathBuf,
     file: Arc<dyn RandomAccessFile>,
     index: Arc<Block>,
-    filter: Option<Arc<TableFilter>>,
+    filter: Option<Arc<FilterIndex>>,
     props: Properties,
     cache: Option<Arc<BlockCache>>,
     counters: Arc<Counters>,
@@ -167,8 +116,9 @@ impl TableReader {
         t.props = Properties::decode(&t.read_raw(footer.properties)?).map_err(corrupt)?;
         if footer.filter.size > 0 {
             let f = t.read_raw(footer.filter)?;
-            let f = Filter::decode(&f).map_err(|d| corrupt(format!("filter: {d}")))?;
-            t.filter = Some(Arc::new(TableFilter::new(f, t.counters.clone())));
+            let (index, _) = FilterIndex::decode(&f, footer.filter.offset, footer.filter.size)
+                .map_err(|d| corrupt(format!("filter: {d}")))?;
+            t.filter = Some(Arc::new(index));
         }
         t.verify = verify;
         Ok(t)
@@ -192,14 +142,89 @@ impl TableReader {
         &self.props
     }
 
-    /// Memory held by the filter.
-    pub fn filter_memory(&self) -> usize {
-        self.filter.as_ref().map_or(0, |f| f.filter.memory_bytes())
+    /// The table's filter index, if it has a filter.
+    pub fn filter_index(&self) -> Option<&Arc<FilterIndex>> {
+        self.filter.as_ref()
     }
 
-    /// The table's filter, if it has one.
-    pub fn filter(&self) -> Option<&Arc<TableFilter>> {
-        self.filter.as_ref()
+    /// `current` (a filter of this table) with units `current.resident()..to`
+    /// loaded from the file: one read for a version-4 section (the unit
+    /// blocks are contiguous but for padding), each unit's checksum checked;
+    /// an older section is read whole. Counts `filter_unit_loads`. Never
+    /// returns a half-loaded filter: on error nothing is loaded.
+    pub fn load_filter_units(&self, current: &Filter, to: u32) -> Result<Filter> {
+        let Some(index) = &self.filter else {
+            return Err(Error::InvalidArgument(format!(
+                "{} has no filter",
+                self.path.display()
+            )));
+        };
+        let from = current.resident();
+        let to = to.min(index.units());
+        if to <= from {
+            return Ok(current.truncated(to));
+        }
+        let corrupt = |d: String| Error::corruption(&self.path, format!("filter: {d}"));
+        let loaded = match index.source() {
+            UnitSource::Blocks(handles) => {
+                let span = &handles[from as usize..to as usize];
+                let start = span[0].0;
+                let end = span[span.len() - 1].0 + span[span.len() - 1].1 + TRAILER_LEN as u64;
+                let whole = BlockHandle {
+                    offset: start,
+                    size: end - start - TRAILER_LEN as u64,
+                };
+                let bytes = self.read_span(whole)?;
+                let mut f = current.clone();
+                for &(off, len) in span {
+                    let at = (off - start) as usize;
+                    let body = &bytes[at..at + len as usize];
+                    let trailer = &bytes[at + len as usize..at + len as usize + TRAILER_LEN];
+                    if self.verify && block_crc(body, trailer[0]) != u32_at(trailer, 1) {
+                        return Err(corrupt(format!("unit checksum mismatch at offset {off}")));
+                    }
+                    if trailer[0] != COMPRESSION_NONE {
+                        return Err(corrupt(format!("compressed filter unit at offset {off}")));
+                    }
+                    f = f.with_unit(body).map_err(corrupt)?;
+                }
+                f
+            }
+            &UnitSource::Section { offset, size, .. } => {
+                let data = self.read_raw(BlockHandle { offset, size })?;
+                let whole = Filter::decode(&data).map_err(corrupt)?;
+                if whole.truncated(0) != current.truncated(0) {
+                    return Err(corrupt("section changed under its index".into()));
+                }
+                whole.truncated(to)
+            }
+        };
+        bump(&self.counters.filter_unit_loads, u64::from(to - from));
+        Ok(loaded)
+    }
+
+    /// The bytes of `h` and its trailer, unchecked (the caller checks).
+    fn read_span(&self, h: BlockHandle) -> Result<Vec<u8>> {
+        if !h.fits(self.file.size().saturating_sub(FOOTER_LEN as u64)) {
+            return Err(Error::corruption(
+                &self.path,
+                format!(
+                    "filter units {}+{} beyond the end of the file",
+                    h.offset, h.size
+                ),
+            ));
+        }
+        let buf = self
+            .file
+            .read_at(h.offset, h.size as usize + TRAILER_LEN)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::UnexpectedEof => {
+                    Error::corruption(&self.path, "filter units extend past the end of the file")
+                }
+                _ => Error::Io(e),
+            })?;
+        bump(&self.counters.bytes_read, buf.len() as u64);
+        Ok(buf)
     }
 
     /// Reads a block and its trailer, checks the CRC and decompresses it.
@@ -281,32 +306,18 @@ impl TableReader {
         }
     }
 
-    /// Whether the filter rules the key out (counting the probe).
-    #[inline]
-    pub fn filter_excludes(&self, probe: &mut KeyProbe<'_>, level: usize) -> bool {
-        self.filter
-            .as_ref()
-            .is_some_and(|f| f.excludes(probe, level))
-    }
-
-    /// Looks up the newest entry for `probe.key()` with sequence `<= seq`.
-    pub fn get(&self, probe: &mut KeyProbe<'_>, seek: &[u8], ctx: ReadCtx) -> Result<Lookup> {
-        if self.filter_excludes(probe, ctx.level) {
-            return Ok(Lookup::Absent);
-        }
-        self.get_past_filter(probe, seek, ctx)
-    }
-
-    /// [`TableReader::get`] for a key the filter (if any) already let
-    /// through: an absent key counts as a false positive of the filter.
-    pub fn get_past_filter(
+    /// Looks up the newest entry for `probe.key()` with sequence `<= seq`,
+    /// past the filter: when `filtered` (resident filter units let the key
+    /// through), an absent key counts as a false positive of the filter.
+    pub fn get(
         &self,
         probe: &mut KeyProbe<'_>,
         seek: &[u8],
         ctx: ReadCtx,
+        filtered: bool,
     ) -> Result<Lookup> {
         let result = self.search(probe, seek, ctx)?;
-        if result == Lookup::Absent && self.filter.is_some() {
+        if result == Lookup::Absent && filtered {
             match probe.tally.levels.get_mut(ctx.level) {
                 Some(row) => row[FALSE_POSITIVES] += 1,
                 None => {

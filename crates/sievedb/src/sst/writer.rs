@@ -3,10 +3,12 @@
 use super::block::BlockBuilder;
 use super::{
     block_crc, BlockHandle, Footer, Properties, COMPRESSION_LZ4, COMPRESSION_NONE, FORMAT_VERSION,
+    TRAILER_LEN,
 };
 use crate::coding::put_varint;
 use crate::error::Result;
-use crate::filter::{FilterBuilder, FilterOptions};
+use crate::filter::section::unit_padding;
+use crate::filter::{Filter, FilterBuilder, FilterIndex, FilterOptions};
 use crate::io::WritableFile;
 use crate::key::{self, Kind};
 use crate::options::Compression;
@@ -139,11 +141,31 @@ impl TableWriter {
         Ok(handle)
     }
 
+    /// Writes the filter section (format version 4, see
+    /// [`crate::filter::section`]): each unit as its own block, not straddling
+    /// a page it need not, then the filter index, whose handle it returns.
+    fn write_filter(&mut self, filter: &Filter) -> Result<BlockHandle> {
+        let mut handles = Vec::with_capacity(filter.units() as usize);
+        let mut unit = Vec::new();
+        for j in 0..filter.units() {
+            unit.clear();
+            filter.unit_le(j, &mut unit);
+            let pad = unit_padding(self.offset, unit.len() as u64, TRAILER_LEN as u64);
+            if pad > 0 {
+                self.file.append(&vec![0; pad as usize])?;
+                self.offset += pad;
+            }
+            let h = self.write_block(&unit, Compression::None)?;
+            handles.push((h.offset, h.size));
+        }
+        self.write_block(&FilterIndex::encode(filter, &handles), Compression::None)
+    }
+
     /// Writes the remaining sections, fsyncs, and returns the properties and file size.
     pub fn finish(mut self) -> Result<(Properties, u64)> {
         self.flush_data_block()?;
         let filter = match self.filter.take() {
-            Some(f) if !f.is_empty() => self.write_block(&f.finish(), Compression::None)?,
+            Some(f) if !f.is_empty() => self.write_filter(&f.build())?,
             _ => BlockHandle::default(),
         };
         let props = self.props.encode();

@@ -1,0 +1,466 @@
+//! The filter budget: which units of which files' filters are resident.
+//!
+//! Every live SST with a filter is registered here when a version holding it
+//! is installed (or at its first lookup, if that failed). Without a budget
+//! ([`FilterMemory::Unlimited`]) every unit is loaded at registration and
+//! nothing else happens: no access is recorded.
+//!
+//! Under a budget an [`Allocator`] (the [`FilterPolicy`]'s decisions) says how
+//! many units each file should have resident; this module carries those
+//! decisions out: it drops units (`filter_unit_evictions`) before it loads
+//! any (`filter_unit_loads`, one read per file through a [`UnitLoader`]), so
+//! the resident bytes never exceed what the allocator planned, which never
+//! exceeds the budget. A failed load leaves the file with the units it had
+//! (a lookup then reads a data block more often, never answers wrongly) and
+//! the allocator is told.
+//!
+//! # Concurrency
+//! The read path takes no lock. A lookup appends the numbers of the files
+//! whose filters it probed, then a clock tick, to a per-thread log; when the
+//! log holds [`LOG_BATCH`] entries the thread *tries* the allocator's lock
+//! and, if it gets it, replays the log into the allocator and carries out the
+//! changes (loads included: the prototype's synchronous load, paid by the
+//! thread that adjusts). A thread that does not get the lock goes on; past
+//! [`LOG_LIMIT`] entries its oldest half is dropped (the accesses are a
+//! sample). Probes read a file's resident units through one atomic load
+//! ([`ResidentFilter`]), so a lookup never waits for a load of any file.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+
+use parking_lot::Mutex;
+
+use super::elastic::{hotness, AllocConfig, Allocator, FileDesc, FilterPolicy};
+use super::resident::ResidentFilter;
+use super::{Filter, FilterIndex, FilterMemory};
+use crate::error::Result;
+use crate::io::FileSystem;
+use crate::stats::{bump, Counters};
+
+/// Reads filter units from the files (the table cache implements it).
+pub trait UnitLoader: Send + Sync {
+    /// `current`, a filter of file `number`, with units up to `to` resident.
+    fn load_units(&self, number: u64, current: &Filter, to: u32) -> Result<Filter>;
+}
+
+/// Log entries a thread gathers before it tries to replay them.
+pub const LOG_BATCH: usize = 64;
+/// Log entries past which a thread drops the oldest half of its log.
+pub const LOG_LIMIT: usize = 1 << 14;
+/// The log entry that ends one lookup (a clock tick).
+const TICK: u64 = u64::MAX;
+
+/// Where a file sits in the tree (what policies allocate by).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileShape {
+    /// File number.
+    pub number: u64,
+    /// Level.
+    pub level: usize,
+    /// Run id within the level.
+    pub run: u64,
+    /// Entries (keys in the filter).
+    pub entries: u64,
+}
+
+/// How a budget chooses (see [`crate::Options`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BudgetConfig {
+    /// The memory all filters may hold.
+    pub memory: FilterMemory,
+    /// The allocation policy.
+    pub policy: FilterPolicy,
+    /// ElasticBF's lifeTime in lookups (`None`: the allocator's default).
+    pub lifetime: Option<u64>,
+    /// Units a new file starts with under the elastic policies.
+    pub initial_units: Option<u32>,
+}
+
+/// A registered file.
+struct Tracked {
+    filter: Weak<ResidentFilter>,
+    shape: FileShape,
+}
+
+/// What the budget's lock guards.
+struct State {
+    alloc: Allocator,
+    files: BTreeMap<u64, Tracked>,
+    /// Entries of the registered files.
+    entries: u64,
+    /// Hotness waiting for files not registered yet: inherited by
+    /// compaction outputs, or loaded from the hotness file at open.
+    pending: HashMap<u64, f64>,
+}
+
+/// Source of [`FilterBudget`] ids (the key of a thread's access log).
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// This thread's access log of each budget it has read through.
+    static LOGS: RefCell<Vec<(u64, Vec<u64>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The filter memory of one database.
+pub struct FilterBudget {
+    config: BudgetConfig,
+    id: u64,
+    loader: Arc<dyn UnitLoader>,
+    counters: Arc<Counters>,
+    state: Mutex<State>,
+    /// Files whose metadata was dropped, not yet removed from the allocator.
+    forgotten: Mutex<Vec<u64>>,
+}
+
+impl FilterBudget {
+    /// A budget loading units through `loader`.
+    pub fn new(config: BudgetConfig, loader: Arc<dyn UnitLoader>, counters: Arc<Counters>) -> Self {
+        let alloc = Allocator::new(AllocConfig {
+            policy: config.policy,
+            lifetime: config.lifetime,
+            initial_units: config.initial_units,
+            half_life: None,
+        });
+        FilterBudget {
+            config,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            loader,
+            counters,
+            state: Mutex::new(State {
+                alloc,
+                files: BTreeMap::new(),
+                entries: 0,
+                pending: HashMap::new(),
+            }),
+            forgotten: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Whether a budget applies (not [`FilterMemory::Unlimited`]): only then
+    /// are accesses recorded.
+    #[inline]
+    pub fn limited(&self) -> bool {
+        self.config.memory != FilterMemory::Unlimited
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &BudgetConfig {
+        &self.config
+    }
+
+    /// The budget in bytes now (`None` = unlimited).
+    pub fn budget_bytes(&self) -> Option<u64> {
+        self.limited().then(|| self.state.lock().alloc.budget())
+    }
+
+    /// ElasticBF's E[Extra_IO] now (0 without a budget).
+    pub fn expected_extra_io(&self) -> f64 {
+        if self.limited() {
+            self.state.lock().alloc.expected_extra_io()
+        } else {
+            0.0
+        }
+    }
+
+    /// The resident filter of the file `shape` describes, whose filter index
+    /// is `index`: registered, with the units its policy gives it loaded.
+    /// Registering a file twice returns the first registration's filter.
+    /// Without a budget every unit is loaded, and a failed load is the error.
+    pub fn register(&self, shape: FileShape, index: &FilterIndex) -> Result<Arc<ResidentFilter>> {
+        let mut st = self.state.lock();
+        self.drain_forgotten(&mut st);
+        if let Some(rf) = st.files.get(&shape.number).and_then(|t| t.filter.upgrade()) {
+            return Ok(rf);
+        }
+        let rf = Arc::new(ResidentFilter::new(
+            shape.number,
+            index.clone(),
+            self.counters.clone(),
+        ));
+        if !self.limited() {
+            let all = self
+                .loader
+                .load_units(shape.number, index.empty(), index.units())?;
+            rf.replace(all);
+            st.files.insert(
+                shape.number,
+                Tracked {
+                    filter: Arc::downgrade(&rf),
+                    shape,
+                },
+            );
+            return Ok(rf);
+        }
+        let hotness = st.pending.remove(&shape.number).unwrap_or(0.0);
+        st.files.insert(
+            shape.number,
+            Tracked {
+                filter: Arc::downgrade(&rf),
+                shape,
+            },
+        );
+        st.entries += shape.entries;
+        st.alloc.add_file(describe(shape, index), hotness);
+        self.rebudget(&mut st);
+        self.apply(&mut st);
+        Ok(rf)
+    }
+
+    /// Records that the file of `shape` now sits at its level and run (a
+    /// file moved down by a compaction keeps its units and hotness).
+    pub fn relocate(&self, shape: FileShape) {
+        if !self.limited() {
+            return;
+        }
+        let mut st = self.state.lock();
+        let Some(t) = st.files.get_mut(&shape.number) else {
+            return;
+        };
+        if t.shape == shape {
+            return;
+        }
+        t.shape = shape;
+        let Some(rf) = t.filter.upgrade() else {
+            return;
+        };
+        let hotness = st.alloc.hotness(shape.number).unwrap_or(0.0);
+        st.alloc.remove_file(shape.number);
+        st.alloc.add_file(describe(shape, rf.index()), hotness);
+        st.alloc.applied(shape.number, rf.resident());
+        self.apply(&mut st);
+    }
+
+    /// Gives compaction outputs the hotness of their inputs, in proportion
+    /// to the entries they take (see [`super::elastic::inherit`]); they pick
+    /// it up when they are registered.
+    pub fn inherit(
+        &self,
+        inputs: &[(FileShape, &[u8], &[u8])],
+        outputs: &[(FileShape, &[u8], &[u8])],
+    ) {
+        if !self.limited() || inputs.is_empty() || outputs.is_empty() {
+            return;
+        }
+        let mut st = self.state.lock();
+        let ins: Vec<_> = inputs
+            .iter()
+            .map(|&(s, lo, hi)| super::elastic::InheritInput {
+                hotness: st.alloc.hotness(s.number).unwrap_or(0.0),
+                entries: s.entries,
+                smallest: lo,
+                largest: hi,
+            })
+            .collect();
+        let outs: Vec<_> = outputs
+            .iter()
+            .map(|&(s, lo, hi)| super::elastic::InheritOutput {
+                entries: s.entries,
+                smallest: lo,
+                largest: hi,
+            })
+            .collect();
+        for ((s, _, _), h) in outputs.iter().zip(super::elastic::inherit(&ins, &outs)) {
+            st.pending.insert(s.number, h);
+        }
+    }
+
+    /// Reads the hotness file of `dir` (see [`hotness`]) so that files
+    /// registered later start with the access counts they had, and the
+    /// clock where it was. Without a budget, or when the file is missing or
+    /// damaged, nothing happens (the database starts cold). Call before the
+    /// files are registered.
+    pub fn load_hotness(&self, fs: &dyn FileSystem, dir: &Path) -> Result<()> {
+        if !self.limited() {
+            return Ok(());
+        }
+        if let Some(snap) = hotness::load(fs, dir)? {
+            let mut st = self.state.lock();
+            st.alloc.set_clock(snap.clock);
+            st.pending.extend(snap.files);
+        }
+        Ok(())
+    }
+
+    /// Writes every registered file's hotness and the clock to the hotness
+    /// file of `dir` (atomically replaced). Nothing without a budget.
+    pub fn save_hotness(&self, fs: &dyn FileSystem, dir: &Path) -> Result<()> {
+        if !self.limited() {
+            return Ok(());
+        }
+        let snap = {
+            let mut st = self.state.lock();
+            self.drain_forgotten(&mut st);
+            hotness::HotnessSnapshot {
+                clock: st.alloc.clock(),
+                files: st.alloc.hotness_snapshot(),
+            }
+        };
+        hotness::save(fs, dir, &snap)
+    }
+
+    /// The allocator's clock (lookups so far).
+    pub fn clock(&self) -> u64 {
+        self.state.lock().alloc.clock()
+    }
+
+    /// A file's metadata was dropped (the file left every version): its
+    /// units are already freed; the allocator forgets it at its next turn.
+    pub fn forget(&self, number: u64) {
+        self.forgotten.lock().push(number);
+    }
+
+    /// Notes that the lookup in progress on this thread probed the filter of
+    /// file `number` (only under a budget; see [`FilterBudget::limited`]).
+    #[inline]
+    pub fn record(&self, number: u64) {
+        self.with_log(|log| log.push(number));
+    }
+
+    /// Ends the lookup in progress on this thread (a tick of the allocator's
+    /// clock), replaying the log into the allocator now and then.
+    #[inline]
+    pub fn end_lookup(&self) {
+        let full = self.with_log(|log| {
+            log.push(TICK);
+            log.len() >= LOG_BATCH
+        });
+        if full {
+            self.replay();
+        }
+    }
+
+    /// Replays this thread's log if the allocator's lock is free.
+    fn replay(&self) {
+        let Some(mut st) = self.state.try_lock() else {
+            self.with_log(|log| {
+                if log.len() > LOG_LIMIT {
+                    log.drain(..log.len() / 2);
+                }
+            });
+            return;
+        };
+        let events = self.with_log(std::mem::take);
+        self.drain_forgotten(&mut st);
+        for e in &events {
+            if *e == TICK {
+                st.alloc.tick(1);
+            } else if st.files.contains_key(e) {
+                st.alloc.record_access(*e);
+            }
+        }
+        self.apply(&mut st);
+        // Give the buffer back, so the log does not reallocate.
+        let mut events = events;
+        events.clear();
+        self.with_log(|log| {
+            if log.is_empty() {
+                *log = events;
+            }
+        });
+    }
+
+    /// Replays the calling thread's log now, waiting for the lock (tests and
+    /// benchmarks that want every access counted).
+    pub fn sync_thread_log(&self) {
+        let events = self.with_log(std::mem::take);
+        let mut st = self.state.lock();
+        self.drain_forgotten(&mut st);
+        for e in &events {
+            if *e == TICK {
+                st.alloc.tick(1);
+            } else if st.files.contains_key(e) {
+                st.alloc.record_access(*e);
+            }
+        }
+        self.apply(&mut st);
+    }
+
+    fn with_log<R>(&self, f: impl FnOnce(&mut Vec<u64>) -> R) -> R {
+        LOGS.with(|logs| {
+            let mut logs = logs.borrow_mut();
+            let i = match logs.iter().position(|(id, _)| *id == self.id) {
+                Some(i) => i,
+                None => {
+                    logs.push((self.id, Vec::with_capacity(LOG_BATCH)));
+                    logs.len() - 1
+                }
+            };
+            f(&mut logs[i].1)
+        })
+    }
+
+    /// Removes forgotten files from the allocator.
+    fn drain_forgotten(&self, st: &mut State) {
+        let gone = std::mem::take(&mut *self.forgotten.lock());
+        if gone.is_empty() {
+            return;
+        }
+        for number in gone {
+            // A file re-registered since (never: numbers are not reused) stays.
+            if st
+                .files
+                .get(&number)
+                .is_some_and(|t| t.filter.strong_count() == 0)
+            {
+                let t = st.files.remove(&number).expect("tracked");
+                if self.limited() {
+                    st.entries -= t.shape.entries;
+                    st.alloc.remove_file(number);
+                }
+            }
+        }
+        if self.limited() {
+            self.rebudget(st);
+            self.apply(st);
+        }
+    }
+
+    /// Sets the allocator's budget from the configuration and the entries now.
+    fn rebudget(&self, st: &mut State) {
+        if let Some(b) = self.config.memory.budget_bytes(st.entries) {
+            st.alloc.set_budget(b);
+        }
+    }
+
+    /// Carries out the allocator's changes: drops first, then loads.
+    fn apply(&self, st: &mut State) {
+        for (number, target) in st.alloc.take_changes() {
+            let Some(rf) = st.files.get(&number).and_then(|t| t.filter.upgrade()) else {
+                continue;
+            };
+            let current = rf.current();
+            let have = current.resident();
+            if target < have {
+                rf.replace(current.truncated(target));
+                bump(
+                    &self.counters.filter_unit_evictions,
+                    u64::from(have - target),
+                );
+                st.alloc.applied(number, target);
+            } else if target > have {
+                match self.loader.load_units(number, &current, target) {
+                    Ok(f) => {
+                        rf.replace(f);
+                        st.alloc.applied(number, target);
+                    }
+                    Err(_) => st.alloc.applied(number, have),
+                }
+            }
+        }
+    }
+}
+
+/// The allocator's view of a file.
+fn describe(shape: FileShape, index: &FilterIndex) -> FileDesc {
+    FileDesc {
+        id: shape.number,
+        level: shape.level,
+        run: shape.run,
+        entries: shape.entries,
+        unit_bytes: index.unit_bytes(),
+        fpr: (0..=index.units()).map(|n| index.fpr(n)).collect(),
+    }
+}
