@@ -773,6 +773,11 @@ impl VersionSet {
 /// `chosen` selects by number (new files, or moved ones, which learn their
 /// new place).
 fn register_filters(v: &Version, chosen: impl Fn(u64) -> bool) {
+    let Some((_, first)) = v.files().next() else {
+        return;
+    };
+    let budget = first.tables.filter_budget();
+    budget.set_tree_entries(v.files().map(|(_, f)| f.entries).sum());
     for (level, runs) in v.levels.iter().enumerate() {
         for run in runs {
             for f in run.files.iter().filter(|f| chosen(f.number)) {

@@ -89,7 +89,7 @@ struct Tracked {
 struct State {
     alloc: Allocator,
     files: BTreeMap<u64, Tracked>,
-    /// Entries of the registered files.
+    /// Entries of the live tree (what a bits-per-key budget is sized by).
     entries: u64,
     /// Hotness waiting for files not registered yet: inherited by
     /// compaction outputs, or loaded from the hotness file at open.
@@ -202,11 +202,22 @@ impl FilterBudget {
                 shape,
             },
         );
-        st.entries += shape.entries;
         st.alloc.add_file(describe(shape, index), hotness);
-        self.rebudget(&mut st);
         self.apply(&mut st);
         Ok(rf)
+    }
+
+    /// Sizes a bits-per-key budget for a tree of `entries` live entries (the
+    /// version being installed, before its new files register, so that they
+    /// are placed under the budget the tree will have).
+    pub fn set_tree_entries(&self, entries: u64) {
+        if !self.limited() {
+            return;
+        }
+        let mut st = self.state.lock();
+        st.entries = entries;
+        self.rebudget(&mut st);
+        self.apply(&mut st);
     }
 
     /// Records that the file of `shape` now sits at its level and run (a
@@ -405,15 +416,13 @@ impl FilterBudget {
                 .get(&number)
                 .is_some_and(|t| t.filter.strong_count() == 0)
             {
-                let t = st.files.remove(&number).expect("tracked");
+                st.files.remove(&number);
                 if self.limited() {
-                    st.entries -= t.shape.entries;
                     st.alloc.remove_file(number);
                 }
             }
         }
         if self.limited() {
-            self.rebudget(st);
             self.apply(st);
         }
     }
