@@ -37,16 +37,18 @@ pub mod bulk;
 pub mod devices;
 pub mod engines;
 pub mod experiment;
+pub mod filter_args;
 pub mod filterbench;
 pub mod keys;
 pub mod report;
 pub mod runner;
 
 use engines::{EngineConfig, EngineKind, EngineResult};
+pub use filter_args::FilterArgs;
 use keys::{KeyGen, ValueGen};
 use report::{MedianRow, Record};
 use runner::{Benchmark, KeyDistribution, Workload};
-use sievedb::{FilterLayout, FilterOptions, HashFn, HashSharing, IndexScheme, UnitHashing};
+use sievedb::FilterOptions;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -119,11 +121,6 @@ impl From<CompactionStyleArg> for sievedb::CompactionStyle {
     }
 }
 
-/// Parses a sievedb filter setting by its name (`murmur64a`, `rotation`, …).
-fn parse_named<T: std::str::FromStr<Err = sievedb::Error>>(s: &str) -> Result<T, String> {
-    s.parse().map_err(|e: sievedb::Error| e.to_string())
-}
-
 /// Flags of the benchmark (db_bench names).
 #[derive(clap::Args, Clone, Debug, PartialEq)]
 pub struct BenchArgs {
@@ -151,9 +148,6 @@ pub struct BenchArgs {
     /// Value size in bytes (pseudo-random, incompressible)
     #[arg(long, value_name = "B", default_value_t = DEFAULT_VALUE_SIZE)]
     pub value_size: usize,
-    /// Bloom filter bits per key (0 = no filters; LevelDB rounds to a whole number)
-    #[arg(long, value_name = "B", default_value_t = DEFAULT_BITS_PER_KEY)]
-    pub bits_per_key: f64,
     /// Size ratio between levels (LevelDB's is fixed at 10)
     #[arg(long, value_name = "T", default_value_t = DEFAULT_SIZE_RATIO)]
     pub size_ratio: usize,
@@ -201,40 +195,9 @@ pub struct BenchArgs {
     /// Print one JSON object per line instead of text
     #[arg(long)]
     pub json: bool,
-    /// Filter hash function (sievedb): murmur64a, murmur3, xxh64, xxh3, crc32c,
-    /// city64, md5, sha256
-    #[arg(long, value_name = "FN", default_value = "murmur64a", value_parser = parse_named::<HashFn>)]
-    pub hash: HashFn,
-    /// How a filter derives its k positions (sievedb): independent, rotation,
-    /// double, enhanced-double
-    #[arg(long, value_name = "S", default_value = "rotation", value_parser = parse_named::<IndexScheme>)]
-    pub index_scheme: IndexScheme,
-    /// Second hash function of the double scheme (sievedb)
-    #[arg(long, value_name = "FN", default_value = "xxh3", value_parser = parse_named::<HashFn>)]
-    pub secondary_hash: HashFn,
-    /// Filter layout (sievedb): bloom, blocked (one cache line per key) or units
-    #[arg(long, value_name = "L", default_value = "bloom", value_parser = parse_named::<FilterLayout>)]
-    pub filter: FilterLayout,
-    /// Filter units per file with --filter units
-    #[arg(long, value_name = "N", default_value_t = 7)]
-    pub filter_units: u32,
-    /// Hash source of filter units: shared (one digest) or separate (seeded per unit,
-    /// ElasticBF's original)
-    #[arg(long, value_name = "M", default_value = "shared", value_parser = parse_named::<UnitHashing>)]
-    pub unit_hashing: UnitHashing,
-    /// Probes per filter (per unit); default round(b·ln 2)
-    #[arg(long, value_name = "K")]
-    pub num_probes: Option<u32>,
-    /// Derive the probe count as LevelDB does, floor(0.69·b)
-    #[arg(long)]
-    pub leveldb_probes: bool,
-    /// Keep a filter over each memtable, probed with the lookup's digest (sievedb)
-    #[arg(long)]
-    pub memtable_filter: bool,
-    /// Digest sharing of a lookup (sievedb): none (k hashes per filter), filter
-    /// (one per filter), levels (one per lookup)
-    #[arg(long, value_name = "M", default_value = "levels", value_parser = parse_named::<HashSharing>)]
-    pub hash_sharing: HashSharing,
+    /// The filter flags, shared with `sievedb bulkload`.
+    #[command(flatten)]
+    pub filters: FilterArgs,
     /// Time one lookup in N phase by phase and report breakdown_ns
     /// {hash, filter, index, data, other} per lookup (sievedb)
     #[arg(long)]
@@ -267,7 +230,6 @@ impl Default for BenchArgs {
             reads: DEFAULT_READS,
             key_size: DEFAULT_KEY_SIZE,
             value_size: DEFAULT_VALUE_SIZE,
-            bits_per_key: DEFAULT_BITS_PER_KEY,
             size_ratio: DEFAULT_SIZE_RATIO,
             level1_size: DEFAULT_LEVEL1_SIZE,
             max_levels: DEFAULT_MAX_LEVELS,
@@ -282,16 +244,7 @@ impl Default for BenchArgs {
             zipf_s: DEFAULT_ZIPF_S,
             repeats: 1,
             json: false,
-            hash: HashFn::Murmur64A,
-            index_scheme: IndexScheme::Rotation,
-            secondary_hash: HashFn::Xxh3,
-            filter: FilterLayout::Bloom,
-            filter_units: 7,
-            unit_hashing: UnitHashing::Shared,
-            num_probes: None,
-            leveldb_probes: false,
-            memtable_filter: false,
-            hash_sharing: HashSharing::Levels,
+            filters: FilterArgs::default(),
             breakdown: false,
             breakdown_every: DEFAULT_BREAKDOWN_EVERY,
             alpha: 0.5,
@@ -321,7 +274,7 @@ impl BenchArgs {
     pub fn engine_config(&self) -> EngineConfig {
         EngineConfig {
             write_buffer_size: self.write_buffer_size,
-            bits_per_key: self.bits_per_key,
+            bits_per_key: self.filters.bits_per_key,
             block_cache_size: self.block_cache_size,
             target_file_size: self.target_file_size,
             size_ratio: self.size_ratio,
@@ -330,7 +283,7 @@ impl BenchArgs {
             compaction_style: self.compaction_style.into(),
             block_size: BLOCK_SIZE,
             max_open_files: MAX_OPEN_FILES,
-            filter: self.filter_options(),
+            filters: self.filters.clone(),
             lookup_breakdown_every: if self.breakdown {
                 self.breakdown_every
             } else {
@@ -343,19 +296,7 @@ impl BenchArgs {
 
     /// The sievedb filter settings these flags ask for.
     pub fn filter_options(&self) -> FilterOptions {
-        FilterOptions {
-            bits_per_key: self.bits_per_key,
-            hash: self.hash,
-            secondary_hash: self.secondary_hash,
-            scheme: self.index_scheme,
-            layout: self.filter,
-            num_probes: self.num_probes,
-            leveldb_probes: self.leveldb_probes,
-            units: self.filter_units,
-            unit_hashing: self.unit_hashing,
-            sharing: self.hash_sharing,
-            memtable_filter: self.memtable_filter,
-        }
+        self.filters.filter_options()
     }
 
     fn validate(&self) -> Result<(), String> {
@@ -380,10 +321,7 @@ impl BenchArgs {
         if self.breakdown && self.breakdown_every == 0 {
             return Err("--breakdown-every must be at least 1".into());
         }
-        self.filter_options()
-            .validate()
-            .map_err(|e| format!("filter flags: {e}"))?;
-        Ok(())
+        self.filters.validate()
     }
 }
 
@@ -657,6 +595,7 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
 mod tests {
     use super::*;
     use clap::Parser;
+    use sievedb::{FilterLayout, HashFn, HashSharing, IndexScheme};
 
     #[derive(Parser, Debug)]
     struct Cli {
@@ -673,7 +612,7 @@ mod tests {
         assert_eq!(d.reads, 100_000);
         assert_eq!(d.key_size, 16);
         assert_eq!(d.value_size, 100);
-        assert_eq!(d.bits_per_key, 10.0);
+        assert_eq!(d.filters.bits_per_key, 10.0);
         assert_eq!(d.write_buffer_size, 4 << 20);
         assert_eq!(d.seed, 301);
         assert_eq!(d.repeats, 1);
@@ -771,7 +710,7 @@ mod tests {
         assert!(bad(|a| a.benchmarks = "nope".into()).contains("unknown benchmark"));
         assert!(bad(|a| a.key_size = 3).contains("--key-size"));
         assert!(bad(|a| a.alpha = 1.5).contains("--alpha"));
-        assert!(bad(|a| a.filter_units = 0).contains("units"));
+        assert!(bad(|a| a.filters.filter_units = 0).contains("units"));
         assert!(Cli::try_parse_from(["bench", "--hash", "blake3"]).is_err());
         let a = Cli::try_parse_from([
             "bench",
