@@ -50,7 +50,8 @@ pub use error::{Error, Result};
 pub use filter::{FilterLayout, FilterOptions, HashFn, HashSharing, IndexScheme, UnitHashing};
 pub use iter::DbIterator;
 pub use options::{
-    CompactionStyle, Compression, FilterMemory, Options, OptionsBuilder, ReadOptions, WalRecovery, WriteOptions,
+    CompactionStyle, Compression, FilterMemory, Options, OptionsBuilder, ReadOptions, WalRecovery,
+    WriteOptions,
 };
 pub use repair::RepairReport;
 pub use stats::{LevelStats, LookupBreakdown, Stats};
