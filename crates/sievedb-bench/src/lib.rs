@@ -15,6 +15,19 @@
 //! - `readmixed`: `--reads` lookups, a fraction `--alpha` of existing keys and
 //!   the rest of missing ones (the papers' α);
 //! - `readseq`: one full forward scan (ops = entries read);
+//! - `readwhilewriting`: `--threads` readers do `--reads` lookups of existing
+//!   keys (or read for `--duration` seconds) while one writer thread
+//!   overwrites uniformly random keys of `0..--num` with one-key batches; the
+//!   writer stops when the readers are done. ops, found and the rates are the
+//!   readers'; `writer_ops` and `writer_ops_per_sec` are the writer's. Every
+//!   `--sample-interval-ms` a sampler snapshots sievedb's statistics and
+//!   reports the peak `filter_memory_max_bytes` and
+//!   `filter_memory_max_over_budget_bytes` (resident filter bytes minus the
+//!   budget; `null` without a budget);
+//! - `ycsba`, `ycsbb`: YCSB core workloads A (50% lookups, 50% updates) and B
+//!   (95% / 5%) on one thread, `--reads` operations on existing keys drawn
+//!   from `--distribution` (YCSB's own is zipfian); an update rewrites the
+//!   key with its value. `reads`, `updates` and `read_found` count the kinds;
 //! - `flush`, `waitforcompaction`: flush the memtable / flush and wait until no
 //!   compaction is due (RocksDB db_bench's names), to read a settled tree;
 //! - `filterbench`: the papers' single-filter micro-benchmark, no database:
@@ -23,7 +36,9 @@
 //!
 //! Each `fill*` benchmark starts on a freshly emptied database (like db_bench);
 //! with `--use-existing-db` the fills are skipped and the reads run against the
-//! existing database. Reads run against whatever the last fill produced. Writes
+//! existing database. Reads run against whatever the last fill produced
+//! (`readwhilewriting` and the YCSB workloads write into it, also with
+//! `--use-existing-db`). Writes
 //! are one-key batches without sync (db_bench's defaults); reads are split
 //! across `--threads` threads.
 //!
@@ -83,6 +98,8 @@ pub const DEFAULT_MAX_LEVELS: usize = 7;
 pub const DEFAULT_BREAKDOWN_EVERY: u32 = 8;
 /// Default `--level1-size` (bytes), the engines' usual 10 MiB.
 pub const DEFAULT_LEVEL1_SIZE: u64 = 10 << 20;
+/// Default `--sample-interval-ms`.
+pub const DEFAULT_SAMPLE_INTERVAL_MS: u64 = 100;
 /// Data block size of every engine.
 pub const BLOCK_SIZE: usize = 4096;
 /// Table files every engine keeps open.
@@ -128,8 +145,9 @@ pub struct BenchArgs {
     /// temporary directory per engine, deleted afterwards)
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
-    /// Comma-separated benchmarks, run in order:
-    /// fillseq, fillrandom, readrandom, readmissing, readseq
+    /// Comma-separated benchmarks, run in order: fillseq, fillrandom,
+    /// readrandom, readmissing, readmixed, readseq, readwhilewriting, ycsba,
+    /// ycsbb, flush, waitforcompaction, filterbench
     #[arg(long, value_name = "LIST", default_value = DEFAULT_BENCHMARKS)]
     pub benchmarks: String,
     /// Engine(s) to benchmark; leveldb, rocksdb and fjall need a build with the
@@ -205,6 +223,15 @@ pub struct BenchArgs {
     /// With --breakdown, time one lookup in this many
     #[arg(long, value_name = "N", default_value_t = DEFAULT_BREAKDOWN_EVERY)]
     pub breakdown_every: u32,
+    /// readwhilewriting: read for SECS seconds instead of --reads lookups
+    /// (0 = until --reads lookups are done)
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    pub duration: u64,
+    /// readwhilewriting: snapshot sievedb's statistics every MS milliseconds
+    /// for the peak filter memory (filter_memory_max_bytes,
+    /// filter_memory_max_over_budget_bytes); 0 = no sampling
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_SAMPLE_INTERVAL_MS)]
+    pub sample_interval_ms: u64,
     /// Fraction of readmixed lookups that hit existing keys (0..=1)
     #[arg(long, value_name = "A", default_value_t = 0.5)]
     pub alpha: f64,
@@ -247,6 +274,8 @@ impl Default for BenchArgs {
             filters: FilterArgs::default(),
             breakdown: false,
             breakdown_every: DEFAULT_BREAKDOWN_EVERY,
+            duration: 0,
+            sample_interval_ms: DEFAULT_SAMPLE_INTERVAL_MS,
             alpha: 0.5,
             use_direct_reads: false,
             io_delay_ns: 0,
@@ -491,6 +520,9 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
         filter: args.filter_options(),
         distribution: args.distribution,
         zipf_s: args.zipf_s,
+        duration: (args.duration > 0).then(|| std::time::Duration::from_secs(args.duration)),
+        sample_interval: (args.sample_interval_ms > 0)
+            .then(|| std::time::Duration::from_millis(args.sample_interval_ms)),
     };
     let cfg = args.engine_config();
     let bytes_per_op = (args.key_size + args.value_size) as u64;
@@ -676,6 +708,21 @@ mod tests {
         .args;
         assert!(a.use_direct_reads);
         assert_eq!(a.io_delay_ns, 10_000);
+        let d = BenchArgs::default();
+        assert_eq!((d.duration, d.sample_interval_ms), (0, 100));
+        let a2 = Cli::try_parse_from([
+            "bench",
+            "--benchmarks",
+            "readwhilewriting,ycsba,ycsbb",
+            "--duration",
+            "60",
+            "--sample-interval-ms",
+            "0",
+        ])
+        .unwrap()
+        .args;
+        assert_eq!((a2.duration, a2.sample_interval_ms), (60, 0));
+        assert_eq!(Benchmark::parse_list(&a2.benchmarks).unwrap().len(), 3);
         let cfg = a.engine_config();
         assert!(cfg.use_direct_reads);
         assert_eq!(cfg.io_delay_ns, 10_000);
