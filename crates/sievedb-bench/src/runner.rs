@@ -417,12 +417,12 @@ fn read_loop(
     let checks = limit.deadline.is_some() || limit.stop.is_some();
     let mut j = 0u64;
     while j < limit.n {
-        if checks && j % DEADLINE_STEP == 0 {
-            if limit.deadline.is_some_and(|d| Instant::now() >= d)
-                || limit.stop.is_some_and(|s| s.load(Ordering::Relaxed))
-            {
-                break;
-            }
+        if checks
+            && j.is_multiple_of(DEADLINE_STEP)
+            && (limit.deadline.is_some_and(|d| Instant::now() >= d)
+                || limit.stop.is_some_and(|s| s.load(Ordering::Relaxed)))
+        {
+            break;
         }
         let i = chooser.next(&mut rng);
         let missing = match kind {
