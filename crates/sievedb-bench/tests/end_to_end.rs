@@ -547,3 +547,31 @@ fn read_while_writing_and_ycsb_on_every_engine() {
         assert_eq!(y["read_found"], y["reads"], "{y}");
     }
 }
+
+/// A filter memory budget reaches sievedb; the baselines list it as ignored.
+#[test]
+fn filter_memory_flags_reach_the_engines() {
+    let cfg = BenchArgs {
+        filters: sievedb_bench::FilterArgs {
+            filter_memory_bits_per_key: Some(3.5),
+            ..sievedb_bench::FilterArgs::default()
+        },
+        ..BenchArgs::default()
+    }
+    .engine_config();
+    for kind in EngineKind::built() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = kind.open(&dir.path().join(kind.name()), &cfg).unwrap();
+        let s = engine.settings();
+        if kind == EngineKind::Sievedb {
+            assert_eq!(s["filter_memory"], "3.5 bits per key", "{s}");
+            continue;
+        }
+        let ignored = s["ignored_flags"].as_array().unwrap();
+        assert!(
+            ignored.iter().any(|f| f == "--filter-memory-bits-per-key"),
+            "{}: {s}",
+            kind.name()
+        );
+    }
+}
