@@ -10,8 +10,9 @@
 //! into `DIR/sievedb`.
 //!
 //! The tables are built with the settings the benchmark opens sievedb with
-//! ([`BLOCK_SIZE`], no compression, `--bits-per-key` Bloom filters with the
-//! default filter options, `--target-file-size`).
+//! ([`BLOCK_SIZE`], no compression, `--target-file-size`) and the filters the
+//! shared filter flags ([`FilterArgs`]) ask for: `--bits-per-key`, `--filter`
+//! (bloom, blocked or units), `--filter-units`, `--hash` and the rest.
 
 use std::path::Path;
 use std::time::Duration;
@@ -24,8 +25,8 @@ use sievedb::{Compression, Options};
 use crate::engines::EngineResult;
 use crate::keys::{KeyGen, ValueGen};
 use crate::{
-    BLOCK_SIZE, DEFAULT_BITS_PER_KEY, DEFAULT_KEY_SIZE, DEFAULT_NUM, DEFAULT_SEED,
-    DEFAULT_SIZE_RATIO, DEFAULT_TARGET_FILE_SIZE, DEFAULT_VALUE_SIZE,
+    FilterArgs, BLOCK_SIZE, DEFAULT_KEY_SIZE, DEFAULT_NUM, DEFAULT_SEED, DEFAULT_SIZE_RATIO,
+    DEFAULT_TARGET_FILE_SIZE, DEFAULT_VALUE_SIZE,
 };
 
 /// Default number of levels of a bulk load.
@@ -52,8 +53,10 @@ pub struct BulkConfig {
     pub size_ratio: usize,
     /// Size at which table files are cut, in bytes.
     pub target_file_size: u64,
-    /// Bloom filter bits per key (0 = no filters).
-    pub bits_per_key: f64,
+    /// The filters the tables are built with (every filter flag of
+    /// `sievedb bench`; the filter memory budget only matters to the
+    /// options the database is opened with, see [`BulkConfig::options`]).
+    pub filters: FilterArgs,
 }
 
 impl Default for BulkConfig {
@@ -66,26 +69,32 @@ impl Default for BulkConfig {
             levels: DEFAULT_LEVELS,
             size_ratio: DEFAULT_SIZE_RATIO,
             target_file_size: DEFAULT_TARGET_FILE_SIZE,
-            bits_per_key: DEFAULT_BITS_PER_KEY,
+            filters: FilterArgs::default(),
         }
     }
 }
 
 impl BulkConfig {
+    /// Checks the flags that are not the shape's (the engine checks that):
+    /// the filter flags, as `sievedb bench` checks them.
+    pub fn validate(&self) -> Result<(), String> {
+        self.filters.validate()
+    }
+
     /// The shape to load.
     pub fn shape(&self) -> sievedb::Result<LevelShape> {
         LevelShape::new(self.levels, self.size_ratio)
     }
 
-    /// Options with the table settings of the benchmark's sievedb engine, and
-    /// room for the shape's levels.
+    /// Options with the table settings of the benchmark's sievedb engine
+    /// (the filters of [`BulkConfig::filters`]), and room for the shape's levels.
     pub fn options(&self) -> Options {
         let mut opts = Options::builder()
-            .bits_per_key(self.bits_per_key)
             .target_file_size(self.target_file_size)
             .block_size(BLOCK_SIZE)
             .compression_per_level(vec![Compression::None])
             .build();
+        self.filters.apply(&mut opts);
         opts.max_levels = opts.max_levels.max(self.levels + 1);
         opts
     }
@@ -100,6 +109,7 @@ pub fn load_generated(
     if cfg.num == 0 {
         return Err("--num must be at least 1".into());
     }
+    cfg.validate()?;
     let keys = KeyGen::new(cfg.key_size, cfg.num)?;
     let values = ValueGen::new(cfg.value_size, cfg.seed);
     let mut w = BulkLoad::new(path, cfg.options(), cfg.shape()?)
@@ -290,7 +300,7 @@ mod tests {
             levels: 3,
             size_ratio: 3,
             target_file_size: 16 << 10,
-            bits_per_key: 10.0,
+            filters: FilterArgs::default(),
         };
         let report = load_generated(&path, &cfg, |_| {}).unwrap();
         assert_eq!(report.entries, 3000);

@@ -15,6 +15,19 @@
 //! - `readmixed`: `--reads` lookups, a fraction `--alpha` of existing keys and
 //!   the rest of missing ones (the papers' α);
 //! - `readseq`: one full forward scan (ops = entries read);
+//! - `readwhilewriting`: `--threads` readers do `--reads` lookups of existing
+//!   keys (or read for `--duration` seconds) while one writer thread
+//!   overwrites uniformly random keys of `0..--num` with one-key batches; the
+//!   writer stops when the readers are done. ops, found and the rates are the
+//!   readers'; `writer_ops` and `writer_ops_per_sec` are the writer's. Every
+//!   `--sample-interval-ms` a sampler snapshots sievedb's statistics and
+//!   reports the peak `filter_memory_max_bytes` and
+//!   `filter_memory_max_over_budget_bytes` (resident filter bytes minus the
+//!   budget; `null` without a budget);
+//! - `ycsba`, `ycsbb`: YCSB core workloads A (50% lookups, 50% updates) and B
+//!   (95% / 5%) on one thread, `--reads` operations on existing keys drawn
+//!   from `--distribution` (YCSB's own is zipfian); an update rewrites the
+//!   key with its value. `reads`, `updates` and `read_found` count the kinds;
 //! - `flush`, `waitforcompaction`: flush the memtable / flush and wait until no
 //!   compaction is due (RocksDB db_bench's names), to read a settled tree;
 //! - `filterbench`: the papers' single-filter micro-benchmark, no database:
@@ -23,7 +36,9 @@
 //!
 //! Each `fill*` benchmark starts on a freshly emptied database (like db_bench);
 //! with `--use-existing-db` the fills are skipped and the reads run against the
-//! existing database. Reads run against whatever the last fill produced. Writes
+//! existing database. Reads run against whatever the last fill produced
+//! (`readwhilewriting` and the YCSB workloads write into it, also with
+//! `--use-existing-db`). Writes
 //! are one-key batches without sync (db_bench's defaults); reads are split
 //! across `--threads` threads.
 //!
@@ -37,16 +52,18 @@ pub mod bulk;
 pub mod devices;
 pub mod engines;
 pub mod experiment;
+pub mod filter_args;
 pub mod filterbench;
 pub mod keys;
 pub mod report;
 pub mod runner;
 
 use engines::{EngineConfig, EngineKind, EngineResult};
+pub use filter_args::FilterArgs;
 use keys::{KeyGen, ValueGen};
 use report::{MedianRow, Record};
 use runner::{Benchmark, KeyDistribution, Workload};
-use sievedb::{FilterLayout, FilterOptions, HashFn, HashSharing, IndexScheme, UnitHashing};
+use sievedb::FilterOptions;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -81,6 +98,8 @@ pub const DEFAULT_MAX_LEVELS: usize = 7;
 pub const DEFAULT_BREAKDOWN_EVERY: u32 = 8;
 /// Default `--level1-size` (bytes), the engines' usual 10 MiB.
 pub const DEFAULT_LEVEL1_SIZE: u64 = 10 << 20;
+/// Default `--sample-interval-ms`.
+pub const DEFAULT_SAMPLE_INTERVAL_MS: u64 = 100;
 /// Data block size of every engine.
 pub const BLOCK_SIZE: usize = 4096;
 /// Table files every engine keeps open.
@@ -119,11 +138,6 @@ impl From<CompactionStyleArg> for sievedb::CompactionStyle {
     }
 }
 
-/// Parses a sievedb filter setting by its name (`murmur64a`, `rotation`, …).
-fn parse_named<T: std::str::FromStr<Err = sievedb::Error>>(s: &str) -> Result<T, String> {
-    s.parse().map_err(|e: sievedb::Error| e.to_string())
-}
-
 /// Flags of the benchmark (db_bench names).
 #[derive(clap::Args, Clone, Debug, PartialEq)]
 pub struct BenchArgs {
@@ -131,8 +145,9 @@ pub struct BenchArgs {
     /// temporary directory per engine, deleted afterwards)
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
-    /// Comma-separated benchmarks, run in order:
-    /// fillseq, fillrandom, readrandom, readmissing, readseq
+    /// Comma-separated benchmarks, run in order: fillseq, fillrandom,
+    /// readrandom, readmissing, readmixed, readseq, readwhilewriting, ycsba,
+    /// ycsbb, flush, waitforcompaction, filterbench
     #[arg(long, value_name = "LIST", default_value = DEFAULT_BENCHMARKS)]
     pub benchmarks: String,
     /// Engine(s) to benchmark; leveldb, rocksdb and fjall need a build with the
@@ -151,9 +166,6 @@ pub struct BenchArgs {
     /// Value size in bytes (pseudo-random, incompressible)
     #[arg(long, value_name = "B", default_value_t = DEFAULT_VALUE_SIZE)]
     pub value_size: usize,
-    /// Bloom filter bits per key (0 = no filters; LevelDB rounds to a whole number)
-    #[arg(long, value_name = "B", default_value_t = DEFAULT_BITS_PER_KEY)]
-    pub bits_per_key: f64,
     /// Size ratio between levels (LevelDB's is fixed at 10)
     #[arg(long, value_name = "T", default_value_t = DEFAULT_SIZE_RATIO)]
     pub size_ratio: usize,
@@ -201,40 +213,9 @@ pub struct BenchArgs {
     /// Print one JSON object per line instead of text
     #[arg(long)]
     pub json: bool,
-    /// Filter hash function (sievedb): murmur64a, murmur3, xxh64, xxh3, crc32c,
-    /// city64, md5, sha256
-    #[arg(long, value_name = "FN", default_value = "murmur64a", value_parser = parse_named::<HashFn>)]
-    pub hash: HashFn,
-    /// How a filter derives its k positions (sievedb): independent, rotation,
-    /// double, enhanced-double
-    #[arg(long, value_name = "S", default_value = "rotation", value_parser = parse_named::<IndexScheme>)]
-    pub index_scheme: IndexScheme,
-    /// Second hash function of the double scheme (sievedb)
-    #[arg(long, value_name = "FN", default_value = "xxh3", value_parser = parse_named::<HashFn>)]
-    pub secondary_hash: HashFn,
-    /// Filter layout (sievedb): bloom, blocked (one cache line per key) or units
-    #[arg(long, value_name = "L", default_value = "bloom", value_parser = parse_named::<FilterLayout>)]
-    pub filter: FilterLayout,
-    /// Filter units per file with --filter units
-    #[arg(long, value_name = "N", default_value_t = 7)]
-    pub filter_units: u32,
-    /// Hash source of filter units: shared (one digest) or separate (seeded per unit,
-    /// ElasticBF's original)
-    #[arg(long, value_name = "M", default_value = "shared", value_parser = parse_named::<UnitHashing>)]
-    pub unit_hashing: UnitHashing,
-    /// Probes per filter (per unit); default round(b·ln 2)
-    #[arg(long, value_name = "K")]
-    pub num_probes: Option<u32>,
-    /// Derive the probe count as LevelDB does, floor(0.69·b)
-    #[arg(long)]
-    pub leveldb_probes: bool,
-    /// Keep a filter over each memtable, probed with the lookup's digest (sievedb)
-    #[arg(long)]
-    pub memtable_filter: bool,
-    /// Digest sharing of a lookup (sievedb): none (k hashes per filter), filter
-    /// (one per filter), levels (one per lookup)
-    #[arg(long, value_name = "M", default_value = "levels", value_parser = parse_named::<HashSharing>)]
-    pub hash_sharing: HashSharing,
+    /// The filter flags, shared with `sievedb bulkload`.
+    #[command(flatten)]
+    pub filters: FilterArgs,
     /// Time one lookup in N phase by phase and report breakdown_ns
     /// {hash, filter, index, data, other} per lookup (sievedb)
     #[arg(long)]
@@ -242,6 +223,15 @@ pub struct BenchArgs {
     /// With --breakdown, time one lookup in this many
     #[arg(long, value_name = "N", default_value_t = DEFAULT_BREAKDOWN_EVERY)]
     pub breakdown_every: u32,
+    /// readwhilewriting: read for SECS seconds instead of --reads lookups
+    /// (0 = until --reads lookups are done)
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    pub duration: u64,
+    /// readwhilewriting: snapshot sievedb's statistics every MS milliseconds
+    /// for the peak filter memory (filter_memory_max_bytes,
+    /// filter_memory_max_over_budget_bytes); 0 = no sampling
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_SAMPLE_INTERVAL_MS)]
+    pub sample_interval_ms: u64,
     /// Fraction of readmixed lookups that hit existing keys (0..=1)
     #[arg(long, value_name = "A", default_value_t = 0.5)]
     pub alpha: f64,
@@ -267,7 +257,6 @@ impl Default for BenchArgs {
             reads: DEFAULT_READS,
             key_size: DEFAULT_KEY_SIZE,
             value_size: DEFAULT_VALUE_SIZE,
-            bits_per_key: DEFAULT_BITS_PER_KEY,
             size_ratio: DEFAULT_SIZE_RATIO,
             level1_size: DEFAULT_LEVEL1_SIZE,
             max_levels: DEFAULT_MAX_LEVELS,
@@ -282,18 +271,11 @@ impl Default for BenchArgs {
             zipf_s: DEFAULT_ZIPF_S,
             repeats: 1,
             json: false,
-            hash: HashFn::Murmur64A,
-            index_scheme: IndexScheme::Rotation,
-            secondary_hash: HashFn::Xxh3,
-            filter: FilterLayout::Bloom,
-            filter_units: 7,
-            unit_hashing: UnitHashing::Shared,
-            num_probes: None,
-            leveldb_probes: false,
-            memtable_filter: false,
-            hash_sharing: HashSharing::Levels,
+            filters: FilterArgs::default(),
             breakdown: false,
             breakdown_every: DEFAULT_BREAKDOWN_EVERY,
+            duration: 0,
+            sample_interval_ms: DEFAULT_SAMPLE_INTERVAL_MS,
             alpha: 0.5,
             use_direct_reads: false,
             io_delay_ns: 0,
@@ -321,7 +303,7 @@ impl BenchArgs {
     pub fn engine_config(&self) -> EngineConfig {
         EngineConfig {
             write_buffer_size: self.write_buffer_size,
-            bits_per_key: self.bits_per_key,
+            bits_per_key: self.filters.bits_per_key,
             block_cache_size: self.block_cache_size,
             target_file_size: self.target_file_size,
             size_ratio: self.size_ratio,
@@ -330,7 +312,7 @@ impl BenchArgs {
             compaction_style: self.compaction_style.into(),
             block_size: BLOCK_SIZE,
             max_open_files: MAX_OPEN_FILES,
-            filter: self.filter_options(),
+            filters: self.filters.clone(),
             lookup_breakdown_every: if self.breakdown {
                 self.breakdown_every
             } else {
@@ -343,19 +325,7 @@ impl BenchArgs {
 
     /// The sievedb filter settings these flags ask for.
     pub fn filter_options(&self) -> FilterOptions {
-        FilterOptions {
-            bits_per_key: self.bits_per_key,
-            hash: self.hash,
-            secondary_hash: self.secondary_hash,
-            scheme: self.index_scheme,
-            layout: self.filter,
-            num_probes: self.num_probes,
-            leveldb_probes: self.leveldb_probes,
-            units: self.filter_units,
-            unit_hashing: self.unit_hashing,
-            sharing: self.hash_sharing,
-            memtable_filter: self.memtable_filter,
-        }
+        self.filters.filter_options()
     }
 
     fn validate(&self) -> Result<(), String> {
@@ -380,10 +350,7 @@ impl BenchArgs {
         if self.breakdown && self.breakdown_every == 0 {
             return Err("--breakdown-every must be at least 1".into());
         }
-        self.filter_options()
-            .validate()
-            .map_err(|e| format!("filter flags: {e}"))?;
-        Ok(())
+        self.filters.validate()
     }
 }
 
@@ -553,6 +520,9 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
         filter: args.filter_options(),
         distribution: args.distribution,
         zipf_s: args.zipf_s,
+        duration: (args.duration > 0).then(|| std::time::Duration::from_secs(args.duration)),
+        sample_interval: (args.sample_interval_ms > 0)
+            .then(|| std::time::Duration::from_millis(args.sample_interval_ms)),
     };
     let cfg = args.engine_config();
     let bytes_per_op = (args.key_size + args.value_size) as u64;
@@ -657,6 +627,7 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
 mod tests {
     use super::*;
     use clap::Parser;
+    use sievedb::{FilterLayout, HashFn, HashSharing, IndexScheme};
 
     #[derive(Parser, Debug)]
     struct Cli {
@@ -673,7 +644,7 @@ mod tests {
         assert_eq!(d.reads, 100_000);
         assert_eq!(d.key_size, 16);
         assert_eq!(d.value_size, 100);
-        assert_eq!(d.bits_per_key, 10.0);
+        assert_eq!(d.filters.bits_per_key, 10.0);
         assert_eq!(d.write_buffer_size, 4 << 20);
         assert_eq!(d.seed, 301);
         assert_eq!(d.repeats, 1);
@@ -737,6 +708,21 @@ mod tests {
         .args;
         assert!(a.use_direct_reads);
         assert_eq!(a.io_delay_ns, 10_000);
+        let d = BenchArgs::default();
+        assert_eq!((d.duration, d.sample_interval_ms), (0, 100));
+        let a2 = Cli::try_parse_from([
+            "bench",
+            "--benchmarks",
+            "readwhilewriting,ycsba,ycsbb",
+            "--duration",
+            "60",
+            "--sample-interval-ms",
+            "0",
+        ])
+        .unwrap()
+        .args;
+        assert_eq!((a2.duration, a2.sample_interval_ms), (60, 0));
+        assert_eq!(Benchmark::parse_list(&a2.benchmarks).unwrap().len(), 3);
         let cfg = a.engine_config();
         assert!(cfg.use_direct_reads);
         assert_eq!(cfg.io_delay_ns, 10_000);
@@ -771,7 +757,7 @@ mod tests {
         assert!(bad(|a| a.benchmarks = "nope".into()).contains("unknown benchmark"));
         assert!(bad(|a| a.key_size = 3).contains("--key-size"));
         assert!(bad(|a| a.alpha = 1.5).contains("--alpha"));
-        assert!(bad(|a| a.filter_units = 0).contains("units"));
+        assert!(bad(|a| a.filters.filter_units = 0).contains("units"));
         assert!(Cli::try_parse_from(["bench", "--hash", "blake3"]).is_err());
         let a = Cli::try_parse_from([
             "bench",

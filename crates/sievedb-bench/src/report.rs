@@ -3,6 +3,21 @@
 use crate::runner::{Benchmark, Measurement};
 use serde_json::{json, Value};
 
+/// Keys of sievedb's filter statistics copied to the top level of every
+/// sievedb result line (from `stats`, the delta over the benchmark; the
+/// filter memory, its budget and `estimated_extra_io` are levels at the end
+/// of the benchmark, not deltas).
+pub const FILTER_KEYS: [&str; 8] = [
+    "filter_unit_loads",
+    "filter_unit_evictions",
+    "filter_memory_bytes",
+    "filter_memory_budget_bytes",
+    "data_block_reads",
+    "digests_computed",
+    "estimated_extra_io",
+    "filter_false_positives",
+];
+
 /// One measured benchmark of one engine in one repeat.
 #[derive(Clone, Debug)]
 pub struct Record {
@@ -80,8 +95,8 @@ impl Record {
             s.push_str(&format!("{:<8} #{:<2} ", self.engine, self.repeat));
         }
         s.push_str(&rate_line(self.benchmark.name(), &self.rates()));
-        if self.benchmark.is_point_read() {
-            if let Some(f) = self.m.found {
+        if self.benchmark.does_lookups() {
+            if let Some(f) = self.m.found.filter(|_| self.benchmark.is_point_read()) {
                 s.push_str(&format!(" ({f} of {} found)", self.m.ops));
             }
             if let Some(st) = &self.stats {
@@ -115,6 +130,28 @@ impl Record {
         self.stats.as_ref()?.breakdown.per_lookup()
     }
 
+    /// The filter counters of sievedb's statistics that a result line carries
+    /// at its top level (see [`FILTER_KEYS`]); `None` for engines without
+    /// statistics.
+    pub fn filter_fields(&self) -> Option<serde_json::Map<String, Value>> {
+        let s = self.stats.as_ref()?;
+        let pairs: [(&str, Value); 8] = [
+            ("filter_unit_loads", json!(s.filter_unit_loads)),
+            ("filter_unit_evictions", json!(s.filter_unit_evictions)),
+            ("filter_memory_bytes", json!(s.filter_memory_bytes)),
+            (
+                "filter_memory_budget_bytes",
+                json!(s.filter_memory_budget_bytes),
+            ),
+            ("data_block_reads", json!(s.data_block_reads)),
+            ("digests_computed", json!(s.digests_computed)),
+            ("estimated_extra_io", json!(s.estimated_extra_io)),
+            ("filter_false_positives", json!(s.filter_false_positives)),
+        ];
+        debug_assert!(pairs.iter().map(|p| p.0).eq(FILTER_KEYS));
+        Some(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    }
+
     /// The JSON object of this record.
     pub fn to_json(&self) -> Value {
         let r = self.rates();
@@ -144,8 +181,13 @@ impl Record {
             "breakdown_ns": breakdown,
             "files_per_level": self.files_per_level,
         });
-        if let (Some(Value::Object(extra)), Value::Object(obj)) = (&self.m.extra, &mut v) {
-            obj.extend(extra.clone());
+        if let Value::Object(obj) = &mut v {
+            if let Some(fields) = self.filter_fields() {
+                obj.extend(fields);
+            }
+            if let Some(Value::Object(extra)) = &self.m.extra {
+                obj.extend(extra.clone());
+            }
         }
         v
     }

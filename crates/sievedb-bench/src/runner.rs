@@ -4,8 +4,9 @@ use crate::engines::{BoxError, Engine, EngineResult};
 use crate::keys::{KeyGen, ValueGen};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::{rngs::SmallRng, seq::SliceRandom, Rng, SeedableRng};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// One benchmark of the `--benchmarks` list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -28,11 +29,18 @@ pub enum Benchmark {
     WaitForCompaction,
     /// The single-filter micro-benchmark (no database; see [`crate::filterbench`]).
     FilterBench,
+    /// `reads` lookups of existing keys (or lookups for `duration`) while one
+    /// writer thread overwrites random keys of the key space until they end.
+    ReadWhileWriting,
+    /// YCSB workload A: `reads` operations, half lookups and half updates.
+    YcsbA,
+    /// YCSB workload B: `reads` operations, 95% lookups and 5% updates.
+    YcsbB,
 }
 
 impl Benchmark {
     /// Every benchmark, in the default order.
-    pub const ALL: [Benchmark; 9] = [
+    pub const ALL: [Benchmark; 12] = [
         Benchmark::FillSeq,
         Benchmark::FillRandom,
         Benchmark::ReadRandom,
@@ -42,6 +50,9 @@ impl Benchmark {
         Benchmark::Flush,
         Benchmark::WaitForCompaction,
         Benchmark::FilterBench,
+        Benchmark::ReadWhileWriting,
+        Benchmark::YcsbA,
+        Benchmark::YcsbB,
     ];
 
     /// The db_bench name.
@@ -56,6 +67,9 @@ impl Benchmark {
             Benchmark::Flush => "flush",
             Benchmark::WaitForCompaction => "waitforcompaction",
             Benchmark::FilterBench => "filterbench",
+            Benchmark::ReadWhileWriting => "readwhilewriting",
+            Benchmark::YcsbA => "ycsba",
+            Benchmark::YcsbB => "ycsbb",
         }
     }
 
@@ -64,12 +78,22 @@ impl Benchmark {
         matches!(self, Benchmark::FillSeq | Benchmark::FillRandom)
     }
 
-    /// Whether the benchmark does point lookups.
+    /// Whether the benchmark's operations are all point lookups (its `ops`
+    /// are lookups and `found` counts the ones that found a value).
     pub fn is_point_read(self) -> bool {
         matches!(
             self,
-            Benchmark::ReadRandom | Benchmark::ReadMissing | Benchmark::ReadMixed
+            Benchmark::ReadRandom
+                | Benchmark::ReadMissing
+                | Benchmark::ReadMixed
+                | Benchmark::ReadWhileWriting
         )
+    }
+
+    /// Whether the benchmark does point lookups at all (the point reads and
+    /// the YCSB mixes).
+    pub fn does_lookups(self) -> bool {
+        self.is_point_read() || matches!(self, Benchmark::YcsbA | Benchmark::YcsbB)
     }
 
     /// Parses a comma-separated list; empty items are ignored.
@@ -119,6 +143,11 @@ pub struct Workload {
     pub distribution: KeyDistribution,
     /// Exponent of the zipfian distribution.
     pub zipf_s: f64,
+    /// `readwhilewriting`: read for this long instead of `reads` lookups.
+    pub duration: Option<Duration>,
+    /// `readwhilewriting`: sample the engine's statistics this often (when
+    /// it keeps any) for the peak filter memory; `None` = no sampling.
+    pub sample_interval: Option<Duration>,
 }
 
 /// Popularity of the keys the read benchmarks look up (`--distribution`).
@@ -238,6 +267,9 @@ pub fn run_benchmark(
         Benchmark::ReadMissing => read_random(engine, w, ReadKind::Missing, label),
         Benchmark::ReadMixed => read_random(engine, w, ReadKind::Mixed(w.alpha), label),
         Benchmark::ReadSeq => read_seq(engine, w, label),
+        Benchmark::ReadWhileWriting => read_while_writing(engine, w, label),
+        Benchmark::YcsbA => ycsb(engine.as_ref(), w, YCSB_A_READS, label),
+        Benchmark::YcsbB => ycsb(engine.as_ref(), w, YCSB_B_READS, label),
         Benchmark::Flush => timed_once(|| engine.flush()),
         Benchmark::WaitForCompaction => timed_once(|| engine.wait_for_compactions()),
         Benchmark::FilterBench => {
@@ -325,15 +357,54 @@ fn reader_seed(base: u64, kind: ReadKind, t: usize) -> u64 {
     base.wrapping_add(salt).wrapping_add(1000 * (t as u64 + 1))
 }
 
-/// One reader thread: `n` lookups of random keys; returns how many were found.
+/// When a reader thread stops.
+#[derive(Clone, Copy)]
+struct ReadLimit<'a> {
+    /// After this many lookups.
+    n: u64,
+    /// Or at this instant (checked every [`DEADLINE_STEP`] lookups).
+    deadline: Option<Instant>,
+    /// Or once this flag is set (another thread failed).
+    stop: Option<&'a AtomicBool>,
+}
+
+impl ReadLimit<'_> {
+    fn lookups(n: u64) -> Self {
+        ReadLimit {
+            n,
+            deadline: None,
+            stop: None,
+        }
+    }
+}
+
+/// Lookups between two checks of a reader's deadline and stop flag.
+const DEADLINE_STEP: u64 = 64;
+
+/// Checks that a value read for a benchmark key has the generated length.
+fn check_len(engine: &dyn Engine, key: &[u8], len: usize, expected: usize) -> EngineResult<()> {
+    if len == expected {
+        return Ok(());
+    }
+    Err(format!(
+        "{} returned a {len}-byte value for key {:?}, expected {expected} bytes \
+         (with --use-existing-db, pass the --value-size the database was filled with)",
+        engine.name(),
+        String::from_utf8_lossy(key)
+    )
+    .into())
+}
+
+/// One reader thread: lookups of random keys until `limit`; returns the
+/// lookups done and how many found a value.
 fn read_loop(
     engine: &dyn Engine,
     w: &Workload,
     kind: ReadKind,
-    n: u64,
+    limit: ReadLimit<'_>,
     seed: u64,
     pb: &ProgressBar,
-) -> EngineResult<u64> {
+) -> EngineResult<(u64, u64)> {
     if w.num == 0 {
         return Err("read benchmarks need --num >= 1".into());
     }
@@ -343,7 +414,16 @@ fn read_loop(
     w.keys.fill(&mut key, 0, false);
     let mut found = 0u64;
     let expected = w.values.size();
-    for j in 0..n {
+    let checks = limit.deadline.is_some() || limit.stop.is_some();
+    let mut j = 0u64;
+    while j < limit.n {
+        if checks
+            && j.is_multiple_of(DEADLINE_STEP)
+            && (limit.deadline.is_some_and(|d| Instant::now() >= d)
+                || limit.stop.is_some_and(|s| s.load(Ordering::Relaxed)))
+        {
+            break;
+        }
         let i = chooser.next(&mut rng);
         let missing = match kind {
             ReadKind::Existing => false,
@@ -352,22 +432,15 @@ fn read_loop(
         };
         w.keys.refill(&mut key, i, missing);
         if let Some(len) = engine.get_len(&key)? {
-            if len != expected {
-                return Err(format!(
-                    "{} returned a {len}-byte value for key {:?}, expected {expected} bytes \
-                     (with --use-existing-db, pass the --value-size the database was filled with)",
-                    engine.name(),
-                    String::from_utf8_lossy(&key)
-                )
-                .into());
-            }
+            check_len(engine, &key, len, expected)?;
             found += 1;
         }
         if j % PROGRESS_STEP == PROGRESS_STEP - 1 {
             pb.inc(PROGRESS_STEP);
         }
+        j += 1;
     }
-    Ok(found)
+    Ok((j, found))
 }
 
 /// `w.reads` lookups split across `w.threads` threads.
@@ -387,10 +460,11 @@ fn read_random(
             engine.as_ref(),
             w,
             kind,
-            w.reads,
+            ReadLimit::lookups(w.reads),
             reader_seed(w.seed, kind, 0),
             &pb,
         )?
+        .1
     } else {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
@@ -401,10 +475,11 @@ fn read_random(
                         engine.as_ref(),
                         &w,
                         kind,
-                        n,
+                        ReadLimit::lookups(n),
                         reader_seed(w.seed, kind, t),
                         &pb,
                     )
+                    .map(|(_, found)| found)
                 })
             })
             .collect();
@@ -453,13 +528,264 @@ fn read_seq(engine: &Arc<dyn Engine>, w: &Workload, label: String) -> EngineResu
     })
 }
 
-/// Joins worker threads and sums their results; the first error wins.
-fn join_sum(handles: Vec<std::thread::JoinHandle<EngineResult<u64>>>) -> EngineResult<u64> {
-    let mut sum = 0u64;
+/// Share of lookups in YCSB workload A (the rest are updates).
+const YCSB_A_READS: f64 = 0.5;
+/// Share of lookups in YCSB workload B (the rest are updates).
+const YCSB_B_READS: f64 = 0.95;
+
+/// The peak filter memory seen by a [`Sampler`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FilterMemoryPeak {
+    /// Statistics snapshots taken.
+    pub samples: u64,
+    /// Largest `filter_memory_bytes` seen.
+    pub max_bytes: u64,
+    /// Largest `filter_memory_bytes − filter_memory_budget_bytes` seen (negative
+    /// while always under budget), over the snapshots that had a budget.
+    pub max_over_budget_bytes: Option<i64>,
+}
+
+impl FilterMemoryPeak {
+    /// Adds one snapshot.
+    pub fn add(&mut self, s: &sievedb::Stats) {
+        self.samples += 1;
+        self.max_bytes = self.max_bytes.max(s.filter_memory_bytes);
+        if let Some(budget) = s.filter_memory_budget_bytes {
+            let over = (i128::from(s.filter_memory_bytes) - i128::from(budget))
+                .clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+            self.max_over_budget_bytes =
+                Some(self.max_over_budget_bytes.map_or(over, |m| m.max(over)));
+        }
+    }
+}
+
+/// A thread that snapshots an engine's statistics at a fixed interval (at its
+/// start, then every interval, and once more when stopped).
+struct Sampler {
+    stop: Arc<AtomicBool>,
+    handle: std::thread::JoinHandle<FilterMemoryPeak>,
+}
+
+impl Sampler {
+    /// Starts sampling `engine` every `every`; `None` when the engine keeps
+    /// no statistics.
+    fn start(engine: &Arc<dyn Engine>, every: Duration) -> Option<Sampler> {
+        let first = engine.stats()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let (engine, flag) = (Arc::clone(engine), Arc::clone(&stop));
+        let handle = std::thread::spawn(move || {
+            let mut peak = FilterMemoryPeak::default();
+            peak.add(&first);
+            loop {
+                let next = Instant::now() + every;
+                while !flag.load(Ordering::Acquire) {
+                    let now = Instant::now();
+                    if now >= next {
+                        break;
+                    }
+                    std::thread::park_timeout(next - now);
+                }
+                if let Some(s) = engine.stats() {
+                    peak.add(&s);
+                }
+                if flag.load(Ordering::Acquire) {
+                    return peak;
+                }
+            }
+        });
+        Some(Sampler { stop, handle })
+    }
+
+    /// Stops the thread after one last snapshot and returns what it saw.
+    fn finish(self) -> EngineResult<FilterMemoryPeak> {
+        self.stop.store(true, Ordering::Release);
+        self.handle.thread().unpark();
+        self.handle
+            .join()
+            .map_err(|_| "the statistics sampler panicked".into())
+    }
+}
+
+/// The writer of `readwhilewriting`: one-key batches of uniformly random keys
+/// of `0..num` (each with its generated value) until `stop`; returns the
+/// writes done and the seconds it wrote for. Sets `stop` itself on an error,
+/// so the readers end too.
+fn write_until(engine: &dyn Engine, w: &Workload, stop: &AtomicBool) -> EngineResult<(u64, f64)> {
+    let mut rng = SmallRng::seed_from_u64(w.seed.wrapping_add(0x3717_e000));
+    let mut key = vec![0u8; w.keys.key_size()];
+    w.keys.fill(&mut key, 0, false);
+    let start = Instant::now();
+    let mut n = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        let i = rng.gen_range(0..w.num);
+        w.keys.refill(&mut key, i, false);
+        if let Err(e) = engine.write_batch(&[(&key, w.values.value(i))]) {
+            stop.store(true, Ordering::Relaxed);
+            return Err(e);
+        }
+        n += 1;
+    }
+    Ok((n, start.elapsed().as_secs_f64()))
+}
+
+/// `readwhilewriting`: `w.threads` readers look up existing keys (`w.reads`
+/// lookups in all, or for `w.duration`) while one writer overwrites random
+/// keys; the writer stops when the readers are done. The measurement is the
+/// readers'; the writer's count and rate, and the peak filter memory the
+/// sampler saw, are in `extra`.
+fn read_while_writing(
+    engine: &Arc<dyn Engine>,
+    w: &Workload,
+    label: String,
+) -> EngineResult<Measurement> {
+    if w.num == 0 {
+        return Err("readwhilewriting needs --num >= 1".into());
+    }
+    let threads = w.threads.max(1);
+    let pb = match w.duration {
+        Some(_) => {
+            let pb = progress_bar(w.progress, 0, label);
+            if w.progress {
+                pb.enable_steady_tick(Duration::from_millis(200));
+            }
+            pb
+        }
+        None => progress_bar(w.progress, w.reads, label),
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let sampler = w
+        .sample_interval
+        .and_then(|every| Sampler::start(engine, every));
+    let writer = {
+        let (engine, w, stop) = (Arc::clone(engine), w.clone(), Arc::clone(&stop));
+        std::thread::spawn(move || write_until(engine.as_ref(), &w, &stop))
+    };
+    let start = Instant::now();
+    let deadline = w.duration.map(|d| start + d);
+    let share = |t: usize| match deadline {
+        Some(_) => u64::MAX,
+        None => w.reads / threads as u64 + u64::from((t as u64) < w.reads % threads as u64),
+    };
+    let kind = ReadKind::Existing;
+    let readers: Vec<_> = (0..threads)
+        .map(|t| {
+            let (engine, w, pb, stop) =
+                (Arc::clone(engine), w.clone(), pb.clone(), Arc::clone(&stop));
+            let n = share(t);
+            std::thread::spawn(move || {
+                let limit = ReadLimit {
+                    n,
+                    deadline,
+                    stop: Some(&stop),
+                };
+                let seed = reader_seed(w.seed, kind, t).wrapping_add(0x5e00_0000);
+                read_loop(engine.as_ref(), &w, kind, limit, seed, &pb)
+            })
+        })
+        .collect();
+    let results = join_all(readers);
+    let seconds = start.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    let written = writer
+        .join()
+        .map_err(|_| -> crate::engines::BoxError { "the writer thread panicked".into() });
+    let peak = sampler.map(Sampler::finish).transpose();
+    pb.finish_and_clear();
+    let (writes, write_seconds) = written??;
+    let peak = peak?;
+    let mut ops = 0u64;
+    let mut found = 0u64;
+    for (n, f) in results? {
+        ops += n;
+        found += f;
+    }
+    let write_rate = if write_seconds > 0.0 {
+        writes as f64 / write_seconds
+    } else {
+        0.0
+    };
+    let mut note = format!("writer {writes} writes, {write_rate:.0} writes/sec");
+    if let Some(p) = &peak {
+        note.push_str(&format!("; filter memory max {} bytes", p.max_bytes));
+        if let Some(o) = p.max_over_budget_bytes {
+            note.push_str(&format!(" ({o:+} vs budget)"));
+        }
+    }
+    Ok(Measurement {
+        ops,
+        seconds,
+        found: Some(found),
+        threads,
+        extra: Some(serde_json::json!({
+            "writer_ops": writes,
+            "writer_seconds": write_seconds,
+            "writer_ops_per_sec": write_rate,
+            "duration_secs": w.duration.map(|d| d.as_secs_f64()),
+            "stats_samples": peak.map(|p| p.samples),
+            "filter_memory_max_bytes": peak.map(|p| p.max_bytes),
+            "filter_memory_max_over_budget_bytes": peak.and_then(|p| p.max_over_budget_bytes),
+        })),
+        note: Some(note),
+    })
+}
+
+/// A YCSB core workload on one thread: `w.reads` operations on keys of the
+/// configured distribution, each a lookup with probability `read_share`,
+/// else an update (the key rewritten with its generated value).
+fn ycsb(
+    engine: &dyn Engine,
+    w: &Workload,
+    read_share: f64,
+    label: String,
+) -> EngineResult<Measurement> {
+    let chooser = KeyChooser::new(w.distribution, w.num, w.zipf_s)?;
+    let pb = progress_bar(w.progress, w.reads, label);
+    let mut rng = SmallRng::seed_from_u64(w.seed.wrapping_add(0x7c5b_0000));
+    let mut key = vec![0u8; w.keys.key_size()];
+    w.keys.fill(&mut key, 0, false);
+    let expected = w.values.size();
+    let (mut reads, mut updates, mut found) = (0u64, 0u64, 0u64);
+    let start = Instant::now();
+    for j in 0..w.reads {
+        let i = chooser.next(&mut rng);
+        w.keys.refill(&mut key, i, false);
+        if rng.gen_bool(read_share) {
+            reads += 1;
+            if let Some(len) = engine.get_len(&key)? {
+                check_len(engine, &key, len, expected)?;
+                found += 1;
+            }
+        } else {
+            updates += 1;
+            engine.write_batch(&[(&key, w.values.value(i))])?;
+        }
+        if j % PROGRESS_STEP == PROGRESS_STEP - 1 {
+            pb.inc(PROGRESS_STEP);
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    pb.finish_and_clear();
+    Ok(Measurement {
+        ops: w.reads,
+        seconds,
+        found: Some(found),
+        threads: 1,
+        extra: Some(serde_json::json!({
+            "reads": reads,
+            "updates": updates,
+            "read_found": found,
+        })),
+        note: Some(format!("{reads} reads ({found} found), {updates} updates")),
+    })
+}
+
+/// Joins worker threads; the first error wins.
+fn join_all<T>(handles: Vec<std::thread::JoinHandle<EngineResult<T>>>) -> EngineResult<Vec<T>> {
+    let mut out = Vec::with_capacity(handles.len());
     let mut first_err: Option<BoxError> = None;
     for h in handles {
         match h.join() {
-            Ok(Ok(n)) => sum += n,
+            Ok(Ok(v)) => out.push(v),
             Ok(Err(e)) => {
                 first_err.get_or_insert(e);
             }
@@ -470,8 +796,13 @@ fn join_sum(handles: Vec<std::thread::JoinHandle<EngineResult<u64>>>) -> EngineR
     }
     match first_err {
         Some(e) => Err(e),
-        None => Ok(sum),
+        None => Ok(out),
     }
+}
+
+/// Joins worker threads and sums their results; the first error wins.
+fn join_sum(handles: Vec<std::thread::JoinHandle<EngineResult<u64>>>) -> EngineResult<u64> {
+    Ok(join_all(handles)?.into_iter().sum())
 }
 
 #[cfg(test)]
@@ -517,6 +848,47 @@ mod tests {
         let u = KeyChooser::new(KeyDistribution::Uniform, 10_000, 0.99).unwrap();
         assert!((0..1000).all(|_| u.next(&mut rng) < 10_000));
         assert!(KeyChooser::new(KeyDistribution::Uniform, 0, 0.99).is_err());
+    }
+
+    #[test]
+    fn new_benchmarks_have_db_bench_names() {
+        assert_eq!(
+            Benchmark::parse_list("readwhilewriting,ycsba,ycsbb").unwrap(),
+            vec![
+                Benchmark::ReadWhileWriting,
+                Benchmark::YcsbA,
+                Benchmark::YcsbB
+            ]
+        );
+        assert!(Benchmark::ReadWhileWriting.is_point_read());
+        assert!(!Benchmark::YcsbA.is_point_read() && Benchmark::YcsbB.does_lookups());
+        assert!(!Benchmark::ReadWhileWriting.is_fill());
+    }
+
+    #[test]
+    fn filter_memory_peak_keeps_the_maxima() {
+        let snap = |bytes: u64, budget: Option<u64>| sievedb::Stats {
+            filter_memory_bytes: bytes,
+            filter_memory_budget_bytes: budget,
+            ..sievedb::Stats::default()
+        };
+        let mut p = FilterMemoryPeak::default();
+        p.add(&snap(500, None));
+        assert_eq!(
+            (p.samples, p.max_bytes, p.max_over_budget_bytes),
+            (1, 500, None)
+        );
+        p.add(&snap(300, Some(1000)));
+        assert_eq!(p.max_over_budget_bytes, Some(-700));
+        p.add(&snap(1200, Some(1000)));
+        p.add(&snap(900, Some(1000)));
+        assert_eq!(
+            (p.samples, p.max_bytes, p.max_over_budget_bytes),
+            (4, 1200, Some(200))
+        );
+        let mut p = FilterMemoryPeak::default();
+        p.add(&snap(0, Some(u64::MAX)));
+        assert_eq!(p.max_over_budget_bytes, Some(i64::MIN));
     }
 
     #[test]

@@ -384,3 +384,194 @@ fn device_flags_reach_the_engines() {
         assert_eq!(ignored, want, "{}", kind.name());
     }
 }
+
+/// `readwhilewriting`, `ycsba` and `ycsbb` on a small sievedb database.
+#[test]
+fn read_while_writing_and_ycsb_on_sievedb() {
+    const N: u64 = 3000;
+    const OPS: u64 = 2000;
+    let args = BenchArgs {
+        num: N,
+        reads: OPS,
+        threads: 2,
+        benchmarks: "fillrandom,readwhilewriting,ycsba,ycsbb".into(),
+        distribution: sievedb_bench::runner::KeyDistribution::Zipfian,
+        ..tiny(EngineChoice::Sievedb)
+    };
+    let lines = run_json(&args);
+
+    let rww = result(&lines, "sievedb", "readwhilewriting");
+    assert_eq!(rww["ops"], OPS, "{rww}");
+    assert_eq!(rww["found"], OPS, "every key exists: {rww}");
+    assert_eq!(rww["threads"], 2);
+    let writes = rww["writer_ops"].as_u64().unwrap();
+    assert!(writes > 0, "{rww}");
+    assert!(rww["writer_ops_per_sec"].as_f64().unwrap() > 0.0);
+    assert_eq!(rww["stats"]["gets"], OPS);
+    assert_eq!(rww["stats"]["puts"], writes);
+    assert!(rww["stats_samples"].as_u64().unwrap() >= 2, "{rww}");
+    assert!(
+        rww["filter_memory_max_bytes"].as_u64().unwrap() > 0,
+        "{rww}"
+    );
+    assert!(
+        rww["filter_memory_max_over_budget_bytes"].is_null(),
+        "{rww}"
+    );
+    assert!(rww["duration_secs"].is_null());
+
+    for (bench, read_share) in [("ycsba", 0.5), ("ycsbb", 0.95)] {
+        let r = result(&lines, "sievedb", bench);
+        assert_eq!(r["ops"], OPS, "{r}");
+        assert_eq!(r["threads"], 1);
+        let (reads, updates) = (r["reads"].as_u64().unwrap(), r["updates"].as_u64().unwrap());
+        assert_eq!(reads + updates, OPS, "{r}");
+        assert_eq!(r["read_found"], reads);
+        assert_eq!(r["found"], reads);
+        let share = reads as f64 / OPS as f64;
+        assert!((share - read_share).abs() < 0.05, "{bench}: {share}");
+        assert_eq!(r["stats"]["gets"], reads);
+        assert_eq!(r["stats"]["puts"], updates);
+    }
+
+    // The text report names the writer and the operation kinds.
+    let mut out = Vec::new();
+    run_with_output(
+        &BenchArgs {
+            json: false,
+            ..args
+        },
+        &mut out,
+    )
+    .unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} line in {text}"))
+            .to_string()
+    };
+    assert!(line("readwhilewriting").contains("writer "), "{text}");
+    assert!(line("readwhilewriting").contains(&format!("({OPS} of {OPS} found)")));
+    assert!(line("ycsba").contains("updates"), "{text}");
+}
+
+/// `--duration` runs readwhilewriting for that long whatever `--reads` says,
+/// sampling the statistics all along.
+#[test]
+fn read_while_writing_for_a_duration() {
+    let lines = run_json(&BenchArgs {
+        benchmarks: "fillseq,readwhilewriting".into(),
+        reads: 10,
+        duration: 1,
+        sample_interval_ms: 50,
+        ..tiny(EngineChoice::Sievedb)
+    });
+    let rww = result(&lines, "sievedb", "readwhilewriting");
+    assert!(rww["seconds"].as_f64().unwrap() >= 1.0, "{rww}");
+    assert!(rww["ops"].as_u64().unwrap() > 10, "{rww}");
+    assert_eq!(rww["found"], rww["ops"]);
+    assert_eq!(rww["duration_secs"], 1.0);
+    assert!(rww["stats_samples"].as_u64().unwrap() >= 10, "{rww}");
+
+    // Without sampling, no peak is reported.
+    let lines = run_json(&BenchArgs {
+        benchmarks: "fillseq,readwhilewriting".into(),
+        sample_interval_ms: 0,
+        ..tiny(EngineChoice::Sievedb)
+    });
+    let rww = result(&lines, "sievedb", "readwhilewriting");
+    assert!(rww["filter_memory_max_bytes"].is_null(), "{rww}");
+    assert_eq!(rww["ops"], READS);
+}
+
+/// Every sievedb result line carries the filter counters at its top level,
+/// equal to those of its `stats`.
+#[test]
+fn sievedb_results_carry_the_filter_keys() {
+    let lines = run_json(&BenchArgs {
+        benchmarks: "fillrandom,flush,readmissing,readwhilewriting,ycsbb".into(),
+        filters: sievedb_bench::FilterArgs {
+            filter: "units".parse().unwrap(),
+            filter_units: 4,
+            filter_memory_bytes: Some(1 << 20),
+            ..sievedb_bench::FilterArgs::default()
+        },
+        ..tiny(EngineChoice::Sievedb)
+    });
+    let expected = [
+        "filter_unit_loads",
+        "filter_unit_evictions",
+        "filter_memory_bytes",
+        "filter_memory_budget_bytes",
+        "data_block_reads",
+        "digests_computed",
+        "estimated_extra_io",
+        "filter_false_positives",
+    ];
+    assert_eq!(sievedb_bench::report::FILTER_KEYS, expected);
+    for r in lines.iter().filter(|v| v["type"] == "result") {
+        let obj = r.as_object().unwrap();
+        for key in expected {
+            assert!(obj.contains_key(key), "{key} missing in {r}");
+            assert_eq!(r[key], r["stats"][key], "{key}");
+        }
+    }
+    let rm = result(&lines, "sievedb", "readmissing");
+    assert!(rm["digests_computed"].as_u64().unwrap() > 0, "{rm}");
+    assert!(rm["filter_memory_bytes"].as_u64().unwrap() > 0, "{rm}");
+    assert_eq!(rm["settings"]["filter_memory"], "1048576 bytes");
+    assert!(rm["settings"]["filter"]
+        .as_str()
+        .unwrap()
+        .contains("4 units"));
+}
+
+/// The new benchmarks run on every engine of this build (the sampler only
+/// on sievedb, the one engine with statistics).
+#[test]
+fn read_while_writing_and_ycsb_on_every_engine() {
+    let lines = run_json(&BenchArgs {
+        benchmarks: "fillrandom,readwhilewriting,ycsba".into(),
+        ..tiny(EngineChoice::All)
+    });
+    for kind in EngineKind::built() {
+        let rww = result(&lines, kind.name(), "readwhilewriting");
+        assert_eq!(rww["found"], READS, "{rww}");
+        assert!(rww["writer_ops"].as_u64().unwrap() > 0);
+        assert_eq!(
+            rww["filter_memory_max_bytes"].is_null(),
+            kind != EngineKind::Sievedb
+        );
+        let y = result(&lines, kind.name(), "ycsba");
+        assert_eq!(y["read_found"], y["reads"], "{y}");
+    }
+}
+
+/// A filter memory budget reaches sievedb; the baselines list it as ignored.
+#[test]
+fn filter_memory_flags_reach_the_engines() {
+    let cfg = BenchArgs {
+        filters: sievedb_bench::FilterArgs {
+            filter_memory_bits_per_key: Some(3.5),
+            ..sievedb_bench::FilterArgs::default()
+        },
+        ..BenchArgs::default()
+    }
+    .engine_config();
+    for kind in EngineKind::built() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = kind.open(&dir.path().join(kind.name()), &cfg).unwrap();
+        let s = engine.settings();
+        if kind == EngineKind::Sievedb {
+            assert_eq!(s["filter_memory"], "3.5 bits per key", "{s}");
+            continue;
+        }
+        let ignored = s["ignored_flags"].as_array().unwrap();
+        assert!(
+            ignored.iter().any(|f| f == "--filter-memory-bits-per-key"),
+            "{}: {s}",
+            kind.name()
+        );
+    }
+}

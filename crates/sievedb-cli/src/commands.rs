@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use sievedb::bulk::{BulkLoad, BulkLoadReport};
 use sievedb::{Db, Options, RepairReport, Stats};
 use sievedb_bench::bulk::{self as bench_bulk, BulkConfig, Progress};
+use sievedb_bench::FilterArgs;
 
 use crate::escape;
 use crate::shell;
@@ -352,9 +353,9 @@ pub struct BulkloadArgs {
     /// Size at which table files are cut, in bytes
     #[arg(long, value_name = "BYTES", default_value_t = sievedb_bench::DEFAULT_TARGET_FILE_SIZE)]
     pub target_file_size: u64,
-    /// Bloom filter bits per key (0 = no filters)
-    #[arg(long, value_name = "B", default_value_t = sievedb_bench::DEFAULT_BITS_PER_KEY)]
-    pub bits_per_key: f64,
+    /// The filter flags, the same as `sievedb bench`'s
+    #[command(flatten)]
+    pub filters: FilterArgs,
     /// Load `KEY<TAB>VALUE` lines (both %XX-escaped, keys strictly increasing)
     /// from FILE instead of generating entries
     #[arg(long, value_name = "FILE")]
@@ -374,7 +375,7 @@ impl BulkloadArgs {
             levels: self.levels,
             size_ratio: self.size_ratio,
             target_file_size: self.target_file_size,
-            bits_per_key: self.bits_per_key,
+            filters: self.filters.clone(),
         }
     }
 }
@@ -384,6 +385,7 @@ impl BulkloadArgs {
 /// (when it is a terminal) and a summary on stdout.
 pub fn bulkload(args: &BulkloadArgs) -> CmdResult {
     let cfg = args.config();
+    cfg.validate().map_err(Message)?;
     let show = io::stderr().is_terminal();
     let total = args.input.is_none().then_some(args.num);
     let progress = Progress::new(show, total, "bulkload");

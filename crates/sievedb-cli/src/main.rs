@@ -130,7 +130,9 @@ enum Command {
     /// --value-size, --seed) or sorted `KEY<TAB>VALUE` lines of --input. Level i of
     /// 1..=L receives a share proportional to T^(i-1), interleaved over the whole key
     /// range; L0 stays empty. Prints files, entries and bytes per level, and the
-    /// level1_size/size_ratio to open the database with.
+    /// level1_size/size_ratio to open the database with. The tables get the filters
+    /// the filter flags ask for (the same flags as `bench`: --bits-per-key, --filter,
+    /// --filter-units, --hash, ...).
     Bulkload(commands::BulkloadArgs),
     /// Run db_bench-style benchmarks (the default when no subcommand is given)
     Bench(sievedb_bench::BenchArgs),
@@ -302,6 +304,121 @@ mod tests {
         match Cli::try_parse_from(["sievedb", "bench"]).unwrap().command {
             Some(Command::Bench(args)) => assert_eq!(args, sievedb_bench::BenchArgs::default()),
             other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    /// `(long name, defaults, value names, takes a value)` of every flag of
+    /// subcommand `name` that [`sievedb_bench::FilterArgs`] defines.
+    fn filter_flags_of(name: &str) -> Vec<(String, Vec<String>, Vec<String>, bool)> {
+        use clap::{Args, CommandFactory};
+        let shared = sievedb_bench::FilterArgs::augment_args(clap::Command::new("x"));
+        let longs: Vec<&str> = shared
+            .get_arguments()
+            .filter_map(|a| a.get_long())
+            .collect();
+        let cmd = Cli::command();
+        let sub = cmd.find_subcommand(name).expect("subcommand");
+        let mut flags: Vec<_> = sub
+            .get_arguments()
+            .filter(|a| a.get_long().is_some_and(|l| longs.contains(&l)))
+            .map(|a| {
+                let strs = |v: &[&std::ffi::OsStr]| -> Vec<String> {
+                    v.iter().map(|s| s.to_string_lossy().into_owned()).collect()
+                };
+                (
+                    a.get_long().unwrap().to_string(),
+                    strs(
+                        &a.get_default_values()
+                            .iter()
+                            .map(|v| v.as_os_str())
+                            .collect::<Vec<_>>(),
+                    ),
+                    a.get_value_names()
+                        .map_or(Vec::new(), |v| v.iter().map(|n| n.to_string()).collect()),
+                    a.get_action().takes_values(),
+                )
+            })
+            .collect();
+        flags.sort();
+        assert_eq!(flags.len(), longs.len(), "{name} lacks filter flags");
+        flags
+    }
+
+    #[test]
+    fn bench_and_bulkload_take_the_same_filter_flags() {
+        let bench = filter_flags_of("bench");
+        assert_eq!(bench, filter_flags_of("bulkload"));
+        for needed in [
+            "bits-per-key",
+            "filter",
+            "filter-units",
+            "hash",
+            "index-scheme",
+            "secondary-hash",
+            "unit-hashing",
+            "num-probes",
+            "leveldb-probes",
+            "memtable-filter",
+            "hash-sharing",
+            "filter-memory-bits-per-key",
+            "filter-memory-bytes",
+        ] {
+            assert!(bench.iter().any(|f| f.0 == needed), "--{needed} missing");
+        }
+        let bpk = bench.iter().find(|f| f.0 == "bits-per-key").unwrap();
+        assert_eq!(bpk.1, ["10"]);
+
+        let flags = [
+            "--filter",
+            "units",
+            "--filter-units",
+            "6",
+            "--bits-per-key",
+            "12",
+            "--hash",
+            "xxh3",
+            "--filter-memory-bytes",
+            "65536",
+        ];
+        let mut bulk = vec!["sievedb", "bulkload", "db"];
+        bulk.extend_from_slice(&flags);
+        let mut bench = vec!["sievedb", "bench"];
+        bench.extend_from_slice(&flags);
+        let from_bulk = match Cli::try_parse_from(bulk).unwrap().command {
+            Some(Command::Bulkload(a)) => a.filters,
+            other => panic!("unexpected {other:?}"),
+        };
+        let from_bench = match Cli::try_parse_from(bench).unwrap().command {
+            Some(Command::Bench(a)) => a.filters,
+            other => panic!("unexpected {other:?}"),
+        };
+        assert_eq!(from_bulk, from_bench);
+        assert_eq!(from_bulk.filter_options().units, 6);
+        assert_eq!(
+            from_bulk.filter_memory(),
+            sievedb::FilterMemory::Bytes(65536)
+        );
+    }
+
+    #[test]
+    fn filter_memory_flags_exclude_each_other_in_both_commands() {
+        let both = [
+            "--filter-memory-bits-per-key",
+            "4",
+            "--filter-memory-bytes",
+            "100",
+        ];
+        for cmd in [vec!["sievedb", "bench"], vec!["sievedb", "bulkload", "db"]] {
+            let mut args = cmd.clone();
+            args.extend_from_slice(&both);
+            let e = Cli::try_parse_from(args).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict);
+            for bad in ["-2", "NaN"] {
+                let mut args = cmd.clone();
+                args.extend_from_slice(&["--filter-memory-bits-per-key", bad]);
+                let e = Cli::try_parse_from(args).unwrap_err().to_string();
+                assert!(e.contains("between 0 and"), "{bad}: {e}");
+            }
         }
     }
 }

@@ -562,6 +562,111 @@ fn bulkload_builds_a_database_the_benchmark_reads() {
     }
 }
 
+/// `(layout, units)` of the filter of every table file of the database in `dir`.
+fn table_filters(dir: &Path) -> Vec<(sievedb::FilterLayout, u32, f64)> {
+    use sievedb::sst::reader::TableReader;
+    let counters = std::sync::Arc::new(sievedb::stats::Counters::new(8));
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("sst") {
+            continue;
+        }
+        let number: u64 = path.file_stem().unwrap().to_str().unwrap().parse().unwrap();
+        let t = TableReader::open(
+            &sievedb::io::StdFs,
+            &path,
+            number,
+            false,
+            true,
+            None,
+            counters.clone(),
+        )
+        .unwrap();
+        let f = t.filter().expect("a filter").filter();
+        out.push((f.layout(), f.units(), t.properties().bits_per_key));
+    }
+    out
+}
+
+#[test]
+fn bulkload_builds_unit_filters() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sievedb");
+    let db = db_arg(&dir);
+    let out = ok(&sievedb(&[
+        "bulkload",
+        &db,
+        "--filter",
+        "units",
+        "--filter-units",
+        "6",
+        "--bits-per-key",
+        "12",
+        "--num",
+        "4000",
+        "--levels",
+        "2",
+        "--size-ratio",
+        "3",
+        "--target-file-size",
+        "16384",
+        "--json",
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["entries"], 4000);
+    let filters = table_filters(&dir);
+    assert!(filters.len() >= 2, "{filters:?}");
+    for f in &filters {
+        assert_eq!(*f, (sievedb::FilterLayout::Units, 6, 12.0));
+    }
+
+    // The database reads back, and its stats see the tables.
+    let stats = ok(&sievedb(&["stats", "--db", &db, "--json"]));
+    let s: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(s["levels"][2]["entries"], 3000);
+    assert!(s.get("filter_memory_bytes").is_some(), "{s}");
+    let value = ok(&sievedb(&["get", "--db", &db, "0000000000001000"]));
+    assert!(value.trim_end().len() >= 100, "{value}");
+
+    // The default stays one Bloom filter per file; bad filter flags are refused.
+    let bloom = tmp.path().join("bloom");
+    ok(&sievedb(&[
+        "bulkload",
+        &db_arg(&bloom),
+        "--num",
+        "1000",
+        "--levels",
+        "1",
+    ]));
+    assert!(table_filters(&bloom)
+        .iter()
+        .all(|f| *f == (sievedb::FilterLayout::Bloom, 1, 10.0)));
+    let bad = sievedb(&[
+        "bulkload",
+        &db_arg(&tmp.path().join("bad")),
+        "--filter",
+        "units",
+        "--filter-units",
+        "0",
+    ]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stderr(&bad).contains("units"), "{}", stderr(&bad));
+    assert!(!tmp.path().join("bad").join("CURRENT").exists());
+    let bad = sievedb(&[
+        "bulkload",
+        &db_arg(&tmp.path().join("bad")),
+        "--filter-memory-bits-per-key",
+        "-3",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("--filter-memory-bits-per-key"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
 #[test]
 fn bulkload_from_an_escaped_input_file() {
     let tmp = tempfile::tempdir().unwrap();

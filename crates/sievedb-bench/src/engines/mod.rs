@@ -44,9 +44,10 @@ pub struct EngineConfig {
     pub block_size: usize,
     /// Table files kept open at once.
     pub max_open_files: usize,
-    /// sievedb's filter settings (hash, scheme, layout, sharing, memtable
-    /// filter); `bits_per_key` above takes precedence over its own.
-    pub filter: ::sievedb::FilterOptions,
+    /// sievedb's filter flags (hash, scheme, layout, sharing, memtable
+    /// filter, filter memory budget), applied with [`crate::FilterArgs::apply`];
+    /// `bits_per_key` above takes precedence over its own.
+    pub filters: crate::FilterArgs,
     /// sievedb: time one lookup in this many phase by phase (0 = off).
     pub lookup_breakdown_every: u32,
     /// Read table files with O_DIRECT, bypassing the page cache (sievedb and
@@ -69,9 +70,9 @@ pub(crate) fn warn_if_not_leveling(engine: &str, cfg: &EngineConfig) {
     }
 }
 
-/// The device flags of `cfg` that baseline `engine` cannot honour
-/// (`--io-delay-ns` always; `--use-direct-reads` unless `direct_reads`), each
-/// warned about on stderr. The engine lists them under `ignored_flags` in its
+/// The device and filter-memory flags of `cfg` that baseline `engine` cannot
+/// honour (`--io-delay-ns` and a filter memory budget always;
+/// `--use-direct-reads` unless `direct_reads`), each warned about on stderr. The engine lists them under `ignored_flags` in its
 /// settings and runs as if they were not given.
 #[cfg(any(feature = "leveldb", feature = "rocksdb", feature = "fjall"))]
 pub(crate) fn ignored_device_flags(
@@ -93,6 +94,18 @@ pub(crate) fn ignored_device_flags(
              --io-delay-ns applies to sievedb only"
         );
         ignored.push("--io-delay-ns");
+    }
+    if cfg.filters.filter_memory() != ::sievedb::FilterMemory::Unlimited {
+        let flag = if cfg.filters.filter_memory_bits_per_key.is_some() {
+            "--filter-memory-bits-per-key"
+        } else {
+            "--filter-memory-bytes"
+        };
+        eprintln!(
+            "warning: the {engine} baseline has no filter memory budget; \
+             {flag} applies to sievedb only"
+        );
+        ignored.push(flag);
     }
     ignored
 }

@@ -3,8 +3,8 @@
 use super::{Engine, EngineConfig, EngineResult};
 use serde_json::json;
 use sievedb::{
-    Compression, Db, FilterLayout, FilterOptions, IndexScheme, Options, Stats, WriteBatch,
-    WriteOptions,
+    Compression, Db, FilterLayout, FilterMemory, FilterOptions, IndexScheme, Options, Stats,
+    WriteBatch, WriteOptions,
 };
 use std::path::Path;
 
@@ -16,11 +16,9 @@ pub struct SieveDb {
 impl SieveDb {
     /// Opens (or creates) the database at `path` with the run's settings.
     pub fn open(path: &Path, cfg: &EngineConfig) -> EngineResult<Self> {
-        let opts = Options::builder()
+        let mut opts = Options::builder()
             .create_if_missing(true)
             .write_buffer_size(cfg.write_buffer_size)
-            .filter(cfg.filter.clone())
-            .bits_per_key(cfg.bits_per_key)
             .lookup_breakdown_every(cfg.lookup_breakdown_every)
             .block_cache_capacity(cfg.block_cache_size)
             .target_file_size(cfg.target_file_size)
@@ -35,6 +33,8 @@ impl SieveDb {
             .use_direct_reads(cfg.use_direct_reads)
             .io_delay_ns(cfg.io_delay_ns)
             .build();
+        cfg.filters.apply(&mut opts);
+        opts.filter.bits_per_key = cfg.bits_per_key;
         Ok(SieveDb {
             db: Db::open(path, opts)?,
         })
@@ -100,6 +100,7 @@ impl Engine for SieveDb {
             "filter": filter_description(&o.filter),
             "hash_sharing": o.filter.sharing.name(),
             "memtable_filter": o.filter.memtable_filter,
+            "filter_memory": filter_memory_description(o.filter_memory),
             "lookup_breakdown_every": o.lookup_breakdown_every,
             "block_cache_bytes": o.block_cache_capacity,
             "block_size": o.block_size,
@@ -134,6 +135,15 @@ impl Engine for SieveDb {
                 .map(|l| l.files as u64)
                 .collect(),
         )
+    }
+}
+
+/// The filter memory budget as the settings show it.
+fn filter_memory_description(m: FilterMemory) -> String {
+    match m {
+        FilterMemory::Unlimited => "unlimited".into(),
+        FilterMemory::Bytes(n) => format!("{n} bytes"),
+        FilterMemory::BitsPerKey(b) => format!("{b} bits per key"),
     }
 }
 

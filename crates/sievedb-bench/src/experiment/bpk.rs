@@ -85,8 +85,11 @@ pub fn bpk_sweep(ctx: &mut Ctx) -> ExpResult<Summary> {
             benchmarks: "fillrandom,readrandom".into(),
             num,
             reads: num,
-            bits_per_key: b,
-            leveldb_probes: true,
+            filters: crate::FilterArgs {
+                bits_per_key: b,
+                leveldb_probes: true,
+                ..crate::FilterArgs::default()
+            },
             repeats: runs,
             ..BenchArgs::default()
         };

@@ -884,7 +884,10 @@ pub fn load_tree(ctx: &Ctx, spec: &TreeSpec, dir: &Path) -> ExpResult<LoadedTree
         levels: spec.levels,
         size_ratio: spec.size_ratio,
         target_file_size: spec.target_file_size,
-        bits_per_key: spec.bits_per_key,
+        filters: crate::FilterArgs {
+            bits_per_key: spec.bits_per_key,
+            ..crate::FilterArgs::default()
+        },
     };
     let path = dir.join("sievedb");
     if path.exists() {
@@ -913,7 +916,10 @@ impl LoadedTree {
             num: s.num,
             key_size: s.key_size,
             value_size: s.value_size,
-            bits_per_key: s.bits_per_key,
+            filters: crate::FilterArgs {
+                bits_per_key: s.bits_per_key,
+                ..crate::FilterArgs::default()
+            },
             size_ratio: s.size_ratio,
             level1_size: self.level1_size,
             max_levels: (s.levels + 1).max(crate::DEFAULT_MAX_LEVELS),
@@ -1014,7 +1020,7 @@ pub fn measure_modes(
         }
         for i in order {
             let mut a = base.clone();
-            a.hash_sharing = modes[i];
+            a.filters.hash_sharing = modes[i];
             let r = lookup_record(crate::run_records(&a)?)?;
             stats[i].runs.push(r.rates().micros_per_op);
             counters(&r, &mut stats[i]);
@@ -1030,7 +1036,7 @@ pub fn measure_modes(
         }
         for i in order {
             let mut a = base.clone();
-            a.hash_sharing = modes[i];
+            a.filters.hash_sharing = modes[i];
             a.breakdown = true;
             let r = lookup_record(crate::run_records(&a)?)?;
             if let Some(b) = r.breakdown_ns() {
