@@ -5,15 +5,14 @@
 //! flags mean for sievedb goes through [`FilterArgs::apply`], the one place
 //! that writes them into [`Options`].
 //!
-//! Adding a flag (e.g. the coming `--filter-policy`, `--filter-lifetime`,
-//! `--initial-units`): add the field here with its `#[arg]`, its value in
+//! Adding a flag: add the field here with its `#[arg]`, its value in
 //! [`Default`], its line in [`FilterArgs::apply`] (and a check in
 //! [`FilterArgs::validate`] if it needs one). `bench`, `bulkload`, the
 //! engine configuration and the bulk-load configuration all carry a whole
 //! `FilterArgs`, so nothing else changes.
 
 use sievedb::{
-    FilterLayout, FilterMemory, FilterOptions, HashFn, HashSharing, IndexScheme, Options,
+    FilterLayout, FilterMemory, FilterOptions, FilterPolicy, HashFn, HashSharing, IndexScheme, Options,
     UnitHashing,
 };
 
@@ -99,7 +98,18 @@ pub struct FilterArgs {
     /// default: unlimited). Excludes --filter-memory-bits-per-key
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub filter_memory_bytes: Option<u64>,
-    // Coming: --filter-policy, --filter-lifetime, --initial-units (see the module doc).
+    /// How a filter memory budget is divided among files (sievedb): uniform,
+    /// monkey, elastic, elastic-monkey, skew-at-write
+    #[arg(long, value_name = "P", default_value = "uniform", value_parser = parse_named::<FilterPolicy>)]
+    pub filter_policy: FilterPolicy,
+    /// ElasticBF's lifeTime in lookups (sievedb, elastic policies; default:
+    /// the order of the number of files)
+    #[arg(long, value_name = "N")]
+    pub filter_lifetime: Option<u64>,
+    /// Filter units a new file starts with under --filter-policy elastic
+    /// (sievedb; default 2, the ElasticBF prototype's)
+    #[arg(long, value_name = "N")]
+    pub initial_units: Option<u32>,
 }
 
 impl Default for FilterArgs {
@@ -118,6 +128,9 @@ impl Default for FilterArgs {
             hash_sharing: HashSharing::Levels,
             filter_memory_bits_per_key: None,
             filter_memory_bytes: None,
+            filter_policy: FilterPolicy::Uniform,
+            filter_lifetime: None,
+            initial_units: None,
         }
     }
 }
@@ -155,6 +168,9 @@ impl FilterArgs {
     pub fn apply(&self, opts: &mut Options) {
         opts.filter = self.filter_options();
         opts.filter_memory = self.filter_memory();
+        opts.filter_policy = self.filter_policy;
+        opts.filter_lifetime = self.filter_lifetime;
+        opts.initial_units = self.initial_units;
     }
 
     /// Checks the flags together; the message names the flag at fault.
@@ -172,6 +188,9 @@ impl FilterArgs {
         }
         if let Some(b) = self.filter_memory_bits_per_key {
             check_memory_bits_per_key(b)?;
+        }
+        if self.filter_lifetime == Some(0) {
+            return Err("--filter-lifetime must be at least 1".into());
         }
         self.filter_options()
             .validate()
