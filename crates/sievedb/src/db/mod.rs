@@ -568,10 +568,15 @@ impl DbInner {
         s.filter_memory_budget_bytes = budget.budget_bytes();
         s.estimated_extra_io = budget.expected_extra_io();
         s.block_cache_bytes = self.tables.block_cache().map_or(0, |c| c.used_bytes());
-        let m = self.mem.read();
-        s.memtable_bytes = (m.mem.approximate_size()
-            + m.imm.iter().map(|x| x.approximate_size()).sum::<usize>())
-            as u64;
+        // The memtable lock is released before the background lock is taken:
+        // the flush thread read-locks the memtables while it holds the
+        // background lock, and a memtable switch waiting for the write lock
+        // queues that read behind ours, so holding both here deadlocked.
+        s.memtable_bytes = {
+            let m = self.mem.read();
+            (m.mem.approximate_size() + m.imm.iter().map(|x| x.approximate_size()).sum::<usize>())
+                as u64
+        };
         s.last_sequence = self.last_seq.load(Ordering::Acquire);
         s.background_error = self.bg.lock().error.as_ref().map(Error::to_string);
         s
