@@ -34,6 +34,9 @@ pub fn exercise_sst(data: &[u8]) {
         return;
     };
     let t = Arc::new(t);
+    if let Some(index) = t.filter_index() {
+        let _ = t.load_filter_units(index.empty(), index.units());
+    }
     let ctx = sievedb::sst::reader::ReadCtx {
         level: 0,
         fill_cache: false,
@@ -51,7 +54,7 @@ pub fn exercise_sst(data: &[u8]) {
     for k in keys.iter().step_by(7) {
         let user = sievedb::key::user_key(k);
         let mut probe = sievedb::filter::KeyProbe::new(user, sievedb::HashSharing::Levels);
-        let _ = t.get(&mut probe, k, ctx);
+        let _ = t.get(&mut probe, k, ctx, true);
         let _ = it.seek(k);
     }
 }

@@ -583,7 +583,7 @@ fn table_filters(dir: &Path) -> Vec<(sievedb::FilterLayout, u32, f64)> {
             counters.clone(),
         )
         .unwrap();
-        let f = t.filter().expect("a filter").filter();
+        let f = t.filter_index().expect("a filter").empty();
         out.push((f.layout(), f.units(), t.properties().bits_per_key));
     }
     out

@@ -469,3 +469,106 @@ impl InternalIterator for TableIter {
         self.data.as_ref().expect("valid iterator").value()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::{FilterLayout, FilterOptions, HashSharing};
+    use crate::io::StdFs;
+    use crate::key::internal_key;
+    use crate::options::Compression;
+    use crate::sst::TableWriter;
+
+    /// A table of keys `k0000..k0999` (even numbers) with 6-unit filters,
+    /// its filter written as a version-4 index or a version-3 section.
+    fn table(dir: &Path, legacy: bool) -> TableReader {
+        let fs = StdFs;
+        let path = dir.join(if legacy { "old.sst" } else { "new.sst" });
+        let opts = FilterOptions {
+            layout: FilterLayout::Units,
+            units: 6,
+            bits_per_key: 12.0,
+            ..FilterOptions::default()
+        };
+        let mut w = TableWriter::new(
+            fs.create(&path).unwrap(),
+            1,
+            256,
+            4,
+            Compression::None,
+            &opts,
+        );
+        w.legacy_filter = legacy;
+        for i in (0..1000).step_by(2) {
+            let k = internal_key(format!("k{i:04}").as_bytes(), 1, Kind::Put);
+            w.add(&k, b"v").unwrap();
+        }
+        w.finish().unwrap();
+        let counters = Arc::new(Counters::new(4));
+        TableReader::open(&fs, &path, 1, false, true, None, counters).unwrap()
+    }
+
+    /// Old (version-3 section) and new (version-4 units) files load their
+    /// units to the same filter, one prefix at a time, counted as loads.
+    #[test]
+    fn old_and_new_filter_sections_load_the_same_units() {
+        let dir = tempfile::tempdir().unwrap();
+        let new = table(dir.path(), false);
+        let old = table(dir.path(), true);
+        let (ni, oi) = (new.filter_index().unwrap(), old.filter_index().unwrap());
+        assert!(matches!(ni.source(), UnitSource::Blocks(h) if h.len() == 6));
+        assert!(matches!(oi.source(), UnitSource::Section { .. }));
+        let mut nf = ni.empty().clone();
+        let mut of = oi.empty().clone();
+        for n in 1..=6 {
+            nf = new.load_filter_units(&nf, n).unwrap();
+            of = old.load_filter_units(&of, n).unwrap();
+            assert_eq!((nf.resident(), of.resident()), (n, n));
+            assert_eq!(nf.resident_bytes(), of.resident_bytes());
+            for i in 0..1000 {
+                let key = format!("k{i:04}");
+                let mut p = KeyProbe::new(key.as_bytes(), HashSharing::Levels);
+                let mut q = KeyProbe::new(key.as_bytes(), HashSharing::Levels);
+                let (a, b) = (nf.may_contain(&mut p), of.may_contain(&mut q));
+                assert_eq!(a, b);
+                assert!(i % 2 == 1 || a, "no false negative");
+            }
+        }
+        assert_eq!(
+            new.counters
+                .filter_unit_loads
+                .load(std::sync::atomic::Ordering::Relaxed),
+            6
+        );
+        // Loading is idempotent past the last unit and never half done.
+        assert_eq!(new.load_filter_units(&nf, 9).unwrap().resident(), 6);
+    }
+
+    #[test]
+    fn a_damaged_unit_is_corruption_and_loads_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), false);
+        let index = t.filter_index().unwrap().clone();
+        let UnitSource::Blocks(handles) = index.source() else {
+            panic!("version 4")
+        };
+        let path = dir.path().join("new.sst");
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[handles[3].0 as usize] ^= 0x10;
+        std::fs::write(&path, &bytes).unwrap();
+        let t = TableReader::open(
+            &StdFs,
+            &path,
+            1,
+            false,
+            true,
+            None,
+            Arc::new(Counters::new(4)),
+        )
+        .unwrap();
+        let two = t.load_filter_units(index.empty(), 2).unwrap();
+        let err = t.load_filter_units(&two, 6).expect_err("corruption");
+        assert!(matches!(err, Error::Corruption { .. }), "{err}");
+        assert!(err.to_string().contains("new.sst"), "{err}");
+    }
+}

@@ -25,6 +25,10 @@ pub struct TableWriter {
     props: Properties,
     last_user_key: Vec<u8>,
     scratch: Vec<u8>,
+    /// Write the filter as one version-3 section, as builds before the
+    /// version-4 filter index did (tests of reading old files).
+    #[cfg(test)]
+    pub(crate) legacy_filter: bool,
 }
 
 impl TableWriter {
@@ -56,6 +60,8 @@ impl TableWriter {
             },
             last_user_key: Vec::new(),
             scratch: Vec::new(),
+            #[cfg(test)]
+            legacy_filter: false,
         }
     }
 
@@ -145,6 +151,10 @@ impl TableWriter {
     /// [`crate::filter::section`]): each unit as its own block, not straddling
     /// a page it need not, then the filter index, whose handle it returns.
     fn write_filter(&mut self, filter: &Filter) -> Result<BlockHandle> {
+        #[cfg(test)]
+        if self.legacy_filter {
+            return self.write_block(&filter.encode(), Compression::None);
+        }
         let mut handles = Vec::with_capacity(filter.units() as usize);
         let mut unit = Vec::new();
         for j in 0..filter.units() {
