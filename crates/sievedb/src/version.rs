@@ -169,7 +169,10 @@ impl FileMeta {
 
 impl Drop for FileMeta {
     fn drop(&mut self) {
-        if let Some(Some(_)) = self.filter.get() {
+        // Drop the resident filter first (freeing its units), then tell the
+        // budget, which forgets only files whose filter is gone.
+        if let Some(Some(rf)) = self.filter.take() {
+            drop(rf);
             self.tables.filter_budget().forget(self.number);
         }
         if self.obsolete.load(AtOrd::Acquire) {
@@ -563,6 +566,7 @@ impl VersionSet {
         }
         v.refresh_fences(|_| true);
         register_filters(&v, |_| true);
+        self.tables.filter_budget().warm_start();
         self.current = Arc::new(v);
         self.manifest_number = name[9..].parse().unwrap_or(0);
         Ok(())

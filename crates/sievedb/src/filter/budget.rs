@@ -153,7 +153,11 @@ impl FilterBudget {
 
     /// The budget in bytes now (`None` = unlimited).
     pub fn budget_bytes(&self) -> Option<u64> {
-        self.limited().then(|| self.state.lock().alloc.budget())
+        self.limited().then(|| {
+            let mut st = self.state.lock();
+            self.drain_forgotten(&mut st);
+            st.alloc.budget()
+        })
     }
 
     /// ElasticBF's E[Extra_IO] now (0 without a budget).
@@ -295,6 +299,18 @@ impl FilterBudget {
         Ok(())
     }
 
+    /// After the files of a reopened database registered: lets the policy
+    /// place units by the restored access counts at once (see
+    /// [`Allocator::warm_start`]).
+    pub fn warm_start(&self) {
+        if !self.limited() {
+            return;
+        }
+        let mut st = self.state.lock();
+        st.alloc.warm_start();
+        self.apply(&mut st);
+    }
+
     /// Writes every registered file's hotness and the clock to the hotness
     /// file of `dir` (atomically replaced). Nothing without a budget.
     pub fn save_hotness(&self, fs: &dyn FileSystem, dir: &Path) -> Result<()> {
@@ -321,6 +337,11 @@ impl FilterBudget {
     /// units are already freed; the allocator forgets it at its next turn.
     pub fn forget(&self, number: u64) {
         self.forgotten.lock().push(number);
+        // Hand the memory on now if nobody holds the allocator (whoever
+        // does drains the list at its next turn).
+        if let Some(mut st) = self.state.try_lock() {
+            self.drain_forgotten(&mut st);
+        }
     }
 
     /// Notes that the lookup in progress on this thread probed the filter of

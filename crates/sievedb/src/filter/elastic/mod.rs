@@ -45,8 +45,13 @@ pub const MAX_UNITS: u32 = 64;
 pub const DEFAULT_INITIAL_UNITS: u32 = 2;
 /// The default lifetime is at least this many Gets.
 pub const MIN_DEFAULT_LIFETIME: u64 = 1_000;
-/// The default half-life is this many lifetimes.
-pub const HALF_LIFE_LIFETIMES: u64 = 16;
+/// The default half-life is this many lifetimes: counts fade on the time
+/// scale of ElasticBF's expiry, so that a file which was hot and expired
+/// becomes a cheap victim within a few lifetimes. With 16 lifetimes a hot set
+/// that moved on kept its units: its large old counts priced every exchange
+/// out (E grew a hundredfold over 8 shifts of the hot range in
+/// `tests/filter_memory.rs`'s setting; with 2 it stayed flat).
+pub const HALF_LIFE_LIFETIMES: u64 = 2;
 /// `E` and the hotness total are recomputed exactly after this many accesses
 /// (they are otherwise kept incrementally, which drifts in floating point).
 const RECOMPUTE_EVERY: u64 = 1 << 16;
@@ -154,7 +159,7 @@ pub struct AllocConfig {
     /// Units a new file gets under `elastic` (capped at its units and at the
     /// free budget). `None`: 2, as in the ElasticBF prototype.
     pub initial_units: Option<u32>,
-    /// Access counts halve every this many Gets. `None`: 16 lifetimes;
+    /// Access counts halve every this many Gets. `None`: [`HALF_LIFE_LIFETIMES`] lifetimes;
     /// `Some(0)`: counts never decay.
     pub half_life: Option<u64>,
 }
@@ -221,6 +226,10 @@ pub struct Allocator {
     /// Uniform and Monkey: the plan is stale and is recomputed when changes
     /// are taken.
     dirty: bool,
+    /// Memory was freed (a file left, the budget grew) under an elastic
+    /// policy: files below their starting units get them from the free
+    /// budget at the next `take_changes`.
+    top_up: bool,
     /// Files whose target may differ from their handed count.
     pending: BTreeSet<u64>,
     /// Accesses since `E` was last recomputed exactly.
@@ -243,6 +252,7 @@ impl Allocator {
             next_stamp: 0,
             decay_epoch: 0,
             dirty: false,
+            top_up: false,
             pending: BTreeSet::new(),
             since_recompute: 0,
             runs: BTreeMap::new(),
@@ -259,6 +269,7 @@ impl Allocator {
     /// drop the units costing least (`f·Δfp` per byte), skew-at-write empties
     /// the coldest files first.
     pub fn set_budget(&mut self, bytes: u64) {
+        self.top_up |= bytes > self.budget;
         self.budget = bytes;
         if self.cfg.policy.is_planned() {
             self.dirty = true;
@@ -348,6 +359,42 @@ impl Allocator {
         self.set_target(id, fit);
     }
 
+    /// Under the elastic policies, re-plans every file's units as the
+    /// optimum for the access counts the files have now (greedy by gain per
+    /// byte, the allocation the MQ converges to for those counts): a database
+    /// reopened with its counts restored starts warm instead of giving every
+    /// file `initial_units` and waiting a lifetime for files to expire. Does
+    /// nothing under the other policies or when no file has any count.
+    pub fn warm_start(&mut self) {
+        if !matches!(
+            self.cfg.policy,
+            FilterPolicy::Elastic | FilterPolicy::ElasticMonkey
+        ) || self.total_hot <= 0.0
+        {
+            return;
+        }
+        let mut items: Vec<Item<'_>> = self
+            .files
+            .values()
+            .map(|f| Item {
+                weight: f.hot,
+                unit_bytes: f.desc.unit_bytes,
+                fpr: &f.desc.fpr,
+                n: 0,
+            })
+            .collect();
+        greedy::fill(&mut items, self.budget);
+        let plan: Vec<(u64, u32)> = self
+            .files
+            .keys()
+            .copied()
+            .zip(items.iter().map(|i| i.n))
+            .collect();
+        for (id, n) in plan {
+            self.set_target(id, n);
+        }
+    }
+
     /// Forgets a file; its units are freed (the manager drops them with the
     /// file, so no change is listed for it).
     pub fn remove_file(&mut self, id: u64) {
@@ -375,6 +422,7 @@ impl Allocator {
         if self.cfg.policy.is_planned() {
             self.dirty = true;
         }
+        self.top_up = true;
     }
 
     /// One Get probed this file's filter: its count grows by one and it
@@ -432,6 +480,9 @@ impl Allocator {
     pub fn take_changes(&mut self) -> Vec<(u64, u32)> {
         if self.dirty {
             self.replan();
+        }
+        if std::mem::take(&mut self.top_up) {
+            self.top_up_starts();
         }
         let mut out: Vec<(bool, u64, u32)> = Vec::new();
         for id in std::mem::take(&mut self.pending) {
@@ -551,6 +602,39 @@ impl Allocator {
             fpr: &f.desc.fpr,
         };
         monkey::closed_form_units(&mf, p[r])
+    }
+
+    /// Under the elastic policies, after memory was freed: files holding
+    /// fewer units than a new file starts with (`initial_units`, or Monkey's
+    /// count under elastic-monkey) get up to that many from the free budget,
+    /// hottest first (then by id). A compaction's outputs register while
+    /// its inputs still hold their units, so they may start short; without
+    /// this they would wait for an access to take the memory the inputs
+    /// left.
+    fn top_up_starts(&mut self) {
+        if !matches!(
+            self.cfg.policy,
+            FilterPolicy::Elastic | FilterPolicy::ElasticMonkey
+        ) {
+            return;
+        }
+        let mut order: Vec<(f64, u64)> = self.files.iter().map(|(&id, f)| (f.hot, id)).collect();
+        order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        for (_, id) in order {
+            if self.used >= self.budget {
+                break;
+            }
+            let want = match self.cfg.policy {
+                FilterPolicy::ElasticMonkey => self.monkey_units(id),
+                _ => self.cfg.initial_units.unwrap_or(DEFAULT_INITIAL_UNITS),
+            };
+            if self.files[&id].target < want {
+                let fit = self.fitting(id, want);
+                if fit > self.files[&id].target {
+                    self.set_target(id, fit);
+                }
+            }
+        }
     }
 
     /// File `id`'s count in the greedy optimum of `Σ f·fp` over all live

@@ -585,12 +585,12 @@ fn decay_halves() {
 fn default_lifetime_and_half_life() {
     let mut a = alloc(FilterPolicy::Elastic);
     assert_eq!(a.lifetime(), 1_000);
-    assert_eq!(a.half_life(), 16_000);
+    assert_eq!(a.half_life(), HALF_LIFE_LIFETIMES * 1_000);
     for id in 0..600 {
         a.add_file(desc(id, 1, 0, 10, 10, 1), 0.0);
     }
     assert_eq!(a.lifetime(), 1_200);
-    assert_eq!(a.half_life(), 19_200);
+    assert_eq!(a.half_life(), HALF_LIFE_LIFETIMES * 1_200);
 }
 
 #[test]
@@ -617,4 +617,34 @@ fn restore_clock_and_hotness() {
     );
     a.tick(1);
     assert_eq!(a.hotness(3), Some(4.0));
+}
+
+#[test]
+fn elastic_tops_up_files_that_started_short_when_memory_frees() {
+    for policy in [FilterPolicy::Elastic, FilterPolicy::ElasticMonkey] {
+        let mut a = alloc(policy);
+        a.set_budget(4 * 100);
+        // Four inputs take the whole budget (2 units of 50 bytes each)...
+        for id in 0..4 {
+            a.add_file(desc(id, 1, 0, 100, 50, 6), 0.0);
+        }
+        let _ = a.take_changes();
+        // ...so the outputs that replace them start short...
+        for id in 10..14 {
+            a.add_file(desc(id, 1, 0, 100, 50, 6), 0.0);
+        }
+        let _ = a.take_changes();
+        assert!((10..14).all(|id| a.units(id) == Some(0)), "{policy}");
+        // ...until the inputs leave.
+        for id in 0..4 {
+            a.remove_file(id);
+        }
+        let changes = a.take_changes();
+        assert!(!changes.is_empty(), "{policy}");
+        assert!(
+            (10..14).all(|id| a.units(id).unwrap() >= 1),
+            "{policy}: {changes:?}"
+        );
+        assert!(a.used_bytes() <= a.budget());
+    }
 }
