@@ -431,7 +431,7 @@ impl Db {
             let _ = t.join();
         }
         let sync = self.inner.wal.lock().log.sync();
-        self.inner.save_hotness();
+        self.inner.save_hotness(true);
         if let Some(e) = self.inner.bg.lock().error.clone() {
             return Err(e);
         }
@@ -497,18 +497,18 @@ impl DbInner {
             *self.current.write() = v;
             self.publish_view();
         }
-        self.save_hotness();
+        self.save_hotness(false);
         Ok(())
     }
 
-    /// Saves the filter budget's access counts (advisory: a failure only
-    /// means the next open starts colder).
-    fn save_hotness(&self) {
+    /// Saves the filter budget's access counts, `durable` at close (advisory:
+    /// a failure only means the next open starts colder).
+    fn save_hotness(&self, durable: bool) {
         if !self.read_only {
             let _ = self
                 .tables
                 .filter_budget()
-                .save_hotness(self.fs.as_ref(), &self.dir);
+                .save_hotness(self.fs.as_ref(), &self.dir, durable);
         }
     }
 

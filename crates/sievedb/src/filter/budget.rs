@@ -30,6 +30,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
@@ -50,6 +51,8 @@ pub trait UnitLoader: Send + Sync {
 pub const LOG_BATCH: usize = 64;
 /// Log entries past which a thread drops the oldest half of its log.
 pub const LOG_LIMIT: usize = 1 << 14;
+/// Least time between two saves of the hotness file while the database runs.
+pub const HOTNESS_SAVE_INTERVAL: Duration = Duration::from_secs(1);
 /// The log entry that ends one lookup (a clock tick).
 const TICK: u64 = u64::MAX;
 
@@ -113,6 +116,8 @@ pub struct FilterBudget {
     state: Mutex<State>,
     /// Files whose metadata was dropped, not yet removed from the allocator.
     forgotten: Mutex<Vec<u64>>,
+    /// When the hotness file was last written.
+    last_save: Mutex<Option<Instant>>,
 }
 
 impl FilterBudget {
@@ -136,6 +141,7 @@ impl FilterBudget {
                 pending: HashMap::new(),
             }),
             forgotten: Mutex::new(Vec::new()),
+            last_save: Mutex::new(None),
         }
     }
 
@@ -312,10 +318,21 @@ impl FilterBudget {
     }
 
     /// Writes every registered file's hotness and the clock to the hotness
-    /// file of `dir` (atomically replaced). Nothing without a budget.
-    pub fn save_hotness(&self, fs: &dyn FileSystem, dir: &Path) -> Result<()> {
+    /// file of `dir` (atomically replaced). Nothing without a budget. A save
+    /// that is not `durable` (made while the database runs, after a flush or
+    /// compaction) skips the fsyncs and is skipped itself when the last save
+    /// was less than [`HOTNESS_SAVE_INTERVAL`] ago.
+    pub fn save_hotness(&self, fs: &dyn FileSystem, dir: &Path, durable: bool) -> Result<()> {
         if !self.limited() {
             return Ok(());
+        }
+        {
+            let mut last = self.last_save.lock();
+            let now = Instant::now();
+            if !durable && last.is_some_and(|t| now.duration_since(t) < HOTNESS_SAVE_INTERVAL) {
+                return Ok(());
+            }
+            *last = Some(now);
         }
         let snap = {
             let mut st = self.state.lock();
@@ -325,7 +342,7 @@ impl FilterBudget {
                 files: st.alloc.hotness_snapshot(),
             }
         };
-        hotness::save(fs, dir, &snap)
+        hotness::save(fs, dir, &snap, durable)
     }
 
     /// The allocator's clock (lookups so far).

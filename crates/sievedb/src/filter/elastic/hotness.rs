@@ -93,16 +93,25 @@ pub fn decode(b: &[u8]) -> Option<HotnessSnapshot> {
     Some(HotnessSnapshot { clock, files })
 }
 
-/// Writes the side file durably: `HOTNESS.tmp` written and synced, renamed
-/// over `HOTNESS`, the directory synced.
-pub fn save(fs: &dyn FileSystem, dir: &Path, snap: &HotnessSnapshot) -> Result<()> {
+/// Writes the side file: `HOTNESS.tmp` written, renamed over `HOTNESS`.
+/// With `durable`, the file is synced before the rename and the directory
+/// after it. Without, a crash may leave a damaged or empty `HOTNESS`, which
+/// loads as `None`: the file is advisory, so writes made while the database
+/// runs skip the fsyncs and only the one at close pays them.
+pub fn save(fs: &dyn FileSystem, dir: &Path, snap: &HotnessSnapshot, durable: bool) -> Result<()> {
     let tmp = tmp_path(dir);
     let mut file = fs.create(&tmp)?;
     file.append(&encode(snap))?;
-    file.sync()?;
+    if durable {
+        file.sync()?;
+    } else {
+        file.flush()?;
+    }
     drop(file);
     fs.rename(&tmp, &path(dir))?;
-    fs.sync_dir(dir)?;
+    if durable {
+        fs.sync_dir(dir)?;
+    }
     Ok(())
 }
 
@@ -187,14 +196,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let fs = StdFs;
         assert_eq!(load(&fs, dir.path()).unwrap(), None);
-        save(&fs, dir.path(), &sample()).unwrap();
+        save(&fs, dir.path(), &sample(), true).unwrap();
         assert!(!fs.exists(&tmp_path(dir.path())));
         assert_eq!(load(&fs, dir.path()).unwrap(), Some(sample()));
         let next = HotnessSnapshot {
             clock: 5,
             files: vec![(1, 2.0)],
         };
-        save(&fs, dir.path(), &next).unwrap();
+        save(&fs, dir.path(), &next, false).unwrap();
         assert_eq!(load(&fs, dir.path()).unwrap(), Some(next));
         std::fs::write(path(dir.path()), b"SVHT garbage").unwrap();
         assert_eq!(load(&fs, dir.path()).unwrap(), None);

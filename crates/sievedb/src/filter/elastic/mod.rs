@@ -359,25 +359,26 @@ impl Allocator {
         self.set_target(id, fit);
     }
 
-    /// Under the elastic policies, re-plans every file's units as the
-    /// optimum for the access counts the files have now (greedy by gain per
-    /// byte, the allocation the MQ converges to for those counts): a database
-    /// reopened with its counts restored starts warm instead of giving every
-    /// file `initial_units` and waiting a lifetime for files to expire. Does
-    /// nothing under the other policies or when no file has any count.
+    /// At open, once every file registered: re-plans every file's units as
+    /// the optimum for the access counts the files have (greedy by gain per
+    /// byte). Under the elastic policies, when any file has a count (restored
+    /// from the hotness file), this is the allocation the MQ converges to for
+    /// those counts, so a reopened database starts warm instead of giving
+    /// every file `initial_units` and waiting a lifetime for files to expire.
+    /// Under skew-at-write it is the choice a file gets when it is written,
+    /// made for all files at once: registering files one by one would give
+    /// the first ones all the memory. Nothing under the other policies.
     pub fn warm_start(&mut self) {
-        if !matches!(
-            self.cfg.policy,
-            FilterPolicy::Elastic | FilterPolicy::ElasticMonkey
-        ) || self.total_hot <= 0.0
-        {
-            return;
-        }
+        let tie = match self.cfg.policy {
+            FilterPolicy::Elastic | FilterPolicy::ElasticMonkey if self.total_hot > 0.0 => 0.0,
+            FilterPolicy::SkewAtWrite => SKEW_TIE_WEIGHT,
+            _ => return,
+        };
         let mut items: Vec<Item<'_>> = self
             .files
             .values()
             .map(|f| Item {
-                weight: f.hot,
+                weight: f.hot + tie,
                 unit_bytes: f.desc.unit_bytes,
                 fpr: &f.desc.fpr,
                 n: 0,
@@ -390,7 +391,11 @@ impl Allocator {
             .copied()
             .zip(items.iter().map(|i| i.n))
             .collect();
-        for (id, n) in plan {
+        // Lower targets first, so planned memory never exceeds the budget.
+        let (down, up): (Vec<_>, Vec<_>) = plan
+            .into_iter()
+            .partition(|&(id, n)| n <= self.files[&id].target);
+        for (id, n) in down.into_iter().chain(up) {
             self.set_target(id, n);
         }
     }
