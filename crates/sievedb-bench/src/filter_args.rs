@@ -12,8 +12,8 @@
 //! `FilterArgs`, so nothing else changes.
 
 use sievedb::{
-    FilterLayout, FilterMemory, FilterOptions, FilterPolicy, HashFn, HashSharing, IndexScheme, Options,
-    UnitHashing,
+    FilterLayout, FilterMemory, FilterOptions, FilterPolicy, HashFn, HashSharing, IndexScheme,
+    Options, UnitHashing,
 };
 
 use crate::DEFAULT_BITS_PER_KEY;
