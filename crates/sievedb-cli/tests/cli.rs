@@ -583,8 +583,12 @@ fn table_filters(dir: &Path) -> Vec<(sievedb::FilterLayout, u32, f64)> {
             counters.clone(),
         )
         .unwrap();
-        let f = t.filter().expect("a filter").filter();
-        out.push((f.layout(), f.units(), t.properties().bits_per_key));
+        let index = t.filter_index().expect("a filter");
+        out.push((
+            index.empty().layout(),
+            index.units(),
+            t.properties().bits_per_key,
+        ));
     }
     out
 }
