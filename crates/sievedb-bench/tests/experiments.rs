@@ -285,7 +285,7 @@ fn elastic_fig7() {
             "load_mb_per_sec",
             "ratio_to_single_filter",
         ],
-        3,
+        4,
         &["elastic-fig7"],
     );
 }
