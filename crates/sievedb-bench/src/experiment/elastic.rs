@@ -576,6 +576,15 @@ fn baselines(
         ctx.drop_dir(&dir);
         out.push((kind.name().to_string(), per_dist));
     }
+    let mut notes = Vec::new();
+    if out.iter().any(|(n, _)| n == EngineKind::Leveldb.name()) {
+        notes.push(format!(
+            "LevelDB ({BUDGET_BPK} bits/key, filled with `fillrandom`) ignores \
+             `--use-direct-reads` and reads through the page cache, and its device reads are \
+             not counted: its ops/s are a reference, not comparable with the sievedb columns{}.",
+            if t.direct { " read with O_DIRECT" } else { "" }
+        ));
+    }
     let note = if missing.is_empty() {
         String::new()
     } else {
@@ -586,7 +595,8 @@ fn baselines(
             missing.join(", ")
         )
     };
-    Ok((out, note))
+    notes.push(note);
+    Ok((out, notes.join(" ")))
 }
 
 const T1_COLS: [&str; 16] = [
