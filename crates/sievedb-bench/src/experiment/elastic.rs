@@ -1578,7 +1578,7 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
             title: "ElasticBF Figure 7: load throughput (fillrandom + compaction)".into(),
             x_label: "filters".into(),
             y_label: "MB/s".into(),
-            groups: vec![format!("{BUDGET_BPK} bits/key in memory")],
+            groups: vec![format!("median of {repeats} repeat(s)")],
             series: configs
                 .iter()
                 .enumerate()
