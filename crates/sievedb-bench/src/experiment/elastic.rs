@@ -1086,7 +1086,7 @@ pub fn fig5(ctx: &mut Ctx) -> ExpResult<Summary> {
         let hr: Vec<&str> = h.iter().map(String::as_str).collect();
         s.table(&hr, rows);
     }
-    let mut series: Vec<(String, Vec<f64>)> = g
+    let series: Vec<(String, Vec<f64>)> = g
         .cols
         .iter()
         .enumerate()
