@@ -5,7 +5,7 @@
 use sievedb_bench::experiment::{self, plot, ExperimentArgs, Scale, Table};
 use std::path::Path;
 
-fn run(name: &str, csv_cols: &[&str], min_rows: usize, plots: &[&str]) {
+fn run(name: &str, csv_cols: &[&str], min_rows: usize, plots: &[&str]) -> Table {
     let dir = tempfile::tempdir().unwrap();
     let mut args = ExperimentArgs::new(name);
     args.scale = Scale::Tiny;
@@ -49,6 +49,7 @@ fn run(name: &str, csv_cols: &[&str], min_rows: usize, plots: &[&str]) {
         "left behind in {}: {left:?}",
         work.display()
     );
+    csv
 }
 
 const TREE_COLS: [&str; 8] = [
@@ -209,4 +210,103 @@ fn all_writes_the_reproduction_document() {
         assert!(md.contains("](reproduction/fig5a.svg)"));
         assert!(dir.path().join("docs/reproduction/fig5a.svg").exists());
     }
+}
+
+const ELASTIC_READ_COLS: [&str; 10] = [
+    "distribution",
+    "column",
+    "repeat",
+    "device_reads",
+    "block_cache_misses",
+    "filter_unit_loads",
+    "filter_false_positives",
+    "estimated_extra_io",
+    "ops_per_sec",
+    "device_reads_per_get",
+];
+
+/// Every policy and the unlimited reference are columns of the CSV.
+fn assert_every_policy(csv: &Table) {
+    let c = csv.col("column").unwrap();
+    for p in sievedb::FilterPolicy::ALL {
+        assert!(
+            csv.rows.iter().any(|r| r[c] == p.name()),
+            "no {} rows",
+            p.name()
+        );
+    }
+    assert!(csv.rows.iter().any(|r| r[c].starts_with("unlimited")));
+}
+
+#[test]
+fn elastic_table1() {
+    // Two distributions at tiny scale, five policies + unlimited, one repeat.
+    let csv = run(
+        "elastic-table1",
+        &ELASTIC_READ_COLS,
+        2 * 6,
+        &["elastic-table1"],
+    );
+    assert_every_policy(&csv);
+}
+
+#[test]
+fn elastic_fig5() {
+    let csv = run("elastic-fig5", &ELASTIC_READ_COLS, 2 * 6, &["elastic-fig5"]);
+    assert_every_policy(&csv);
+}
+
+#[test]
+fn elastic_fig6() {
+    run(
+        "elastic-fig6",
+        &[
+            "budget_bits_per_key",
+            "policy",
+            "ops_per_sec",
+            "device_reads",
+            "filter_unit_loads",
+            "estimated_extra_io",
+            "device_reads_per_get",
+        ],
+        2 * 3,
+        &["elastic-fig6", "elastic-fig6-reads"],
+    );
+}
+
+#[test]
+fn elastic_fig7() {
+    run(
+        "elastic-fig7",
+        &[
+            "config",
+            "fill_seconds",
+            "compaction_wait_seconds",
+            "load_mb_per_sec",
+            "ratio_to_single_filter",
+        ],
+        4,
+        &["elastic-fig7"],
+    );
+}
+
+#[test]
+fn elastic_warmup() {
+    let csv = run(
+        "elastic-warmup",
+        &[
+            "start",
+            "window",
+            "lookups_done",
+            "device_reads",
+            "filter_unit_loads",
+            "open_unit_loads",
+            "steady_after_lookups",
+        ],
+        2 * 8,
+        &["elastic-warmup"],
+    );
+    let c = csv.col("start").unwrap();
+    assert!(csv.rows.iter().any(|r| r[c] == "warm"));
+    assert!(csv.rows.iter().any(|r| r[c] == "cold"));
 }

@@ -22,6 +22,7 @@ pub mod plot;
 mod bpk;
 mod costmodel;
 mod devices;
+mod elastic;
 mod filters;
 mod tree;
 
@@ -203,6 +204,36 @@ pub fn registry() -> Vec<Experiment> {
             aliases: &["bpk"],
             title: "Bits-per-key study (paper 004): fillrandom/readrandom vs bits per key",
             run: bpk::bpk_sweep,
+        },
+        Experiment {
+            name: "elastic-table1",
+            aliases: &[],
+            title: "ElasticBF Table 1: device reads per filter policy (4 bits/key budget)",
+            run: elastic::table1,
+        },
+        Experiment {
+            name: "elastic-fig5",
+            aliases: &[],
+            title: "ElasticBF Figure 5: read throughput per filter policy",
+            run: elastic::fig5,
+        },
+        Experiment {
+            name: "elastic-fig6",
+            aliases: &[],
+            title: "ElasticBF Figure 6: throughput and device reads vs bits/key budget",
+            run: elastic::fig6,
+        },
+        Experiment {
+            name: "elastic-fig7",
+            aliases: &[],
+            title: "ElasticBF Figure 7: load throughput, one Bloom filter vs filter units",
+            run: elastic::fig7,
+        },
+        Experiment {
+            name: "elastic-warmup",
+            aliases: &[],
+            title: "Hotness persistence: lookups to steady state after a restart, warm vs cold",
+            run: elastic::warmup,
         },
     ]
 }
@@ -1162,6 +1193,11 @@ mod tests {
             "fig8",
             "costmodel",
             "bpk-sweep",
+            "elastic-table1",
+            "elastic-fig5",
+            "elastic-fig6",
+            "elastic-fig7",
+            "elastic-warmup",
         ] {
             assert_eq!(names.iter().filter(|x| **x == n).count(), 1, "{n}");
         }

@@ -274,8 +274,9 @@ where
 {
     let xr = group_axis(groups.len());
     let vals = || series.iter().flat_map(|(_, v)| v.iter().copied());
-    let top = finite_max(vals()).max(1e-12) * 1.15;
     let ns = series.len().max(1) as f64;
+    // Headroom for the legend (upper right, one line per series) above the bars.
+    let top = finite_max(vals()).max(1e-12) * (1.15 + 0.05 * ns);
     let w = 0.8 / ns;
     let rect = |g: usize, s: usize, y0: f64, y1: f64| {
         let x0 = g as f64 - 0.4 + s as f64 * w;
@@ -347,6 +348,7 @@ where
         .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], col.filled()));
     }
     c.configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
         .label_font((FONT, 14))
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
