@@ -128,6 +128,7 @@ impl FilterBudget {
             lifetime: config.lifetime,
             initial_units: config.initial_units,
             half_life: None,
+            load_cost: None,
         });
         FilterBudget {
             config,

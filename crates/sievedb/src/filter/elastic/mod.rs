@@ -38,6 +38,13 @@ pub use inherit::{inherit, InheritInput, InheritOutput};
 
 /// ElasticBF acts only if it lowers `E` by more than this fraction of `E`.
 pub const GAIN_THRESHOLD: f64 = 1e-4;
+/// ... and by more than this many reads: loading a unit is one device read,
+/// and `E`'s terms count false positives over the accesses the (decayed)
+/// counts remember, so an exchange that saves less than one read over that
+/// window costs more than it saves. Without it the queues churned: at 4
+/// bits/key and zipf 0.99, 0.08 unit loads per lookup ate the false
+/// positives saved (`sievedb experiment elastic-table1`).
+pub const LOAD_COST: f64 = 1.0;
 /// The most units a file can have (more are ignored).
 pub const MAX_UNITS: u32 = 64;
 /// Units a new file gets under the elastic policy by default (the ElasticBF
@@ -55,8 +62,11 @@ pub const HALF_LIFE_LIFETIMES: u64 = 2;
 /// `E` and the hotness total are recomputed exactly after this many accesses
 /// (they are otherwise kept incrementally, which drifts in floating point).
 const RECOMPUTE_EVERY: u64 = 1 << 16;
-/// Added to every count when skew-at-write solves its optimum, so that files
-/// nobody has read yet still share memory by their rates (a tie-breaker far
+/// Added to every count, times the file's share of its run's entries, when
+/// skew-at-write solves its optimum: files nobody has read yet then share
+/// memory as lookups would reach them (each lookup probes one file per run,
+/// a file of a run in proportion to its entries), not equally per file, which
+/// gave the few small files of the top levels every unit (a tie-breaker far
 /// below one access).
 const SKEW_TIE_WEIGHT: f64 = 1e-6;
 
@@ -162,6 +172,9 @@ pub struct AllocConfig {
     /// Access counts halve every this many Gets. `None`: [`HALF_LIFE_LIFETIMES`] lifetimes;
     /// `Some(0)`: counts never decay.
     pub half_life: Option<u64>,
+    /// Reads an elastic exchange must save beyond ElasticBF's own threshold
+    /// (`None`: [`LOAD_COST`]; `Some(0.0)`: the paper's rule alone).
+    pub load_cost: Option<f64>,
 }
 
 /// What the allocator keeps per live file.
@@ -300,9 +313,9 @@ impl Allocator {
     /// Registers a file with 0 units resident (re-registering an id replaces
     /// it). `hotness` is its inherited access count; a value that is not
     /// positive and finite means "no history", and the policy's prior is used
-    /// (elastic-monkey: the mean count per run, `Σ f / runs`, times the
-    /// file's share of its run's entries; skew-at-write: the mean count of
-    /// live files; otherwise 0). Its target then follows the policy:
+    /// (elastic-monkey and skew-at-write: the mean count per run, `Σ f /
+    /// runs`, times the file's share of its run's entries, since a lookup
+    /// probes one file per run; otherwise 0). Its target then follows the policy:
     /// uniform and monkey re-plan when changes are taken; elastic gives it
     /// `initial_units`, elastic-monkey Monkey's count for its run, and
     /// skew-at-write its count in the optimum of all live files, each capped
@@ -323,9 +336,7 @@ impl Allocator {
         } else {
             match self.cfg.policy {
                 FilterPolicy::ElasticMonkey => self.monkey_prior(&desc),
-                FilterPolicy::SkewAtWrite if !self.files.is_empty() => {
-                    self.total_hot / self.files.len() as f64
-                }
+                FilterPolicy::SkewAtWrite => self.monkey_prior(&desc),
                 _ => 0.0,
             }
         };
@@ -378,7 +389,7 @@ impl Allocator {
             .files
             .values()
             .map(|f| Item {
-                weight: f.hot + tie,
+                weight: f.hot + tie * self.run_share(&f.desc),
                 unit_bytes: f.desc.unit_bytes,
                 fpr: &f.desc.fpr,
                 n: 0,
@@ -582,6 +593,15 @@ impl Allocator {
     /// (`Σ f / runs`, the new file's run included); within its run a probe
     /// lands on a file in proportion to its entries, so the file gets
     /// `Σ f / runs × entries / run entries`.
+    /// The file's share of its run's entries: the chance that a lookup
+    /// probing the run probes this file.
+    fn run_share(&self, desc: &FileDesc) -> f64 {
+        match self.runs.get(&(desc.level, desc.run)) {
+            Some(r) if r.entries > 0 => desc.entries as f64 / r.entries as f64,
+            _ => 1.0,
+        }
+    }
+
     fn monkey_prior(&self, desc: &FileDesc) -> f64 {
         let runs = self.runs.len();
         let run_entries = self.runs[&(desc.level, desc.run)].entries;
@@ -649,7 +669,7 @@ impl Allocator {
             .files
             .values()
             .map(|f| Item {
-                weight: f.hot + SKEW_TIE_WEIGHT,
+                weight: f.hot + SKEW_TIE_WEIGHT * self.run_share(&f.desc),
                 unit_bytes: f.desc.unit_bytes,
                 fpr: &f.desc.fpr,
                 n: 0,

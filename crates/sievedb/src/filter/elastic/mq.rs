@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Allocator, GAIN_THRESHOLD, MAX_UNITS};
+use super::{Allocator, GAIN_THRESHOLD, LOAD_COST, MAX_UNITS};
 
 /// Queues `Q_0..=Q_64`, each mapping a recency stamp to a file id.
 ///
@@ -71,7 +71,8 @@ impl Allocator {
         }
         let need = f.desc.unit_bytes;
         let gain = f.hot * (f.fp(n) - f.fp(n + 1));
-        let threshold = GAIN_THRESHOLD * self.extra_io;
+        let threshold =
+            (GAIN_THRESHOLD * self.extra_io).max(self.cfg.load_cost.unwrap_or(LOAD_COST));
         if gain <= threshold {
             return; // costs are never negative, so no set of victims pays
         }

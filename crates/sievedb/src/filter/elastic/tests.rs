@@ -315,6 +315,7 @@ fn monkey_gives_small_runs_more_bits() {
 /// budget of 400 bytes with 2 units each.
 fn two_files(lifetime: u64) -> Allocator {
     let mut a = Allocator::new(AllocConfig {
+        load_cost: Some(0.0), // the paper's rule alone
         policy: FilterPolicy::Elastic,
         lifetime: Some(lifetime),
         half_life: Some(0),
@@ -370,6 +371,7 @@ fn elastic_skips_when_nothing_expired() {
 #[test]
 fn elastic_demotes_from_top_queue_first() {
     let mut a = Allocator::new(AllocConfig {
+        load_cost: Some(0.0), // the paper's rule alone
         policy: FilterPolicy::Elastic,
         lifetime: Some(10),
         half_life: Some(0),
@@ -401,6 +403,7 @@ fn elastic_gain_threshold() {
     let fpr = vec![1.0, 0.5, 0.25, 0.125];
     let run = |b_hot: f64| -> Option<u32> {
         let mut a = Allocator::new(AllocConfig {
+            load_cost: Some(0.0), // the paper's rule alone
             policy: FilterPolicy::Elastic,
             lifetime: Some(10),
             half_life: Some(0),
