@@ -149,8 +149,7 @@ impl FileMeta {
     /// (`None` until it is registered, or when the file has no filter).
     pub fn filter_residency(&self) -> Option<(u32, u32, u64)> {
         let rf = self.filter.get()?.as_ref()?;
-        let f = rf.current();
-        Some((f.resident(), f.units(), f.resident_bytes()))
+        Some((rf.resident(), rf.index().units(), rf.resident_bytes()))
     }
 
     /// Registers the file's filter now if it is not yet (errors are left for
@@ -277,9 +276,8 @@ impl Version {
                 let ctx = ReadCtx { level, fill_cache };
                 let mut filtered = false;
                 if let Some(rf) = f.resident_filter(level, run.id, probe)? {
-                    let budget = f.tables.filter_budget();
-                    if budget.limited() {
-                        budget.record(f.number);
+                    if probe.record_accesses {
+                        f.tables.filter_budget().record(f.number);
                     }
                     let (excluded, probed) = rf.excludes(probe, level);
                     if excluded {

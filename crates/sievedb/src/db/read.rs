@@ -75,13 +75,14 @@ impl DbInner {
             /// The seek key of this thread's lookups, reused (no allocation per lookup).
             static SEEK: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
         }
+        let budget = self.tables.filter_budget();
+        probe.record_accesses = budget.sample_lookup();
         let r = SEEK.with(|cell| match cell.try_borrow_mut() {
             Ok(mut seek) => self.lookup_with(view, probe, seq, fill_cache, &mut seek),
             // A lookup nested in another on this thread (none today): its own buffer.
             Err(_) => self.lookup_with(view, probe, seq, fill_cache, &mut Vec::new()),
         });
-        let budget = self.tables.filter_budget();
-        if budget.limited() {
+        if probe.record_accesses {
             budget.end_lookup();
         }
         r

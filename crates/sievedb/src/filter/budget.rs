@@ -15,8 +15,10 @@
 //! the allocator is told.
 //!
 //! # Concurrency
-//! The read path takes no lock. A lookup appends the numbers of the files
-//! whose filters it probed, then a clock tick, to a per-thread log; when the
+//! The read path takes no lock. One lookup in [`ACCESS_SAMPLE`] per thread
+//! is sampled: it appends the numbers of the files whose filters it probed,
+//! then a clock tick, to a per-thread log, each standing for
+//! [`ACCESS_SAMPLE`] accesses; when the
 //! log holds [`LOG_BATCH`] entries the thread *tries* the allocator's lock
 //! and, if it gets it, replays the log into the allocator and carries out the
 //! changes (loads included: the prototype's synchronous load, paid by the
@@ -47,6 +49,10 @@ pub trait UnitLoader: Send + Sync {
     fn load_units(&self, number: u64, current: &Filter, to: u32) -> Result<Filter>;
 }
 
+/// One lookup in this many records its filter accesses (counted this many
+/// times): the multi-queue's bookkeeping is then a sixteenth of its cost per
+/// lookup, and the counts stay unbiased.
+pub const ACCESS_SAMPLE: u32 = 16;
 /// Log entries a thread gathers before it tries to replay them.
 pub const LOG_BATCH: usize = 64;
 /// Log entries past which a thread drops the oldest half of its log.
@@ -105,6 +111,8 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 thread_local! {
     /// This thread's access log of each budget it has read through.
     static LOGS: RefCell<Vec<(u64, Vec<u64>)>> = const { RefCell::new(Vec::new()) };
+    /// Lookups this thread starts before the next one it samples.
+    static UNTIL_SAMPLE: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 /// The filter memory of one database.
@@ -195,7 +203,7 @@ impl FilterBudget {
             let all = self
                 .loader
                 .load_units(shape.number, index.empty(), index.units())?;
-            rf.replace(all);
+            rf.pin(all);
             st.files.insert(
                 shape.number,
                 Tracked {
@@ -362,15 +370,35 @@ impl FilterBudget {
         }
     }
 
-    /// Notes that the lookup in progress on this thread probed the filter of
-    /// file `number` (only under a budget; see [`FilterBudget::limited`]).
+    /// Whether the lookup this thread starts records its filter accesses:
+    /// under a budget, one in [`ACCESS_SAMPLE`].
+    #[inline]
+    pub fn sample_lookup(&self) -> bool {
+        if !self.limited() {
+            return false;
+        }
+        UNTIL_SAMPLE.with(|c| match c.get() {
+            0 => {
+                c.set(ACCESS_SAMPLE - 1);
+                true
+            }
+            n => {
+                c.set(n - 1);
+                false
+            }
+        })
+    }
+
+    /// Notes that the sampled lookup in progress on this thread probed the
+    /// filter of file `number`.
     #[inline]
     pub fn record(&self, number: u64) {
         self.with_log(|log| log.push(number));
     }
 
-    /// Ends the lookup in progress on this thread (a tick of the allocator's
-    /// clock), replaying the log into the allocator now and then.
+    /// Ends the sampled lookup in progress on this thread ([`ACCESS_SAMPLE`]
+    /// ticks of the allocator's clock), replaying the log into the allocator
+    /// now and then.
     #[inline]
     pub fn end_lookup(&self) {
         let full = self.with_log(|log| {
@@ -394,13 +422,7 @@ impl FilterBudget {
         };
         let events = self.with_log(std::mem::take);
         self.drain_forgotten(&mut st);
-        for e in &events {
-            if *e == TICK {
-                st.alloc.tick(1);
-            } else if st.files.contains_key(e) {
-                st.alloc.record_access(*e);
-            }
-        }
+        Self::feed(&mut st, &events);
         self.apply(&mut st);
         // Give the buffer back, so the log does not reallocate.
         let mut events = events;
@@ -418,14 +440,20 @@ impl FilterBudget {
         let events = self.with_log(std::mem::take);
         let mut st = self.state.lock();
         self.drain_forgotten(&mut st);
-        for e in &events {
+        Self::feed(&mut st, &events);
+        self.apply(&mut st);
+    }
+
+    /// Replays logged events into the allocator: each sampled lookup and
+    /// access stands for [`ACCESS_SAMPLE`] of them.
+    fn feed(st: &mut State, events: &[u64]) {
+        for e in events {
             if *e == TICK {
-                st.alloc.tick(1);
+                st.alloc.tick(u64::from(ACCESS_SAMPLE));
             } else if st.files.contains_key(e) {
-                st.alloc.record_access(*e);
+                st.alloc.record_accesses(*e, f64::from(ACCESS_SAMPLE));
             }
         }
-        self.apply(&mut st);
     }
 
     fn with_log<R>(&self, f: impl FnOnce(&mut Vec<u64>) -> R) -> R {

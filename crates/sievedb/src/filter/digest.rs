@@ -126,6 +126,10 @@ pub struct KeyProbe<'a> {
     timing: Option<PhaseTicks>,
     /// The lookup's read counters, added to the database's when it ends.
     pub tally: ReadTally,
+    /// Whether this lookup records which files' filters it probes, for the
+    /// filter budget's allocator (one lookup in a few, see
+    /// [`crate::filter::budget::ACCESS_SAMPLE`]).
+    pub record_accesses: bool,
 }
 
 /// A lookup phase whose time a sampled [`KeyProbe`] accumulates.
@@ -155,6 +159,7 @@ impl<'a> KeyProbe<'a> {
             hashes_computed: 0,
             timing: None,
             tally: ReadTally::default(),
+            record_accesses: false,
         }
     }
 

@@ -10,7 +10,7 @@
 //! its lock; the filter memory counter follows every swap and the drop.
 
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use arc_swap::ArcSwap;
 
@@ -22,6 +22,10 @@ use crate::stats::{bump, Counters, DIGESTS, NEGATIVES};
 pub struct ResidentFilter {
     number: u64,
     index: FilterIndex,
+    /// Set once without a budget: every unit, resident for the file's life
+    /// (probed without the atomic swap's bookkeeping). `current` is then
+    /// unused.
+    pinned: OnceLock<Filter>,
     current: ArcSwap<Filter>,
     counters: Arc<Counters>,
 }
@@ -33,8 +37,18 @@ impl ResidentFilter {
         ResidentFilter {
             number,
             index,
+            pinned: OnceLock::new(),
             current,
             counters,
+        }
+    }
+
+    /// Makes `filter` resident for the file's life (without a budget, where
+    /// units never come and go); ignored if one is pinned already.
+    pub fn pin(&self, filter: Filter) {
+        let bytes = filter.resident_bytes();
+        if self.pinned.set(filter).is_ok() {
+            bump(&self.counters.filter_memory, bytes);
         }
     }
 
@@ -50,17 +64,26 @@ impl ResidentFilter {
 
     /// The filter as it is now (a snapshot: later swaps do not change it).
     pub fn current(&self) -> Arc<Filter> {
-        self.current.load_full()
+        match self.pinned.get() {
+            Some(f) => Arc::new(f.clone()),
+            None => self.current.load_full(),
+        }
     }
 
     /// Units resident now.
     pub fn resident(&self) -> u32 {
-        self.current.load().resident()
+        match self.pinned.get() {
+            Some(f) => f.resident(),
+            None => self.current.load().resident(),
+        }
     }
 
     /// Bytes of the resident units now.
     pub fn resident_bytes(&self) -> u64 {
-        self.current.load().resident_bytes()
+        match self.pinned.get() {
+            Some(f) => f.resident_bytes(),
+            None => self.current.load().resident_bytes(),
+        }
     }
 
     /// Makes `filter` (a filter of this file) the resident one, keeping the
@@ -83,7 +106,15 @@ impl ResidentFilter {
     /// a false positive of the filter).
     #[inline]
     pub fn excludes(&self, probe: &mut KeyProbe<'_>, level: usize) -> (bool, bool) {
+        if let Some(filter) = self.pinned.get() {
+            return self.probe(filter, probe, level);
+        }
         let filter = self.current.load();
+        self.probe(&filter, probe, level)
+    }
+
+    #[inline(always)]
+    fn probe(&self, filter: &Filter, probe: &mut KeyProbe<'_>, level: usize) -> (bool, bool) {
         if filter.resident() == 0 {
             return (false, false);
         }
@@ -111,7 +142,8 @@ impl ResidentFilter {
 
 impl Drop for ResidentFilter {
     fn drop(&mut self) {
-        let bytes = self.current.load().resident_bytes();
+        let bytes = self.current.load().resident_bytes()
+            + self.pinned.get().map_or(0, Filter::resident_bytes);
         self.counters
             .filter_memory
             .fetch_sub(bytes, Ordering::Relaxed);

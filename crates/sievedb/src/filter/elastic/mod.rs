@@ -446,19 +446,25 @@ impl Allocator {
     /// when it may take a unit (see ElasticBF §3.2–3.3). The clock does not
     /// move.
     pub fn record_access(&mut self, id: u64) {
+        self.record_accesses(id, 1.0);
+    }
+
+    /// [`record_access`](Self::record_access) for a sampled access that
+    /// stands for `weight` accesses (the engine records one lookup in a few).
+    pub fn record_accesses(&mut self, id: u64, weight: f64) {
         let lifetime = self.lifetime();
         let Some(f) = self.files.get_mut(&id) else {
             return;
         };
-        f.hot += 1.0;
+        f.hot += weight;
         f.expire = self.clock + lifetime;
         let old = f.stamp;
         f.stamp = self.next_stamp;
         self.next_stamp += 1;
         self.mq.remove(f.target, old);
         self.mq.insert(f.target, f.stamp, id);
-        self.extra_io += f.fp(f.target);
-        self.total_hot += 1.0;
+        self.extra_io += weight * f.fp(f.target);
+        self.total_hot += weight;
         self.since_recompute += 1;
         if self.since_recompute >= RECOMPUTE_EVERY {
             self.recompute();
