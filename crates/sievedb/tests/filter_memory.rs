@@ -317,3 +317,25 @@ fn a_file_without_resident_units_is_read_correctly() {
     );
     assert_db_equals(&db, &model, "no units");
 }
+
+#[test]
+fn bad_filter_memory_options_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (what, o) in [
+        ("NaN bits per key", unit_options(FilterMemory::BitsPerKey(f64::NAN), FilterPolicy::Uniform)),
+        ("negative bits per key", unit_options(FilterMemory::BitsPerKey(-1.0), FilterPolicy::Uniform)),
+        ("zero lifetime", {
+            let mut o = unit_options(FilterMemory::BitsPerKey(4.0), FilterPolicy::Elastic);
+            o.filter_lifetime = Some(0);
+            o
+        }),
+    ] {
+        match Db::open(dir.path(), o) {
+            Err(sievedb::Error::InvalidArgument(m)) => {
+                assert!(m.contains("filter_memory") || m.contains("filter_lifetime"), "{what}: {m}")
+            }
+            other => panic!("{what}: {:?}", other.map(|_| ())),
+        }
+    }
+    assert!(!dir.path().join("CURRENT").exists(), "nothing created");
+}
