@@ -322,8 +322,14 @@ fn a_file_without_resident_units_is_read_correctly() {
 fn bad_filter_memory_options_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     for (what, o) in [
-        ("NaN bits per key", unit_options(FilterMemory::BitsPerKey(f64::NAN), FilterPolicy::Uniform)),
-        ("negative bits per key", unit_options(FilterMemory::BitsPerKey(-1.0), FilterPolicy::Uniform)),
+        (
+            "NaN bits per key",
+            unit_options(FilterMemory::BitsPerKey(f64::NAN), FilterPolicy::Uniform),
+        ),
+        (
+            "negative bits per key",
+            unit_options(FilterMemory::BitsPerKey(-1.0), FilterPolicy::Uniform),
+        ),
         ("zero lifetime", {
             let mut o = unit_options(FilterMemory::BitsPerKey(4.0), FilterPolicy::Elastic);
             o.filter_lifetime = Some(0);
@@ -332,7 +338,10 @@ fn bad_filter_memory_options_are_refused() {
     ] {
         match Db::open(dir.path(), o) {
             Err(sievedb::Error::InvalidArgument(m)) => {
-                assert!(m.contains("filter_memory") || m.contains("filter_lifetime"), "{what}: {m}")
+                assert!(
+                    m.contains("filter_memory") || m.contains("filter_lifetime"),
+                    "{what}: {m}"
+                )
             }
             other => panic!("{what}: {:?}", other.map(|_| ())),
         }

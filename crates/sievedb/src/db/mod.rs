@@ -563,9 +563,8 @@ impl DbInner {
             ..Stats::default()
         };
         self.counters.fill(&mut s);
-        s.filter_memory_bytes = self.counters.filter_memory.load(Ordering::Relaxed);
         let budget = self.tables.filter_budget();
-        s.filter_memory_budget_bytes = budget.budget_bytes();
+        (s.filter_memory_bytes, s.filter_memory_budget_bytes) = budget.usage();
         s.estimated_extra_io = budget.expected_extra_io();
         s.block_cache_bytes = self.tables.block_cache().map_or(0, |c| c.used_bytes());
         // The memtable lock is released before the background lock is taken:

@@ -170,13 +170,18 @@ impl FilterBudget {
         &self.config
     }
 
-    /// The budget in bytes now (`None` = unlimited).
-    pub fn budget_bytes(&self) -> Option<u64> {
-        self.limited().then(|| {
-            let mut st = self.state.lock();
-            self.drain_forgotten(&mut st);
-            st.alloc.budget()
-        })
+    /// The resident filter bytes and the budget in bytes (`None` =
+    /// unlimited), read together: every load and eviction happens under the
+    /// lock this takes, so the pair is one moment's (the budget shrinks
+    /// before the evictions it calls for, under the same lock).
+    pub fn usage(&self) -> (u64, Option<u64>) {
+        let resident = || self.counters.filter_memory.load(Ordering::Relaxed);
+        if !self.limited() {
+            return (resident(), None);
+        }
+        let mut st = self.state.lock();
+        self.drain_forgotten(&mut st);
+        (resident(), Some(st.alloc.budget()))
     }
 
     /// ElasticBF's E[Extra_IO] now (0 without a budget).
