@@ -674,20 +674,37 @@ fn col_index(g: &Grid, p: FilterPolicy) -> usize {
         .expect("every policy is a column")
 }
 
-/// Table 1: device reads per Get by popularity and policy.
-pub fn table1(ctx: &mut Ctx) -> ExpResult<Summary> {
+/// The runs shared by Table 1 and Figure 5 (measured once per process),
+/// their CSV written as `name`, and a summary opened with the setting and
+/// the gain's definition (`other` names the experiment that shares them).
+fn grid_summary(
+    ctx: &mut Ctx,
+    name: &str,
+    title: &str,
+    other: &str,
+) -> ExpResult<(Arc<Grid>, Summary)> {
     let (g, reused) = grid(ctx)?;
-    let dists = &DISTS[..g.runs.len()];
-    ctx.write_csv("elastic-table1", &grid_csv(&g, dists))?;
-    let mut s = Summary::new(
-        "elastic-table1",
-        "ElasticBF Table 1: device reads of the same Gets per filter policy (4 bits/key budget)",
-    );
+    ctx.write_csv(name, &grid_csv(&g, &DISTS[..g.runs.len()]))?;
+    let mut s = Summary::new(name, title);
     s.para(g.setting.clone());
     s.para(GAIN_DEFINITION);
     if reused {
-        s.para("(The runs are the ones of `elastic-fig5` in this process.)");
+        s.para(format!(
+            "(The runs are the ones of `{other}` in this process.)"
+        ));
     }
+    Ok((g, s))
+}
+
+/// Table 1: device reads per Get by popularity and policy.
+pub fn table1(ctx: &mut Ctx) -> ExpResult<Summary> {
+    let (g, mut s) = grid_summary(
+        ctx,
+        "elastic-table1",
+        "ElasticBF Table 1: device reads of the same Gets per filter policy (4 bits/key budget)",
+        "elastic-fig5",
+    )?;
+    let dists = &DISTS[..g.runs.len()];
     let ui = col_index(&g, FilterPolicy::Uniform);
     let ei = col_index(&g, FilterPolicy::Elastic);
     // Device reads per Get, median, per column; then the paper.
@@ -984,18 +1001,13 @@ fn noisy_notes(g: &Grid, dists: &[Dist], what: &str, m: impl Fn(&Run) -> f64) ->
 
 /// Figure 5: read throughput of the Table 1 runs.
 pub fn fig5(ctx: &mut Ctx) -> ExpResult<Summary> {
-    let (g, reused) = grid(ctx)?;
-    let dists = &DISTS[..g.runs.len()];
-    ctx.write_csv("elastic-fig5", &grid_csv(&g, dists))?;
-    let mut s = Summary::new(
+    let (g, mut s) = grid_summary(
+        ctx,
         "elastic-fig5",
         "ElasticBF Figure 5: read throughput per filter policy (4 bits/key budget)",
-    );
-    s.para(g.setting.clone());
-    s.para(GAIN_DEFINITION);
-    if reused {
-        s.para("(The runs are the ones of `elastic-table1` in this process.)");
-    }
+        "elastic-table1",
+    )?;
+    let dists = &DISTS[..g.runs.len()];
     let ui = col_index(&g, FilterPolicy::Uniform);
     let ei = col_index(&g, FilterPolicy::Elastic);
     let mut header: Vec<String> = vec!["Gets".into()];

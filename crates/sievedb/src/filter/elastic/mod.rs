@@ -385,22 +385,11 @@ impl Allocator {
             FilterPolicy::SkewAtWrite => SKEW_TIE_WEIGHT,
             _ => return,
         };
-        let mut items: Vec<Item<'_>> = self
-            .files
-            .values()
-            .map(|f| Item {
-                weight: f.hot + tie * self.run_share(&f.desc),
-                unit_bytes: f.desc.unit_bytes,
-                fpr: &f.desc.fpr,
-                n: 0,
-            })
-            .collect();
-        greedy::fill(&mut items, self.budget);
         let plan: Vec<(u64, u32)> = self
             .files
             .keys()
             .copied()
-            .zip(items.iter().map(|i| i.n))
+            .zip(self.greedy_plan(tie))
             .collect();
         // Lower targets first, so planned memory never exceeds the budget.
         let (down, up): (Vec<_>, Vec<_>) = plan
@@ -668,22 +657,29 @@ impl Allocator {
         }
     }
 
-    /// File `id`'s count in the greedy optimum of `Σ f·fp` over all live
-    /// files under the whole budget.
-    fn skew_units(&self, id: u64) -> u32 {
+    /// Every file's units (in id order) in the greedy optimum of
+    /// `Σ (f + tie·share)·fp` under the whole budget, `share` the file's
+    /// share of its run's entries.
+    fn greedy_plan(&self, tie: f64) -> Vec<u32> {
         let mut items: Vec<Item<'_>> = self
             .files
             .values()
             .map(|f| Item {
-                weight: f.hot + SKEW_TIE_WEIGHT * self.run_share(&f.desc),
+                weight: f.hot + tie * self.run_share(&f.desc),
                 unit_bytes: f.desc.unit_bytes,
                 fpr: &f.desc.fpr,
                 n: 0,
             })
             .collect();
         greedy::fill(&mut items, self.budget);
+        items.iter().map(|i| i.n).collect()
+    }
+
+    /// File `id`'s count in the greedy optimum of `Σ f·fp` over all live
+    /// files under the whole budget.
+    fn skew_units(&self, id: u64) -> u32 {
         let i = self.files.keys().position(|&k| k == id).expect("live file");
-        items[i].n
+        self.greedy_plan(SKEW_TIE_WEIGHT)[i]
     }
 
     /// `want` capped at the file's units and at what fits in the free budget.
