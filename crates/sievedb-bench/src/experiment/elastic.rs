@@ -696,6 +696,27 @@ fn grid_summary(
     Ok((g, s))
 }
 
+/// The baseline engines' ops/s per popularity (when any is built in), under
+/// a first column headed `head`.
+fn baseline_table(s: &mut Summary, g: &Grid, dists: &[Dist], head: &str) {
+    if g.baselines.is_empty() {
+        return;
+    }
+    let rows = g
+        .baselines
+        .iter()
+        .map(|(n, v)| {
+            let mut r = vec![format!("{n} ({BUDGET_BPK} bits/key)")];
+            r.extend(v.iter().map(|x| f(*x, 0)));
+            r
+        })
+        .collect();
+    let mut h = vec![head.to_string()];
+    h.extend(dists.iter().map(Dist::label));
+    let hr: Vec<&str> = h.iter().map(String::as_str).collect();
+    s.table(&hr, rows);
+}
+
 /// Table 1: device reads per Get by popularity and policy.
 pub fn table1(ctx: &mut Ctx) -> ExpResult<Summary> {
     let (g, mut s) = grid_summary(
@@ -870,21 +891,12 @@ pub fn table1(ctx: &mut Ctx) -> ExpResult<Summary> {
         r.device_reads() as f64
     }));
     s.bullets("Deviations", notes);
-    if !g.baselines.is_empty() {
-        let rows = g
-            .baselines
-            .iter()
-            .map(|(n, v)| {
-                let mut r = vec![format!("{n} ({BUDGET_BPK} bits/key)")];
-                r.extend(v.iter().map(|x| f(*x, 0)));
-                r
-            })
-            .collect();
-        let mut h = vec!["baseline ops/s (device reads not counted)".to_string()];
-        h.extend(dists.iter().map(Dist::label));
-        let hr: Vec<&str> = h.iter().map(String::as_str).collect();
-        s.table(&hr, rows);
-    }
+    baseline_table(
+        &mut s,
+        &g,
+        dists,
+        "baseline ops/s (device reads not counted)",
+    );
     let mut series: Vec<(String, Vec<f64>)> = g
         .cols
         .iter()
@@ -1083,21 +1095,7 @@ pub fn fig5(ctx: &mut Ctx) -> ExpResult<Summary> {
     ];
     notes.extend(noisy_notes(&g, dists, "throughput", |r| r.ops_per_sec));
     s.bullets("Deviations", notes);
-    if !g.baselines.is_empty() {
-        let rows = g
-            .baselines
-            .iter()
-            .map(|(n, v)| {
-                let mut r = vec![format!("{n} ({BUDGET_BPK} bits/key)")];
-                r.extend(v.iter().map(|x| f(*x, 0)));
-                r
-            })
-            .collect();
-        let mut h = vec!["baseline ops/s".to_string()];
-        h.extend(dists.iter().map(Dist::label));
-        let hr: Vec<&str> = h.iter().map(String::as_str).collect();
-        s.table(&hr, rows);
-    }
+    baseline_table(&mut s, &g, dists, "baseline ops/s");
     let series: Vec<(String, Vec<f64>)> = g
         .cols
         .iter()
