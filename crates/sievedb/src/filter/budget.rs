@@ -213,16 +213,7 @@ impl FilterBudget {
                 .loader
                 .load_units(shape.number, index.empty(), index.units())?;
             rf.pin(all);
-            st.files.insert(
-                shape.number,
-                Tracked {
-                    filter: Arc::downgrade(&rf),
-                    shape,
-                },
-            );
-            return Ok(rf);
         }
-        let hotness = st.pending.remove(&shape.number).unwrap_or(0.0);
         st.files.insert(
             shape.number,
             Tracked {
@@ -230,6 +221,10 @@ impl FilterBudget {
                 shape,
             },
         );
+        if !self.limited() {
+            return Ok(rf);
+        }
+        let hotness = st.pending.remove(&shape.number).unwrap_or(0.0);
         st.alloc.add_file(describe(shape, index), hotness);
         self.apply(&mut st);
         Ok(rf)
