@@ -12,7 +12,6 @@
 
 use super::plot::Chart;
 use super::{f, Ctx, ExpResult, LoadedTree, Summary, Table, TreeSpec};
-use crate::bulk::{BulkConfig, Progress};
 use crate::engines::{Engine, EngineKind};
 use crate::keys::KeyGen;
 use crate::report::{median, Record};
@@ -243,10 +242,9 @@ fn unit_filters(ctx: &Ctx, col: Column, budget_bpk: f64) -> FilterArgs {
     }
 }
 
-/// A loaded tree, how many files it has, and whether O_DIRECT works on it.
+/// A loaded tree and whether O_DIRECT works on it.
 struct Tree {
     tree: LoadedTree,
-    files: usize,
     direct: bool,
     /// Why direct I/O is off, when it is.
     direct_note: Option<String>,
@@ -327,21 +325,6 @@ fn run_of(r: &Record) -> Run {
 fn load(ctx: &mut Ctx) -> ExpResult<Tree> {
     let spec = tree_spec(ctx);
     let dir = ctx.db_dir("elastic", false)?.ok_or("no work directory")?;
-    let cfg = BulkConfig {
-        num: spec.num,
-        key_size: spec.key_size,
-        value_size: spec.value_size,
-        seed: crate::DEFAULT_SEED,
-        levels: spec.levels,
-        size_ratio: spec.size_ratio,
-        target_file_size: spec.target_file_size,
-        filters: FilterArgs {
-            bits_per_key: DISK_BPK,
-            filter: FilterLayout::Units,
-            filter_units: UNITS,
-            ..FilterArgs::default()
-        },
-    };
     ctx.note(format!(
         "bulk load: {} entries of {} + {} B, {} levels, T = {}, {} KiB files, {UNITS} units × {} bits/key",
         spec.num,
@@ -352,18 +335,15 @@ fn load(ctx: &mut Ctx) -> ExpResult<Tree> {
         spec.target_file_size >> 10,
         DISK_BPK / f64::from(UNITS)
     ));
-    let bar = Progress::new(ctx.progress, Some(spec.num), "bulkload");
-    let report = crate::bulk::load_generated(&dir.join("sievedb"), &cfg, bar.callback());
-    bar.finish();
-    let report = report?;
+    let filters = FilterArgs {
+        bits_per_key: DISK_BPK,
+        filter: FilterLayout::Units,
+        filter_units: UNITS,
+        ..FilterArgs::default()
+    };
+    let tree = super::load_tree_with(ctx, &spec, &dir, filters)?;
     let mut t = Tree {
-        tree: LoadedTree {
-            spec,
-            dir,
-            level1_size: report.level1_size(),
-            bytes: report.total_bytes(),
-        },
-        files: report.total_files(),
+        tree,
         direct: true,
         direct_note: None,
     };
@@ -393,7 +373,7 @@ fn tree_sentence(t: &Tree) -> String {
         s.key_size,
         s.value_size,
         t.tree.bytes as f64 / 1e6,
-        t.files,
+        t.tree.files,
         s.target_file_size >> 10,
         s.levels,
         s.size_ratio,

@@ -903,10 +903,26 @@ pub struct LoadedTree {
     pub level1_size: u64,
     /// Bytes on disk.
     pub bytes: u64,
+    /// Table files.
+    pub files: usize,
 }
 
-/// Bulk-loads `spec` into `dir/sievedb`.
+/// Bulk-loads `spec` into `dir/sievedb` (Bloom filters of the spec's bits per key).
 pub fn load_tree(ctx: &Ctx, spec: &TreeSpec, dir: &Path) -> ExpResult<LoadedTree> {
+    let filters = crate::FilterArgs {
+        bits_per_key: spec.bits_per_key,
+        ..crate::FilterArgs::default()
+    };
+    load_tree_with(ctx, spec, dir, filters)
+}
+
+/// Bulk-loads `spec` into `dir/sievedb` with the filters `filters` ask for.
+pub fn load_tree_with(
+    ctx: &Ctx,
+    spec: &TreeSpec,
+    dir: &Path,
+    filters: crate::FilterArgs,
+) -> ExpResult<LoadedTree> {
     let cfg = BulkConfig {
         num: spec.num,
         key_size: spec.key_size,
@@ -915,10 +931,7 @@ pub fn load_tree(ctx: &Ctx, spec: &TreeSpec, dir: &Path) -> ExpResult<LoadedTree
         levels: spec.levels,
         size_ratio: spec.size_ratio,
         target_file_size: spec.target_file_size,
-        filters: crate::FilterArgs {
-            bits_per_key: spec.bits_per_key,
-            ..crate::FilterArgs::default()
-        },
+        filters,
     };
     let path = dir.join("sievedb");
     if path.exists() {
@@ -933,6 +946,7 @@ pub fn load_tree(ctx: &Ctx, spec: &TreeSpec, dir: &Path) -> ExpResult<LoadedTree
         dir: dir.to_path_buf(),
         level1_size: report.level1_size(),
         bytes: report.total_bytes(),
+        files: report.total_files(),
     })
 }
 

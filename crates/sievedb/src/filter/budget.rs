@@ -358,11 +358,6 @@ impl FilterBudget {
         hotness::save(fs, dir, &snap, durable)
     }
 
-    /// The allocator's clock (lookups so far).
-    pub fn clock(&self) -> u64 {
-        self.state.lock().alloc.clock()
-    }
-
     /// A file's metadata was dropped (the file left every version): its
     /// units are already freed; the allocator forgets it at its next turn.
     pub fn forget(&self, number: u64) {
@@ -436,16 +431,6 @@ impl FilterBudget {
                 *log = events;
             }
         });
-    }
-
-    /// Replays the calling thread's log now, waiting for the lock (tests and
-    /// benchmarks that want every access counted).
-    pub fn sync_thread_log(&self) {
-        let events = self.with_log(std::mem::take);
-        let mut st = self.state.lock();
-        self.drain_forgotten(&mut st);
-        Self::feed(&mut st, &events);
-        self.apply(&mut st);
     }
 
     /// Replays logged events into the allocator: each sampled lookup and
