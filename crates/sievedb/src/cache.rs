@@ -161,10 +161,7 @@ struct CacheLoader(Weak<TableCache>);
 
 impl UnitLoader for CacheLoader {
     fn load_units(&self, number: u64, current: &Filter, to: u32) -> Result<Filter> {
-        let tables = self
-            .0
-            .upgrade()
-            .ok_or_else(|| Error::InvalidArgument("the database is closed".into()))?;
+        let tables = self.0.upgrade().ok_or(Error::Closed)?;
         tables.get(number)?.load_filter_units(current, to)
     }
 }
