@@ -3,7 +3,7 @@
 //! through the WAL, the memtable or compaction.
 //!
 //! The result is an ordinary database: SSTs written by the same
-//! [`TableWriter`] compaction uses (with filters, block size and per-level
+//! The table writer compaction uses (with filters, block size and per-level
 //! compression from the [`Options`]), one MANIFEST and a `CURRENT`, so
 //! [`Db::open`](crate::Db::open) serves it and later writes, deletes and
 //! compactions work on it as on any other database.

@@ -50,25 +50,11 @@ impl Compaction {
         }
     }
 
-    /// Input bytes.
-    pub fn input_bytes(&self) -> u64 {
-        self.inputs
-            .iter()
-            .flat_map(|(_, f)| f)
-            .map(|f| f.size)
-            .sum()
-    }
-
     fn is_input(&self, number: u64) -> bool {
         self.inputs
             .iter()
             .any(|(_, fs)| fs.iter().any(|f| f.number == number))
     }
-}
-
-/// Levels a running compaction occupies (no other compaction may touch them).
-pub fn levels_of(c: &Compaction) -> (usize, usize) {
-    (c.level, c.output_level)
 }
 
 /// Files of `run` whose user keys meet `[lo, hi]`.

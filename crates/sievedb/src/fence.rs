@@ -10,7 +10,7 @@
 //! decides most steps, and only keys whose 8 bytes equal the probed key's are
 //! compared in full.
 //!
-//! Invariant: `upper[i]` / `lower[i]` are [`word_at`]`(key, prefix.len())` of
+//! Invariant: `upper[i]` / `lower[i]` are `word_at``(key, prefix.len())` of
 //! file `i`'s largest / smallest user key, and every such key starts with
 //! `prefix`. Padded big-endian words order like the bytes they cover:
 //! `word(a) < word(b)` implies `a < b`, so a strictly smaller word decides a
@@ -87,6 +87,7 @@ impl Fences {
         self.upper.len()
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// Whether no file is indexed.
     pub fn is_empty(&self) -> bool {
         self.upper.is_empty()

@@ -98,6 +98,7 @@ impl<'a> LazySeek<'a> {
     }
 }
 
+#[cfg(any(test, feature = "internals"))]
 /// Builds an internal key.
 pub fn internal_key(user_key: &[u8], seq: SeqNo, kind: Kind) -> Vec<u8> {
     let mut v = Vec::with_capacity(user_key.len() + 8);
@@ -118,6 +119,7 @@ pub fn trailer_of(ikey: &[u8]) -> u64 {
     u64::from_le_bytes(ikey[ikey.len() - 8..].try_into().expect("8-byte trailer"))
 }
 
+#[cfg(any(test, feature = "internals"))]
 /// The sequence number of an internal key.
 #[inline]
 pub fn seq_of(ikey: &[u8]) -> SeqNo {

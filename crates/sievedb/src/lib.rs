@@ -21,28 +21,33 @@
 //! ```
 #![warn(missing_docs)]
 
+/// Declares modules that are internal: `pub(crate)`, or `pub` but hidden from
+/// the docs with the `internals` feature, which the workspace's own fuzz
+/// targets, benchmarks and integration tests enable to reach the formats.
+/// Nothing behind that feature is a stable API.
+macro_rules! internal_mods {
+    ($($name:ident),* $(,)?) => {$(
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        pub mod $name;
+        #[cfg(not(feature = "internals"))]
+        pub(crate) mod $name;
+    )*};
+}
+
+internal_mods!(
+    cache, clock, coding, compaction, fence, iter, key, memtable, run, skiplist, sst, version, wal,
+);
+
 pub mod batch;
 pub mod bulk;
-pub mod cache;
-pub mod clock;
-pub mod coding;
-pub mod compaction;
 mod db;
 pub mod error;
-pub mod fence;
 pub mod filter;
 pub mod io;
-pub mod iter;
-pub mod key;
-pub mod memtable;
 pub mod options;
-pub mod repair;
-pub mod run;
-pub mod skiplist;
-pub mod sst;
+mod repair;
 pub mod stats;
-pub mod version;
-pub mod wal;
 
 pub use batch::WriteBatch;
 pub use db::{Db, Snapshot};

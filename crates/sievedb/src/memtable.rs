@@ -81,6 +81,7 @@ impl Memtable {
         self.list.bytes()
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.list.len()

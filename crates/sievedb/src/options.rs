@@ -139,7 +139,7 @@ pub struct Options {
     /// to the file (a block-cache miss: lookups, scans and compaction inputs;
     /// not the index, filter and properties read when a table is opened). The
     /// delay is a busy wait on the engine's tick clock
-    /// ([`crate::clock::spin_wait_ns`]), not a sleep, so it can emulate
+    /// (`clock::spin_wait_ns`), not a sleep, so it can emulate
     /// latencies far below a scheduler tick (e.g. 70 ns NVM, 10 µs PCIe SSD,
     /// 113 µs SATA SSD); it occupies the reading thread's CPU. A sampled
     /// lookup counts it in its `data` phase. Default 0 (none).

@@ -21,7 +21,7 @@ pub(crate) const DIGESTS: usize = 2;
 pub(crate) const FALSE_POSITIVES: usize = 3;
 
 /// The read-path counts of one lookup, in plain integers while it runs; added
-/// to the calling thread's [`ReadShard`] when it ends. An atomic
+/// to the calling thread's `ReadShard` when it ends. An atomic
 /// read-modify-write is a full barrier on x86: between filter probes it
 /// would stall the probes' cache misses, and it did cost a third of a
 /// lookup.

@@ -476,6 +476,7 @@ impl VersionSet {
         self.manifest_number
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// Whether a MANIFEST write failed and no fresh MANIFEST has been made
     /// current since. While this holds, the edit whose write failed may still
     /// be replayed by the next open, so the files it adds must not be deleted

@@ -128,7 +128,7 @@ pub struct KeyProbe<'a> {
     pub tally: ReadTally,
     /// Whether this lookup records which files' filters it probes, for the
     /// filter budget's allocator (one lookup in a few, see
-    /// [`crate::filter::budget::ACCESS_SAMPLE`]).
+    /// `ACCESS_SAMPLE`).
     pub record_accesses: bool,
 }
 

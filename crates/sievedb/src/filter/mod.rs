@@ -6,26 +6,23 @@
 //! * [`scheme`]: index schemes turning hashes into bit positions;
 //! * [`bloom`], [`blocked`], [`units`]: the layouts ([`FilterLayout`]);
 //! * [`theory`]: theoretical false-positive rates;
-//! * [`memtable`]: a concurrent Bloom filter for memtables.
+//! * `memtable`: a concurrent Bloom filter for memtables.
 //!
 //! The filter section of an SST is self-describing (see
 //! `docs/format.md`): a file is always probed with the parameters it was
 //! built with, so files written under different filter settings coexist in one
 //! database, and version-1 to 3 sections (older files) still decode. From
-//! version 4 ([`section`]) every unit is its own block, so that a [`Filter`]
+//! version 4 (`section`) every unit is its own block, so that a [`Filter`]
 //! in memory may hold only a prefix of its units (the *resident* ones).
+
+internal_mods!(budget, elastic, memtable, resident, section);
 
 pub mod blocked;
 pub mod bloom;
-pub mod budget;
 pub mod digest;
-pub mod elastic;
 pub mod hash;
-pub mod memtable;
 pub mod options;
-pub mod resident;
 pub mod scheme;
-pub mod section;
 pub mod theory;
 pub mod units;
 

@@ -278,11 +278,11 @@ impl UnitHashing {
 }
 
 /// How much memory the filters of all SST files may hold together
-/// ([`Options::filter_memory`]). Filters are stored on disk as units (see
+/// ([`crate::Options::filter_memory`]). Filters are stored on disk as units (see
 /// [`crate::FilterLayout::Units`]; the other layouts are one unit), and only
 /// the resident units are probed: a file with none answers "maybe" and its
 /// lookup reads a data block. Which units are resident under a budget is the
-/// [`Options::filter_policy`]'s choice.
+/// [`crate::Options::filter_policy`]'s choice.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum FilterMemory {

@@ -132,6 +132,7 @@ impl TableReader {
         self
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// The file number.
     pub fn number(&self) -> u64 {
         self.number

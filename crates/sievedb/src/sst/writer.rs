@@ -98,6 +98,7 @@ impl TableWriter {
         Ok(())
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// Entries added so far.
     pub fn entries(&self) -> u64 {
         self.props.entries

@@ -33,7 +33,6 @@ use greedy::Item;
 use monkey::MonkeyFile;
 use mq::MultiQueue;
 
-pub use hotness::HotnessSnapshot;
 pub use inherit::{inherit, InheritInput, InheritOutput};
 
 /// ElasticBF acts only if it lowers `E` by more than this fraction of `E`.
@@ -272,6 +271,7 @@ impl Allocator {
         }
     }
 
+    #[cfg(test)]
     /// The configuration.
     pub fn config(&self) -> &AllocConfig {
         &self.cfg
@@ -430,6 +430,7 @@ impl Allocator {
         self.top_up = true;
     }
 
+    #[cfg(test)]
     /// One Get probed this file's filter: its count grows by one and it
     /// becomes the most recently used; under the elastic policies this is
     /// when it may take a unit (see ElasticBF §3.2–3.3). The clock does not
@@ -532,11 +533,13 @@ impl Allocator {
         self.files.get(&id).map(|f| f.hot)
     }
 
+    #[cfg(test)]
     /// The target units of a file.
     pub fn units(&self, id: u64) -> Option<u32> {
         self.files.get(&id).map(|f| f.target)
     }
 
+    #[cfg(test)]
     /// `Σ target units × unit_bytes`: the memory the plan uses.
     pub fn used_bytes(&self) -> u64 {
         self.used
@@ -553,11 +556,13 @@ impl Allocator {
         self.clock
     }
 
+    #[cfg(test)]
     /// Live files.
     pub fn len(&self) -> usize {
         self.files.len()
     }
 
+    #[cfg(test)]
     /// Whether there are no live files.
     pub fn is_empty(&self) -> bool {
         self.files.is_empty()

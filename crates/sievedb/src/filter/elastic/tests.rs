@@ -2,6 +2,7 @@
 //! sequences for every policy, and each policy's specific behaviour.
 
 use super::*;
+use super::hotness::HotnessSnapshot;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
