@@ -21,6 +21,11 @@
 //! ```
 #![warn(missing_docs)]
 
+/// The README's Rust examples, compiled and run by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExamples;
+
 /// Declares modules that are internal: `pub(crate)`, or `pub` but hidden from
 /// the docs with the `internals` feature, which the workspace's own fuzz
 /// targets, benchmarks and integration tests enable to reach the formats.
