@@ -56,14 +56,16 @@ pub struct FilterArgs {
           allow_negative_numbers = true)]
     pub bits_per_key: f64,
     /// Filter hash function (sievedb): murmur64a, murmur3, xxh64, xxh3, crc32c,
-    /// city64, md5, sha256
+    /// city64, md5, sha256; the paper's table names are aliases: mm64 = murmur64a,
+    /// xx = xxh64, crc = crc32c, city = city64
     #[arg(long, value_name = "FN", default_value = "murmur64a", value_parser = parse_named::<HashFn>)]
     pub hash: HashFn,
     /// How a filter derives its k positions (sievedb): independent, rotation,
     /// double, enhanced-double
     #[arg(long, value_name = "S", default_value = "rotation", value_parser = parse_named::<IndexScheme>)]
     pub index_scheme: IndexScheme,
-    /// Second hash function of the double scheme (sievedb)
+    /// Second hash function of the double scheme (sievedb); same names and
+    /// aliases as --hash
     #[arg(long, value_name = "FN", default_value = "xxh3", value_parser = parse_named::<HashFn>)]
     pub secondary_hash: HashFn,
     /// Filter layout (sievedb): bloom, blocked (one cache line per key) or units
@@ -296,6 +298,32 @@ mod tests {
         assert!(a.validate().unwrap_err().contains("units"));
         assert!(parse(&["--filter", "cuckoo"]).is_err());
         assert!(parse(&["--hash", "blake3"]).is_err());
+    }
+
+    #[test]
+    fn hash_flags_take_the_papers_aliases_and_list_them() {
+        use clap::CommandFactory;
+        let cmd = Cli::command();
+        let help = |long: &str| {
+            cmd.get_arguments()
+                .find(|a| a.get_long() == Some(long))
+                .and_then(|a| a.get_help())
+                .map(|h| h.to_string())
+                .unwrap_or_default()
+        };
+        let hash_help = help("hash");
+        for f in HashFn::ALL {
+            assert!(hash_help.contains(f.name()), "{hash_help}");
+        }
+        for (alias, f) in HashFn::ALIASES {
+            assert!(
+                hash_help.contains(&format!("{alias} = {}", f.name())),
+                "{hash_help}"
+            );
+            let a = parse(&["--hash", alias, "--secondary-hash", alias]).unwrap();
+            assert_eq!((a.hash, a.secondary_hash), (*f, *f));
+        }
+        assert!(help("secondary-hash").contains("aliases"));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! are timed.
 
 use crate::keys::KeyGen;
-use indicatif::ProgressBar;
+use crate::progress::Progress;
 use serde_json::{json, Value};
 use sievedb::filter::{FilterBuilder, KeyProbe};
 use sievedb::FilterOptions;
@@ -103,7 +103,7 @@ pub fn run(
     keys: &KeyGen,
     num: u64,
     queries: u64,
-    pb: &ProgressBar,
+    pb: &Progress,
 ) -> Result<FilterBenchResult, String> {
     if !opts.enabled() {
         return Err("filterbench needs --bits-per-key above 0".into());
@@ -164,7 +164,7 @@ mod tests {
     fn measures_close_to_theory() {
         let keys = KeyGen::new(16, 1_000_000).unwrap();
         let opts = FilterOptions::default();
-        let r = run(&opts, &keys, 20_000, 400_000, &ProgressBar::hidden()).unwrap();
+        let r = run(&opts, &keys, 20_000, 400_000, &Progress::hidden()).unwrap();
         assert_eq!((r.keys, r.queries, r.probes), (20_000, 400_000, 7));
         assert_eq!(r.digests_per_query, 1.0);
         let (m, t) = (r.measured_fpr(), r.theoretical_fpr);
@@ -174,6 +174,6 @@ mod tests {
             bits_per_key: 0.0,
             ..FilterOptions::default()
         };
-        assert!(run(&off, &keys, 10, 10, &ProgressBar::hidden()).is_err());
+        assert!(run(&off, &keys, 10, 10, &Progress::hidden()).is_err());
     }
 }

@@ -30,9 +30,18 @@
 //!   key with its value. `reads`, `updates` and `read_found` count the kinds;
 //! - `flush`, `waitforcompaction`: flush the memtable / flush and wait until no
 //!   compaction is due (RocksDB db_bench's names), to read a settled tree;
+//!   reported by their elapsed time only (no ops/sec, micros/op or MB/s, in
+//!   text and JSON alike);
 //! - `filterbench`: the papers' single-filter micro-benchmark, no database:
 //!   one filter over `--num` keys, `--reads` empty queries with hashing
 //!   (measured and theoretical FPR, ns per query).
+//!
+//! The benchmarks that read entries (the lookups, `readseq`, the YCSB mixes,
+//! `readwhilewriting`) are refused on a database that holds none of the keys
+//! 0, N/2 and N−1 of `--num N`, instead of measuring nothing ("0 of N found").
+//! `sievedb bench --help` lists every benchmark ([`runner::Benchmark::help_list`]).
+//! Progress goes to stderr ([`progress`]): a bar on a terminal, or a line
+//! every `--stats-interval` seconds.
 //!
 //! Each `fill*` benchmark starts on a freshly emptied database (like db_bench);
 //! with `--use-existing-db` the fills are skipped and the reads run against the
@@ -55,6 +64,7 @@ pub mod experiment;
 pub mod filter_args;
 pub mod filterbench;
 pub mod keys;
+pub mod progress;
 pub mod report;
 pub mod runner;
 
@@ -145,9 +155,8 @@ pub struct BenchArgs {
     /// temporary directory per engine, deleted afterwards)
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
-    /// Comma-separated benchmarks, run in order: fillseq, fillrandom,
-    /// readrandom, readmissing, readmixed, readseq, readwhilewriting, ycsba,
-    /// ycsbb, flush, waitforcompaction, filterbench
+    /// Comma-separated benchmarks, run in order (listed with a description
+    /// under "Benchmarks" below)
     #[arg(long, value_name = "LIST", default_value = DEFAULT_BENCHMARKS)]
     pub benchmarks: String,
     /// Engine(s) to benchmark; leveldb, rocksdb and fjall need a build with the
@@ -213,6 +222,12 @@ pub struct BenchArgs {
     /// Print one JSON object per line instead of text
     #[arg(long)]
     pub json: bool,
+    /// Print a progress line to stderr every SECS seconds while a benchmark
+    /// runs (ops done, ops/s in the interval and overall; db_bench's
+    /// --stats_interval_seconds). 0 = none: a progress bar when stderr is a
+    /// terminal, else no progress output
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    pub stats_interval: u64,
     /// The filter flags, shared with `sievedb bulkload`.
     #[command(flatten)]
     pub filters: FilterArgs,
@@ -271,6 +286,7 @@ impl Default for BenchArgs {
             zipf_s: DEFAULT_ZIPF_S,
             repeats: 1,
             json: false,
+            stats_interval: 0,
             filters: FilterArgs::default(),
             breakdown: false,
             breakdown_every: DEFAULT_BREAKDOWN_EVERY,
@@ -430,6 +446,45 @@ fn destroy_db(path: &Path) -> EngineResult<()> {
     Ok(())
 }
 
+/// Fails when the database of `engine` holds none of the keys 0, N/2 and
+/// N−1 of the workload (N = `--num`): empty, or filled with other
+/// `--num`/`--key-size`. A read benchmark there would measure nothing. Three
+/// lookups, before the benchmark's statistics are taken.
+fn refuse_if_empty(
+    engine: &dyn engines::Engine,
+    bench: Benchmark,
+    w: &Workload,
+    path: &Path,
+) -> EngineResult<()> {
+    let mut key = vec![0u8; w.keys.key_size()];
+    for i in [0, w.num / 2, w.num.saturating_sub(1)] {
+        w.keys.fill(&mut key, i, false);
+        if engine.get_len(&key)?.is_some() {
+            return Ok(());
+        }
+    }
+    Err(format!(
+        "{}: database {} is empty (none of the keys 0, {}, {} of --num {} is there): run \
+         fillseq or fillrandom first (e.g. --benchmarks fillrandom,{}), or use \
+         --use-existing-db --db DIR with a database loaded with the same --num and --key-size",
+        bench.name(),
+        path.display(),
+        w.num / 2,
+        w.num.saturating_sub(1),
+        w.num,
+        bench.name()
+    )
+    .into())
+}
+
+/// `clap` command `cmd` (the `bench` subcommand) with the list of
+/// benchmarks and their descriptions after its flags in `--help`: the list
+/// is [`Benchmark::help_list`], built from the table `--benchmarks` is
+/// parsed with, so it cannot drift from what runs.
+pub fn with_benchmark_list(cmd: clap::Command) -> clap::Command {
+    cmd.after_help(Benchmark::help_list())
+}
+
 /// `N * model` of this machine's CPU, from /proc/cpuinfo when available.
 pub(crate) fn cpu_description() -> String {
     let n = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -515,7 +570,10 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
         reads: args.reads,
         threads: args.threads,
         seed: args.seed,
-        progress: std::io::stderr().is_terminal(),
+        progress: progress::ProgressMode::choose(
+            args.stats_interval,
+            std::io::stderr().is_terminal(),
+        ),
         alpha: args.alpha,
         filter: args.filter_options(),
         distribution: args.distribution,
@@ -553,6 +611,8 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
                 settings_shown[idx] = true;
             }
             let mut fresh = true;
+            // Whether the database is known to hold entries (a fill ran, or a probe found some).
+            let mut has_data = false;
             for &bench in &benches {
                 if bench == Benchmark::FilterBench && kind != EngineKind::Sievedb {
                     continue; // sievedb's own filters, measured once per repeat
@@ -576,6 +636,10 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
                     }
                     fresh = false;
                 }
+                if bench.needs_data() && !has_data {
+                    refuse_if_empty(engine.as_ref(), bench, &workload, &loc.path)?;
+                }
+                has_data |= bench.is_fill() || bench.needs_data();
                 let before = engine.stats();
                 let m = runner::run_benchmark(&engine, bench, &workload)?;
                 let stats = match (before, engine.stats()) {

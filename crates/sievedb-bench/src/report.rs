@@ -69,6 +69,12 @@ impl Rates {
     }
 }
 
+/// `name : s seconds elapsed`: the line of a step measured by its elapsed
+/// time only (see [`Benchmark::is_elapsed_only`]).
+pub fn elapsed_line(name: &str, seconds: f64) -> String {
+    format!("{name:<12} : {seconds:>11.6} seconds elapsed")
+}
+
 /// `name : x micros/op; y ops/sec; z MB/s`, db_bench style.
 pub fn rate_line(name: &str, r: &Rates) -> String {
     format!(
@@ -94,7 +100,11 @@ impl Record {
         if prefix {
             s.push_str(&format!("{:<8} #{:<2} ", self.engine, self.repeat));
         }
-        s.push_str(&rate_line(self.benchmark.name(), &self.rates()));
+        if self.benchmark.is_elapsed_only() {
+            s.push_str(&elapsed_line(self.benchmark.name(), self.m.seconds));
+        } else {
+            s.push_str(&rate_line(self.benchmark.name(), &self.rates()));
+        }
         if self.benchmark.does_lookups() {
             if let Some(f) = self.m.found.filter(|_| self.benchmark.is_point_read()) {
                 s.push_str(&format!(" ({f} of {} found)", self.m.ops));
@@ -152,9 +162,11 @@ impl Record {
         Some(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
     }
 
-    /// The JSON object of this record.
+    /// The JSON object of this record; a step measured by its elapsed time
+    /// only has `null` rates (`ops_per_sec`, `micros_per_op`, `mb_per_sec`).
     pub fn to_json(&self) -> Value {
         let r = self.rates();
+        let rate = |x: f64| (!self.benchmark.is_elapsed_only()).then_some(x);
         let stats = match &self.stats {
             Some(s) => serde_json::to_value(s).unwrap_or(Value::Null),
             None => Value::Null,
@@ -171,10 +183,10 @@ impl Record {
             "repeat": self.repeat,
             "ops": self.m.ops,
             "seconds": self.m.seconds,
-            "ops_per_sec": r.ops_per_sec,
-            "micros_per_op": r.micros_per_op,
+            "ops_per_sec": rate(r.ops_per_sec),
+            "micros_per_op": rate(r.micros_per_op),
             "found": self.m.found,
-            "mb_per_sec": r.mb_per_sec,
+            "mb_per_sec": rate(r.mb_per_sec),
             "threads": self.m.threads,
             "settings": self.settings,
             "stats": stats,
@@ -204,27 +216,45 @@ pub struct MedianRow {
     pub repeats: usize,
     /// Median rates (each figure's own median).
     pub rates: Rates,
+    /// Median elapsed seconds.
+    pub seconds: f64,
     /// This engine's median micros/op divided by sievedb's (above 1: sievedb is faster).
     pub ratio_to_sievedb: Option<f64>,
 }
 
 impl MedianRow {
-    /// The JSON object of this row.
+    /// The JSON object of this row (`null` rates for a step measured by its
+    /// elapsed time only).
     pub fn to_json(&self) -> Value {
+        let rate = |x: f64| (!self.benchmark.is_elapsed_only()).then_some(x);
         json!({
             "type": "median",
             "engine": self.engine,
             "benchmark": self.benchmark.name(),
             "repeats": self.repeats,
-            "ops_per_sec": self.rates.ops_per_sec,
-            "micros_per_op": self.rates.micros_per_op,
-            "mb_per_sec": self.rates.mb_per_sec,
+            "seconds": self.seconds,
+            "ops_per_sec": rate(self.rates.ops_per_sec),
+            "micros_per_op": rate(self.rates.micros_per_op),
+            "mb_per_sec": rate(self.rates.mb_per_sec),
             "ratio_to_sievedb": self.ratio_to_sievedb,
         })
     }
 
-    /// One row of the text table.
+    /// One row of the text table; a step measured by its elapsed time only
+    /// shows `-` for the rates and its median seconds after them.
     pub fn text_line(&self) -> String {
+        if self.benchmark.is_elapsed_only() {
+            return format!(
+                "{:<12} {:<8} {:>11} {:>10} {:>8} {:>10} ({:.6} seconds elapsed)",
+                self.benchmark.name(),
+                self.engine,
+                "-",
+                "-",
+                "-",
+                "-",
+                self.seconds
+            );
+        }
         let ratio = match self.ratio_to_sievedb {
             Some(r) => format!("{r:>10.2}"),
             None => format!("{:>10}", "-"),
@@ -275,11 +305,12 @@ pub fn medians(
         let mut sievedb_micros = None;
         let mut bench_rows = Vec::new();
         for &e in engines {
-            let rs: Vec<Rates> = records
+            let runs: Vec<&Record> = records
                 .iter()
                 .filter(|r| r.engine == e && r.benchmark == b)
-                .map(Record::rates)
                 .collect();
+            let rs: Vec<Rates> = runs.iter().map(|r| r.rates()).collect();
+            let seconds = median(&mut runs.iter().map(|r| r.m.seconds).collect::<Vec<_>>());
             if rs.is_empty() {
                 continue;
             }
@@ -297,10 +328,11 @@ pub fn medians(
                 benchmark: b,
                 repeats: rs.len(),
                 rates,
+                seconds,
                 ratio_to_sievedb: None,
             });
         }
-        if let Some(base) = sievedb_micros.filter(|m| *m > 0.0) {
+        if let Some(base) = sievedb_micros.filter(|m| *m > 0.0 && !b.is_elapsed_only()) {
             for row in &mut bench_rows {
                 row.ratio_to_sievedb = Some(row.rates.micros_per_op / base);
             }

@@ -2,7 +2,7 @@
 
 use crate::engines::{BoxError, Engine, EngineResult};
 use crate::keys::{KeyGen, ValueGen};
-use indicatif::{ProgressBar, ProgressStyle};
+use crate::progress::{Progress, ProgressMode};
 use rand::{rngs::SmallRng, seq::SliceRandom, Rng, SeedableRng};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -73,6 +73,63 @@ impl Benchmark {
         }
     }
 
+    /// One line saying what the benchmark does (`sievedb bench --help`).
+    pub fn description(self) -> &'static str {
+        match self {
+            Benchmark::FillSeq => "write --num keys in ascending order (starts on an empty database)",
+            Benchmark::FillRandom => {
+                "write --num keys in a seeded random order, each once (starts on an empty database)"
+            }
+            Benchmark::ReadRandom => "--reads lookups of existing keys (--distribution)",
+            Benchmark::ReadMissing => {
+                "--reads lookups of never-written keys that sort between written ones"
+            }
+            Benchmark::ReadMixed => {
+                "--reads lookups, a fraction --alpha of existing keys, the rest missing"
+            }
+            Benchmark::ReadSeq => "one full forward scan per thread (ops = entries read)",
+            Benchmark::Flush => "flush the memtable (elapsed time only)",
+            Benchmark::WaitForCompaction => {
+                "flush, then wait until no compaction is due (elapsed time only)"
+            }
+            Benchmark::FilterBench => {
+                "one filter over --num keys, --reads empty queries: FPR and ns/query (no database)"
+            }
+            Benchmark::ReadWhileWriting => {
+                "--threads readers do --reads lookups (or read --duration s) while one writer overwrites"
+            }
+            Benchmark::YcsbA => "YCSB A: --reads operations, 50% lookups, 50% updates",
+            Benchmark::YcsbB => "YCSB B: --reads operations, 95% lookups, 5% updates",
+        }
+    }
+
+    /// Whether the benchmark is a step measured by its elapsed time only
+    /// (no ops/sec, micros/op or MB/s: it is one operation of no fixed size).
+    pub fn is_elapsed_only(self) -> bool {
+        matches!(self, Benchmark::Flush | Benchmark::WaitForCompaction)
+    }
+
+    /// Whether the benchmark reads the database's entries, so that running it
+    /// on an empty database measures nothing (it is refused).
+    pub fn needs_data(self) -> bool {
+        self.does_lookups() || self == Benchmark::ReadSeq
+    }
+
+    /// The `--benchmarks` part of `sievedb bench --help`: every benchmark
+    /// [`Benchmark::parse_list`] accepts, with its description, one a line.
+    pub fn help_list() -> String {
+        let w = Benchmark::ALL
+            .iter()
+            .map(|b| b.name().len())
+            .max()
+            .unwrap_or(0);
+        let mut s = String::from("Benchmarks (--benchmarks, comma-separated, run in order):\n");
+        for b in Benchmark::ALL {
+            s.push_str(&format!("  {:<w$}  {}\n", b.name(), b.description()));
+        }
+        s
+    }
+
     /// Whether the benchmark writes (and therefore starts on an empty database).
     pub fn is_fill(self) -> bool {
         matches!(self, Benchmark::FillSeq | Benchmark::FillRandom)
@@ -133,8 +190,8 @@ pub struct Workload {
     pub threads: usize,
     /// Base seed.
     pub seed: u64,
-    /// Whether to draw progress bars (on stderr).
-    pub progress: bool,
+    /// How to show progress (on stderr).
+    pub progress: ProgressMode,
     /// Fraction of `readmixed` lookups that hit existing keys.
     pub alpha: f64,
     /// Filter settings of `filterbench`.
@@ -235,20 +292,6 @@ pub struct Measurement {
 /// Operations between progress-bar updates.
 const PROGRESS_STEP: u64 = 1024;
 
-fn progress_bar(show: bool, len: u64, label: String) -> ProgressBar {
-    if !show {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::new(len);
-    if let Ok(style) =
-        ProgressStyle::with_template("{prefix:<20} [{bar:40}] {pos:>9}/{len:9} {per_sec} eta {eta}")
-    {
-        pb.set_style(style.progress_chars("=> "));
-    }
-    pb.set_prefix(label);
-    pb
-}
-
 /// Runs `bench` against `engine`.
 pub fn run_benchmark(
     engine: &Arc<dyn Engine>,
@@ -273,9 +316,9 @@ pub fn run_benchmark(
         Benchmark::Flush => timed_once(|| engine.flush()),
         Benchmark::WaitForCompaction => timed_once(|| engine.wait_for_compactions()),
         Benchmark::FilterBench => {
-            let pb = progress_bar(w.progress, w.reads, label);
+            let pb = Progress::start(w.progress, w.reads, label);
             let r = crate::filterbench::run(&w.filter, &w.keys, w.num, w.reads, &pb)?;
-            pb.finish_and_clear();
+            pb.finish();
             Ok(Measurement {
                 ops: r.queries,
                 seconds: r.query_seconds,
@@ -320,7 +363,7 @@ fn fill(
     order: Option<&[u64]>,
     label: String,
 ) -> EngineResult<Measurement> {
-    let pb = progress_bar(w.progress, w.num, label);
+    let pb = Progress::start(w.progress, w.num, label);
     let mut key = vec![0u8; w.keys.key_size()];
     let start = Instant::now();
     for j in 0..w.num {
@@ -335,7 +378,7 @@ fn fill(
         }
     }
     let seconds = start.elapsed().as_secs_f64();
-    pb.finish_and_clear();
+    pb.finish();
     Ok(Measurement {
         ops: w.num,
         seconds,
@@ -403,7 +446,7 @@ fn read_loop(
     kind: ReadKind,
     limit: ReadLimit<'_>,
     seed: u64,
-    pb: &ProgressBar,
+    pb: &Progress,
 ) -> EngineResult<(u64, u64)> {
     if w.num == 0 {
         return Err("read benchmarks need --num >= 1".into());
@@ -450,7 +493,7 @@ fn read_random(
     kind: ReadKind,
     label: String,
 ) -> EngineResult<Measurement> {
-    let pb = progress_bar(w.progress, w.reads, label);
+    let pb = Progress::start(w.progress, w.reads, label);
     let threads = w.threads.max(1);
     let share =
         |t: usize| w.reads / threads as u64 + u64::from((t as u64) < w.reads % threads as u64);
@@ -486,7 +529,7 @@ fn read_random(
         join_sum(handles)?
     };
     let seconds = start.elapsed().as_secs_f64();
-    pb.finish_and_clear();
+    pb.finish();
     Ok(Measurement {
         ops: w.reads,
         seconds,
@@ -500,10 +543,8 @@ fn read_random(
 /// A full scan per thread (as db_bench's readseq with several threads); ops = entries read.
 fn read_seq(engine: &Arc<dyn Engine>, w: &Workload, label: String) -> EngineResult<Measurement> {
     let threads = w.threads.max(1);
-    let pb = progress_bar(w.progress, 0, label);
-    if w.progress {
-        pb.enable_steady_tick(std::time::Duration::from_millis(200));
-    }
+    let pb = Progress::start(w.progress, 0, label);
+    pb.tick_steadily();
     let start = Instant::now();
     let entries = if threads == 1 {
         engine.scan_all()?
@@ -517,7 +558,7 @@ fn read_seq(engine: &Arc<dyn Engine>, w: &Workload, label: String) -> EngineResu
         join_sum(handles)?
     };
     let seconds = start.elapsed().as_secs_f64();
-    pb.finish_and_clear();
+    pb.finish();
     Ok(Measurement {
         ops: entries,
         seconds,
@@ -644,13 +685,11 @@ fn read_while_writing(
     let threads = w.threads.max(1);
     let pb = match w.duration {
         Some(_) => {
-            let pb = progress_bar(w.progress, 0, label);
-            if w.progress {
-                pb.enable_steady_tick(Duration::from_millis(200));
-            }
+            let pb = Progress::start(w.progress, 0, label);
+            pb.tick_steadily();
             pb
         }
-        None => progress_bar(w.progress, w.reads, label),
+        None => Progress::start(w.progress, w.reads, label),
     };
     let stop = Arc::new(AtomicBool::new(false));
     let sampler = w
@@ -690,7 +729,7 @@ fn read_while_writing(
         .join()
         .map_err(|_| -> crate::engines::BoxError { "the writer thread panicked".into() });
     let peak = sampler.map(Sampler::finish).transpose();
-    pb.finish_and_clear();
+    pb.finish();
     let (writes, write_seconds) = written??;
     let peak = peak?;
     let mut ops = 0u64;
@@ -739,7 +778,7 @@ fn ycsb(
     label: String,
 ) -> EngineResult<Measurement> {
     let chooser = KeyChooser::new(w.distribution, w.num, w.zipf_s)?;
-    let pb = progress_bar(w.progress, w.reads, label);
+    let pb = Progress::start(w.progress, w.reads, label);
     let mut rng = SmallRng::seed_from_u64(w.seed.wrapping_add(0x7c5b_0000));
     let mut key = vec![0u8; w.keys.key_size()];
     w.keys.fill(&mut key, 0, false);
@@ -764,7 +803,7 @@ fn ycsb(
         }
     }
     let seconds = start.elapsed().as_secs_f64();
-    pb.finish_and_clear();
+    pb.finish();
     Ok(Measurement {
         ops: w.reads,
         seconds,
@@ -822,6 +861,37 @@ mod tests {
         assert!(Benchmark::parse_list("fillseq,bogus").is_err());
         assert!(Benchmark::parse_list(" , ").is_err());
         assert!(Benchmark::FillRandom.is_fill() && !Benchmark::ReadSeq.is_fill());
+    }
+
+    #[test]
+    fn help_lists_every_benchmark_the_parser_accepts() {
+        let help = Benchmark::help_list();
+        let listed: Vec<&str> = help
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        let all: Vec<&str> = Benchmark::ALL.iter().map(|b| b.name()).collect();
+        assert_eq!(listed, all);
+        for name in listed {
+            assert_eq!(Benchmark::parse_list(name).unwrap().len(), 1, "{name}");
+        }
+        assert!(Benchmark::ALL.iter().all(|b| !b.description().is_empty()));
+    }
+
+    #[test]
+    fn classes_of_benchmarks() {
+        let elapsed: Vec<Benchmark> = Benchmark::ALL
+            .into_iter()
+            .filter(|b| b.is_elapsed_only())
+            .collect();
+        assert_eq!(elapsed, [Benchmark::Flush, Benchmark::WaitForCompaction]);
+        for b in Benchmark::ALL {
+            let reads = b.needs_data();
+            assert_eq!(reads, b.does_lookups() || b == Benchmark::ReadSeq, "{b:?}");
+            assert!(!(reads && (b.is_fill() || b.is_elapsed_only())), "{b:?}");
+        }
+        assert!(!Benchmark::FilterBench.needs_data());
     }
 
     #[test]

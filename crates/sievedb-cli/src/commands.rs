@@ -70,7 +70,7 @@ fn open_existing(dir: &Path) -> Result<Db, Box<dyn Error>> {
         create_if_missing: false,
         ..Options::default()
     };
-    let db = Db::open(dir, opts)?;
+    let db = Db::open(dir, opts).map_err(|e| in_dir(dir, e))?;
     warn_dropped(&db);
     Ok(db)
 }
@@ -80,7 +80,7 @@ fn open_existing(dir: &Path) -> Result<Db, Box<dyn Error>> {
 /// read-only mount and on a database another process has open.
 fn open_existing_read_only(dir: &Path) -> Result<Db, Box<dyn Error>> {
     check_existing(dir)?;
-    let db = Db::open_read_only(dir, Options::default())?;
+    let db = Db::open_read_only(dir, Options::default()).map_err(|e| in_dir(dir, e))?;
     warn_dropped(&db);
     Ok(db)
 }
@@ -109,9 +109,77 @@ fn warn_dropped(db: &Db) {
     }
 }
 
-/// Opens the database, creating it when missing.
+/// Checks that a database may be created in `dir`: it is missing, empty, or
+/// already a database (`CURRENT`), or holds only sievedb's own files (the
+/// leftovers of an interrupted creation or bulk load, which the engine
+/// handles). Anything else is refused, so that a mistyped `--db` never plants
+/// a database among someone's files.
+fn check_creatable(dir: &Path) -> Result<(), Box<dyn Error>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(_) if !dir.is_dir() && dir.exists() => {
+            return Err(Box::new(Message(format!(
+                "{} is not a directory",
+                dir.display()
+            ))))
+        }
+        Err(e) => return Err(Box::new(Message(format!("{}: {e}", dir.display())))),
+    };
+    if dir.join("CURRENT").exists() {
+        return Ok(());
+    }
+    for entry in entries {
+        let entry = entry.map_err(|e| Message(format!("{}: {e}", dir.display())))?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let ours = name == "LOCK"
+            || name == sievedb::bulk::MARKER
+            || sievedb::io::filename::parse(&name).is_some();
+        if !ours {
+            return Err(Box::new(Message(format!(
+                "{} is not a sievedb database (no CURRENT file) and is not empty (it holds {}): \
+                 refusing to create a database there; use an empty or new directory",
+                dir.display(),
+                name
+            ))));
+        }
+    }
+    Ok(())
+}
+
+/// `e` with `dir` in its message, unless the message already names it.
+fn in_dir(dir: &Path, e: impl std::fmt::Display) -> Message {
+    let msg = e.to_string();
+    let shown = dir.display().to_string();
+    if msg.contains(&shown) {
+        Message(msg)
+    } else {
+        Message(format!("{shown}: {msg}"))
+    }
+}
+
+/// Opens the database, creating it when `dir` is missing or empty (see
+/// [`check_creatable`]).
 fn open_or_create(dir: &Path) -> Result<Db, Box<dyn Error>> {
-    Ok(Db::open(dir, Options::default())?)
+    check_creatable(dir)?;
+    Ok(Db::open(dir, Options::default()).map_err(|e| in_dir(dir, e))?)
+}
+
+/// The value of `put --value-file PATH` (`-` = stdin), raw bytes.
+fn read_value_file(path: &Path) -> Result<Vec<u8>, Box<dyn Error>> {
+    if path.as_os_str() == "-" {
+        let mut v = Vec::new();
+        io::Read::read_to_end(&mut io::stdin().lock(), &mut v)
+            .map_err(|e| Message(format!("cannot read the value from stdin: {e}")))?;
+        return Ok(v);
+    }
+    std::fs::read(path).map_err(|e| {
+        Box::new(Message(format!(
+            "cannot read value file {}: {e}",
+            path.display()
+        ))) as Box<dyn Error>
+    })
 }
 
 /// `sievedb get`: prints the escaped value; a missing key prints `not found`
@@ -134,10 +202,27 @@ pub fn get(dir: &Path, key: &Escaped) -> CmdResult {
     }
 }
 
-/// `sievedb put`: sets KEY to VALUE, creating the database if needed.
-pub fn put(dir: &Path, key: &Escaped, value: &Escaped) -> CmdResult {
+/// `sievedb put`: sets KEY to VALUE (given, or read from `value_file`; `-`
+/// = stdin), creating the database if needed.
+pub fn put(
+    dir: &Path,
+    key: &Escaped,
+    value: Option<&Escaped>,
+    value_file: Option<&Path>,
+) -> CmdResult {
+    // The value is read before the database is touched, so a bad file
+    // creates nothing.
+    let value = match (value, value_file) {
+        (Some(v), None) => v.0.clone(),
+        (None, Some(path)) => read_value_file(path)?,
+        _ => {
+            return Err(Box::new(Message(
+                "give VALUE or --value-file PATH, not both".into(),
+            )))
+        }
+    };
     let db = open_or_create(dir)?;
-    db.put(&key.0, &value.0)?;
+    db.put(&key.0, &value)?;
     db.close()?;
     Ok(ExitCode::SUCCESS)
 }
@@ -185,15 +270,21 @@ pub fn stats(dir: &Path, json: bool) -> CmdResult {
         writeln!(out, "{}", serde_json::to_string(&stats)?)?;
     } else {
         out.write_all(format_stats(&stats).as_bytes())?;
+        writeln!(out, "\n{PER_PROCESS_NOTE}")?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 
+/// What `sievedb stats` says under its counters: they are not persistent.
+pub const PER_PROCESS_NOTE: &str = "note: the operation counters are per process: they \
+    started at zero when this command opened the database (the levels and last_sequence \
+    are the database's); the shell's `stats` shows a session's counts";
+
 /// `sievedb repair`: rebuilds the MANIFEST of a closed database and prints
 /// the report (a table, or one JSON line).
 pub fn repair(dir: &Path, json: bool) -> CmdResult {
-    let report = Db::repair(dir, Options::default())?;
+    let report = Db::repair(dir, Options::default()).map_err(|e| in_dir(dir, e))?;
     let mut out = io::stdout().lock();
     if json {
         writeln!(out, "{}", serde_json::to_string(&report)?)?;
@@ -327,8 +418,8 @@ pub fn format_stats(s: &Stats) -> String {
 /// Flags of `sievedb bulkload`.
 #[derive(clap::Args, Debug, Clone, PartialEq)]
 pub struct BulkloadArgs {
-    /// Directory of the new database (created if missing; must not hold a
-    /// database). `sievedb bench --use-existing-db --db DIR` reads DIR/sievedb
+    /// Directory of the new database (created if missing; an existing one must
+    /// be empty: no database, no other files). `sievedb bench --use-existing-db --db DIR` reads DIR/sievedb
     #[arg(value_name = "DB")]
     pub db: PathBuf,
     /// Entries to generate: the keys and values the fill benchmarks write for
@@ -386,6 +477,7 @@ impl BulkloadArgs {
 pub fn bulkload(args: &BulkloadArgs) -> CmdResult {
     let cfg = args.config();
     cfg.validate().map_err(Message)?;
+    check_creatable(&args.db)?;
     let show = io::stderr().is_terminal();
     let total = args.input.is_none().then_some(args.num);
     let progress = Progress::new(show, total, "bulkload");
@@ -395,7 +487,14 @@ pub fn bulkload(args: &BulkloadArgs) -> CmdResult {
         Some(file) => load_file(&args.db, file, &cfg, progress.callback()),
     };
     progress.finish();
-    let report = result?;
+    // Input errors name their file and line; the engine's get the database's name.
+    let report = result.map_err(|e| -> Box<dyn Error> {
+        if e.is::<Message>() {
+            e
+        } else {
+            Box::new(in_dir(&args.db, e))
+        }
+    })?;
     let mut out = io::stdout().lock();
     if args.json {
         writeln!(out, "{}", bench_bulk::summary_json(&report, &args.db))?;
@@ -424,7 +523,10 @@ fn load_file(
     let mut lineno = 0u64;
     loop {
         line.clear();
-        if reader.read_until(b'\n', &mut line)? == 0 {
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| Message(format!("cannot read input {}: {e}", file.display())))?;
+        if n == 0 {
             break;
         }
         lineno += 1;

@@ -11,7 +11,7 @@ mod shell;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use commands::{parse_escaped, Escaped};
 
@@ -43,17 +43,22 @@ enum Command {
         #[arg(value_parser = parse_escaped)]
         key: Escaped,
     },
-    /// Set KEY to VALUE (creates the database if missing)
+    /// Set KEY to VALUE (creates the database if DIR is missing or empty)
     Put {
-        /// Database directory
+        /// Database directory (created if missing; an existing directory must be
+        /// empty or hold a database)
         #[arg(long, value_name = "DIR")]
         db: PathBuf,
         /// Key (escaped)
         #[arg(value_parser = parse_escaped)]
         key: Escaped,
-        /// Value (escaped)
-        #[arg(value_parser = parse_escaped)]
-        value: Escaped,
+        /// Value (escaped); give it or --value-file, not both
+        #[arg(value_parser = parse_escaped, required_unless_present = "value_file",
+              conflicts_with = "value_file")]
+        value: Option<Escaped>,
+        /// Read the value from PATH, as raw bytes (not escaped); `-` reads stdin
+        #[arg(long, value_name = "PATH")]
+        value_file: Option<PathBuf>,
     },
     /// Delete KEY
     Delete {
@@ -80,6 +85,11 @@ enum Command {
         limit: Option<usize>,
     },
     /// Print per-level shape and engine counters
+    ///
+    /// The level shape is the database's; the operation counters (gets, puts,
+    /// reads, writes, compactions, ...) are per process: they start at zero when
+    /// this command opens the database, so here they show only what opening it
+    /// did. The shell's `stats` shows a session's counts.
     Stats {
         /// Database directory (must exist)
         #[arg(long, value_name = "DIR")]
@@ -112,12 +122,15 @@ enum Command {
     ///   scan FROM TO                 -> `K V` lines, then END (FROM inclusive, TO exclusive)
     ///   flush                        -> OK
     ///   compact                      -> OK
-    ///   stats                        -> one JSON line
+    ///   stats                        -> one JSON line (counters of this process only)
+    ///   help                         -> one line per command, then END
+    ///   quit | exit                  -> BYE, and the shell ends
     /// Anything wrong answers `ERR <message>` and the shell goes on.
-    /// Every answer is flushed once the engine acknowledged the write; EOF ends the shell.
+    /// Every answer is flushed once the engine acknowledged the write; EOF ends the shell too.
     #[command(verbatim_doc_comment)]
     Shell {
-        /// Database directory (created if missing)
+        /// Database directory (created if missing; an existing directory must be
+        /// empty or hold a database)
         #[arg(long, value_name = "DIR")]
         db: PathBuf,
         /// Sync the WAL before acknowledging each write
@@ -156,7 +169,12 @@ enum Command {
 fn run(command: Command) -> commands::CmdResult {
     match command {
         Command::Get { db, key } => commands::get(&db, &key),
-        Command::Put { db, key, value } => commands::put(&db, &key, &value),
+        Command::Put {
+            db,
+            key,
+            value,
+            value_file,
+        } => commands::put(&db, &key, value.as_ref(), value_file.as_deref()),
         Command::Delete { db, key } => commands::delete(&db, &key),
         Command::Scan {
             db,
@@ -188,6 +206,18 @@ fn bench(args: &sievedb_bench::BenchArgs) -> commands::CmdResult {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The command-line definition, with the benchmark list in `bench --help`
+/// (built at run time from the benchmark table).
+fn cli_command() -> clap::Command {
+    Cli::command().mut_subcommand("bench", sievedb_bench::with_benchmark_list)
+}
+
+/// Parses the process arguments against [`cli_command`].
+fn parse_args() -> Cli {
+    let matches = cli_command().get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
 /// Whether an error is a closed stdout (e.g. `sievedb scan ... | head`).
 fn is_broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
     e.downcast_ref::<std::io::Error>()
@@ -196,7 +226,7 @@ fn is_broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
 
 fn main() -> ExitCode {
     // Usage errors exit with status 2, --help/--version with 0 (clap's behaviour).
-    let cli = Cli::parse();
+    let cli = parse_args();
     // No subcommand: the default benchmark, exactly as `sievedb bench`.
     let command = cli
         .command
@@ -214,11 +244,52 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+        cli_command().debug_assert();
+    }
+
+    #[test]
+    fn bench_help_lists_every_benchmark() {
+        let mut cmd = cli_command();
+        let help = cmd
+            .find_subcommand_mut("bench")
+            .expect("bench")
+            .render_help()
+            .to_string();
+        for b in sievedb_bench::runner::Benchmark::ALL {
+            assert!(
+                help.lines()
+                    .any(|l| l.split_whitespace().next() == Some(b.name())
+                        && l.contains(b.description())),
+                "{} missing from:\n{help}",
+                b.name()
+            );
+        }
+    }
+
+    #[test]
+    fn put_takes_a_value_or_a_value_file_not_both() {
+        let parse = |args: &[&str]| {
+            let mut v = vec!["sievedb", "put", "--db", "d", "k"];
+            v.extend_from_slice(args);
+            Cli::try_parse_from(v)
+        };
+        match parse(&["--value-file", "-"]).unwrap().command {
+            Some(Command::Put {
+                value, value_file, ..
+            }) => {
+                assert!(value.is_none());
+                assert_eq!(value_file.as_deref(), Some(std::path::Path::new("-")));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        let e = parse(&["v", "--value-file", "f"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict);
+        let e = parse(&[]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::MissingRequiredArgument);
     }
 
     #[test]
@@ -227,7 +298,7 @@ mod tests {
         match cli.command {
             Some(Command::Put { key, value, .. }) => {
                 assert_eq!(key.0, b"a\0b");
-                assert_eq!(value.0, b"");
+                assert_eq!(value.map(|v| v.0), Some(Vec::new()));
             }
             other => panic!("unexpected {other:?}"),
         }
@@ -310,7 +381,7 @@ mod tests {
     /// `(long name, defaults, value names, takes a value)` of every flag of
     /// subcommand `name` that [`sievedb_bench::FilterArgs`] defines.
     fn filter_flags_of(name: &str) -> Vec<(String, Vec<String>, Vec<String>, bool)> {
-        use clap::{Args, CommandFactory};
+        use clap::Args;
         let shared = sievedb_bench::FilterArgs::augment_args(clap::Command::new("x"));
         let longs: Vec<&str> = shared
             .get_arguments()

@@ -12,11 +12,13 @@
 //! | `flush`                         | `OK`                                     |
 //! | `compact`                       | `OK`                                     |
 //! | `stats`                         | one JSON line                            |
+//! | `help`                          | one line per command (syntax, answer), then `END` |
+//! | `quit` or `exit`                | `BYE`, and the shell ends                |
 //!
 //! Empty lines are ignored. Anything wrong answers `ERR <message>` and the
 //! shell goes on (a scan that fails midway ends with an `ERR` line instead of
 //! `END`). Every answer is flushed, and a write is answered only after the
-//! engine acknowledged it. End of input ends the shell.
+//! engine acknowledged it. End of input ends the shell, like `quit`.
 
 use std::io::{self, BufRead, Write};
 use std::ops::Bound;
@@ -36,7 +38,30 @@ enum Request {
     Flush,
     Compact,
     Stats,
+    Help,
+    Quit,
 }
+
+/// Every command's syntax and answer: what `help` prints (one line each)
+/// and what the error of an unknown command lists.
+const COMMANDS: [(&str, &str); 10] = [
+    ("put KEY VALUE", "OK"),
+    ("get KEY", "the value, or (nil)"),
+    ("del KEY", "OK"),
+    ("batch put K V del K ...", "OK (one atomic write batch)"),
+    (
+        "scan FROM TO",
+        "`K V` lines, then END (FROM inclusive, TO exclusive, `-` = unbounded)",
+    ),
+    ("flush", "OK"),
+    ("compact", "OK"),
+    ("stats", "one JSON line (counters of this process only)"),
+    ("help", "this list, then END"),
+    (
+        "quit | exit",
+        "BYE, and the shell ends (so does end of input)",
+    ),
+];
 
 /// One operation of a `batch` command.
 #[derive(Debug, PartialEq)]
@@ -105,10 +130,19 @@ fn parse(tokens: &[&[u8]]) -> Result<Request, String> {
         "flush" => expect_args(&cmd, args, 0, "flush").map(|()| Request::Flush),
         "compact" => expect_args(&cmd, args, 0, "compact").map(|()| Request::Compact),
         "stats" => expect_args(&cmd, args, 0, "stats").map(|()| Request::Stats),
-        _ => Err(format!(
-            "unknown command `{}` (expected put, get, del, batch, scan, flush, compact or stats)",
-            escape::encode(tokens[0])
-        )),
+        "help" => expect_args(&cmd, args, 0, "help").map(|()| Request::Help),
+        "quit" | "exit" => expect_args(&cmd, args, 0, "quit").map(|()| Request::Quit),
+        _ => {
+            let names: Vec<&str> = COMMANDS
+                .iter()
+                .filter_map(|(syntax, _)| syntax.split(' ').next())
+                .collect();
+            Err(format!(
+                "unknown command `{}` (expected {}; `help` lists their syntax)",
+                escape::encode(tokens[0]),
+                names.join(", ")
+            ))
+        }
     }
 }
 
@@ -191,11 +225,22 @@ fn execute(db: &Db, wo: &WriteOptions, req: Request, out: &mut impl Write) -> io
             .map(|()| "OK".to_string())
             .map_err(|e| e.to_string()),
         Request::Stats => serde_json::to_string(&db.stats()).map_err(|e| e.to_string()),
+        Request::Help => return help(out),
+        Request::Quit => Ok("BYE".to_string()),
     };
     match answer {
         Ok(line) => writeln!(out, "{line}"),
         Err(msg) => writeln!(out, "ERR {}", one_line(&msg)),
     }
+}
+
+/// The answer to `help`: `SYNTAX  -> ANSWER` per command, then `END`.
+fn help(out: &mut impl Write) -> io::Result<()> {
+    let w = COMMANDS.iter().map(|(c, _)| c.len()).max().unwrap_or(0);
+    for (syntax, answer) in COMMANDS {
+        writeln!(out, "{syntax:<w$}  -> {answer}")?;
+    }
+    writeln!(out, "END")
 }
 
 /// Whether a scan range is empty (FROM at or after TO): answered without asking the engine.
@@ -229,7 +274,8 @@ fn scan(db: &Db, lo: Bound<Vec<u8>>, hi: Bound<Vec<u8>>, out: &mut impl Write) -
     writeln!(out, "END")
 }
 
-/// Runs the shell until end of input. Only I/O errors on `input`/`out` end it early.
+/// Runs the shell until `quit`/`exit` or end of input. Only I/O errors on
+/// `input`/`out` end it early.
 pub fn run(db: &Db, sync: bool, mut input: impl BufRead, mut out: impl Write) -> io::Result<()> {
     let wo = WriteOptions { sync };
     let mut line = Vec::new();
@@ -246,6 +292,10 @@ pub fn run(db: &Db, sync: bool, mut input: impl BufRead, mut out: impl Write) ->
             continue;
         }
         match parse(&tokens) {
+            Ok(Request::Quit) => {
+                execute(db, &wo, Request::Quit, &mut out)?;
+                return out.flush();
+            }
             Ok(req) => execute(db, &wo, req, &mut out)?,
             Err(msg) => writeln!(out, "ERR {}", one_line(&msg))?,
         }
@@ -303,6 +353,27 @@ mod tests {
         assert_eq!(parse_line("flush"), Ok(Request::Flush));
         assert_eq!(parse_line("compact"), Ok(Request::Compact));
         assert_eq!(parse_line("stats"), Ok(Request::Stats));
+        assert_eq!(parse_line("HELP"), Ok(Request::Help));
+        assert_eq!(parse_line("quit"), Ok(Request::Quit));
+        assert_eq!(parse_line("exit"), Ok(Request::Quit));
+    }
+
+    #[test]
+    fn help_lists_every_command_the_parser_knows() {
+        let mut out = Vec::new();
+        help(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.lines().last(), Some("END"));
+        for (syntax, _) in COMMANDS {
+            assert!(text.contains(syntax), "{syntax}");
+            // Every listed name is a command, not an unknown one.
+            for name in syntax.split(" | ").map(|s| s.split(' ').next().unwrap()) {
+                let e = parse_line(name).err().unwrap_or_default();
+                assert!(!e.contains("unknown command"), "{name}: {e}");
+            }
+        }
+        let e = parse_line("frobnicate").unwrap_err();
+        assert!(e.contains("help") && e.contains("scan"), "{e}");
     }
 
     #[test]
@@ -317,6 +388,8 @@ mod tests {
             "scan a",
             "scan a b c",
             "flush now",
+            "help me",
+            "quit now",
             "batch",
             "batch put a",
             "batch del",

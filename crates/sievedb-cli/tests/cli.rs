@@ -788,3 +788,473 @@ fn get_scan_stats_leave_the_directory_byte_identical() {
     assert_eq!(ok(&sievedb(&["scan", "--db", &db])), "b 2\nc 3\nd 4\n");
     ok(&sievedb(&["stats", "--db", &db]));
 }
+
+/// Runs `sievedb` with `input` on stdin.
+fn sievedb_with_stdin(args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sievedb"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn sievedb");
+    let mut stdin = child.stdin.take().expect("stdin");
+    // A command that fails before reading stdin closes it: a broken pipe here
+    // is that, not a test failure (the exit status tells).
+    if let Err(e) = stdin.write_all(input) {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "write stdin: {e}");
+    }
+    drop(stdin);
+    child.wait_with_output().expect("wait sievedb")
+}
+
+/// A small benchmark run: `--num 500 --reads 300` plus `extra`.
+fn bench(extra: &[&str]) -> Output {
+    let mut args = vec!["bench", "--num", "500", "--reads", "300"];
+    args.extend_from_slice(extra);
+    sievedb(&args)
+}
+
+#[test]
+fn bench_help_lists_every_benchmark_and_each_one_runs() {
+    let help = ok(&sievedb(&["bench", "--help"]));
+    let list: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Benchmarks"))
+        .skip(1)
+        .map_while(|l| l.strip_prefix("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(list.len() >= 12, "{help}");
+    for name in [
+        "fillseq",
+        "readrandom",
+        "flush",
+        "waitforcompaction",
+        "ycsbb",
+    ] {
+        assert!(list.contains(&name), "{name} not listed in:\n{help}");
+    }
+    // Every listed name is accepted and runs (after a fill, for the reads).
+    for name in &list {
+        let benches = format!("fillseq,{name}");
+        let o = bench(&["--benchmarks", &benches, "--json", "--duration", "1"]);
+        let out = ok(&o);
+        assert!(
+            out.lines()
+                .any(|l| l.contains(&format!("\"benchmark\":\"{name}\""))),
+            "{name}: {out}"
+        );
+    }
+    let o = bench(&["--benchmarks", "fillseq,bogus"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("unknown benchmark"), "{}", stderr(&o));
+}
+
+#[test]
+fn bench_progress_lines_only_with_stats_interval() {
+    // readwhilewriting for 3 s, a line every second, on stderr only.
+    let o = bench(&[
+        "--benchmarks",
+        "fillseq,readwhilewriting",
+        "--duration",
+        "3",
+        "--stats-interval",
+        "1",
+        "--json",
+    ]);
+    let out = ok(&o);
+    let err = stderr(&o);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("sievedb readwhilewriting: "))
+        .collect();
+    assert!(lines.len() >= 2, "{err}");
+    for l in &lines {
+        assert!(
+            l.contains(" ops after ")
+                && l.contains("ops/s in the last")
+                && l.ends_with("ops/s overall"),
+            "{l}"
+        );
+    }
+    // stdout stays pure JSON.
+    for l in out.lines() {
+        assert!(l.starts_with('{'), "{l}");
+    }
+    // Without --stats-interval (stderr is not a terminal here): no progress at all.
+    let o = bench(&["--benchmarks", "fillseq,readrandom", "--json"]);
+    ok(&o);
+    assert_eq!(stderr(&o), "");
+}
+
+#[test]
+fn bench_flush_reports_elapsed_time_only() {
+    let o = bench(&["--benchmarks", "fillseq,flush,waitforcompaction"]);
+    let out = ok(&o);
+    for name in ["flush", "waitforcompaction"] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} line in {out}"));
+        assert!(line.contains("seconds elapsed"), "{line}");
+        assert!(
+            !line.contains("ops/sec") && !line.contains("MB/s") && !line.contains("micros/op"),
+            "{line}"
+        );
+    }
+    let fill = out.lines().find(|l| l.starts_with("fillseq ")).unwrap();
+    assert!(fill.contains("ops/sec"), "{fill}");
+
+    let o = bench(&["--benchmarks", "fillseq,flush", "--json", "--repeats", "2"]);
+    let out = ok(&o);
+    let flush: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &serde_json::Value| v["benchmark"] == "flush")
+        .collect();
+    assert_eq!(flush.len(), 3, "{out}"); // two results and the median
+    for v in flush {
+        for k in ["ops_per_sec", "micros_per_op", "mb_per_sec"] {
+            assert!(v[k].is_null(), "{k}: {v}");
+        }
+        assert!(v["seconds"].as_f64().is_some(), "{v}");
+    }
+    // The median table of the text output: dashes instead of rates.
+    let out = ok(&bench(&["--benchmarks", "fillseq,flush", "--repeats", "2"]));
+    let median = out
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("flush "))
+        .expect("median row");
+    assert!(
+        median.contains("seconds elapsed") && median.contains(" - "),
+        "{median}"
+    );
+}
+
+#[test]
+fn bench_reads_of_an_empty_database_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    for name in [
+        "readrandom",
+        "readseq",
+        "readmissing",
+        "ycsba",
+        "readwhilewriting",
+    ] {
+        let o = bench(&["--benchmarks", name]);
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        let err = stderr(&o);
+        assert!(err.contains("is empty"), "{name}: {err}");
+        assert!(err.contains("fillrandom first"), "{name}: {err}");
+        assert!(!stdout(&o).contains("found"), "{name}");
+    }
+    // --use-existing-db on an empty directory: refused as well.
+    let db = db_arg(tmp.path());
+    std::fs::create_dir(tmp.path().join("sievedb")).unwrap();
+    let o = bench(&[
+        "--benchmarks",
+        "readrandom",
+        "--use-existing-db",
+        "--db",
+        &db,
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--use-existing-db"), "{}", stderr(&o));
+    // After a fill in the same run, or in the existing database, reads run.
+    ok(&bench(&[
+        "--benchmarks",
+        "fillrandom,readrandom",
+        "--db",
+        &db,
+    ]));
+    let out = ok(&bench(&[
+        "--benchmarks",
+        "readrandom",
+        "--use-existing-db",
+        "--db",
+        &db,
+    ]));
+    assert!(out.contains("(300 of 300 found)"), "{out}");
+    // Steps that need no data still run on an empty database.
+    ok(&bench(&["--benchmarks", "flush,filterbench"]));
+}
+
+#[test]
+fn put_reads_the_value_from_a_file_or_stdin() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let db = db_arg(&dir);
+    let file = tmp.path().join("value.bin");
+    let raw: Vec<u8> = (0..=255u8).chain(b"%22 \n".iter().copied()).collect();
+    std::fs::write(&file, &raw).unwrap();
+    ok(&sievedb(&[
+        "put",
+        "--db",
+        &db,
+        "f",
+        "--value-file",
+        &db_arg(&file),
+    ]));
+    let o = sievedb_with_stdin(
+        &["put", "--db", &db, "s", "--value-file", "-"],
+        b"from stdin\n",
+    );
+    ok(&o);
+
+    let read = sievedb::Db::open_read_only(&dir, sievedb::Options::default()).unwrap();
+    assert_eq!(read.get(b"f").unwrap().as_deref(), Some(&raw[..]));
+    assert_eq!(
+        read.get(b"s").unwrap().as_deref(),
+        Some(&b"from stdin\n"[..])
+    );
+    read.close().unwrap();
+
+    // Both a value and a file: a usage error, nothing written.
+    let o = sievedb(&["put", "--db", &db, "b", "v", "--value-file", &db_arg(&file)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+    // A missing file is named, and nothing is created.
+    let missing = tmp.path().join("nope.bin");
+    let fresh = tmp.path().join("fresh");
+    let o = sievedb(&[
+        "put",
+        "--db",
+        &db_arg(&fresh),
+        "k",
+        "--value-file",
+        &db_arg(&missing),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains(&db_arg(&missing)), "{}", stderr(&o));
+    assert!(!fresh.exists());
+}
+
+#[test]
+fn shell_help_and_quit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let out = shell(&dir, &[], "help\n");
+    assert_eq!(out.last().map(String::as_str), Some("END"));
+    for syntax in [
+        "put KEY VALUE",
+        "get KEY",
+        "del KEY",
+        "scan FROM TO",
+        "stats",
+        "quit",
+    ] {
+        assert!(
+            out.iter().any(|l| l.starts_with(syntax)),
+            "{syntax}: {out:?}"
+        );
+    }
+    // quit and exit end the session: later commands are not run.
+    for word in ["quit", "exit", "QUIT"] {
+        let out = shell(&dir, &[], &format!("put a 1\n{word}\nput b 2\n"));
+        assert_eq!(out, ["OK", "BYE"], "{word}");
+    }
+    assert_eq!(shell(&dir, &[], "get b\nget a\n"), ["(nil)", "1"]);
+    let out = shell(&dir, &[], "frobnicate\n");
+    assert!(
+        out[0].starts_with("ERR ") && out[0].contains("help"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn stats_says_counters_are_per_process() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let db = db_arg(&dir);
+    ok(&sievedb(&["put", "--db", &db, "a", "1"]));
+    let text = ok(&sievedb(&["stats", "--db", &db]));
+    assert!(text.contains("per process"), "{text}");
+    assert!(text.contains("started at zero"), "{text}");
+    // The puts of the earlier process are not counted here.
+    assert!(
+        text.lines().any(|l| l.split_whitespace().eq(["puts", "0"])),
+        "{text}"
+    );
+    let help = ok(&sievedb(&["stats", "--help"]));
+    assert!(help.contains("per process"), "{help}");
+    // The JSON form stays one JSON line.
+    let json = ok(&sievedb(&["stats", "--db", &db, "--json"]));
+    assert_eq!(json.lines().count(), 1);
+}
+
+#[test]
+fn errors_name_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("missing-db");
+    let o = sievedb(&["get", "--db", &db_arg(&missing), "k"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains(&db_arg(&missing)), "{}", stderr(&o));
+
+    // A database directory that is a file.
+    let file = tmp.path().join("plain-file");
+    std::fs::write(&file, b"x").unwrap();
+    for args in [
+        vec!["put", "--db", file.to_str().unwrap(), "k", "v"],
+        vec!["scan", "--db", file.to_str().unwrap()],
+    ] {
+        let o = sievedb(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(stderr(&o).contains(&db_arg(&file)), "{}", stderr(&o));
+    }
+
+    // A bulkload input that does not exist, and one with a bad line.
+    let db = db_arg(&tmp.path().join("bulk"));
+    let input = tmp.path().join("in.tsv");
+    let o = sievedb(&["bulkload", &db, "--input", &db_arg(&input), "--levels", "1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains(&db_arg(&input)), "{}", stderr(&o));
+    std::fs::write(&input, "a\t1\nno tab here\n").unwrap();
+    let o = sievedb(&["bulkload", &db, "--input", &db_arg(&input), "--levels", "1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(&format!("{}:2:", db_arg(&input))),
+        "{}",
+        stderr(&o)
+    );
+
+    // devices --csv into a directory that does not exist.
+    let csv = tmp.path().join("no-such-dir").join("t1.csv");
+    let o = sievedb(&[
+        "devices",
+        "--quick",
+        "--dir",
+        &db_arg(tmp.path()),
+        "--csv",
+        &db_arg(&csv),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains(&db_arg(&csv)), "{}", stderr(&o));
+}
+
+#[test]
+fn commands_that_create_refuse_a_foreign_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let foreign = tmp.path().join("photos");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("holiday.jpg"), b"jpeg").unwrap();
+    let f = db_arg(&foreign);
+    for args in [
+        vec!["put", "--db", f.as_str(), "k", "v"],
+        vec!["shell", "--db", f.as_str()],
+        vec!["bulkload", f.as_str(), "--num", "100", "--levels", "1"],
+    ] {
+        let o = sievedb_with_stdin(&args, b"put a 1\n");
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let err = stderr(&o);
+        assert!(
+            err.contains("not a sievedb database") && err.contains(&f),
+            "{err}"
+        );
+        assert!(err.contains("holiday.jpg"), "{err}");
+    }
+    let mut names: Vec<_> = std::fs::read_dir(&foreign)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["holiday.jpg"], "the directory was touched");
+
+    // An empty directory and a missing one are fine.
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    ok(&sievedb(&["put", "--db", &db_arg(&empty), "k", "v"]));
+    ok(&sievedb(&[
+        "put",
+        "--db",
+        &db_arg(&tmp.path().join("new")),
+        "k",
+        "v",
+    ]));
+    // And so is an existing database (a second put).
+    ok(&sievedb(&["put", "--db", &db_arg(&empty), "k2", "v"]));
+}
+
+#[test]
+fn a_failed_bulkload_leaves_no_lock_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let input = tmp.path().join("in.tsv");
+    // Enough sorted lines for tables to be written, then one out of order.
+    let mut text = String::new();
+    for i in 0..5000 {
+        text.push_str(&format!("key{i:06}\t{}\n", "v".repeat(100)));
+    }
+    text.push_str("key000000\tlate\n");
+    std::fs::write(&input, text).unwrap();
+    let o = sievedb(&[
+        "bulkload",
+        &db_arg(&dir),
+        "--input",
+        &db_arg(&input),
+        "--levels",
+        "2",
+        "--size-ratio",
+        "2",
+        "--target-file-size",
+        "65536",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("in.tsv:5001:"), "{}", stderr(&o));
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .map(|d| d.map(|e| e.unwrap().file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left behind: {left:?}");
+
+    // Generated entries that cannot fill the levels: refused after the lock.
+    let o = sievedb(&["bulkload", &db_arg(&dir), "--num", "3", "--levels", "3"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!dir.join("LOCK").exists(), "{}", stderr(&o));
+}
+
+#[test]
+fn hash_aliases_of_the_papers_tables() {
+    let help = ok(&sievedb(&["bench", "--help"]));
+    for alias in [
+        "mm64 = murmur64a",
+        "xx = xxh64",
+        "crc = crc32c",
+        "city = city64",
+    ] {
+        assert!(help.contains(alias), "{alias} not in bench --help");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    for (alias, name) in [
+        ("mm64", "murmur64a"),
+        ("xx", "xxh64"),
+        ("crc", "crc32c"),
+        ("city", "city64"),
+    ] {
+        let out = ok(&bench(&[
+            "--benchmarks",
+            "filterbench",
+            "--hash",
+            alias,
+            "--json",
+            "--db",
+            &db_arg(tmp.path()),
+        ]));
+        assert!(out.contains(&format!("{name} hash")), "{alias}: {out}");
+        let o = sievedb(&[
+            "bulkload",
+            &db_arg(&tmp.path().join(alias)),
+            "--num",
+            "200",
+            "--levels",
+            "1",
+            "--hash",
+            alias,
+        ]);
+        ok(&o);
+    }
+    let o = sievedb(&["bench", "--hash", "blake3"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("aliases: mm64 = murmur64a"), "{err}");
+}

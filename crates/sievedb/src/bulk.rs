@@ -56,7 +56,8 @@
 //! refuses. The marker is removed once `CURRENT` is durable.
 //!
 //! On failure (bad input, I/O error, an unfinished [`BulkWriter`] dropped) the
-//! load deletes what it wrote and the marker. If it cannot (a crash, a power
+//! load deletes what it wrote, the marker and the `LOCK` file (a refused
+//! load deletes a `LOCK` file it created). If it cannot (a crash, a power
 //! loss, a failing disk), the marker stays, and the next bulk load into the
 //! directory recognises the leftovers by it and deletes every SST, MANIFEST,
 //! WAL and temporary file there before starting again. Without the marker a
@@ -418,7 +419,9 @@ pub struct BulkWriter {
     failed: Option<Error>,
     done: bool,
     started: Instant,
-    _lock: Box<dyn FileLock>,
+    /// The directory's `LOCK`, held until the load ends; a failed load
+    /// deletes the file (see [`BulkWriter::cleanup`]).
+    lock: Option<Box<dyn FileLock>>,
 }
 
 impl BulkWriter {
@@ -450,49 +453,22 @@ impl BulkWriter {
             )));
         }
         fs.create_dir_all(&dir)?;
+        let lock_path = filename::lock(&dir);
+        let had_lock_file = fs.exists(&lock_path);
         let lock = crate::io::lock_dir(fs.as_ref(), &dir)?;
-        if fs.exists(&filename::current(&dir)) {
-            return Err(Error::InvalidArgument(format!(
-                "{} already holds a database (CURRENT exists); bulk load only builds new databases",
-                dir.display()
-            )));
-        }
-        let marker = dir.join(MARKER);
-        let names = fs.list_dir(&dir)?;
-        let leftover = fs.exists(&marker);
-        if !leftover {
-            let data = names.iter().find(|n| match filename::parse(n) {
-                Some(filename::FileKind::Sst(_)) => true,
-                Some(filename::FileKind::Wal(_)) => {
-                    std::fs::metadata(dir.join(n)).map_or(true, |m| m.len() > 0)
+        match Self::prepare(&dir, fs.as_ref()) {
+            Ok(()) => {}
+            Err(e) => {
+                // A refused load leaves the directory as it found it: a LOCK
+                // file this load created goes (deleted while still held, so
+                // no other process took it in between).
+                if !had_lock_file {
+                    let _ = fs.remove_file(&lock_path);
                 }
-                _ => false,
-            });
-            if let Some(n) = data {
-                return Err(Error::InvalidArgument(format!(
-                    "{} holds database files ({n}) but no CURRENT and no {MARKER} marker: \
-                     not the leftovers of a bulk load, refusing to touch them",
-                    dir.display()
-                )));
+                drop(lock);
+                return Err(e);
             }
         }
-        // Leftovers of an interrupted bulk load (marker present), or of an
-        // interrupted database creation (a MANIFEST or an empty WAL, no CURRENT).
-        let mut removed = false;
-        for n in &names {
-            if filename::parse(n).is_some() {
-                fs.remove_file(&dir.join(n))?;
-                removed = true;
-            }
-        }
-        if removed {
-            fs.sync_dir(&dir)?;
-        }
-        let mut m = fs.create(&marker)?;
-        m.append(b"sievedb bulk load in progress; the next bulk load into this directory deletes its files\n")?;
-        m.sync()?;
-        drop(m);
-        fs.sync_dir(&dir)?;
 
         let levels = (1..=shape.levels)
             .map(|level| LevelOut {
@@ -521,8 +497,56 @@ impl BulkWriter {
             failed: None,
             done: false,
             started,
-            _lock: lock,
+            lock: Some(lock),
         })
+    }
+
+    /// Checks that `dir` (locked) can receive a bulk load, removes the
+    /// leftovers of an interrupted load or creation, and writes the marker.
+    fn prepare(dir: &Path, fs: &dyn FileSystem) -> Result<()> {
+        if fs.exists(&filename::current(dir)) {
+            return Err(Error::InvalidArgument(format!(
+                "{} already holds a database (CURRENT exists); bulk load only builds new databases",
+                dir.display()
+            )));
+        }
+        let marker = dir.join(MARKER);
+        let names = fs.list_dir(dir)?;
+        let leftover = fs.exists(&marker);
+        if !leftover {
+            let data = names.iter().find(|n| match filename::parse(n) {
+                Some(filename::FileKind::Sst(_)) => true,
+                Some(filename::FileKind::Wal(_)) => {
+                    std::fs::metadata(dir.join(n)).map_or(true, |m| m.len() > 0)
+                }
+                _ => false,
+            });
+            if let Some(n) = data {
+                return Err(Error::InvalidArgument(format!(
+                    "{} holds database files ({n}) but no CURRENT and no {MARKER} marker: \
+                     not the leftovers of a bulk load, refusing to touch them",
+                    dir.display()
+                )));
+            }
+        }
+        // Leftovers of an interrupted bulk load (marker present), or of an
+        // interrupted database creation (a MANIFEST or an empty WAL, no CURRENT).
+        let mut removed = false;
+        for n in &names {
+            if filename::parse(n).is_some() {
+                fs.remove_file(&dir.join(n))?;
+                removed = true;
+            }
+        }
+        if removed {
+            fs.sync_dir(dir)?;
+        }
+        let mut m = fs.create(&marker)?;
+        m.append(b"sievedb bulk load in progress; the next bulk load into this directory deletes its files\n")?;
+        m.sync()?;
+        drop(m);
+        fs.sync_dir(dir)?;
+        Ok(())
     }
 
     /// Entries added so far.
@@ -724,6 +748,19 @@ impl BulkWriter {
         for lv in &mut self.levels {
             lv.writer = None;
         }
+        let r = self.delete_written();
+        // The directory holds no database (CURRENT was never written), so its
+        // LOCK goes too, whatever else failed: deleted while still held, then
+        // released.
+        if let Some(lock) = self.lock.take() {
+            let _ = self.fs.remove_file(&filename::lock(&self.dir));
+            drop(lock);
+        }
+        r
+    }
+
+    /// Deletes the files the load wrote, then the marker.
+    fn delete_written(&mut self) -> Result<()> {
         let mut first_err: Option<Error> = None;
         for p in self.created.drain(..) {
             match self.fs.remove_file(&p) {

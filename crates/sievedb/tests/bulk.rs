@@ -260,10 +260,12 @@ fn assert_invalid(r: sievedb::Result<BulkLoadReport>, needle: &str) -> String {
     }
 }
 
-/// Nothing a database could be opened from: no CURRENT, no engine files, no marker.
+/// Nothing a database could be opened from: no CURRENT, no engine files, no
+/// marker, and no LOCK file.
 #[track_caller]
 fn assert_nothing_left(dir: &Path) {
     assert!(!dir.join("CURRENT").exists());
+    assert!(!dir.join("LOCK").exists(), "a failed load left its LOCK");
     assert!(!dir.join(MARKER).exists());
     assert_eq!(engine_files(dir), Vec::<String>::new());
 }
@@ -421,6 +423,8 @@ fn database_files_without_marker_are_refused() {
         b"someone's table"
     );
     assert!(!dir.join(MARKER).exists());
+    // The refused load removed the LOCK file it created.
+    assert!(!dir.join("LOCK").exists());
 }
 
 #[test]

@@ -5,7 +5,7 @@ use super::plot::Chart;
 use super::{f, pct, Ctx, ExpResult, Summary, Table};
 use crate::filterbench::{self, FilterBenchResult};
 use crate::keys::KeyGen;
-use indicatif::ProgressBar;
+use crate::progress::Progress;
 use sievedb::{FilterLayout, FilterOptions, HashFn, IndexScheme};
 
 /// Key sizes of Figures 2 and 3.
@@ -89,7 +89,7 @@ fn bench(
     let mut best: Option<FilterBenchResult> = None;
     let mut secs = Vec::new();
     for _ in 0..repeats.max(1) {
-        let r = filterbench::run(opts, &gen, keys, queries, &ProgressBar::hidden())?;
+        let r = filterbench::run(opts, &gen, keys, queries, &Progress::hidden())?;
         secs.push(r.query_seconds);
         best.get_or_insert(r);
     }

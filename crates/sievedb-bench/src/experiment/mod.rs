@@ -32,6 +32,7 @@ use crate::report::{median, Record};
 use crate::runner::KeyDistribution;
 use crate::{BenchArgs, DEFAULT_ZIPF_S};
 use serde_json::{json, Value};
+use sievedb::io::with_path;
 use sievedb::{HashFn, HashSharing};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -309,10 +310,10 @@ pub struct Finished {
 
 /// Runs one experiment into `out`.
 pub fn run_one(exp: &Experiment, args: &ExperimentArgs, out: &Path) -> ExpResult<Finished> {
-    std::fs::create_dir_all(out)?;
+    std::fs::create_dir_all(out).map_err(|e| with_path(e, out))?;
     let work_root = match &args.work_dir {
         Some(d) => {
-            std::fs::create_dir_all(d)?;
+            std::fs::create_dir_all(d).map_err(|e| with_path(e, d))?;
             tempfile::Builder::new()
                 .prefix(&format!("sievedb-exp-{}-", exp.name))
                 .tempdir_in(d)?
@@ -343,10 +344,8 @@ pub fn run_one(exp: &Experiment, args: &ExperimentArgs, out: &Path) -> ExpResult
     let mut summary = result?;
     let seconds = start.elapsed().as_secs_f64();
     summary.seconds = seconds;
-    std::fs::write(
-        out.join(format!("{}.md", exp.name)),
-        summary.render("", 1, args.scale),
-    )?;
+    let md = out.join(format!("{}.md", exp.name));
+    std::fs::write(&md, summary.render("", 1, args.scale)).map_err(|e| with_path(e, &md))?;
     Ok(Finished {
         summary,
         out: out.to_path_buf(),
@@ -393,7 +392,7 @@ fn write_docs(
     total_seconds: f64,
 ) -> ExpResult<()> {
     let plots_dir = args.docs.join("reproduction");
-    std::fs::create_dir_all(&plots_dir)?;
+    std::fs::create_dir_all(&plots_dir).map_err(|e| with_path(e, &plots_dir))?;
     let mut md = String::new();
     md.push_str("# Reproducing the papers' tables and figures\n\n");
     let _ = writeln!(
@@ -440,7 +439,8 @@ fn write_docs(
             }
         }
     }
-    std::fs::write(args.docs.join("reproduction.md"), md)?;
+    let doc = args.docs.join("reproduction.md");
+    std::fs::write(&doc, md).map_err(|e| with_path(e, &doc))?;
     Ok(())
 }
 
@@ -562,7 +562,7 @@ impl Ctx {
         if d.exists() {
             std::fs::remove_dir_all(&d)?;
         }
-        std::fs::create_dir_all(&d)?;
+        std::fs::create_dir_all(&d).map_err(|e| with_path(e, &d))?;
         Ok(Some(d))
     }
 
@@ -660,7 +660,7 @@ impl Table {
             s.push_str(&line(r));
             s.push('\n');
         }
-        std::fs::write(path, s)
+        std::fs::write(path, s).map_err(|e| with_path(e, path))
     }
 
     /// Reads a CSV written by [`Table::write_csv`].

@@ -5,13 +5,21 @@ use std::str::FromStr;
 
 use crate::error::{Error, Result};
 
-/// Defines `Display`/`FromStr` (case-insensitive) and `ALL` for a unit enum
-/// from a table of `(variant, name)`.
+/// Defines `Display`/`FromStr` (case-insensitive), `ALL` and `ALIASES` for a
+/// unit enum from a table of `(variant, name)` and an optional table of
+/// `(alias, variant)`: extra names `FromStr` accepts (never printed).
 macro_rules! named_enum {
     ($ty:ident, $what:literal, [$(($v:ident, $name:literal)),+ $(,)?]) => {
+        named_enum!($ty, $what, [$(($v, $name)),+], aliases []);
+    };
+    ($ty:ident, $what:literal, [$(($v:ident, $name:literal)),+ $(,)?],
+     aliases [$(($alias:literal, $av:ident)),* $(,)?]) => {
         impl $ty {
             /// Every variant, in declaration order.
             pub const ALL: &'static [$ty] = &[$($ty::$v),+];
+
+            /// Other names `FromStr` accepts, with the variant each one means.
+            pub const ALIASES: &'static [(&'static str, $ty)] = &[$(($alias, $ty::$av)),*];
 
             /// The name used by `Display` and `FromStr`.
             pub fn name(self) -> &'static str {
@@ -33,11 +41,24 @@ macro_rules! named_enum {
                 $(if s.eq_ignore_ascii_case($name) {
                     return Ok($ty::$v);
                 })+
+                if let Some((_, v)) = Self::ALIASES.iter().find(|(a, _)| s.eq_ignore_ascii_case(a)) {
+                    return Ok(*v);
+                }
                 let names: &[&str] = &[$($name),+];
+                let aliases: Vec<String> = Self::ALIASES
+                    .iter()
+                    .map(|(a, v)| format!("{a} = {}", v.name()))
+                    .collect();
+                let aliases = if aliases.is_empty() {
+                    String::new()
+                } else {
+                    format!("; aliases: {}", aliases.join(", "))
+                };
                 Err(Error::InvalidArgument(format!(
-                    concat!("unknown ", $what, " '{}' (expected one of: {})"),
+                    concat!("unknown ", $what, " '{}' (expected one of: {}{})"),
                     s,
-                    names.join(", ")
+                    names.join(", "),
+                    aliases
                 )))
             }
         }
@@ -83,6 +104,14 @@ named_enum!(
         (City64, "city64"),
         (Md5, "md5"),
         (Sha256, "sha256"),
+    ],
+    // The names of the hash tables of paper 000 (Tables 1-3): MM64, XX (the
+    // 64-bit XXHash of its time, XXH64; XXH3 is newer), CRC and CITY.
+    aliases [
+        ("mm64", Murmur64A),
+        ("xx", Xxh64),
+        ("crc", Crc32c),
+        ("city", City64),
     ]
 );
 
@@ -519,6 +548,31 @@ mod tests {
         let e = "blake3".parse::<HashFn>().unwrap_err().to_string();
         assert!(e.contains("murmur64a"), "{e}");
         assert_eq!(HashSharing::default(), HashSharing::Levels);
+    }
+
+    #[test]
+    fn hash_aliases_are_the_papers_table_names() {
+        for (alias, f) in [
+            ("mm64", HashFn::Murmur64A),
+            ("MM64", HashFn::Murmur64A),
+            ("xx", HashFn::Xxh64),
+            ("crc", HashFn::Crc32c),
+            ("city", HashFn::City64),
+        ] {
+            assert_eq!(alias.parse::<HashFn>().unwrap(), f, "{alias}");
+        }
+        // Aliases never shadow a name, and are listed in the error of an unknown name.
+        for (alias, _) in HashFn::ALIASES {
+            assert!(HashFn::ALL.iter().all(|f| f.name() != *alias));
+        }
+        let e = "blake3".parse::<HashFn>().unwrap_err().to_string();
+        assert!(
+            e.contains("aliases: mm64 = murmur64a, xx = xxh64, crc = crc32c, city = city64"),
+            "{e}"
+        );
+        assert!(IndexScheme::ALIASES.is_empty());
+        let e = "x".parse::<IndexScheme>().unwrap_err().to_string();
+        assert!(!e.contains("aliases"), "{e}");
     }
 
     #[test]
