@@ -85,13 +85,10 @@ impl Engine for SieveDb {
 
     fn settings(&self) -> serde_json::Value {
         let o = self.db.options();
-        let compression: Vec<&str> = o
+        let compression: Vec<String> = o
             .compression_per_level
             .iter()
-            .map(|c| match c {
-                Compression::None => "none",
-                Compression::Lz4 => "lz4",
-            })
+            .map(Compression::to_string)
             .collect();
         json!({
             "engine": "sievedb",

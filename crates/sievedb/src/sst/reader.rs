@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use super::block::{Block, BlockIter};
 use super::{
-    block_crc, BlockHandle, Footer, Properties, COMPRESSION_LZ4, COMPRESSION_NONE, FOOTER_LEN,
-    TRAILER_LEN,
+    block_crc, BlockHandle, Footer, Properties, COMPRESSION_LZ4, COMPRESSION_NONE,
+    COMPRESSION_ZSTD, FOOTER_LEN, MAX_BLOCK_LEN, TRAILER_LEN,
 };
 use crate::cache::BlockCache;
 use crate::coding::{u32_at, Reader};
@@ -264,6 +264,9 @@ impl TableReader {
             COMPRESSION_LZ4 => lz4_flex::block::decompress_size_prepended(&buf).map_err(|e| {
                 Error::corruption(&self.path, format!("LZ4 block at {}: {e}", h.offset))
             }),
+            COMPRESSION_ZSTD => zstd_decompress(&buf).map_err(|e| {
+                Error::corruption(&self.path, format!("zstd block at {}: {e}", h.offset))
+            }),
             c => Err(Error::corruption(
                 &self.path,
                 format!("unknown compression type {c}"),
@@ -468,6 +471,34 @@ impl InternalIterator for TableIter {
     fn value(&self) -> &[u8] {
         self.data.as_ref().expect("valid iterator").value()
     }
+}
+
+/// Decompresses a zstd block: one frame that must record its uncompressed
+/// size (at most [`MAX_BLOCK_LEN`]) and decode to exactly that many bytes.
+fn zstd_decompress(frame: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    thread_local! {
+        /// One decompression context per thread, reused across blocks.
+        static DCTX: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let len = match zstd::zstd_safe::get_frame_content_size(frame) {
+        Ok(Some(n)) if n <= MAX_BLOCK_LEN as u64 => n as usize,
+        Ok(Some(n)) => return Err(format!("claims {n} bytes, more than a block may hold")),
+        Ok(None) => return Err("frame does not record its size".into()),
+        Err(_) => return Err("not a zstd frame".into()),
+    };
+    DCTX.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?);
+        }
+        let d = slot.as_mut().expect("just set");
+        let out = d.decompress(frame, len).map_err(|e| e.to_string())?;
+        if out.len() != len {
+            return Err(format!("decoded {} bytes, frame says {len}", out.len()));
+        }
+        Ok(out)
+    })
 }
 
 #[cfg(test)]
