@@ -34,6 +34,9 @@ pub struct TableReader {
     index: Arc<Block>,
     filter: Option<Arc<FilterIndex>>,
     props: Properties,
+    /// Offset just past the last data block (data blocks come first in the
+    /// file: the filter section, or else the properties block, follows them).
+    data_end: u64,
     cache: Option<Arc<BlockCache>>,
     counters: Arc<Counters>,
     verify: bool,
@@ -100,6 +103,11 @@ impl TableReader {
             index: Arc::new(Block::new(vec![0, 0, 0, 0, 1, 0, 0, 0]).expect("empty block")),
             filter: None,
             props: Properties::default(),
+            data_end: if footer.filter.size > 0 {
+                footer.filter.offset.min(footer.properties.offset)
+            } else {
+                footer.properties.offset
+            },
             cache,
             counters,
             verify: true,
@@ -299,6 +307,18 @@ impl TableReader {
             }
         }
         Ok(block)
+    }
+
+    /// The file offset of the data block where internal key `ikey` would be
+    /// (the end of the data blocks if it follows every key): the basis of
+    /// [`crate::Db::approximate_size`]. Reads only the index (in memory).
+    pub fn approximate_offset(&self, ikey: &[u8]) -> Result<u64> {
+        Ok(self.index_search(ikey)?.map_or(self.data_end, |h| h.offset))
+    }
+
+    /// Offset just past the last data block.
+    pub fn data_end(&self) -> u64 {
+        self.data_end
     }
 
     fn decode_handle(&self, v: &[u8]) -> Result<BlockHandle> {
