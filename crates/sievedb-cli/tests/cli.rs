@@ -788,3 +788,23 @@ fn get_scan_stats_leave_the_directory_byte_identical() {
     assert_eq!(ok(&sievedb(&["scan", "--db", &db])), "b 2\nc 3\nd 4\n");
     ok(&sievedb(&["stats", "--db", &db]));
 }
+
+#[test]
+fn checkpoint_copies_a_database_and_refuses_a_non_empty_target() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let db = db_arg(&dir);
+    ok(&sievedb(&["put", "--db", &db, "k", "v1"]));
+    let out = tmp.path().join("cp");
+    let cp = db_arg(&out);
+    let said = ok(&sievedb(&["checkpoint", "--db", &db, "--out", &cp]));
+    assert!(said.contains("checkpoint"), "{said}");
+    ok(&sievedb(&["put", "--db", &db, "k", "v2"]));
+    assert_eq!(ok(&sievedb(&["get", "--db", &cp, "k"])), "v1\n");
+    assert_eq!(ok(&sievedb(&["get", "--db", &db, "k"])), "v2\n");
+
+    let o = sievedb(&["checkpoint", "--db", &db, "--out", &cp]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("not empty"), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&cp), "{}", stderr(&o));
+}
