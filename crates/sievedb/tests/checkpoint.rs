@@ -174,6 +174,16 @@ fn read_only_handle_checkpoints_with_its_wals() {
     let c = Db::open(&cp, opts()).unwrap();
     assert_eq!(content(&c), content(&ro));
     assert_eq!(c.get(b"in-wal").unwrap(), Some(b"yes".to_vec()));
+    // The checkpoint's own WAL and files get numbers of their own.
+    c.put(b"after", b"1").unwrap();
+    c.flush().unwrap();
+    c.put(b"after-2", b"2").unwrap();
+    drop(c);
+    let c = Db::open(&cp, opts()).unwrap();
+    assert_eq!(c.get(b"in-wal").unwrap(), Some(b"yes".to_vec()));
+    assert_eq!(c.get(b"after").unwrap(), Some(b"1".to_vec()));
+    assert_eq!(c.get(b"after-2").unwrap(), Some(b"2".to_vec()));
+    assert_eq!(ro.get(b"after").unwrap(), None);
 }
 
 /// [`StdFs`] that refuses to create a MANIFEST inside a checkpoint's

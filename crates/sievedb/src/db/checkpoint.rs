@@ -75,16 +75,18 @@ impl DbInner {
                 crate::io::copy_file(fs, &from, &to)?;
             }
         }
+        // The new MANIFEST's number: one no file of the checkpoint has.
+        let mut number = p.next_file_number;
         if self.read_only {
             for name in fs.list_dir(&self.dir)? {
                 if let Some(filename::FileKind::Wal(n)) = filename::parse(&name) {
                     if n >= p.log_number {
                         crate::io::copy_file(fs, &self.dir.join(&name), &tmp.join(&name))?;
+                        number = number.max(n + 1);
                     }
                 }
             }
         }
-        let number = p.next_file_number;
         let edit = VersionEdit {
             log_number: Some(p.log_number),
             next_file_number: Some(number + 1),
