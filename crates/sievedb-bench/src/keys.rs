@@ -96,6 +96,9 @@ impl KeyGen {
 pub struct ValueGen {
     pool: Vec<u8>,
     size: usize,
+    /// Value offsets are multiples of this (1, or the piece size of
+    /// compressible values, so each value starts on a piece).
+    align: usize,
 }
 
 impl ValueGen {
@@ -106,7 +109,36 @@ impl ValueGen {
     pub fn new(size: usize, seed: u64) -> Self {
         let mut pool = vec![0u8; size + Self::SPREAD];
         SmallRng::seed_from_u64(seed ^ 0x5eed_7a1e_0000_0001).fill_bytes(&mut pool);
-        ValueGen { pool, size }
+        ValueGen {
+            pool,
+            size,
+            align: 1,
+        }
+    }
+
+    /// Values of `size` bytes that compress to about `ratio` of their size
+    /// (db_bench's `--compression_ratio`): the pool is made of 100-byte
+    /// pieces, each a random head of `ratio · 100` bytes repeated to fill
+    /// the piece, and every value starts on a piece (as db_bench's values of
+    /// 100 bytes do). A ratio of 1 or more gives [`ValueGen::new`]'s
+    /// incompressible values.
+    pub fn with_compression_ratio(size: usize, seed: u64, ratio: f64) -> Self {
+        let mut g = Self::new(size, seed);
+        if ratio < 1.0 {
+            const PIECE: usize = 100;
+            let head = ((ratio.max(0.0) * PIECE as f64).round() as usize).max(1);
+            for piece in g.pool.chunks_mut(PIECE) {
+                // Double the periodic prefix until the piece is full.
+                let mut filled = head.min(piece.len());
+                while filled < piece.len() {
+                    let n = filled.min(piece.len() - filled);
+                    piece.copy_within(0..n, filled);
+                    filled += n;
+                }
+            }
+            g.align = PIECE;
+        }
+        g
     }
 
     /// Size of every value in bytes.
@@ -117,6 +149,7 @@ impl ValueGen {
     /// The value written for the key of `index`.
     pub fn value(&self, index: u64) -> &[u8] {
         let offset = (index.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as usize % Self::SPREAD;
+        let offset = offset - offset % self.align;
         &self.pool[offset..offset + self.size]
     }
 }
@@ -196,5 +229,23 @@ mod tests {
         }
         assert_ne!(a.value(1), a.value(2));
         assert_eq!(ValueGen::new(0, 1).value(5).len(), 0);
+    }
+
+    #[test]
+    fn compressible_values_repeat_their_random_head() {
+        let half = ValueGen::with_compression_ratio(100, 301, 0.5);
+        let tenth = ValueGen::with_compression_ratio(250, 301, 0.1);
+        for i in 0..1000 {
+            let v = half.value(i);
+            assert_eq!(v[50..], v[..50], "value {i}");
+            let w = tenth.value(i);
+            assert_eq!(w[10..100], w[..90], "value {i}");
+        }
+        let distinct: HashSet<&[u8]> = (0..1000).map(|i| half.value(i)).collect();
+        assert!(distinct.len() > 900);
+        // Ratio 1 keeps the incompressible values.
+        let one = ValueGen::with_compression_ratio(100, 301, 1.0);
+        let plain = ValueGen::new(100, 301);
+        assert!((0..100).all(|i| one.value(i) == plain.value(i)));
     }
 }

@@ -73,7 +73,7 @@ pub use filter_args::FilterArgs;
 use keys::{KeyGen, ValueGen};
 use report::{MedianRow, Record};
 use runner::{Benchmark, KeyDistribution, Workload};
-use sievedb::FilterOptions;
+use sievedb::{Compression, FilterOptions};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -255,6 +255,14 @@ pub struct BenchArgs {
     /// at open when the file system of --db refuses O_DIRECT
     #[arg(long)]
     pub use_direct_reads: bool,
+    /// Block compression of every level (sievedb only; the baselines keep theirs
+    /// off): none, lz4, zstd (level 3) or zstd:LEVEL
+    #[arg(long, value_name = "C", default_value = "none", value_parser = parse_compression)]
+    pub compression: Compression,
+    /// Values compress to about this fraction of their size (db_bench's
+    /// --compression_ratio); 1 = incompressible random bytes
+    #[arg(long, value_name = "R", default_value_t = 1.0)]
+    pub compression_ratio: f64,
     /// Emulated device latency (sievedb only): busy-wait N ns on every data block
     /// read from a file, i.e. every block-cache miss (e.g. 70 for NVM, 10000 for a
     /// PCIe SSD, 113000 for a SATA SSD); counted in the breakdown's data phase
@@ -295,8 +303,15 @@ impl Default for BenchArgs {
             alpha: 0.5,
             use_direct_reads: false,
             io_delay_ns: 0,
+            compression: Compression::None,
+            compression_ratio: 1.0,
         }
     }
+}
+
+/// Parses `--compression` with sievedb's names (`none`, `lz4`, `zstd`, `zstd:LEVEL`).
+fn parse_compression(s: &str) -> Result<Compression, String> {
+    s.parse().map_err(|e: sievedb::Error| e.to_string())
 }
 
 impl BenchArgs {
@@ -336,6 +351,7 @@ impl BenchArgs {
             },
             use_direct_reads: self.use_direct_reads,
             io_delay_ns: self.io_delay_ns,
+            compression: self.compression,
         }
     }
 
@@ -353,6 +369,9 @@ impl BenchArgs {
         }
         if self.repeats == 0 {
             return Err("--repeats must be at least 1".into());
+        }
+        if !(self.compression_ratio > 0.0 && self.compression_ratio <= 1.0) {
+            return Err("--compression-ratio must be in (0, 1]".into());
         }
         if self.use_existing_db && self.db.is_none() {
             return Err("--use-existing-db needs --db DIR".into());
@@ -517,8 +536,8 @@ fn write_header(
     )?;
     writeln!(
         out,
-        "Values:     {} bytes each (pseudo-random, compression off)",
-        args.value_size
+        "Values:     {} bytes each (pseudo-random, compressible to {:.2}; compression {})",
+        args.value_size, args.compression_ratio, args.compression
     )?;
     writeln!(out, "Entries:    {}", args.num)?;
     writeln!(
@@ -565,7 +584,11 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
     let keys = KeyGen::new(args.key_size, args.num)?;
     let workload = Workload {
         keys,
-        values: Arc::new(ValueGen::new(args.value_size, args.seed)),
+        values: Arc::new(ValueGen::with_compression_ratio(
+            args.value_size,
+            args.seed,
+            args.compression_ratio,
+        )),
         num: args.num,
         reads: args.reads,
         threads: args.threads,
@@ -772,6 +795,31 @@ mod tests {
         .args;
         assert!(a.use_direct_reads);
         assert_eq!(a.io_delay_ns, 10_000);
+        assert_eq!(
+            (a.compression, a.compression_ratio),
+            (Compression::None, 1.0)
+        );
+        let c = Cli::try_parse_from([
+            "bench",
+            "--compression",
+            "zstd:5",
+            "--compression-ratio",
+            "0.5",
+        ])
+        .unwrap()
+        .args;
+        assert_eq!(
+            (c.compression, c.compression_ratio),
+            (Compression::Zstd(5), 0.5)
+        );
+        assert_eq!(c.engine_config().compression, Compression::Zstd(5));
+        assert!(c.validate().is_ok());
+        assert!(Cli::try_parse_from(["bench", "--compression", "snappy"]).is_err());
+        let bad = BenchArgs {
+            compression_ratio: 0.0,
+            ..BenchArgs::default()
+        };
+        assert!(bad.validate().is_err());
         let d = BenchArgs::default();
         assert_eq!((d.duration, d.sample_interval_ms), (0, 100));
         let a2 = Cli::try_parse_from([

@@ -281,6 +281,20 @@ pub const PER_PROCESS_NOTE: &str = "note: the operation counters are per process
     started at zero when this command opened the database (the levels and last_sequence \
     are the database's); the shell's `stats` shows a session's counts";
 
+/// `sievedb checkpoint`: writes an openable copy of the database in `dir`
+/// to the new (or empty) directory `out` (see [`Db::checkpoint`]).
+pub fn checkpoint(dir: &Path, out: &Path) -> CmdResult {
+    let db = open_existing(dir)?;
+    db.checkpoint(out)?;
+    db.close()?;
+    println!(
+        "checkpoint of {} written to {}",
+        dir.display(),
+        out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `sievedb repair`: rebuilds the MANIFEST of a closed database and prints
 /// the report (a table, or one JSON line).
 pub fn repair(dir: &Path, json: bool) -> CmdResult {

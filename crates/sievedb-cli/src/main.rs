@@ -98,6 +98,19 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write an openable copy of the database to a new directory
+    ///
+    /// SST files are hard linked where the file system allows (copied otherwise); the
+    /// memtables are flushed first, so the copy holds every write made before. OUT must
+    /// not exist or be empty.
+    Checkpoint {
+        /// Database directory (must exist)
+        #[arg(long, value_name = "DIR")]
+        db: PathBuf,
+        /// Directory to create the checkpoint in
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
     /// Rebuild a lost or damaged MANIFEST from the SSTs and WALs in DIR
     ///
     /// The database must be closed. Every readable entry is merged by sequence number
@@ -183,6 +196,7 @@ fn run(command: Command) -> commands::CmdResult {
             limit,
         } => commands::scan(&db, from.as_ref(), to.as_ref(), limit),
         Command::Stats { db, json } => commands::stats(&db, json),
+        Command::Checkpoint { db, out } => commands::checkpoint(&db, &out),
         Command::Repair { db, json } => commands::repair(&db, json),
         Command::Shell { db, sync } => commands::shell(&db, sync),
         Command::Bulkload(args) => commands::bulkload(&args),

@@ -1258,3 +1258,23 @@ fn hash_aliases_of_the_papers_tables() {
     let err = stderr(&o);
     assert!(err.contains("aliases: mm64 = murmur64a"), "{err}");
 }
+
+#[test]
+fn checkpoint_copies_a_database_and_refuses_a_non_empty_target() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let db = db_arg(&dir);
+    ok(&sievedb(&["put", "--db", &db, "k", "v1"]));
+    let out = tmp.path().join("cp");
+    let cp = db_arg(&out);
+    let said = ok(&sievedb(&["checkpoint", "--db", &db, "--out", &cp]));
+    assert!(said.contains("checkpoint"), "{said}");
+    ok(&sievedb(&["put", "--db", &db, "k", "v2"]));
+    assert_eq!(ok(&sievedb(&["get", "--db", &cp, "k"])), "v1\n");
+    assert_eq!(ok(&sievedb(&["get", "--db", &db, "k"])), "v2\n");
+
+    let o = sievedb(&["checkpoint", "--db", &db, "--out", &cp]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("not empty"), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&cp), "{}", stderr(&o));
+}

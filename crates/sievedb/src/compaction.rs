@@ -128,6 +128,45 @@ pub fn pick(v: &Version, opts: &Options, busy: &[bool], ptrs: &mut Pointers) -> 
     })
 }
 
+/// Estimated bytes compaction must still rewrite to bring every level under
+/// its target (RocksDB's `estimate-pending-compaction-bytes`).
+///
+/// Leveling: L0's bytes once it holds `level0_compaction_trigger` runs; then,
+/// level by level with what the level above pushes down added, each byte over
+/// a level's capacity is rewritten once with its share of the next level
+/// (`excess · (next / level + 1)`) and pushed down. Tiering: every level
+/// holding its trigger of runs is rewritten whole, and its bytes join the
+/// next level's count.
+pub fn pending_bytes(v: &Version, opts: &Options) -> u64 {
+    let last = opts.max_levels.min(v.levels.len()).saturating_sub(1);
+    let mut pending = 0u64;
+    let mut incoming = 0u64;
+    for l in 0..=last {
+        let bytes = v.level_bytes(l) + incoming;
+        let runs = v.levels[l].len() + usize::from(incoming > 0);
+        incoming = match (opts.compaction_style, l) {
+            (_, 0) if runs >= opts.level0_compaction_trigger => bytes,
+            (_, 0) => 0,
+            (CompactionStyle::Tiering, l) if runs >= opts.size_ratio && (l < last || runs > 1) => {
+                bytes
+            }
+            (CompactionStyle::Tiering, _) => 0,
+            (CompactionStyle::Leveling, l) if l < last && bytes > opts.level_capacity(l) => {
+                let excess = bytes - opts.level_capacity(l);
+                let next = v.level_bytes(l + 1) as f64;
+                let fanout = next / bytes as f64;
+                pending = pending.saturating_add((excess as f64 * (fanout + 1.0)) as u64);
+                excess
+            }
+            (CompactionStyle::Leveling, _) => 0,
+        };
+        if l == 0 || opts.compaction_style == CompactionStyle::Tiering {
+            pending = pending.saturating_add(incoming);
+        }
+    }
+    pending
+}
+
 /// Tiering: every run of `level` into one new run of the next level (the last
 /// level merges in place).
 fn whole_level(v: &Version, level: usize, last: usize) -> Compaction {

@@ -61,6 +61,25 @@ pub trait FileSystem: Send + Sync + 'static {
     }
     /// Takes an exclusive lock on `path` (created if missing); `WouldBlock` if held.
     fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>>;
+
+    /// Makes `to` a new name of the file `from` (a hard link: both share the
+    /// data, so it must be immutable, as SSTs are). The default copies it
+    /// (as [`copy_file`] does), for file systems without links.
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let data = self.read_all(from)?;
+        let mut f = self.create(to)?;
+        f.append(&data)?;
+        f.sync()
+    }
+
+    /// Removes the empty directory `path`. The default refuses
+    /// ([`io::ErrorKind::Unsupported`]).
+    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("cannot remove directory {}", path.display()),
+        ))
+    }
 }
 
 /// Takes the `LOCK` file of database directory `dir`: [`crate::Error::Locked`]
@@ -207,6 +226,15 @@ impl FileSystem for NamedFs {
     }
     fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
         self.0.lock(path).map_err(|e| with_path(e, path))
+    }
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.0.hard_link(from, to).map_err(|e| {
+            let both = format!("{} -> {}", from.display(), to.display());
+            with_path(e, Path::new(&both))
+        })
+    }
+    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        self.0.remove_dir(path).map_err(|e| with_path(e, path))
     }
 }
 
@@ -409,6 +437,12 @@ impl FileSystem for StdFs {
     fn file_size(&self, path: &Path) -> io::Result<u64> {
         Ok(fs::metadata(path)?.len())
     }
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        fs::hard_link(from, to)
+    }
+    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        fs::remove_dir(path)
+    }
     fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
         let file = OpenOptions::new()
             .read(true)
@@ -425,6 +459,14 @@ impl FileSystem for StdFs {
             Err(fs::TryLockError::Error(e)) => Err(e),
         }
     }
+}
+
+/// Copies file `from` to a new file `to` and syncs the copy.
+pub fn copy_file(fs: &dyn FileSystem, from: &Path, to: &Path) -> io::Result<()> {
+    let data = fs.read_all(from)?;
+    let mut f = fs.create(to)?;
+    f.append(&data)?;
+    f.sync()
 }
 
 /// File names inside a database directory.

@@ -36,6 +36,67 @@ pub enum Compression {
     None,
     /// LZ4 block compression (kept only when it saves at least 1/8 of the block).
     Lz4,
+    /// Zstandard compression at the given level (1 = fastest .. 22 = smallest;
+    /// negative levels trade ratio for speed), kept only when it saves at
+    /// least 1/8 of the block. [`Compression::zstd`] picks the default level.
+    Zstd(i32),
+}
+
+impl Compression {
+    /// The zstd level [`Compression::zstd`] uses (zstd's own default).
+    pub const ZSTD_DEFAULT_LEVEL: i32 = 3;
+
+    /// Zstandard at [`Compression::ZSTD_DEFAULT_LEVEL`].
+    pub fn zstd() -> Compression {
+        Compression::Zstd(Self::ZSTD_DEFAULT_LEVEL)
+    }
+
+    /// Checks the parameters (a zstd level the library accepts).
+    pub fn validate(&self) -> Result<()> {
+        match *self {
+            Compression::Zstd(l) if !zstd::compression_level_range().contains(&l) || l == 0 => {
+                let r = zstd::compression_level_range();
+                Err(Error::InvalidArgument(format!(
+                    "zstd level must be in {}..={} and not 0, not {l}",
+                    r.start(),
+                    r.end()
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Display for Compression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Compression::None => f.write_str("none"),
+            Compression::Lz4 => f.write_str("lz4"),
+            Compression::Zstd(l) => write!(f, "zstd:{l}"),
+        }
+    }
+}
+
+/// Parses `none`, `lz4`, `zstd` (default level) or `zstd:LEVEL`.
+impl std::str::FromStr for Compression {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let c = match s.split_once(':') {
+            None if s == "none" => Compression::None,
+            None if s == "lz4" => Compression::Lz4,
+            None if s == "zstd" => Compression::zstd(),
+            Some(("zstd", l)) => Compression::Zstd(l.parse().map_err(|_| {
+                Error::InvalidArgument(format!("zstd level must be an integer, not {l:?}"))
+            })?),
+            _ => {
+                return Err(Error::InvalidArgument(format!(
+                    "compression must be none, lz4, zstd or zstd:LEVEL, not {s:?}"
+                )))
+            }
+        };
+        c.validate()?;
+        Ok(c)
+    }
 }
 
 /// How opening a database treats damage in its write-ahead logs (WALs), as
@@ -281,6 +342,9 @@ impl Options {
         }
         if self.compression_per_level.is_empty() {
             return bad("compression_per_level must name at least one level");
+        }
+        for c in &self.compression_per_level {
+            c.validate()?;
         }
         self.filter_memory.validate()?;
         if self.filter_lifetime == Some(0) {

@@ -407,6 +407,30 @@ impl VersionEdit {
     }
 }
 
+impl VersionEdit {
+    /// An edit adding every file of `v` at its level and run (the first
+    /// record of a fresh MANIFEST; the caller sets the numbers).
+    pub fn adding_all_of(v: &Version) -> VersionEdit {
+        let mut snap = VersionEdit::default();
+        for (level, runs) in v.levels.iter().enumerate() {
+            for run in runs {
+                for f in &run.files {
+                    snap.added.push(NewFile {
+                        level,
+                        run: run.id,
+                        number: f.number,
+                        size: f.size,
+                        entries: f.entries,
+                        smallest: f.smallest.clone(),
+                        largest: f.largest.clone(),
+                    });
+                }
+            }
+        }
+        snap
+    }
+}
+
 /// The live version plus the MANIFEST it is logged to. Guarded by the database's
 /// version mutex; readers get versions through `Db`'s `current` pointer.
 pub struct VersionSet {
@@ -721,27 +745,12 @@ impl VersionSet {
     fn write_new_manifest(&mut self, v: &Version, edit: &VersionEdit) -> Result<()> {
         let number = self.new_file_number();
         let path = filename::manifest(&self.dir, number);
-        let mut snap = VersionEdit {
+        let snap = VersionEdit {
             log_number: edit.log_number,
             next_file_number: Some(self.next_file_number),
             last_sequence: edit.last_sequence,
-            ..VersionEdit::default()
+            ..VersionEdit::adding_all_of(v)
         };
-        for (level, runs) in v.levels.iter().enumerate() {
-            for run in runs {
-                for f in &run.files {
-                    snap.added.push(NewFile {
-                        level,
-                        run: run.id,
-                        number: f.number,
-                        size: f.size,
-                        entries: f.entries,
-                        smallest: f.smallest.clone(),
-                        largest: f.largest.clone(),
-                    });
-                }
-            }
-        }
         let written = (|| {
             let mut w = LogWriter::new(self.fs.create(&path)?, path.clone());
             w.add_record(&snap.encode())?;

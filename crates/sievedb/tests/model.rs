@@ -561,6 +561,19 @@ fn model_lz4() {
 }
 
 #[test]
+fn model_zstd() {
+    run_config(&Config {
+        name: "zstd",
+        style: CompactionStyle::Leveling,
+        bits_per_key: 10.0,
+        compression: Compression::zstd(),
+        filter_hash: None,
+        tune_filter: None,
+        seeds: &[33],
+    });
+}
+
+#[test]
 fn model_tiering_lz4_no_filters() {
     run_config(&Config {
         name: "tiering-lz4-no-filters",

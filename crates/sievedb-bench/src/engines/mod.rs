@@ -56,6 +56,8 @@ pub struct EngineConfig {
     /// sievedb: busy-wait this many nanoseconds per data block read from a
     /// file, emulating a slower device (the baselines list it as ignored).
     pub io_delay_ns: u64,
+    /// sievedb: block compression of every level (the baselines keep theirs off).
+    pub compression: ::sievedb::Compression,
 }
 
 /// Warns (on stderr) that baseline `engine` levels whatever
@@ -94,6 +96,13 @@ pub(crate) fn ignored_device_flags(
              --io-delay-ns applies to sievedb only"
         );
         ignored.push("--io-delay-ns");
+    }
+    if cfg.compression != ::sievedb::Compression::None {
+        eprintln!(
+            "warning: the {engine} baseline keeps compression off; \
+             --compression applies to sievedb only"
+        );
+        ignored.push("--compression");
     }
     if cfg.filters.filter_memory() != ::sievedb::FilterMemory::Unlimited {
         let flag = if cfg.filters.filter_memory_bits_per_key.is_some() {

@@ -28,7 +28,7 @@ impl SieveDb {
             .compaction_style(cfg.compaction_style)
             .block_size(cfg.block_size)
             .max_open_files(cfg.max_open_files)
-            .compression_per_level(vec![Compression::None])
+            .compression_per_level(vec![cfg.compression])
             .verify_checksums(true)
             .use_direct_reads(cfg.use_direct_reads)
             .io_delay_ns(cfg.io_delay_ns)
@@ -85,13 +85,10 @@ impl Engine for SieveDb {
 
     fn settings(&self) -> serde_json::Value {
         let o = self.db.options();
-        let compression: Vec<&str> = o
+        let compression: Vec<String> = o
             .compression_per_level
             .iter()
-            .map(|c| match c {
-                Compression::None => "none",
-                Compression::Lz4 => "lz4",
-            })
+            .map(Compression::to_string)
             .collect();
         json!({
             "engine": "sievedb",

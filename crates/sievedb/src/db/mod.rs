@@ -34,9 +34,12 @@ use crate::wal::{
     Damage, DamageKind, LogItem, LogReader, LogWriter, RecoveryReport, Tail, WalDrop, HEADER_LEN,
 };
 
+mod approximate;
 mod bg_error;
+mod checkpoint;
 mod flush;
 mod open;
+mod properties;
 mod read;
 mod scheduler;
 mod snapshot;
@@ -571,13 +574,18 @@ impl DbInner {
         // the flush thread read-locks the memtables while it holds the
         // background lock, and a memtable switch waiting for the write lock
         // queues that read behind ours, so holding both here deadlocked.
-        s.memtable_bytes = {
-            let m = self.mem.read();
-            (m.mem.approximate_size() + m.imm.iter().map(|x| x.approximate_size()).sum::<usize>())
-                as u64
-        };
+        s.memtable_bytes = self.memtable_bytes();
         s.last_sequence = self.last_seq.load(Ordering::Acquire);
+        s.pending_compaction_bytes = compaction::pending_bytes(&v, &self.opts);
         s.background_error = self.bg.lock().error.as_ref().map(Error::to_string);
         s
+    }
+
+    /// Bytes held by the active and frozen memtables (the memtable lock is
+    /// released on return).
+    fn memtable_bytes(&self) -> u64 {
+        let m = self.mem.read();
+        (m.mem.approximate_size() + m.imm.iter().map(|x| x.approximate_size()).sum::<usize>())
+            as u64
     }
 }

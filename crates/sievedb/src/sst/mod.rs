@@ -9,7 +9,8 @@
 //! footer (64 bytes)
 //! ```
 //! Every block is followed by a 5-byte trailer `compression: u8 | crc: u32`,
-//! the masked CRC32C of the block bytes and the compression byte.
+//! the masked CRC32C of the block bytes and the compression byte (0 none,
+//! 1 LZ4, 2 zstd).
 
 pub mod block;
 pub mod properties;
@@ -34,6 +35,12 @@ pub const TRAILER_LEN: usize = 5;
 pub const COMPRESSION_NONE: u8 = 0;
 /// Compression byte of an LZ4 block (size-prefixed LZ4 block format).
 pub const COMPRESSION_LZ4: u8 = 1;
+/// Compression byte of a zstd block (one zstd frame that records its
+/// uncompressed size).
+pub const COMPRESSION_ZSTD: u8 = 2;
+/// The largest uncompressed block a zstd frame may claim (a corrupt size
+/// field must not make the reader allocate gigabytes).
+pub const MAX_BLOCK_LEN: usize = 256 << 20;
 
 /// Where a block lives in its file (the size excludes the trailer).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

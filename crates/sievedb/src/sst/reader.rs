@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use super::block::{Block, BlockIter};
 use super::{
-    block_crc, BlockHandle, Footer, Properties, COMPRESSION_LZ4, COMPRESSION_NONE, FOOTER_LEN,
-    TRAILER_LEN,
+    block_crc, BlockHandle, Footer, Properties, COMPRESSION_LZ4, COMPRESSION_NONE,
+    COMPRESSION_ZSTD, FOOTER_LEN, MAX_BLOCK_LEN, TRAILER_LEN,
 };
 use crate::cache::BlockCache;
 use crate::coding::{u32_at, Reader};
@@ -34,6 +34,9 @@ pub struct TableReader {
     index: Arc<Block>,
     filter: Option<Arc<FilterIndex>>,
     props: Properties,
+    /// Offset just past the last data block (data blocks come first in the
+    /// file: the filter section, or else the properties block, follows them).
+    data_end: u64,
     cache: Option<Arc<BlockCache>>,
     counters: Arc<Counters>,
     verify: bool,
@@ -100,6 +103,11 @@ impl TableReader {
             index: Arc::new(Block::new(vec![0, 0, 0, 0, 1, 0, 0, 0]).expect("empty block")),
             filter: None,
             props: Properties::default(),
+            data_end: if footer.filter.size > 0 {
+                footer.filter.offset.min(footer.properties.offset)
+            } else {
+                footer.properties.offset
+            },
             cache,
             counters,
             verify: true,
@@ -265,6 +273,9 @@ impl TableReader {
             COMPRESSION_LZ4 => lz4_flex::block::decompress_size_prepended(&buf).map_err(|e| {
                 Error::corruption(&self.path, format!("LZ4 block at {}: {e}", h.offset))
             }),
+            COMPRESSION_ZSTD => zstd_decompress(&buf).map_err(|e| {
+                Error::corruption(&self.path, format!("zstd block at {}: {e}", h.offset))
+            }),
             c => Err(Error::corruption(
                 &self.path,
                 format!("unknown compression type {c}"),
@@ -297,6 +308,18 @@ impl TableReader {
             }
         }
         Ok(block)
+    }
+
+    /// The file offset of the data block where internal key `ikey` would be
+    /// (the end of the data blocks if it follows every key): the basis of
+    /// [`crate::Db::approximate_size`]. Reads only the index (in memory).
+    pub fn approximate_offset(&self, ikey: &[u8]) -> Result<u64> {
+        Ok(self.index_search(ikey)?.map_or(self.data_end, |h| h.offset))
+    }
+
+    /// Offset just past the last data block.
+    pub fn data_end(&self) -> u64 {
+        self.data_end
     }
 
     fn decode_handle(&self, v: &[u8]) -> Result<BlockHandle> {
@@ -469,6 +492,34 @@ impl InternalIterator for TableIter {
     fn value(&self) -> &[u8] {
         self.data.as_ref().expect("valid iterator").value()
     }
+}
+
+/// Decompresses a zstd block: one frame that must record its uncompressed
+/// size (at most [`MAX_BLOCK_LEN`]) and decode to exactly that many bytes.
+fn zstd_decompress(frame: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    thread_local! {
+        /// One decompression context per thread, reused across blocks.
+        static DCTX: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let len = match zstd::zstd_safe::get_frame_content_size(frame) {
+        Ok(Some(n)) if n <= MAX_BLOCK_LEN as u64 => n as usize,
+        Ok(Some(n)) => return Err(format!("claims {n} bytes, more than a block may hold")),
+        Ok(None) => return Err("frame does not record its size".into()),
+        Err(_) => return Err("not a zstd frame".into()),
+    };
+    DCTX.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?);
+        }
+        let d = slot.as_mut().expect("just set");
+        let out = d.decompress(frame, len).map_err(|e| e.to_string())?;
+        if out.len() != len {
+            return Err(format!("decoded {} bytes, frame says {len}", out.len()));
+        }
+        Ok(out)
+    })
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 
 use super::block::BlockBuilder;
 use super::{
-    block_crc, BlockHandle, Footer, Properties, COMPRESSION_LZ4, COMPRESSION_NONE, FORMAT_VERSION,
-    TRAILER_LEN,
+    block_crc, BlockHandle, Footer, Properties, COMPRESSION_LZ4, COMPRESSION_NONE,
+    COMPRESSION_ZSTD, FORMAT_VERSION, TRAILER_LEN,
 };
 use crate::coding::put_varint;
 use crate::error::Result;
@@ -25,6 +25,8 @@ pub struct TableWriter {
     props: Properties,
     last_user_key: Vec<u8>,
     scratch: Vec<u8>,
+    /// The zstd context, made on the first zstd block and reused.
+    zstd: Option<zstd::bulk::Compressor<'static>>,
     /// Write the filter as one version-3 section, as builds before the
     /// version-4 filter index did (tests of reading old files).
     #[cfg(test)]
@@ -60,6 +62,7 @@ impl TableWriter {
             },
             last_user_key: Vec::new(),
             scratch: Vec::new(),
+            zstd: None,
             #[cfg(test)]
             legacy_filter: false,
         }
@@ -124,15 +127,32 @@ impl TableWriter {
         Ok(())
     }
 
+    /// One zstd frame holding `raw`, with its size recorded in the header.
+    fn zstd_compress(&mut self, raw: &[u8], level: i32) -> Result<Vec<u8>> {
+        if self.zstd.is_none() {
+            self.zstd = Some(zstd::bulk::Compressor::new(level)?);
+        }
+        let c = self.zstd.as_mut().expect("just set");
+        c.set_compression_level(level)?;
+        Ok(c.compress(raw)?)
+    }
+
     fn write_block(&mut self, raw: &[u8], compression: Compression) -> Result<BlockHandle> {
         let mut ctype = COMPRESSION_NONE;
-        let compressed;
+        let compressed = match compression {
+            Compression::None => None,
+            Compression::Lz4 => {
+                Some((lz4_flex::block::compress_prepend_size(raw), COMPRESSION_LZ4))
+            }
+            // The zstd frame records the block's size (the reader needs it).
+            Compression::Zstd(level) => Some((self.zstd_compress(raw, level)?, COMPRESSION_ZSTD)),
+        };
         let mut body = raw;
-        if compression == Compression::Lz4 {
-            compressed = lz4_flex::block::compress_prepend_size(raw);
-            if compressed.len() < raw.len() - raw.len() / 8 {
-                body = &compressed;
-                ctype = COMPRESSION_LZ4;
+        // A block is kept compressed only when that saves at least 1/8 of it.
+        if let Some((c, t)) = &compressed {
+            if c.len() < raw.len() - raw.len() / 8 {
+                body = c;
+                ctype = *t;
             }
         }
         let handle = BlockHandle {

@@ -1,0 +1,105 @@
+//! Named properties: statistics and estimates looked up by name, as
+//! RocksDB's `GetProperty` / `GetIntProperty`.
+
+use super::*;
+
+/// Prefix of every property name.
+const PREFIX: &str = "sievedb.";
+
+/// One property's value: a number, or text.
+enum Value {
+    Int(u64),
+    Text(String),
+}
+
+impl DbInner {
+    /// The value of property `name` (see [`Db::property`]); `None` if unknown.
+    fn property_value(&self, name: &str) -> Option<Value> {
+        let name = name.strip_prefix(PREFIX)?;
+        let v = || self.current.read().clone();
+        let int = Value::Int;
+        Some(match name {
+            "stats" => Value::Text(self.stats().to_string()),
+            "levels" => Value::Text(levels_table(&v())),
+            "total-sst-files-size" => int(v().files().map(|(_, f)| f.size).sum()),
+            "estimate-num-keys" => int(self.estimate_num_keys(&v())),
+            "estimate-pending-compaction-bytes" => int(compaction::pending_bytes(&v(), &self.opts)),
+            "stall-micros" => int(self.counters.write_slowdown_micros.load(Ordering::Relaxed)
+                + self.counters.write_stop_micros.load(Ordering::Relaxed)),
+            "filter-memory-bytes" => int(self.tables.filter_budget().usage().0),
+            "num-snapshots" => int(self.snapshots.lock().values().sum::<usize>() as u64),
+            "num-immutable-mem-table" => int(self.mem.read().imm.len() as u64),
+            "cur-size-all-mem-tables" => int(self.memtable_bytes()),
+            _ => {
+                let level: usize = name.strip_prefix("num-files-at-level")?.parse().ok()?;
+                let v = v();
+                int(v
+                    .levels
+                    .get(level)?
+                    .iter()
+                    .map(|r| r.files.len() as u64)
+                    .sum())
+            }
+        })
+    }
+
+    /// Entries in the memtables and SST files: every version of a key and
+    /// every tombstone not yet compacted away counts (no file is opened).
+    fn estimate_num_keys(&self, v: &Version) -> u64 {
+        let mem = {
+            let m = self.mem.read();
+            m.mem.len() + m.imm.iter().map(|x| x.len()).sum::<usize>()
+        } as u64;
+        mem + v.files().map(|(_, f)| f.entries).sum::<u64>()
+    }
+}
+
+/// `Level Files Runs Size(MiB)`, one row per level (RocksDB's `levelstats`).
+fn levels_table(v: &Version) -> String {
+    let mut s = String::from("Level Files Runs Size(MiB)\n--------------------------\n");
+    for (l, runs) in v.levels.iter().enumerate() {
+        let files: usize = runs.iter().map(|r| r.files.len()).sum();
+        let bytes = v.level_bytes(l) as f64 / (1 << 20) as f64;
+        s += &format!("{l:>5} {files:>5} {:>4} {bytes:>9.3}\n", runs.len());
+    }
+    s
+}
+
+impl Db {
+    /// The value of the named property as text, or `None` for an unknown
+    /// name (RocksDB's `GetProperty`). Names:
+    ///
+    /// * `sievedb.stats`: the multi-line [`Stats`] table (its `Display`);
+    /// * `sievedb.levels`: files, runs and MiB per level, one row each;
+    /// * `sievedb.num-files-at-level<N>`: SST files in level `N`
+    ///   (`None` past the last level);
+    /// * `sievedb.total-sst-files-size`: bytes of the live SST files;
+    /// * `sievedb.estimate-num-keys`: entries in memtables and files
+    ///   (overwritten versions and tombstones not yet compacted count too);
+    /// * `sievedb.estimate-pending-compaction-bytes`: bytes compaction must
+    ///   still rewrite (see [`crate::compaction::pending_bytes`]);
+    /// * `sievedb.stall-micros`: microseconds writers spent slowed or stopped;
+    /// * `sievedb.filter-memory-bytes`: bytes of resident SST filter units;
+    /// * `sievedb.num-snapshots`: live snapshots;
+    /// * `sievedb.num-immutable-mem-table`: frozen memtables waiting for flush;
+    /// * `sievedb.cur-size-all-mem-tables`: bytes of all memtables.
+    ///
+    /// Every name but `stats` and `levels` is a number, also available from
+    /// [`property_int`](Self::property_int).
+    pub fn property(&self, name: &str) -> Option<String> {
+        Some(match self.inner.property_value(name)? {
+            Value::Int(n) => n.to_string(),
+            Value::Text(s) => s,
+        })
+    }
+
+    /// The value of a numeric property (see [`property`](Self::property)),
+    /// or `None` for an unknown or non-numeric name (RocksDB's
+    /// `GetIntProperty`).
+    pub fn property_int(&self, name: &str) -> Option<u64> {
+        match self.inner.property_value(name)? {
+            Value::Int(n) => Some(n),
+            Value::Text(_) => None,
+        }
+    }
+}
