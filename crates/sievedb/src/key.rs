@@ -86,6 +86,12 @@ impl<'a> LazySeek<'a> {
         }
     }
 
+    /// The sequence number the lookup reads at.
+    #[inline]
+    pub fn seq(&self) -> SeqNo {
+        self.seq
+    }
+
     /// The seek key of `user_key` (the same user key on every call).
     #[inline]
     pub fn get(&mut self, user_key: &[u8]) -> &[u8] {

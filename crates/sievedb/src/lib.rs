@@ -36,6 +36,7 @@ pub mod iter;
 pub mod key;
 pub mod memtable;
 pub mod options;
+pub mod range_del;
 pub mod repair;
 pub mod run;
 pub mod skiplist;

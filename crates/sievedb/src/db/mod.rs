@@ -23,9 +23,10 @@ use crate::filter::digest::Phase;
 use crate::filter::{KeyProbe, MemtableFilter};
 use crate::io::{filename, FileLock, FileSystem, StdFs, WritableFile};
 use crate::iter::{DbIterator, InternalIterator, MergingIterator, Pin};
-use crate::key::{self, Kind, SeqNo};
+use crate::key::{self, SeqNo};
 use crate::memtable::{Lookup, Memtable};
 use crate::options::{Options, ReadOptions, WalRecovery, WriteOptions};
+use crate::range_del::Fragments;
 use crate::run::RunIter;
 use crate::sst::reader::ReadCtx;
 use crate::stats::{bump, Counters, LevelStats, Stats};
@@ -290,6 +291,27 @@ impl Db {
         let key = key.as_ref();
         let mut b = WriteBatch::with_capacity(key.len() + 6);
         b.delete(key);
+        self.write_with(b, wo)
+    }
+
+    /// Deletes every key in `range` (any [`RangeBounds`], as for
+    /// [`range`](Self::range)) with one range tombstone, whatever the range
+    /// holds: `O(1)` to write. Bounds are normalised to a half-open interval
+    /// (see [`WriteBatch::delete_range`]). An empty range (`b..a`, `a..a`)
+    /// is a no-op, as deleting a missing key is; a bound longer than
+    /// [`key::MAX_KEY_LEN`] is [`Error::InvalidArgument`].
+    pub fn delete_range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<()> {
+        self.delete_range_with(range, &WriteOptions::default())
+    }
+
+    /// [`delete_range`](Self::delete_range) with explicit write options.
+    pub fn delete_range_with<K: AsRef<[u8]>, R: RangeBounds<K>>(
+        &self,
+        range: R,
+        wo: &WriteOptions,
+    ) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete_range(range);
         self.write_with(b, wo)
     }
 
