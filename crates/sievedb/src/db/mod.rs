@@ -569,6 +569,7 @@ impl DbInner {
                         runs: runs.len(),
                         bytes: runs.iter().map(|r| r.bytes()).sum(),
                         entries: files.clone().map(|f| f.entries).sum(),
+                        range_tombstones: files.clone().map(|f| f.range_dels).sum(),
                         ..LevelStats::default()
                     };
                     for (resident, units, bytes) in files.filter_map(|f| f.filter_residency()) {
