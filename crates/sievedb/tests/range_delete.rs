@@ -155,7 +155,10 @@ fn snapshots_see_what_was_there_before_the_tombstone() {
     db.compact_range::<&[u8], _>(..).unwrap();
     snap_check("after compaction under the snapshot");
     check(&db, &m, 800, "live, compacted");
-    assert!(range_tombstones(&db) >= 1, "the snapshot keeps the tombstone");
+    assert!(
+        range_tombstones(&db) >= 1,
+        "the snapshot keeps the tombstone"
+    );
     drop(snap);
     db.compact_range::<&[u8], _>(..).unwrap();
     check(&db, &m, 800, "after the snapshot is gone");
@@ -230,7 +233,11 @@ fn a_covering_tombstone_stops_the_lookup_before_older_levels() {
     for i in 400..600 {
         assert_eq!(db.get(k(i)).unwrap(), None);
     }
-    assert_eq!(probes(&db), p1, "tombstone in the memtable: no SST filter probed");
+    assert_eq!(
+        probes(&db),
+        p1,
+        "tombstone in the memtable: no SST filter probed"
+    );
     db.flush().unwrap();
     let l0_before: Vec<u64> = db.stats().levels.iter().map(|l| l.filter_probes).collect();
     for i in 400..600 {
@@ -296,4 +303,72 @@ fn repair_keeps_range_deleted_data_deleted() {
     Db::repair(dir.path(), opts()).unwrap();
     let db = Db::open(dir.path(), opts()).unwrap();
     check(&db, &m, 1000, "after repair");
+}
+
+/// Tombstones ending exactly where compaction cuts its outputs: a file may end
+/// at a tombstone's end sentinel and the next start at that very user key.
+/// Lookups, seeks and reopen must all find the next file's entries.
+#[test]
+fn outputs_cut_at_tombstone_ends_stay_disjoint_and_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts()).unwrap();
+    let n = 3000;
+    let before = fill(&db, n);
+    db.compact_range::<&[u8], _>(..).unwrap();
+    // Held from before the tombstones: they and the entries they hide stay.
+    let snap = db.snapshot();
+    let mut m = before.clone();
+    for i in (0..n).step_by(2) {
+        db.delete_range(k(i)..k(i + 1)).unwrap();
+        m.remove(&k(i));
+    }
+    db.compact_range::<&[u8], _>(..).unwrap();
+    let s = db.stats();
+    let deep_files: usize = s.levels[1..].iter().map(|l| l.files).sum();
+    assert!(deep_files > 2, "several outputs: {s:?}");
+    assert_eq!(range_tombstones(&db), u64::from(n / 2));
+    check(&db, &m, n, "after compaction");
+    for i in (1..n).step_by(2) {
+        let mut it = db.range(k(i)..).unwrap();
+        assert_eq!(it.next().unwrap().unwrap().0, k(i), "seek to {i}");
+    }
+    assert_eq!(collect_all(snap.iter(), "snapshot").len(), before.len());
+    drop(snap);
+    drop(db);
+    let db = Db::open(dir.path(), opts()).unwrap();
+    check(&db, &m, n, "after reopen");
+    db.compact_range::<&[u8], _>(..).unwrap();
+    assert_eq!(
+        range_tombstones(&db),
+        0,
+        "dropped once no snapshot needs them"
+    );
+    check(&db, &m, n, "after the last compaction");
+}
+
+/// A tombstone kept by a snapshot and spanning many output files' worth of
+/// entries: compaction must not cut inside it, or a later file would overlap
+/// the one holding it and newer puts inside the range would be lost to reads.
+#[test]
+fn a_long_kept_tombstone_is_not_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts()).unwrap();
+    let n = 3000;
+    let mut m = fill(&db, n);
+    db.compact_range::<&[u8], _>(..).unwrap();
+    let snap = db.snapshot();
+    db.delete_range(k(100)..k(2900)).unwrap();
+    remove_range(&mut m, 100, 2900);
+    for i in (150..2850).step_by(50) {
+        db.put(k(i), b"new").unwrap();
+        m.insert(k(i), b"new".to_vec());
+    }
+    db.compact_range::<&[u8], _>(..).unwrap();
+    assert_eq!(range_tombstones(&db), 1);
+    check(&db, &m, n, "after compaction");
+    assert_eq!(snap.get(k(1000)).unwrap(), Some(b"v1000".to_vec()));
+    drop(snap);
+    db.compact_range::<&[u8], _>(..).unwrap();
+    assert_eq!(range_tombstones(&db), 0);
+    check(&db, &m, n, "after the tombstone is dropped");
 }
