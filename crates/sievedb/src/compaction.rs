@@ -556,3 +556,48 @@ pub fn bottom_check<'a>(c: &'a Compaction, v: &'a Version) -> impl Fn(&[u8]) -> 
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str, e: Option<&str>, seq: SeqNo) -> RangeTombstone {
+        RangeTombstone {
+            start: s.as_bytes().to_vec(),
+            end: e.map(|e| e.as_bytes().to_vec()),
+            seq,
+        }
+    }
+
+    #[test]
+    fn outputs_are_cut_only_where_no_kept_tombstone_is_open() {
+        let rd = RangeDels {
+            tombstones: vec![t("m", None, 9), t("b", Some("d"), 5), t("f", Some("h"), 2)],
+            // The old tombstone over [f, h) is bottommost: dropped once seen by all.
+            is_bottom: &|t: &RangeTombstone| t.start == b"f",
+        };
+        let (hide, open) = plan_range_dels(rd, 4);
+        assert_eq!(
+            open.kept.len(),
+            2,
+            "the bottommost visible tombstone is dropped"
+        );
+        assert!(
+            hide.covers(b"g", 1),
+            "a dropped tombstone still hides its entries"
+        );
+        assert!(
+            !hide.covers(b"c", 1),
+            "seq 5 is newer than the oldest snapshot"
+        );
+        assert!(open.may_cut(b"a"));
+        assert!(
+            open.may_cut(b"b"),
+            "a tombstone starting at the cut goes after it"
+        );
+        assert!(!open.may_cut(b"c"), "[b, d) is open at c");
+        assert!(open.may_cut(b"d"), "[b, d) ends exactly at the cut");
+        assert!(open.may_cut(b"m"));
+        assert!(!open.may_cut(b"n"), "[m, +inf) never closes");
+    }
+}

@@ -873,3 +873,36 @@ fn add_file(v: &mut Version, level: usize, run_id: u64, f: Arc<FileMeta>) {
         .partition_point(|g| key::compare(&g.smallest, &f.smallest) == Ordering::Less);
     run.files.insert(pos, f);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_with_range_tombstones_use_tag_6() {
+        let file = |number, range_dels| NewFile {
+            level: 1,
+            run: 0,
+            number,
+            size: 10,
+            entries: 1,
+            smallest: key::internal_key(b"a", 1, key::Kind::Put),
+            largest: key::internal_key(b"b", 1, key::Kind::Put),
+            range_dels,
+        };
+        let plain = VersionEdit {
+            added: vec![file(7, 0)],
+            ..VersionEdit::default()
+        };
+        let with = VersionEdit {
+            added: vec![file(7, 0), file(8, 3)],
+            ..VersionEdit::default()
+        };
+        assert_eq!(plain.encode()[0], 5);
+        assert_eq!(VersionEdit::decode(&plain.encode()).unwrap(), plain);
+        assert_eq!(VersionEdit::decode(&with.encode()).unwrap(), with);
+        assert!(with.encode().contains(&6));
+        let b = with.encode();
+        assert!(VersionEdit::decode(&b[..b.len() - 1]).is_err());
+    }
+}

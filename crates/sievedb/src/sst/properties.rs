@@ -98,3 +98,38 @@ impl Properties {
         Ok(p)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sst::BlockHandle;
+
+    #[test]
+    fn range_tombstone_fields_round_trip_and_default_to_zero() {
+        let p = Properties {
+            entries: 3,
+            smallest: vec![b'a'; 9],
+            largest: vec![b'z'; 9],
+            filter_keys: 3,
+            range_dels: 2,
+            range_del_block: BlockHandle {
+                offset: 4096,
+                size: 40,
+            },
+            ..Properties::default()
+        };
+        let b = p.encode();
+        assert_eq!(Properties::decode(&b).unwrap(), p);
+        // A block written before range deletes ends after `filter_keys`.
+        let old = Properties {
+            range_dels: 0,
+            range_del_block: BlockHandle::default(),
+            ..p.clone()
+        };
+        let ob = old.encode();
+        // Its three trailing fields are one-byte zero varints.
+        assert_eq!(Properties::decode(&ob[..ob.len() - 3]).unwrap(), old);
+        assert_eq!(&ob[..ob.len() - 3], &b[..b.len() - 4]);
+        assert!(Properties::decode(&b[..b.len() - 1]).is_err());
+    }
+}
