@@ -5,10 +5,10 @@
 //! tombstone `[start, end)` with `start <= k < end` has `s < seq <= r`.
 //! `end == None` stands for +infinity (an unbounded `delete_range(a..)`).
 //!
-//! This module holds the tombstone type, the block codec shared by the SST
-//! meta block (see `docs/format.md`), the per-source covering check used by
-//! point lookups ([`max_covering`]) and the fragmented aggregate
-//! ([`Fragments`]) iterators and compaction query once per entry.
+//! This module holds the tombstone type, the codec of the SST meta block (see
+//! `docs/format.md`), the linear covering check of a memtable's few
+//! tombstones ([`max_covering`]) and the fragmented form ([`Fragments`]) that
+//! tables (for point lookups), iterators and compactions query per key.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -153,18 +153,21 @@ pub fn max_covering(ts: &[RangeTombstone], user_key: &[u8], read_seq: SeqNo) -> 
         .unwrap_or(0)
 }
 
-/// One piece of a fragmented set: `[start, end)` and the newest sequence of
-/// the tombstones covering all of it.
+/// One piece of a fragmented set: `[start, end)` and the sequences of the
+/// tombstones covering all of it, newest first (never empty).
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Fragment {
     start: Vec<u8>,
     end: Option<Vec<u8>>,
-    seq: SeqNo,
+    seqs: Vec<SeqNo>,
 }
 
-/// The aggregate of every tombstone visible to one read: the tombstones cut
-/// at every boundary into disjoint sorted fragments, each keeping the newest
-/// sequence covering it. Built once (`O(n log n)`), queried in `O(log n)`.
+/// Tombstones cut at every boundary into disjoint sorted fragments, each
+/// keeping the sequences covering it, newest first. Built once (`O(n log n)`
+/// plus the overlap), queried in `O(log n)`: the aggregate of everything one
+/// iterator sees (built at its read sequence, so [`covers`](Self::covers)
+/// needs no sequence bound) and the tombstones of one table (built
+/// unbounded, queried with [`max_seq_at`](Self::max_seq_at)).
 #[derive(Clone, Debug, Default)]
 pub struct Fragments {
     frags: Vec<Fragment>,
@@ -204,14 +207,14 @@ impl Fragments {
                 }
                 i += 1;
             }
-            let (Some(from), Some((&seq, _))) = (at, active.last_key_value()) else {
+            let Some(from) = at.filter(|_| !active.is_empty()) else {
                 continue;
             };
             let to = events.get(i).and_then(|e| e.0.clone());
             frags.push(Fragment {
                 start: from,
                 end: to,
-                seq,
+                seqs: active.keys().rev().copied().collect(),
             });
         }
         Fragments { frags }
@@ -230,14 +233,28 @@ impl Fragments {
     }
 
     /// The newest sequence of the tombstones covering `user_key` (0: none).
+    #[inline]
     pub fn max_seq(&self, user_key: &[u8]) -> SeqNo {
+        self.fragment(user_key).map_or(0, |f| f.seqs[0])
+    }
+
+    /// The newest sequence `<= read_seq` of the tombstones covering
+    /// `user_key` (0: none).
+    pub fn max_seq_at(&self, user_key: &[u8], read_seq: SeqNo) -> SeqNo {
+        let Some(f) = self.fragment(user_key) else {
+            return 0;
+        };
+        let i = f.seqs.partition_point(|&s| s > read_seq);
+        f.seqs.get(i).copied().unwrap_or(0)
+    }
+
+    /// The fragment holding `user_key`, if any.
+    fn fragment(&self, user_key: &[u8]) -> Option<&Fragment> {
         let i = self
             .frags
             .partition_point(|f| f.start.as_slice() <= user_key);
-        match i.checked_sub(1).map(|i| &self.frags[i]) {
-            Some(f) if f.end.as_deref().is_none_or(|e| user_key < e) => f.seq,
-            _ => 0,
-        }
+        let f = &self.frags[i.checked_sub(1)?];
+        f.end.as_deref().is_none_or(|e| user_key < e).then_some(f)
     }
 }
 
@@ -344,9 +361,12 @@ mod tests {
                 .collect();
             let read = rnd(14);
             let f = Fragments::new(&ts, read);
+            let all = Fragments::new(&ts, MAX_SEQ);
             let s = sorted(&ts);
             for k in 0..30u8 {
-                assert_eq!(f.max_seq(&[k]), max_covering(&s, &[k], read), "{ts:?} {k}");
+                let want = max_covering(&s, &[k], read);
+                assert_eq!(f.max_seq(&[k]), want, "{ts:?} {k}");
+                assert_eq!(all.max_seq_at(&[k], read), want, "{ts:?} {k} at {read}");
             }
         }
     }

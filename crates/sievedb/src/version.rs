@@ -302,8 +302,7 @@ impl Version {
                 // hold a newer entry of a covered key): once one is known, the
                 // key is deleted whatever an older file's filter says.
                 let covered = if f.range_dels > 0 {
-                    let t = f.table(probe)?;
-                    crate::range_del::max_covering(t.range_dels(), user_key, seek.seq())
+                    f.table(probe)?.max_covering(user_key, seek.seq())
                 } else {
                     0
                 };

@@ -24,7 +24,7 @@ use crate::io::{FileSystem, RandomAccessFile};
 use crate::iter::InternalIterator;
 use crate::key::{self, Kind, SeqNo};
 use crate::memtable::Lookup;
-use crate::range_del::RangeTombstone;
+use crate::range_del::{Fragments, RangeTombstone};
 use crate::stats::{bump, Counters, FALSE_POSITIVES};
 
 /// An open SST.
@@ -42,6 +42,8 @@ pub struct TableReader {
     io_delay_ns: u64,
     /// The file's range tombstones, read at open, sorted by start.
     range_dels: Vec<RangeTombstone>,
+    /// The same tombstones fragmented, for point lookups.
+    range_del_frags: Fragments,
 }
 
 /// Per-call read settings.
@@ -108,6 +110,7 @@ impl TableReader {
             verify: true,
             io_delay_ns: 0,
             range_dels: Vec::new(),
+            range_del_frags: Fragments::default(),
         };
         for h in [footer.index, footer.filter, footer.properties] {
             if h.size != 0 && !h.fits(body) {
@@ -132,6 +135,7 @@ impl TableReader {
                     "range tombstone count disagrees with the properties".into(),
                 ));
             }
+            t.range_del_frags = Fragments::new(&ts, crate::key::MAX_SEQ);
             t.range_dels = ts;
         }
         if footer.filter.size > 0 {
@@ -160,6 +164,12 @@ impl TableReader {
     /// The file's range tombstones, sorted by start (empty for most files).
     pub fn range_dels(&self) -> &[RangeTombstone] {
         &self.range_dels
+    }
+
+    /// The newest sequence `<= read_seq` of the file's range tombstones
+    /// covering `user_key` (0: none), in `O(log n)`.
+    pub fn max_covering(&self, user_key: &[u8], read_seq: SeqNo) -> SeqNo {
+        self.range_del_frags.max_seq_at(user_key, read_seq)
     }
 
     /// The file's properties.
