@@ -86,6 +86,11 @@ pub fn levels_of(c: &Compaction) -> (usize, usize) {
 }
 
 /// Files of `run` whose user keys meet `[lo, hi]`.
+///
+/// A file ending at a range tombstone's end sentinel `(e, MAX_SEQ)` holds no
+/// entry of `e`, but its user-key range is taken as `[.., e]`: the test may
+/// take one file more than needed (its neighbour starting at `e`), never one
+/// less, so the outputs still replace every file they overlap.
 fn overlapping(run: &Run, lo: &[u8], hi: &[u8]) -> Vec<Arc<FileMeta>> {
     run.files
         .iter()
