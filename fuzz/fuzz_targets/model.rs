@@ -1,7 +1,8 @@
 #![no_main]
 //! Model-based: arbitrary operation sequences against a BTreeMap, with flushes,
-//! compactions and reopens.
+//! compactions, reopens and range deletes (direct and in batches).
 use std::collections::BTreeMap;
+use std::ops::Bound;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
@@ -17,6 +18,44 @@ enum Op {
     Flush,
     Compact,
     Reopen,
+    /// `delete_range` from key `a` to key `b`; `shape` picks the bound kinds.
+    DeleteRange(u8, u8, u8),
+    /// A batch mixing puts, deletes and range deletes, applied in order.
+    MixedBatch(Vec<BatchOp>),
+}
+
+#[derive(Arbitrary, Debug)]
+enum BatchOp {
+    Put(u8, Vec<u8>),
+    Delete(u8),
+    DeleteRange(u8, u8, u8),
+}
+
+type Range = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
+/// The bounds of a range delete: `shape` chooses, for each side, included,
+/// excluded or (rarely) unbounded.
+fn range(a: u8, b: u8, shape: u8) -> Range {
+    let side = |k: u8, s: u8| match s % 5 {
+        0 => Bound::Unbounded,
+        1 | 2 => Bound::Included(key(k)),
+        _ => Bound::Excluded(key(k)),
+    };
+    (side(a, shape), side(b, shape / 5))
+}
+
+fn in_range(k: &[u8], (lo, hi): &Range) -> bool {
+    let above = match lo {
+        Bound::Unbounded => true,
+        Bound::Included(l) => k >= l.as_slice(),
+        Bound::Excluded(l) => k > l.as_slice(),
+    };
+    let below = match hi {
+        Bound::Unbounded => true,
+        Bound::Included(h) => k <= h.as_slice(),
+        Bound::Excluded(h) => k < h.as_slice(),
+    };
+    above && below
 }
 
 fn key(k: u8) -> Vec<u8> {
@@ -79,6 +118,32 @@ fuzz_target!(|ops: Vec<Op>| {
             }
             Op::Flush => db.flush().unwrap(),
             Op::Compact => db.compact_range::<&[u8], _>(..).unwrap(),
+            Op::DeleteRange(a, b, shape) => {
+                let r = range(a, b, shape);
+                db.delete_range(r.clone()).unwrap();
+                model.retain(|k, _| !in_range(k, &r));
+            }
+            Op::MixedBatch(ops) => {
+                let mut b = WriteBatch::new();
+                for op in ops.into_iter().take(20) {
+                    match op {
+                        BatchOp::Put(k, v) => {
+                            b.put(key(k), &v);
+                            model.insert(key(k), v);
+                        }
+                        BatchOp::Delete(k) => {
+                            b.delete(key(k));
+                            model.remove(&key(k));
+                        }
+                        BatchOp::DeleteRange(x, y, shape) => {
+                            let r = range(x, y, shape);
+                            b.delete_range(r.clone());
+                            model.retain(|k, _| !in_range(k, &r));
+                        }
+                    }
+                }
+                db.write(b).unwrap();
+            }
             Op::Reopen => {
                 drop(db);
                 db = Db::open(dir.path(), options()).unwrap();

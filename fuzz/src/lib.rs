@@ -54,7 +54,7 @@ pub fn exercise_sst(data: &[u8]) {
     for k in keys.iter().step_by(7) {
         let user = sievedb::key::user_key(k);
         let mut probe = sievedb::filter::KeyProbe::new(user, sievedb::HashSharing::Levels);
-        let _ = t.get(&mut probe, k, ctx, true);
+        let _ = t.get(&mut probe, k, ctx, true, 0);
         let _ = it.seek(k);
     }
 }

@@ -800,6 +800,7 @@ fn finish_table(w: TableWriter, number: u64, level: usize) -> Result<NewFile> {
         entries: props.entries,
         smallest: props.smallest,
         largest: props.largest,
+        range_dels: props.range_dels,
     })
 }
 

@@ -11,6 +11,19 @@
 //! Merging keeps, for each user key, the newest entry plus every entry a live
 //! snapshot can still see, and drops a tombstone only when no file outside the
 //! compaction at the output level or below may hold the key.
+//!
+//! Range tombstones of the inputs: a point entry a tombstone hides from every
+//! reader (`entry.seq < tomb.seq <= smallest snapshot`) is dropped; a
+//! tombstone is dropped when every reader sees it and no file outside the
+//! compaction at the output level or below meets its range (nothing older it
+//! could still hide), else it is written into an output. An output is never
+//! cut while a kept tombstone is open: each tombstone goes whole into the
+//! file holding the keys before the cut, so every file's key range covers its
+//! tombstones and files of a run stay disjoint (a tombstone ending at the cut
+//! key `k` gives its file the bound `(k, MAX_SEQ)`, which sorts before every
+//! entry of `k` in the next file). Clipping tombstones to each file's span
+//! would allow cuts anywhere, at the cost of more tombstones and bounds at
+//! both ends; one long tombstone only makes one larger file here.
 
 use std::sync::Arc;
 
@@ -19,6 +32,7 @@ use crate::io::{filename, FileSystem};
 use crate::iter::{InternalIterator, MergingIterator};
 use crate::key::{self, Kind, SeqNo};
 use crate::options::{CompactionStyle, Options};
+use crate::range_del::{self, Fragments, RangeTombstone};
 use crate::run::RunIter;
 use crate::sst::reader::ReadCtx;
 use crate::sst::TableWriter;
@@ -58,6 +72,11 @@ impl Compaction {
 }
 
 /// Files of `run` whose user keys meet `[lo, hi]`.
+///
+/// A file ending at a range tombstone's end sentinel `(e, MAX_SEQ)` holds no
+/// entry of `e`, but its user-key range is taken as `[.., e]`: the test may
+/// take one file more than needed (its neighbour starting at `e`), never one
+/// less, so the outputs still replace every file they overlap.
 fn overlapping(run: &Run, lo: &[u8], hi: &[u8]) -> Vec<Arc<FileMeta>> {
     run.files
         .iter()
@@ -323,6 +342,15 @@ pub struct OutputCtx<'a> {
 /// Decides whether a tombstone for a user key may be dropped.
 pub type BottomCheck<'a> = dyn Fn(&[u8]) -> bool + 'a;
 
+/// The range tombstones a merge reads, and whether one of them may be dropped
+/// when every reader sees it (nothing older below it can be covered).
+pub struct RangeDels<'a> {
+    /// The tombstones of the inputs (any order).
+    pub tombstones: Vec<RangeTombstone>,
+    /// Whether no file outside the merge may hold a key the tombstone covers.
+    pub is_bottom: &'a dyn Fn(&RangeTombstone) -> bool,
+}
+
 /// Merges `input` into new SST files; returns their descriptions.
 ///
 /// An entry whose internal key does not parse fails the merge with
@@ -333,9 +361,10 @@ pub fn write_outputs(
     input: &mut dyn InternalIterator,
     ctx: &OutputCtx<'_>,
     is_bottom: &BottomCheck<'_>,
+    range_dels: RangeDels<'_>,
 ) -> Result<Vec<NewFile>> {
     let mut created = Vec::new();
-    let r = merge_into(input, ctx, is_bottom, &mut created);
+    let r = merge_into(input, ctx, is_bottom, range_dels, &mut created);
     if r.is_err() {
         remove_files(ctx.fs, ctx.dir, created);
     }
@@ -360,18 +389,75 @@ pub fn remove_files(fs: &dyn FileSystem, dir: &std::path::Path, numbers: Vec<u64
     }
 }
 
+/// The kept tombstones of a merge (sorted by start) and the ones assigned so far.
+struct OpenTombstones {
+    kept: Vec<RangeTombstone>,
+    next: usize,
+}
+
+impl OpenTombstones {
+    /// Whether an output may be cut before user key `k`: every unassigned
+    /// tombstone starting before `k` ends at or before it.
+    fn may_cut(&self, k: &[u8]) -> bool {
+        self.kept[self.next..]
+            .iter()
+            .take_while(|t| t.start.as_slice() < k)
+            .all(|t| t.end.as_deref().is_some_and(|e| e <= k))
+    }
+
+    /// Hands `w` the unassigned tombstones starting before `k` (all, if `None`).
+    fn assign(&mut self, w: &mut TableWriter, k: Option<&[u8]>) {
+        while let Some(t) = self.kept.get(self.next) {
+            if k.is_some_and(|k| t.start.as_slice() >= k) {
+                break;
+            }
+            w.add_range_del(t.clone());
+            self.next += 1;
+        }
+    }
+}
+
+/// Splits `rd` into the fragments hiding point entries from every reader
+/// and the tombstones to keep.
+fn plan_range_dels(rd: RangeDels<'_>, smallest_snapshot: SeqNo) -> (Fragments, OpenTombstones) {
+    let hide = Fragments::new(&rd.tombstones, smallest_snapshot);
+    let mut kept: Vec<_> = rd
+        .tombstones
+        .into_iter()
+        .filter(|t| !(t.seq <= smallest_snapshot && (rd.is_bottom)(t)))
+        .collect();
+    range_del::sort(&mut kept);
+    (hide, OpenTombstones { kept, next: 0 })
+}
+
+fn new_writer(ctx: &OutputCtx<'_>, created: &mut Vec<u64>) -> Result<(TableWriter, u64)> {
+    let n = (ctx.new_file_number)();
+    let file = ctx.fs.create(&filename::sst(ctx.dir, n))?;
+    created.push(n);
+    let w = TableWriter::new(
+        file,
+        ctx.level,
+        ctx.opts.block_size,
+        ctx.opts.block_restart_interval,
+        ctx.opts.compression_for(ctx.level),
+        &ctx.opts.filter,
+    );
+    Ok((w, n))
+}
+
 fn merge_into(
     input: &mut dyn InternalIterator,
     ctx: &OutputCtx<'_>,
     is_bottom: &BottomCheck<'_>,
+    range_dels: RangeDels<'_>,
     created: &mut Vec<u64>,
 ) -> Result<Vec<NewFile>> {
+    let (hide, mut open) = plan_range_dels(range_dels, ctx.smallest_snapshot);
     let mut outputs = Vec::new();
     let mut writer: Option<(TableWriter, u64)> = None;
     let mut cur_key: Vec<u8> = Vec::new();
     let mut has_cur = false;
     let mut last_seq_for_key = SeqNo::MAX;
-    let compression = ctx.opts.compression_for(ctx.level);
     input.seek_to_first()?;
     while input.valid() {
         let ik = input.key();
@@ -386,35 +472,34 @@ fn merge_into(
         let drop = last_seq_for_key <= ctx.smallest_snapshot
             || (p.kind == Kind::Delete as u8
                 && p.seq <= ctx.smallest_snapshot
-                && is_bottom(p.user_key));
+                && is_bottom(p.user_key))
+            || (!hide.is_empty() && hide.covers(p.user_key, p.seq));
         last_seq_for_key = p.seq;
         if !drop {
             if let Some((w, _)) = &writer {
-                if ctx.split && new_key && w.estimated_size() >= ctx.opts.target_file_size {
-                    let (w, n) = writer.take().expect("writer");
+                if ctx.split
+                    && new_key
+                    && w.estimated_size() >= ctx.opts.target_file_size
+                    && open.may_cut(p.user_key)
+                {
+                    let (mut w, n) = writer.take().expect("writer");
+                    open.assign(&mut w, Some(p.user_key));
                     outputs.push(finish(w, n, ctx)?);
                 }
             }
             if writer.is_none() {
-                let n = (ctx.new_file_number)();
-                let file = ctx.fs.create(&filename::sst(ctx.dir, n))?;
-                created.push(n);
-                let w = TableWriter::new(
-                    file,
-                    ctx.level,
-                    ctx.opts.block_size,
-                    ctx.opts.block_restart_interval,
-                    compression,
-                    &ctx.opts.filter,
-                );
-                writer = Some((w, n));
+                writer = Some(new_writer(ctx, created)?);
             }
             let (w, _) = writer.as_mut().expect("writer");
             w.add(input.key(), input.value())?;
         }
         input.next()?;
     }
-    if let Some((w, n)) = writer {
+    if writer.is_none() && open.next < open.kept.len() {
+        writer = Some(new_writer(ctx, created)?);
+    }
+    if let Some((mut w, n)) = writer {
+        open.assign(&mut w, None);
         outputs.push(finish(w, n, ctx)?);
     }
     Ok(outputs)
@@ -430,7 +515,36 @@ fn finish(w: TableWriter, number: u64, ctx: &OutputCtx<'_>) -> Result<NewFile> {
         entries: props.entries,
         smallest: props.smallest,
         largest: props.largest,
+        range_dels: props.range_dels,
     })
+}
+
+/// The range tombstones of the inputs of `c` (read from their tables; only
+/// files that have some are opened).
+pub fn input_range_dels(c: &Compaction) -> Result<Vec<RangeTombstone>> {
+    let mut out = Vec::new();
+    for f in c.inputs.iter().flat_map(|(_, fs)| fs) {
+        if f.range_dels > 0 {
+            out.extend_from_slice(f.tables().get(f.number)?.range_dels());
+        }
+    }
+    Ok(out)
+}
+
+/// Whether no file outside `c` at its output level or deeper meets the range
+/// of a tombstone (so nothing it could still hide lies below it).
+pub fn range_bottom_check<'a>(
+    c: &'a Compaction,
+    v: &'a Version,
+) -> impl Fn(&RangeTombstone) -> bool + 'a {
+    move |t: &RangeTombstone| {
+        v.levels[c.output_level..]
+            .iter()
+            .flatten()
+            .flat_map(|r| &r.files)
+            .filter(|f| t.meets(f.smallest_user(), f.largest_user()))
+            .all(|f| c.is_input(f.number))
+    }
 }
 
 /// A merging iterator over the inputs of `c`.
@@ -460,5 +574,50 @@ pub fn bottom_check<'a>(c: &'a Compaction, v: &'a Version) -> impl Fn(&[u8]) -> 
                 None => true,
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str, e: Option<&str>, seq: SeqNo) -> RangeTombstone {
+        RangeTombstone {
+            start: s.as_bytes().to_vec(),
+            end: e.map(|e| e.as_bytes().to_vec()),
+            seq,
+        }
+    }
+
+    #[test]
+    fn outputs_are_cut_only_where_no_kept_tombstone_is_open() {
+        let rd = RangeDels {
+            tombstones: vec![t("m", None, 9), t("b", Some("d"), 5), t("f", Some("h"), 2)],
+            // The old tombstone over [f, h) is bottommost: dropped once seen by all.
+            is_bottom: &|t: &RangeTombstone| t.start == b"f",
+        };
+        let (hide, open) = plan_range_dels(rd, 4);
+        assert_eq!(
+            open.kept.len(),
+            2,
+            "the bottommost visible tombstone is dropped"
+        );
+        assert!(
+            hide.covers(b"g", 1),
+            "a dropped tombstone still hides its entries"
+        );
+        assert!(
+            !hide.covers(b"c", 1),
+            "seq 5 is newer than the oldest snapshot"
+        );
+        assert!(open.may_cut(b"a"));
+        assert!(
+            open.may_cut(b"b"),
+            "a tombstone starting at the cut goes after it"
+        );
+        assert!(!open.may_cut(b"c"), "[b, d) is open at c");
+        assert!(open.may_cut(b"d"), "[b, d) ends exactly at the cut");
+        assert!(open.may_cut(b"m"));
+        assert!(!open.may_cut(b"n"), "[m, +inf) never closes");
     }
 }

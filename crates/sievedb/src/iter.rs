@@ -3,7 +3,9 @@
 
 use crate::error::Result;
 use crate::key::{self, Kind, SeqNo};
+use crate::range_del::Fragments;
 use std::ops::Bound;
+use std::sync::Arc;
 
 /// A cursor over internal keys in [`key::compare`] order.
 pub trait InternalIterator: Send {
@@ -100,6 +102,9 @@ pub struct DbIterator {
     last_key: Vec<u8>,
     has_last: bool,
     done: bool,
+    /// Every range tombstone visible to the iterator, fragmented once at
+    /// creation (`None`: there is none).
+    range_dels: Option<Arc<Fragments>>,
     _pins: Vec<Pin>,
 }
 
@@ -120,8 +125,14 @@ impl DbIterator {
             last_key: Vec::new(),
             has_last: false,
             done: false,
+            range_dels: None,
             _pins: pins,
         }
+    }
+
+    /// Hides the entries the tombstones of `rd` cover.
+    pub(crate) fn set_range_dels(&mut self, rd: Arc<Fragments>) {
+        self.range_dels = Some(rd);
     }
 
     /// Positions the iterator at the first key `>= key` (within its range).
@@ -178,7 +189,11 @@ impl DbIterator {
             self.last_key.clear();
             self.last_key.extend_from_slice(p.user_key);
             self.has_last = true;
-            if p.kind == Kind::Put as u8 {
+            let hidden = self
+                .range_dels
+                .as_ref()
+                .is_some_and(|rd| rd.covers(p.user_key, p.seq));
+            if p.kind == Kind::Put as u8 && !hidden {
                 let item = (self.last_key.clone(), self.inner.value().to_vec());
                 self.inner.next()?;
                 return Ok(Some(item));

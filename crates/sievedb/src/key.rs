@@ -86,6 +86,12 @@ impl<'a> LazySeek<'a> {
         }
     }
 
+    /// The sequence number the lookup reads at.
+    #[inline]
+    pub fn seq(&self) -> SeqNo {
+        self.seq
+    }
+
     /// The seek key of `user_key` (the same user key on every call).
     #[inline]
     pub fn get(&mut self, user_key: &[u8]) -> &[u8] {
@@ -119,7 +125,6 @@ pub fn trailer_of(ikey: &[u8]) -> u64 {
     u64::from_le_bytes(ikey[ikey.len() - 8..].try_into().expect("8-byte trailer"))
 }
 
-#[cfg(any(test, feature = "internals"))]
 /// The sequence number of an internal key.
 #[inline]
 pub fn seq_of(ikey: &[u8]) -> SeqNo {

@@ -41,7 +41,8 @@ macro_rules! internal_mods {
 }
 
 internal_mods!(
-    cache, clock, coding, compaction, fence, iter, key, memtable, run, skiplist, sst, version, wal,
+    cache, clock, coding, compaction, fence, iter, key, memtable, range_del, run, skiplist, sst,
+    version, wal,
 );
 
 pub mod batch;

@@ -3,12 +3,17 @@
 //! Invariant: entries are never removed from a memtable; it is frozen when full,
 //! flushed to an L0 SST and then dropped whole.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use parking_lot::RwLock;
+
+use crate::batch::{BatchEntry, EntryKind};
 use crate::error::Result;
 use crate::filter::{KeyProbe, MemtableFilter};
 use crate::iter::InternalIterator;
 use crate::key::{self, Kind, SeqNo};
+use crate::range_del::{self, RangeTombstone};
 use crate::skiplist::{Cursor, SkipList};
 
 /// Result of a point lookup in a memtable or table.
@@ -30,6 +35,12 @@ pub struct Memtable {
     /// Filter over the user keys inserted, if enabled. Invariant: a key is in
     /// the filter before its entry is in the list.
     filter: Option<MemtableFilter>,
+    /// Range tombstones, kept beside the list sorted by start (see
+    /// [`range_del::sort`]); reads look at them only when `has_range_dels`.
+    range_dels: RwLock<Vec<RangeTombstone>>,
+    /// Set (release) once a tombstone is in `range_dels`: the common path
+    /// of a read is one load of this flag.
+    has_range_dels: AtomicBool,
 }
 
 impl Memtable {
@@ -45,6 +56,8 @@ impl Memtable {
             list: SkipList::new(key::compare),
             wal_number,
             filter,
+            range_dels: RwLock::new(Vec::new()),
+            has_range_dels: AtomicBool::new(false),
         }
     }
 
@@ -76,29 +89,82 @@ impl Memtable {
         self.list.insert([user_key, &trailer], value);
     }
 
+    /// Applies one decoded batch entry written at `seq`.
+    pub fn apply(&self, seq: SeqNo, e: &BatchEntry<'_>) {
+        match e.kind {
+            EntryKind::Put => self.insert(seq, Kind::Put, e.key, e.value),
+            EntryKind::Delete => self.insert(seq, Kind::Delete, e.key, &[]),
+            EntryKind::DeleteRange | EntryKind::DeleteRangeToEnd => {
+                self.insert_range_del(e.range_tombstone(seq).expect("a range delete"));
+            }
+        }
+    }
+
+    /// Adds a range tombstone (callers serialise inserts, as for [`insert`](Self::insert)).
+    pub fn insert_range_del(&self, t: RangeTombstone) {
+        let mut ts = self.range_dels.write();
+        let at = ts.partition_point(|x| x.start < t.start || (x.start == t.start && x.seq > t.seq));
+        ts.insert(at, t);
+        self.has_range_dels.store(true, Ordering::Release);
+    }
+
+    /// Whether the memtable holds a range tombstone.
+    #[inline]
+    pub fn has_range_dels(&self) -> bool {
+        self.has_range_dels.load(Ordering::Acquire)
+    }
+
+    /// A copy of the range tombstones, sorted by start.
+    pub fn range_dels(&self) -> Vec<RangeTombstone> {
+        if !self.has_range_dels() {
+            return Vec::new();
+        }
+        self.range_dels.read().clone()
+    }
+
+    /// The newest sequence `<= read_seq` of the tombstones covering
+    /// `user_key` (0: none).
+    pub fn max_covering(&self, user_key: &[u8], read_seq: SeqNo) -> SeqNo {
+        if !self.has_range_dels() {
+            return 0;
+        }
+        range_del::max_covering(&self.range_dels.read(), user_key, read_seq)
+    }
+
     /// Approximate bytes held.
     pub fn approximate_size(&self) -> usize {
         self.list.bytes()
+            + if self.has_range_dels() {
+                let ts = self.range_dels.read();
+                ts.iter()
+                    .map(|t| t.start.len() + t.end.as_ref().map_or(0, Vec::len) + 32)
+                    .sum()
+            } else {
+                0
+            }
     }
 
-    #[cfg(any(test, feature = "internals"))]
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.list.len()
     }
 
-    /// Whether the memtable is empty.
+    /// Whether the memtable holds no entry and no range tombstone.
     pub fn is_empty(&self) -> bool {
-        self.list.is_empty()
+        self.list.is_empty() && !self.has_range_dels()
     }
 
     /// The newest entry for `user_key` visible at the seek key `seek`
     /// (`user_key` + the trailer of the read sequence, see
-    /// [`key::append_internal_key`]).
-    pub fn get(&self, user_key: &[u8], seek: &[u8]) -> Lookup {
+    /// [`key::append_internal_key`]); an entry with sequence `<= covered`
+    /// (hidden by a range tombstone of that sequence) reads as deleted.
+    pub fn get(&self, user_key: &[u8], seek: &[u8], covered: SeqNo) -> Lookup {
         let c = self.list.seek(seek);
         if !c.valid() || key::user_key(c.key()) != user_key {
             return Lookup::Absent;
+        }
+        if key::seq_of(c.key()) <= covered {
+            return Lookup::Deleted;
         }
         if key::kind_of(c.key()) == Kind::Put as u8 {
             Lookup::Value(c.value().to_vec())
@@ -171,7 +237,7 @@ mod tests {
         let get = |k: &[u8], seq| {
             let mut seek = Vec::new();
             key::append_internal_key(&mut seek, k, seq, key::KIND_FOR_SEEK);
-            m.get(k, &seek)
+            m.get(k, &seek, 0)
         };
         assert_eq!(get(b"k", 0), Lookup::Absent);
         assert_eq!(get(b"k", 2), Lookup::Value(b"v1".to_vec()));
@@ -212,6 +278,36 @@ mod tests {
             it.next().unwrap();
         }
         assert_eq!(n, 40);
+    }
+
+    #[test]
+    fn range_tombstones_sit_beside_the_list() {
+        let m = Memtable::new(1);
+        assert!(m.is_empty() && !m.has_range_dels());
+        m.insert(1, Kind::Put, b"b", b"v");
+        let mut wb = crate::WriteBatch::new();
+        wb.delete_range(b"c".as_slice()..b"f".as_slice());
+        wb.delete_range(b"a".as_slice()..b"c".as_slice());
+        let (seq, es) = crate::batch::decode(wb.encode(2)).unwrap();
+        for (i, e) in es.iter().enumerate() {
+            m.apply(seq + i as u64, e);
+        }
+        assert_eq!(m.len(), 1);
+        assert!(m.has_range_dels());
+        let starts: Vec<_> = m
+            .range_dels()
+            .into_iter()
+            .map(|t| (t.start, t.seq))
+            .collect();
+        assert_eq!(starts, vec![(b"a".to_vec(), 3), (b"c".to_vec(), 2)]);
+        assert_eq!(m.max_covering(b"b", 9), 3);
+        assert_eq!(m.max_covering(b"b", 2), 0, "tombstone newer than the read");
+        assert_eq!(m.max_covering(b"e", 9), 2);
+        assert_eq!(m.max_covering(b"f", 9), 0);
+        let mut seek = Vec::new();
+        key::append_internal_key(&mut seek, b"b", 9, key::KIND_FOR_SEEK);
+        assert_eq!(m.get(b"b", &seek, 3), Lookup::Deleted);
+        assert_eq!(m.get(b"b", &seek, 0), Lookup::Value(b"v".to_vec()));
     }
 
     #[test]

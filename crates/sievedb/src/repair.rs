@@ -70,6 +70,7 @@ use crate::iter::{InternalIterator, MergingIterator};
 use crate::key::{self, SeqNo, MAX_SEQ};
 use crate::memtable::Memtable;
 use crate::options::Options;
+use crate::range_del::RangeTombstone;
 use crate::sst::reader::{ReadCtx, TableReader};
 use crate::stats::Counters;
 use crate::version::{set_current, VersionEdit};
@@ -256,6 +257,9 @@ struct MergeInputs {
     max_seq: SeqNo,
     /// Files with damage, to be moved to `lost/`.
     damaged: Vec<PathBuf>,
+    /// The range tombstones of the tables and WALs: merged like the entries,
+    /// so range-deleted data stays deleted.
+    range_dels: Vec<RangeTombstone>,
 }
 
 impl MergeInputs {
@@ -276,6 +280,10 @@ impl MergeInputs {
                     report.tables_read += 1;
                     report.entries_read += entries;
                     self.max_seq = self.max_seq.max(seq);
+                    for t in table.range_dels() {
+                        self.max_seq = self.max_seq.max(t.seq);
+                    }
+                    self.range_dels.extend_from_slice(table.range_dels());
                     let ctx = ReadCtx {
                         level: 0,
                         fill_cache: false,
@@ -342,12 +350,13 @@ impl MergeInputs {
             }
             for (seq, entries) in &batches {
                 for (i, e) in entries.iter().enumerate() {
-                    mem.insert(seq + i as u64, e.kind, e.key, e.value);
+                    mem.apply(seq + i as u64, e);
                 }
                 report.wal_entries += entries.len() as u64;
             }
         }
         report.entries_read += report.wal_entries;
+        self.range_dels.extend(mem.range_dels());
         if !mem.is_empty() {
             self.children.push(Box::new(mem.iter()));
         }
@@ -380,7 +389,13 @@ fn write_merged(
             new_file_number: &new_number,
         };
         let mut merged = MergingIterator::new(inputs.children);
-        let outputs = compaction::write_outputs(&mut merged, &ctx, &|_| false)?;
+        // Tombstones are kept (as point tombstones are): a damaged table's
+        // salvaged entries may still need them.
+        let range_dels = compaction::RangeDels {
+            tombstones: inputs.range_dels,
+            is_bottom: &|_| false,
+        };
+        let outputs = compaction::write_outputs(&mut merged, &ctx, &|_| false, range_dels)?;
         fs.sync_dir(dir)?;
         let number = new_number();
         let edit = VersionEdit {

@@ -316,6 +316,8 @@ pub struct LevelStats {
     pub bytes: u64,
     /// Entries in its files.
     pub entries: u64,
+    /// Range tombstones in its files.
+    pub range_tombstones: u64,
     /// Key digests computed to probe this level's filters.
     pub digests_computed: u64,
     /// Filters probed in this level.

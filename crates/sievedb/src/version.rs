@@ -76,6 +76,9 @@ pub struct FileMeta {
     pub smallest: Vec<u8>,
     /// Largest internal key.
     pub largest: Vec<u8>,
+    /// Range tombstones in the file (0 for most files: reads then never
+    /// look at the table's tombstones).
+    pub range_dels: u64,
     obsolete: AtomicBool,
     tables: Arc<TableCache>,
     /// The file's resident filter (or its absence), registered with the
@@ -205,18 +208,37 @@ impl Run {
     }
 
     /// The file that may hold `user_key` (binary search on largest keys).
+    ///
+    /// A file whose largest key is a range tombstone's end sentinel (see
+    /// [`crate::range_del::RangeTombstone::largest_key`]) holds nothing of
+    /// that user key, and the next file may start at it: such a file is
+    /// passed over for its largest user key.
     #[inline]
     pub fn file_for(&self, user_key: &[u8]) -> Option<&Arc<FileMeta>> {
-        if self.fences.len() == self.files.len() {
-            let i = self.fences.find(
+        let i = if self.fences.len() == self.files.len() {
+            self.fences.find(
                 user_key,
                 |i| self.files[i].smallest_user(),
                 |i| self.files[i].largest_user(),
-            )?;
-            return Some(&self.files[i]);
+            )?
+        } else {
+            let i = self.files.partition_point(|f| f.largest_user() < user_key);
+            self.files
+                .get(i)
+                .filter(|f| f.smallest_user() <= user_key)?;
+            i
+        };
+        let f = &self.files[i];
+        if f.range_dels > 0
+            && crate::range_del::is_end_sentinel(&f.largest)
+            && f.largest_user() == user_key
+        {
+            return self
+                .files
+                .get(i + 1)
+                .filter(|g| g.smallest_user() <= user_key);
         }
-        let i = self.files.partition_point(|f| f.largest_user() < user_key);
-        self.files.get(i).filter(|f| f.smallest_user() <= user_key)
+        Some(f)
     }
     /// Total bytes.
     pub fn bytes(&self) -> u64 {
@@ -274,6 +296,16 @@ impl Version {
                 probe.phase_end(start, Phase::Index);
                 let Some(f) = file else { continue };
                 let ctx = ReadCtx { level, fill_cache };
+                // The newest range tombstone of this file covering the key and
+                // visible to the read. Entries in older files are older still
+                // (file bounds cover their tombstones, so no older file can
+                // hold a newer entry of a covered key): once one is known, the
+                // key is deleted whatever an older file's filter says.
+                let covered = if f.range_dels > 0 {
+                    f.table(probe)?.max_covering(user_key, seek.seq())
+                } else {
+                    0
+                };
                 let mut filtered = false;
                 if let Some(rf) = f.resident_filter(level, run.id, probe)? {
                     if probe.record_accesses {
@@ -281,15 +313,21 @@ impl Version {
                     }
                     let (excluded, probed) = rf.excludes(probe, level);
                     if excluded {
+                        if covered > 0 {
+                            return Ok(Lookup::Deleted);
+                        }
                         continue;
                     }
                     filtered = probed;
                 }
-                let found = f
-                    .table(probe)?
-                    .get(probe, seek.get(user_key), ctx, filtered)?;
+                let found =
+                    f.table(probe)?
+                        .get(probe, seek.get(user_key), ctx, filtered, covered)?;
                 if found != Lookup::Absent {
                     return Ok(found);
+                }
+                if covered > 0 {
+                    return Ok(Lookup::Deleted);
                 }
             }
         }
@@ -302,7 +340,11 @@ impl Version {
 /// Encoding: a sequence of tagged fields; tag (varint) then payload:
 /// 1 log_number, 2 next_file_number, 3 last_sequence (varints);
 /// 4 delete file: level, number; 5 add file: level, run, number, size, entries
-/// (varints), smallest, largest (length-prefixed internal keys).
+/// (varints), smallest, largest (length-prefixed internal keys); 6 add a file
+/// holding range tombstones: the fields of 5 then `range_dels` (varint, > 0).
+/// Tag 6 is written only for files with range tombstones, so databases that
+/// never used range deletes keep a MANIFEST older builds read, and older
+/// builds refuse (unknown tag) a MANIFEST whose files they would misread.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct VersionEdit {
     /// WALs numbered below this are no longer needed.
@@ -334,6 +376,8 @@ pub struct NewFile {
     pub smallest: Vec<u8>,
     /// Largest internal key.
     pub largest: Vec<u8>,
+    /// Range tombstones in the file.
+    pub range_dels: u64,
 }
 
 impl VersionEdit {
@@ -356,12 +400,15 @@ impl VersionEdit {
             put_varint(&mut b, number);
         }
         for f in &self.added {
-            put_varint(&mut b, 5);
+            put_varint(&mut b, if f.range_dels > 0 { 6 } else { 5 });
             for v in [f.level as u64, f.run, f.number, f.size, f.entries] {
                 put_varint(&mut b, v);
             }
             put_bytes(&mut b, &f.smallest);
             put_bytes(&mut b, &f.largest);
+            if f.range_dels > 0 {
+                put_varint(&mut b, f.range_dels);
+            }
         }
         b
     }
@@ -380,7 +427,7 @@ impl VersionEdit {
                     let level = r.varint().ok_or_else(t)? as usize;
                     e.deleted.push((level, r.varint().ok_or_else(t)?));
                 }
-                5 => {
+                tag @ (5 | 6) => {
                     let mut v = [0u64; 5];
                     for x in &mut v {
                         *x = r.varint().ok_or_else(t)?;
@@ -390,6 +437,11 @@ impl VersionEdit {
                     if smallest.len() < 8 || largest.len() < 8 {
                         return Err("file key range malformed".into());
                     }
+                    let range_dels = if tag == 6 {
+                        r.varint().ok_or_else(t)?
+                    } else {
+                        0
+                    };
                     e.added.push(NewFile {
                         level: v[0] as usize,
                         run: v[1],
@@ -398,6 +450,7 @@ impl VersionEdit {
                         entries: v[4],
                         smallest,
                         largest,
+                        range_dels,
                     });
                 }
                 tag => return Err(format!("unknown version edit tag {tag}")),
@@ -423,6 +476,7 @@ impl VersionEdit {
                         entries: f.entries,
                         smallest: f.smallest.clone(),
                         largest: f.largest.clone(),
+                        range_dels: f.range_dels,
                     });
                 }
             }
@@ -602,6 +656,7 @@ impl VersionSet {
             entries: f.entries,
             smallest: f.smallest.clone(),
             largest: f.largest.clone(),
+            range_dels: f.range_dels,
             obsolete: AtomicBool::new(false),
             tables: self.tables.clone(),
             filter: OnceLock::new(),
@@ -826,4 +881,37 @@ fn add_file(v: &mut Version, level: usize, run_id: u64, f: Arc<FileMeta>) {
         .files
         .partition_point(|g| key::compare(&g.smallest, &f.smallest) == Ordering::Less);
     run.files.insert(pos, f);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_with_range_tombstones_use_tag_6() {
+        let file = |number, range_dels| NewFile {
+            level: 1,
+            run: 0,
+            number,
+            size: 10,
+            entries: 1,
+            smallest: key::internal_key(b"a", 1, key::Kind::Put),
+            largest: key::internal_key(b"b", 1, key::Kind::Put),
+            range_dels,
+        };
+        let plain = VersionEdit {
+            added: vec![file(7, 0)],
+            ..VersionEdit::default()
+        };
+        let with = VersionEdit {
+            added: vec![file(7, 0), file(8, 3)],
+            ..VersionEdit::default()
+        };
+        assert_eq!(plain.encode()[0], 5);
+        assert_eq!(VersionEdit::decode(&plain.encode()).unwrap(), plain);
+        assert_eq!(VersionEdit::decode(&with.encode()).unwrap(), with);
+        assert!(with.encode().contains(&6));
+        let b = with.encode();
+        assert!(VersionEdit::decode(&b[..b.len() - 1]).is_err());
+    }
 }

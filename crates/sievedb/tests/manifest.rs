@@ -160,6 +160,7 @@ fn add_file(number: u64) -> VersionEdit {
             entries: 1,
             smallest: ikey(format!("k{number}").as_bytes()),
             largest: ikey(format!("k{number}").as_bytes()),
+            range_dels: 0,
         }],
         ..VersionEdit::default()
     }

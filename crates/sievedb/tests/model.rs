@@ -108,6 +108,24 @@ fn gen_range(rng: &mut SmallRng) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
     }
 }
 
+/// Bounds of a range delete: usually a few keys wide, sometimes open on one
+/// side, sometimes inverted or empty (a no-op).
+fn gen_delete_range(rng: &mut SmallRng) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+    let a = rng.gen_range(0..KEY_SPACE);
+    let b = if rng.gen_range(0..10) == 0 {
+        a.saturating_sub(rng.gen_range(0..3))
+    } else {
+        a + rng.gen_range(1..25)
+    };
+    let key = |i: u32| format!("k{i:04}").into_bytes();
+    let side = |rng: &mut SmallRng, k: Vec<u8>| match rng.gen_range(0..40) {
+        0 => Bound::Unbounded,
+        1..=20 => Bound::Included(k),
+        _ => Bound::Excluded(k),
+    };
+    (side(rng, key(a)), side(rng, key(b)))
+}
+
 fn in_bounds(k: &[u8], (lo, hi): &(Bound<Vec<u8>>, Bound<Vec<u8>>)) -> bool {
     let above = match lo {
         Bound::Unbounded => true,
@@ -223,8 +241,20 @@ fn run_ops(
                 d.put(&k, &v).unwrap_or_else(|e| panic!("{ctx} put: {e}"));
                 model.insert(k, v);
             }
+            // delete a range (one tombstone)
+            350..=379 => {
+                let r = gen_delete_range(&mut rng);
+                record(format!(
+                    "{i}: delete_range({}, {})",
+                    show_bound(&r.0),
+                    show_bound(&r.1)
+                ));
+                d.delete_range(r.clone())
+                    .unwrap_or_else(|e| panic!("{ctx} delete_range: {e}"));
+                model.retain(|k, _| !in_bounds(k, &r));
+            }
             // delete (often of a present key)
-            300..=379 => {
+            300..=349 => {
                 let k = if !model.is_empty() && rng.gen_bool(0.6) {
                     let n = rng.gen_range(0..model.len());
                     model.keys().nth(n).expect("nth key").clone()
@@ -243,7 +273,16 @@ fn run_ops(
                 let mut desc = Vec::new();
                 for _ in 0..n {
                     let k = gen_key(&mut rng);
-                    if rng.gen_bool(0.7) {
+                    if rng.gen_range(0..10) == 0 {
+                        let r = gen_delete_range(&mut rng);
+                        desc.push(format!(
+                            "delete_range({}, {})",
+                            show_bound(&r.0),
+                            show_bound(&r.1)
+                        ));
+                        b.delete_range(r.clone());
+                        staged.retain(|k, _| !in_bounds(k, &r));
+                    } else if rng.gen_bool(0.7) {
                         let v = gen_value(&mut rng, seed, i);
                         desc.push(format!("put {}", show(&k)));
                         b.put(&k, &v);
@@ -254,7 +293,7 @@ fn run_ops(
                         staged.remove(&k);
                     }
                 }
-                assert_eq!(b.len(), n, "{ctx} batch len");
+                assert!(b.len() <= n, "{ctx} batch len");
                 record(format!("{i}: batch [{}]", desc.join(", ")));
                 d.write(b)
                     .unwrap_or_else(|e| panic!("{ctx} write batch: {e}"));

@@ -67,7 +67,11 @@ impl DbInner {
                 new_file_number: &new_number,
             };
             let mut it = imm.iter();
-            let mut outputs = compaction::write_outputs(&mut it, &ctx, &|_| false)?;
+            let range_dels = compaction::RangeDels {
+                tombstones: imm.range_dels(),
+                is_bottom: &|_| false,
+            };
+            let mut outputs = compaction::write_outputs(&mut it, &ctx, &|_| false, range_dels)?;
             for f in &mut outputs {
                 f.run = f.number;
                 bump(&self.counters.flush_bytes_written, f.size);

@@ -23,9 +23,10 @@ use crate::filter::digest::Phase;
 use crate::filter::{KeyProbe, MemtableFilter};
 use crate::io::{filename, FileLock, FileSystem, StdFs, WritableFile};
 use crate::iter::{DbIterator, InternalIterator, MergingIterator, Pin};
-use crate::key::{self, Kind, SeqNo};
+use crate::key::{self, SeqNo};
 use crate::memtable::{Lookup, Memtable};
 use crate::options::{Options, ReadOptions, WalRecovery, WriteOptions};
+use crate::range_del::Fragments;
 use crate::run::RunIter;
 use crate::sst::reader::ReadCtx;
 use crate::stats::{bump, Counters, LevelStats, Stats};
@@ -296,6 +297,27 @@ impl Db {
         self.write_with(b, wo)
     }
 
+    /// Deletes every key in `range` (any [`RangeBounds`], as for
+    /// [`range`](Self::range)) with one range tombstone, whatever the range
+    /// holds: `O(1)` to write. Bounds are normalised to a half-open interval
+    /// (see [`WriteBatch::delete_range`]). An empty range (`b..a`, `a..a`)
+    /// is a no-op, as deleting a missing key is; a bound longer than
+    /// [`key::MAX_KEY_LEN`] is [`Error::InvalidArgument`].
+    pub fn delete_range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<()> {
+        self.delete_range_with(range, &WriteOptions::default())
+    }
+
+    /// [`delete_range`](Self::delete_range) with explicit write options.
+    pub fn delete_range_with<K: AsRef<[u8]>, R: RangeBounds<K>>(
+        &self,
+        range: R,
+        wo: &WriteOptions,
+    ) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete_range(range);
+        self.write_with(b, wo)
+    }
+
     /// Applies `batch` atomically.
     pub fn write(&self, batch: WriteBatch) -> Result<()> {
         self.write_with(batch, &WriteOptions::default())
@@ -550,6 +572,7 @@ impl DbInner {
                         runs: runs.len(),
                         bytes: runs.iter().map(|r| r.bytes()).sum(),
                         entries: files.clone().map(|f| f.entries).sum(),
+                        range_tombstones: files.clone().map(|f| f.range_dels).sum(),
                         ..LevelStats::default()
                     };
                     for (resident, units, bytes) in files.filter_map(|f| f.filter_residency()) {

@@ -290,7 +290,11 @@ fn recovery_flush(
     };
     let mut it = mem.iter();
     let result = (|| {
-        for mut f in compaction::write_outputs(&mut it, &ctx, &|_| false)? {
+        let range_dels = compaction::RangeDels {
+            tombstones: mem.range_dels(),
+            is_bottom: &|_| false,
+        };
+        for mut f in compaction::write_outputs(&mut it, &ctx, &|_| false, range_dels)? {
             f.run = f.number;
             edit.added.push(f);
         }
@@ -372,7 +376,7 @@ fn replay_wals(
                 ));
             }
             for (j, e) in entries.iter().enumerate() {
-                mem.insert(seq + j as u64, e.kind, e.key, e.value);
+                mem.apply(seq + j as u64, e);
             }
             let n = entries.len() as u64;
             report.last_sequence = report.last_sequence.max(seq + n - u64::from(n > 0));

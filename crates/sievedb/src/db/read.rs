@@ -103,6 +103,17 @@ impl DbInner {
             if m.is_empty() {
                 continue;
             }
+            // A range tombstone here hides this memtable's older entries and
+            // everything in older memtables and files: nothing older is read.
+            let covered = m.max_covering(user_key, seq);
+            if covered > 0 {
+                let found = m.get(user_key, seek.get(user_key), covered);
+                bump(&self.counters.memtable_hits, 1);
+                return Ok(match found {
+                    Lookup::Absent => Lookup::Deleted,
+                    found => found,
+                });
+            }
             if m.filter().is_some() {
                 probe.tally.memtable_filter_probes += 1;
                 let start = probe.phase_start();
@@ -113,7 +124,7 @@ impl DbInner {
                     continue;
                 }
             }
-            match m.get(user_key, seek.get(user_key)) {
+            match m.get(user_key, seek.get(user_key), 0) {
                 Lookup::Absent => {}
                 found => {
                     bump(&self.counters.memtable_hits, 1);
@@ -132,6 +143,7 @@ impl DbInner {
         mut pins: Vec<Pin>,
     ) -> Result<DbIterator> {
         let View { mem, imm, version } = view.clone();
+        let range_dels = range_dels_of(view, seq)?;
         let mut children: Vec<Box<dyn InternalIterator>> = vec![Box::new(mem.iter())];
         for m in imm.iter().rev() {
             children.push(Box::new(m.iter()));
@@ -146,12 +158,27 @@ impl DbInner {
             }
         }
         pins.push(Box::new(version));
-        Ok(DbIterator::new(
-            MergingIterator::new(children),
-            seq,
-            lo,
-            hi,
-            pins,
-        ))
+        let mut it = DbIterator::new(MergingIterator::new(children), seq, lo, hi, pins);
+        if let Some(rd) = range_dels {
+            it.set_range_dels(rd);
+        }
+        Ok(it)
     }
+}
+
+/// The aggregate of the range tombstones `view` holds that a read at `seq`
+/// sees (its memtables and the files that have tombstones), or `None` when
+/// there is none: iterators over data without range deletes pay nothing.
+fn range_dels_of(view: &View, seq: SeqNo) -> Result<Option<Arc<Fragments>>> {
+    let mut all = Vec::new();
+    for m in std::iter::once(&view.mem).chain(view.imm.iter()) {
+        all.extend(m.range_dels());
+    }
+    for (_, f) in view.version.files() {
+        if f.range_dels > 0 {
+            all.extend_from_slice(f.tables().get(f.number)?.range_dels());
+        }
+    }
+    let frags = Fragments::new(&all, seq);
+    Ok((!frags.is_empty()).then(|| Arc::new(frags)))
 }

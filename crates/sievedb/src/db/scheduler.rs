@@ -86,6 +86,7 @@ impl DbInner {
                 entries: f.entries,
                 smallest: f.smallest.clone(),
                 largest: f.largest.clone(),
+                range_dels: f.range_dels,
             });
         } else {
             let run = match c.output_run {
@@ -106,10 +107,16 @@ impl DbInner {
             let mut input = compaction::input_iter(c);
             // On error the inputs stay (no edit is logged) and write_outputs
             // has removed what it wrote.
+            let range_bottom = compaction::range_bottom_check(c, &version);
+            let range_dels = compaction::RangeDels {
+                tombstones: compaction::input_range_dels(c)?,
+                is_bottom: &range_bottom,
+            };
             let outputs = compaction::write_outputs(
                 &mut input,
                 &ctx,
                 &compaction::bottom_check(c, &version),
+                range_dels,
             )?;
             for f in &outputs {
                 bump(&self.counters.compaction_bytes_written, f.size);

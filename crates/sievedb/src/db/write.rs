@@ -139,12 +139,12 @@ impl DbInner {
             let rec = b.encode(s);
             wal_bytes += rec.len() as u64 + crate::wal::HEADER_LEN as u64;
             batch::for_each_entry(rec, |e| {
-                mem.insert(s, e.kind, e.key, e.value);
+                mem.apply(s, &e);
                 s += 1;
                 user_bytes += (e.key.len() + e.value.len()) as u64;
                 match e.kind {
-                    Kind::Put => puts += 1,
-                    Kind::Delete => dels += 1,
+                    batch::EntryKind::Put => puts += 1,
+                    _ => dels += 1,
                 }
             })
             .expect("batch encoded by this process");

@@ -3,7 +3,10 @@
 //! Encoding: `version: u8 (=1)` then, in order, varints `entries, deletions,
 //! data_blocks, raw_key_bytes, raw_value_bytes, level`, the length-prefixed
 //! smallest and largest internal keys, `bits_per_key: f64 (LE bits)` and
-//! `filter_keys: varint`.
+//! `filter_keys: varint`, then (optional: absent in files written before
+//! range deletes, read as zero) varints `range_dels, range_del_offset,
+//! range_del_size`: the number of range tombstones and the handle of the
+//! range-tombstone block (see [`crate::range_del::encode_block`]).
 
 use crate::coding::{put_bytes, put_varint, Reader};
 
@@ -30,6 +33,10 @@ pub struct Properties {
     pub bits_per_key: f64,
     /// Distinct user keys in the filter.
     pub filter_keys: u64,
+    /// Range tombstones in the file (0: no range-tombstone block).
+    pub range_dels: u64,
+    /// The range-tombstone block (zero handle when `range_dels` is 0).
+    pub range_del_block: super::BlockHandle,
 }
 
 impl Properties {
@@ -50,6 +57,13 @@ impl Properties {
         put_bytes(&mut b, &self.largest);
         b.extend_from_slice(&self.bits_per_key.to_bits().to_le_bytes());
         put_varint(&mut b, self.filter_keys);
+        for v in [
+            self.range_dels,
+            self.range_del_block.offset,
+            self.range_del_block.size,
+        ] {
+            put_varint(&mut b, v);
+        }
         b
     }
 
@@ -73,9 +87,49 @@ impl Properties {
         p.largest = r.bytes().ok_or_else(bad)?.to_vec();
         p.bits_per_key = f64::from_bits(r.u64().ok_or_else(bad)?);
         p.filter_keys = r.varint().ok_or_else(bad)?;
+        if r.remaining() > 0 {
+            p.range_dels = r.varint().ok_or_else(bad)?;
+            p.range_del_block.offset = r.varint().ok_or_else(bad)?;
+            p.range_del_block.size = r.varint().ok_or_else(bad)?;
+        }
         if p.entries > 0 && (p.smallest.len() < 8 || p.largest.len() < 8) {
             return Err("properties key range malformed".into());
         }
         Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sst::BlockHandle;
+
+    #[test]
+    fn range_tombstone_fields_round_trip_and_default_to_zero() {
+        let p = Properties {
+            entries: 3,
+            smallest: vec![b'a'; 9],
+            largest: vec![b'z'; 9],
+            filter_keys: 3,
+            range_dels: 2,
+            range_del_block: BlockHandle {
+                offset: 4096,
+                size: 40,
+            },
+            ..Properties::default()
+        };
+        let b = p.encode();
+        assert_eq!(Properties::decode(&b).unwrap(), p);
+        // A block written before range deletes ends after `filter_keys`.
+        let old = Properties {
+            range_dels: 0,
+            range_del_block: BlockHandle::default(),
+            ..p.clone()
+        };
+        let ob = old.encode();
+        // Its three trailing fields are one-byte zero varints.
+        assert_eq!(Properties::decode(&ob[..ob.len() - 3]).unwrap(), old);
+        assert_eq!(&ob[..ob.len() - 3], &b[..b.len() - 4]);
+        assert!(Properties::decode(&b[..b.len() - 1]).is_err());
     }
 }

@@ -22,8 +22,9 @@ use crate::filter::section::UnitSource;
 use crate::filter::{Filter, FilterIndex, KeyProbe};
 use crate::io::{FileSystem, RandomAccessFile};
 use crate::iter::InternalIterator;
-use crate::key::{self, Kind};
+use crate::key::{self, Kind, SeqNo};
 use crate::memtable::Lookup;
+use crate::range_del::{Fragments, RangeTombstone};
 use crate::stats::{bump, Counters, FALSE_POSITIVES};
 
 /// An open SST.
@@ -42,6 +43,10 @@ pub struct TableReader {
     verify: bool,
     /// Busy wait added to each data block read from the file (emulated device latency).
     io_delay_ns: u64,
+    /// The file's range tombstones, read at open, sorted by start.
+    range_dels: Vec<RangeTombstone>,
+    /// The same tombstones fragmented, for point lookups.
+    range_del_frags: Fragments,
 }
 
 /// Per-call read settings.
@@ -112,6 +117,8 @@ impl TableReader {
             counters,
             verify: true,
             io_delay_ns: 0,
+            range_dels: Vec::new(),
+            range_del_frags: Fragments::default(),
         };
         for h in [footer.index, footer.filter, footer.properties] {
             if h.size != 0 && !h.fits(body) {
@@ -122,6 +129,23 @@ impl TableReader {
             Block::new(t.read_raw(footer.index)?).map_err(|d| corrupt(format!("index: {d}")))?,
         );
         t.props = Properties::decode(&t.read_raw(footer.properties)?).map_err(corrupt)?;
+        if t.props.range_dels > 0 {
+            let h = t.props.range_del_block;
+            if !h.fits(body) {
+                return Err(corrupt(
+                    "range tombstone block beyond the end of the file".into(),
+                ));
+            }
+            let ts = crate::range_del::decode_block(&t.read_raw(h)?)
+                .map_err(|d| corrupt(format!("range tombstones: {d}")))?;
+            if ts.len() as u64 != t.props.range_dels {
+                return Err(corrupt(
+                    "range tombstone count disagrees with the properties".into(),
+                ));
+            }
+            t.range_del_frags = Fragments::new(&ts, crate::key::MAX_SEQ);
+            t.range_dels = ts;
+        }
         if footer.filter.size > 0 {
             let f = t.read_raw(footer.filter)?;
             let (index, _) = FilterIndex::decode(&f, footer.filter.offset, footer.filter.size)
@@ -144,6 +168,17 @@ impl TableReader {
     /// The file number.
     pub fn number(&self) -> u64 {
         self.number
+    }
+
+    /// The file's range tombstones, sorted by start (empty for most files).
+    pub fn range_dels(&self) -> &[RangeTombstone] {
+        &self.range_dels
+    }
+
+    /// The newest sequence `<= read_seq` of the file's range tombstones
+    /// covering `user_key` (0: none), in `O(log n)`.
+    pub fn max_covering(&self, user_key: &[u8], read_seq: SeqNo) -> SeqNo {
+        self.range_del_frags.max_seq_at(user_key, read_seq)
     }
 
     /// The file's properties.
@@ -339,8 +374,9 @@ impl TableReader {
         seek: &[u8],
         ctx: ReadCtx,
         filtered: bool,
+        covered: SeqNo,
     ) -> Result<Lookup> {
-        let result = self.search(probe, seek, ctx)?;
+        let result = self.search(probe, seek, ctx, covered)?;
         if result == Lookup::Absent && filtered {
             match probe.tally.levels.get_mut(ctx.level) {
                 Some(row) => row[FALSE_POSITIVES] += 1,
@@ -354,7 +390,13 @@ impl TableReader {
     }
 
     /// Index search then one data block (each phase timed for sampled lookups).
-    fn search(&self, probe: &mut KeyProbe<'_>, seek: &[u8], ctx: ReadCtx) -> Result<Lookup> {
+    fn search(
+        &self,
+        probe: &mut KeyProbe<'_>,
+        seek: &[u8],
+        ctx: ReadCtx,
+        covered: SeqNo,
+    ) -> Result<Lookup> {
         let start = probe.phase_start();
         let h = self.index_search(seek);
         probe.phase_end(start, Phase::Index);
@@ -362,7 +404,7 @@ impl TableReader {
             return Ok(Lookup::Absent);
         };
         let start = probe.phase_start();
-        let r = self.block_search(probe.key(), seek, h, ctx);
+        let r = self.block_search(probe.key(), seek, h, ctx, covered);
         probe.phase_end(start, Phase::Data);
         r
     }
@@ -380,13 +422,15 @@ impl TableReader {
         self.decode_handle(idx.value()).map(Some)
     }
 
-    /// Searches data block `h` for the newest entry of `user_key` at `seek`.
+    /// Searches data block `h` for the newest entry of `user_key` at `seek`;
+    /// an entry with sequence `<= covered` (range-deleted) reads as deleted.
     fn block_search(
         &self,
         user_key: &[u8],
         seek: &[u8],
         h: BlockHandle,
         ctx: ReadCtx,
+        covered: SeqNo,
     ) -> Result<Lookup> {
         let mut it = BlockIter::new(self.read_block(h, ctx)?);
         it.seek(seek)?;
@@ -395,6 +439,9 @@ impl TableReader {
         }
         if !it.valid() || key::user_key(it.key()) != user_key {
             return Ok(Lookup::Absent);
+        }
+        if key::seq_of(it.key()) <= covered {
+            return Ok(Lookup::Deleted);
         }
         Ok(if key::kind_of(it.key()) == Kind::Put as u8 {
             Lookup::Value(it.value().to_vec())

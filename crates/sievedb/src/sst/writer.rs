@@ -12,6 +12,7 @@ use crate::filter::{Filter, FilterBuilder, FilterIndex, FilterOptions};
 use crate::io::WritableFile;
 use crate::key::{self, Kind};
 use crate::options::Compression;
+use crate::range_del::{self, RangeTombstone};
 
 /// Builds one SST from entries added in increasing internal-key order.
 pub struct TableWriter {
@@ -27,6 +28,8 @@ pub struct TableWriter {
     scratch: Vec<u8>,
     /// The zstd context, made on the first zstd block and reused.
     zstd: Option<zstd::bulk::Compressor<'static>>,
+    /// Range tombstones to write in the range-tombstone block.
+    range_dels: Vec<RangeTombstone>,
     /// Write the filter as one version-3 section, as builds before the
     /// version-4 filter index did (tests of reading old files).
     #[cfg(test)]
@@ -63,6 +66,7 @@ impl TableWriter {
             last_user_key: Vec::new(),
             scratch: Vec::new(),
             zstd: None,
+            range_dels: Vec::new(),
             #[cfg(test)]
             legacy_filter: false,
         }
@@ -98,6 +102,35 @@ impl TableWriter {
         if self.data.size_estimate() >= self.block_size {
             self.flush_data_block()?;
         }
+        Ok(())
+    }
+
+    /// Adds a range tombstone (any order). The file's smallest and largest
+    /// keys are widened at [`finish`](Self::finish) to cover it (see
+    /// [`RangeTombstone::smallest_key`] and [`RangeTombstone::largest_key`]).
+    pub fn add_range_del(&mut self, t: RangeTombstone) {
+        self.range_dels.push(t);
+    }
+
+    /// Writes the range-tombstone block (if any) and widens the key range.
+    fn write_range_dels(&mut self) -> Result<()> {
+        if self.range_dels.is_empty() {
+            return Ok(());
+        }
+        let mut ts = std::mem::take(&mut self.range_dels);
+        range_del::sort(&mut ts);
+        for t in &ts {
+            let (lo, hi) = (t.smallest_key(), t.largest_key());
+            if self.props.smallest.is_empty() || key::compare(&lo, &self.props.smallest).is_lt() {
+                self.props.smallest = lo;
+            }
+            if self.props.largest.is_empty() || key::compare(&hi, &self.props.largest).is_gt() {
+                self.props.largest = hi;
+            }
+        }
+        self.props.range_dels = ts.len() as u64;
+        self.props.range_del_block =
+            self.write_block(&range_del::encode_block(&ts), Compression::None)?;
         Ok(())
     }
 
@@ -199,6 +232,7 @@ impl TableWriter {
             Some(f) if !f.is_empty() => self.write_filter(&f.build())?,
             _ => BlockHandle::default(),
         };
+        self.write_range_dels()?;
         let props = self.props.encode();
         let properties = self.write_block(&props, Compression::None)?;
         let index_raw = self.index.finish();
