@@ -419,6 +419,7 @@ pub fn input_iter(c: &Compaction) -> MergingIterator {
                 ReadCtx {
                     level: *level,
                     fill_cache: false,
+                    verify_checksums: true,
                 },
             )) as Box<dyn InternalIterator>
         })

@@ -279,6 +279,7 @@ impl MergeInputs {
                     let ctx = ReadCtx {
                         level: 0,
                         fill_cache: false,
+                        verify_checksums: true,
                     };
                     self.children.push(Box::new(table.iter(ctx)));
                 }
@@ -421,6 +422,7 @@ fn scan_table(
     let mut it = table.iter(ReadCtx {
         level: 0,
         fill_cache: false,
+        verify_checksums: true,
     });
     let (mut entries, mut max_seq) = (0u64, 0);
     it.seek_to_first().map_err(|_| promised)?;
@@ -453,6 +455,7 @@ fn salvage_table(
     let mut it = table.iter(ReadCtx {
         level: 0,
         fill_cache: false,
+        verify_checksums: true,
     });
     let mut ok = it.seek_to_first().is_ok();
     while ok && it.valid() {
@@ -544,8 +547,18 @@ impl InternalIterator for VecIter {
             .partition_point(|(k, _)| key::compare(k, target).is_lt());
         Ok(())
     }
+    fn seek_to_last(&mut self) -> Result<()> {
+        // Past the end (invalid) when there are no entries.
+        self.pos = self.entries.len().saturating_sub(1);
+        Ok(())
+    }
     fn next(&mut self) -> Result<()> {
         self.pos += 1;
+        Ok(())
+    }
+    fn prev(&mut self) -> Result<()> {
+        // Before the first entry is invalid, as past the end.
+        self.pos = self.pos.checked_sub(1).unwrap_or(self.entries.len());
         Ok(())
     }
     fn key(&self) -> &[u8] {
