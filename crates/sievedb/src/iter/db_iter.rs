@@ -361,7 +361,10 @@ impl End {
 ///   borrowed entries. After a seek, the entry under the cursor is yielded
 ///   first (by `next`, `next_ref` or `prev_ref`); after that each step moves
 ///   one entry before yielding, in either direction. A seek also resets the
-///   back end to the end of the range.
+///   back end to the end of the range: the items left to `next` and
+///   `next_back` alike are those from the cursor to the end of the range.
+///   Once a step finds nothing (or an error), every step yields nothing
+///   until the next seek.
 ///
 /// Going forward, borrowed keys and values point into the block or memtable
 /// they are stored in; going backward, into buffers the iterator reuses (one
