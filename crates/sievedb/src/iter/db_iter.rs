@@ -28,14 +28,16 @@ enum Visibility {
     Live,
 }
 
-/// Which way a [`UserCursor`]'s merged cursor is positioned.
+/// Which way a [`UserCursor`]'s merged cursor is positioned. Either way,
+/// when the cursor is valid, `saved_key` holds the current user key.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Direction {
-    /// The merged cursor is on the entry that is the current user entry.
+    /// The merged cursor is on the entry that is the current user entry
+    /// (whose value is read in place).
     Forward,
     /// The merged cursor is before every entry of the current user key (on
-    /// the last entry of a smaller key, or invalid); the current entry is
-    /// copied into `saved_key` / `saved_value`.
+    /// the last entry of a smaller key, or invalid); the current value is
+    /// copied into `saved_value`.
     Reverse,
 }
 
@@ -49,8 +51,9 @@ struct UserCursor {
     upper: Bound<Vec<u8>>,
     direction: Direction,
     valid: bool,
-    /// Forward: the user key being skipped. Reverse: the current user key.
-    /// A reused buffer (no allocation per step once grown).
+    /// The current user key when valid; while moving forward, the user key
+    /// whose older entries are skipped. A reused buffer (no allocation per
+    /// step once grown).
     saved_key: Vec<u8>,
     /// Reverse only: the current value (reused buffer).
     saved_value: Vec<u8>,
@@ -112,10 +115,7 @@ impl UserCursor {
 
     fn key(&self) -> &[u8] {
         debug_assert!(self.valid);
-        match self.direction {
-            Direction::Forward => key::user_key(self.inner.key()),
-            Direction::Reverse => &self.saved_key,
-        }
+        &self.saved_key
     }
 
     fn value(&self) -> &[u8] {
@@ -200,9 +200,7 @@ impl UserCursor {
                 self.inner.seek(&self.target)?;
             }
         } else {
-            self.saved_key.clear();
-            self.saved_key
-                .extend_from_slice(key::user_key(self.inner.key()));
+            // `saved_key` holds the current key: its older entries are skipped.
             self.inner.next()?;
         }
         self.find_next(true)
@@ -213,10 +211,8 @@ impl UserCursor {
             return Ok(());
         }
         if self.direction == Direction::Forward {
-            // Step the merged cursor back past every entry of the current key.
-            self.saved_key.clear();
-            self.saved_key
-                .extend_from_slice(key::user_key(self.inner.key()));
+            // Step the merged cursor back past every entry of the current
+            // key (`saved_key`).
             loop {
                 self.inner.prev()?;
                 if !self.inner.valid()
@@ -249,6 +245,8 @@ impl UserCursor {
                         skipping = true;
                     }
                     Visibility::Live => {
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(p.user_key);
                         self.valid = true;
                         return Ok(());
                     }
@@ -311,6 +309,7 @@ struct End {
 
 impl End {
     /// Moves to the next entry to yield going forward; whether there is one.
+    #[inline]
     fn step_forward(&mut self) -> Result<bool> {
         let r = match self.state {
             EndState::Unpositioned => self.cursor.seek_to_first(),
@@ -321,6 +320,7 @@ impl End {
     }
 
     /// After a move: on an error the cursor is invalid.
+    #[inline]
     fn settle(&mut self, moved: Result<()>) -> Result<bool> {
         self.state = EndState::Yielded;
         if let Err(e) = moved {
@@ -545,6 +545,7 @@ impl DbIterator {
 
     /// Steps the front end; whether it yields an entry. An error or running
     /// out ends the iteration (until a seek).
+    #[inline]
     fn step_front(&mut self, forward: bool) -> Result<bool> {
         if self.done {
             return Ok(false);
@@ -570,6 +571,7 @@ impl DbIterator {
     }
 
     /// Whether the front end's entry was already yielded by the back end.
+    #[inline]
     fn met_back(&self) -> bool {
         match (&self.front, &self.back) {
             (Some(f), Some(b)) if b.state == EndState::Yielded && b.cursor.valid() => {
@@ -625,6 +627,7 @@ impl DbIterator {
     }
 }
 
+#[inline]
 fn owned((k, v): (&[u8], &[u8])) -> (Vec<u8>, Vec<u8>) {
     (k.to_vec(), v.to_vec())
 }
