@@ -66,7 +66,7 @@ use crate::batch;
 use crate::compaction::{self, OutputCtx};
 use crate::error::{Error, Result};
 use crate::io::{filename, FileSystem};
-use crate::iter::{InternalIterator, MergingIterator};
+use crate::iter::{InternalIterator, MergingIterator, VecIter};
 use crate::key::{self, SeqNo, MAX_SEQ};
 use crate::memtable::Memtable;
 use crate::options::Options;
@@ -516,55 +516,4 @@ fn move_to_lost(fs: &dyn FileSystem, path: &Path, lost: &Path) -> Result<PathBuf
     }
     fs.rename(path, &target)?;
     Ok(target)
-}
-
-/// A cursor over entries held in memory (salvaged from a damaged table).
-struct VecIter {
-    entries: Vec<(Vec<u8>, Vec<u8>)>,
-    pos: usize,
-}
-
-impl VecIter {
-    fn new(entries: Vec<(Vec<u8>, Vec<u8>)>) -> Self {
-        VecIter {
-            pos: entries.len(),
-            entries,
-        }
-    }
-}
-
-impl InternalIterator for VecIter {
-    fn valid(&self) -> bool {
-        self.pos < self.entries.len()
-    }
-    fn seek_to_first(&mut self) -> Result<()> {
-        self.pos = 0;
-        Ok(())
-    }
-    fn seek(&mut self, target: &[u8]) -> Result<()> {
-        self.pos = self
-            .entries
-            .partition_point(|(k, _)| key::compare(k, target).is_lt());
-        Ok(())
-    }
-    fn seek_to_last(&mut self) -> Result<()> {
-        // Past the end (invalid) when there are no entries.
-        self.pos = self.entries.len().saturating_sub(1);
-        Ok(())
-    }
-    fn next(&mut self) -> Result<()> {
-        self.pos += 1;
-        Ok(())
-    }
-    fn prev(&mut self) -> Result<()> {
-        // Before the first entry is invalid, as past the end.
-        self.pos = self.pos.checked_sub(1).unwrap_or(self.entries.len());
-        Ok(())
-    }
-    fn key(&self) -> &[u8] {
-        &self.entries[self.pos].0
-    }
-    fn value(&self) -> &[u8] {
-        &self.entries[self.pos].1
-    }
 }

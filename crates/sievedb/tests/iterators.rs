@@ -26,6 +26,13 @@ fn layered(dir: &std::path::Path) -> Db {
     db
 }
 
+/// Iterators move between threads, as before they could go backward.
+#[test]
+fn iterators_are_send() {
+    fn send<T: Send>() {}
+    send::<DbIterator>();
+}
+
 #[test]
 fn reverse_sees_the_newest_versions_across_layers() {
     let tmp = tempfile::tempdir().unwrap();

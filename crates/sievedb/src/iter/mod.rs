@@ -9,10 +9,12 @@ use crate::key;
 
 mod db_iter;
 mod merging;
+mod vec;
 
 pub use db_iter::DbIterator;
 pub(crate) use db_iter::{prefix_successor, CursorFactory};
 pub use merging::MergingIterator;
+pub(crate) use vec::VecIter;
 
 /// A bidirectional cursor over internal keys in [`key::compare`] order.
 ///

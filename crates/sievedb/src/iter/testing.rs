@@ -1,14 +1,14 @@
 //! Test helpers shared by the internal iterators' unit tests: random sorted
-//! entries, an in-memory source, and a checker that drives an iterator in
-//! both directions against the expected order.
+//! entries and a checker that drives an iterator in both directions against
+//! the expected order.
 
 use std::cmp::Ordering;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+pub(crate) use super::vec::VecIter;
 use super::InternalIterator;
-use crate::error::Result;
 use crate::key::{self, Kind};
 
 /// `n` distinct internal keys (user keys sharing prefixes, several versions
@@ -35,56 +35,6 @@ pub(crate) fn random_entries(seed: u64, n: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
         .collect();
     out.sort_by(|a, b| key::compare(&a.0, &b.0));
     out
-}
-
-/// A cursor over entries held in memory, sorted by [`key::compare`].
-pub(crate) struct VecIter {
-    entries: Vec<(Vec<u8>, Vec<u8>)>,
-    /// `entries.len()` when invalid.
-    pos: usize,
-}
-
-impl VecIter {
-    pub(crate) fn new(entries: Vec<(Vec<u8>, Vec<u8>)>) -> Self {
-        VecIter {
-            pos: entries.len(),
-            entries,
-        }
-    }
-}
-
-impl InternalIterator for VecIter {
-    fn valid(&self) -> bool {
-        self.pos < self.entries.len()
-    }
-    fn seek_to_first(&mut self) -> Result<()> {
-        self.pos = 0;
-        Ok(())
-    }
-    fn seek_to_last(&mut self) -> Result<()> {
-        self.pos = self.entries.len().saturating_sub(1);
-        Ok(())
-    }
-    fn seek(&mut self, target: &[u8]) -> Result<()> {
-        self.pos = self
-            .entries
-            .partition_point(|(k, _)| key::compare(k, target).is_lt());
-        Ok(())
-    }
-    fn next(&mut self) -> Result<()> {
-        self.pos += 1;
-        Ok(())
-    }
-    fn prev(&mut self) -> Result<()> {
-        self.pos = self.pos.checked_sub(1).unwrap_or(self.entries.len());
-        Ok(())
-    }
-    fn key(&self) -> &[u8] {
-        &self.entries[self.pos].0
-    }
-    fn value(&self) -> &[u8] {
-        &self.entries[self.pos].1
-    }
 }
 
 fn entry(it: &dyn InternalIterator) -> Option<(Vec<u8>, Vec<u8>)> {
