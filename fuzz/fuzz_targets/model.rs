@@ -1,12 +1,16 @@
 #![no_main]
 //! Model-based: arbitrary operation sequences against a BTreeMap, with flushes,
-//! compactions, reopens and range deletes (direct and in batches).
-use std::collections::BTreeMap;
+//! compactions, reopens and range deletes (direct and in batches); reads in
+//! both directions, cursor walks, prefixes and snapshot reads through
+//! `ReadOptions`.
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use sievedb::{Db, Options, WriteBatch};
+use sievedb::{Db, DbIterator, Options, ReadOptions, WriteBatch};
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 #[derive(Arbitrary, Debug)]
 enum Op {
@@ -15,6 +19,15 @@ enum Op {
     Batch(Vec<(u8, Option<Vec<u8>>)>),
     Get(u8),
     Scan(u8, u8),
+    RevScan(u8, u8),
+    /// Takes items from the front (true) or the back (false) of a scan.
+    DoubleEnded(u8, u8, Vec<bool>),
+    Walk(u8, u8, Vec<Step>),
+    Prefix(Vec<u8>),
+    TakeSnapshot,
+    /// Reads snapshot `n` (modulo the live ones) through `ReadOptions`,
+    /// bounded, in the given direction.
+    SnapshotScan(u8, u8, u8, bool),
     Flush,
     Compact,
     Reopen,
@@ -58,8 +71,23 @@ fn in_range(k: &[u8], (lo, hi): &Range) -> bool {
     above && below
 }
 
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Step {
+    Seek(u8),
+    SeekForPrev(u8),
+    First,
+    Last,
+    Next,
+    Prev,
+}
+
+/// Keys `key000..key239`, then runs of 0xFF bytes (awkward prefixes).
 fn key(k: u8) -> Vec<u8> {
-    format!("key{k:03}").into_bytes()
+    if k >= 240 {
+        vec![0xFF; usize::from(k - 239)]
+    } else {
+        format!("key{k:03}").into_bytes()
+    }
 }
 
 fn options() -> Options {
@@ -72,10 +100,105 @@ fn options() -> Options {
         .build()
 }
 
+fn bounds(a: u8, b: u8) -> (Vec<u8>, Vec<u8>) {
+    let (a, b) = (key(a), key(b));
+    if a <= b {
+        (a, b)
+    } else {
+        (b, a)
+    }
+}
+
+fn items(model: &Model, lo: &[u8], hi: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    model
+        .range::<[u8], _>((Bound::Included(lo), Bound::Excluded(hi)))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+fn collect(it: DbIterator, reverse: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
+    if reverse {
+        it.rev().map(|r| r.unwrap()).collect()
+    } else {
+        it.map(|r| r.unwrap()).collect()
+    }
+}
+
+fn double_ended(mut it: DbIterator, mut want: VecDeque<(Vec<u8>, Vec<u8>)>, sides: &[bool]) {
+    for &front in sides
+        .iter()
+        .chain(std::iter::repeat(&true))
+        .take(sides.len() + want.len() + 1)
+    {
+        let (got, exp) = if front {
+            (it.next(), want.pop_front())
+        } else {
+            (it.next_back(), want.pop_back())
+        };
+        assert_eq!(got.map(|r| r.unwrap()), exp);
+    }
+    assert!(it.next().is_none() && it.next_back().is_none());
+}
+
+/// The cursor model of `DbIterator` (see its docs): `None` = ran out.
+fn walk(mut it: DbIterator, items: &[(Vec<u8>, Vec<u8>)], steps: &[Step]) {
+    // (position, yielded); position None = nowhere; `done` after running out.
+    let mut pos: Option<Option<usize>> = None;
+    let mut yielded = false;
+    let mut done = false;
+    for &s in steps.iter().take(64) {
+        let fresh = |p: Option<usize>| (Some(p), false, false);
+        (pos, yielded, done) = match s {
+            Step::Seek(k) => {
+                it.seek(key(k)).unwrap();
+                fresh(items.iter().position(|(x, _)| *x >= key(k)))
+            }
+            Step::SeekForPrev(k) => {
+                it.seek_for_prev(key(k)).unwrap();
+                fresh(items.iter().rposition(|(x, _)| *x <= key(k)))
+            }
+            Step::First => {
+                it.seek_to_first().unwrap();
+                fresh((!items.is_empty()).then_some(0))
+            }
+            Step::Last => {
+                it.seek_to_last().unwrap();
+                fresh(items.len().checked_sub(1))
+            }
+            Step::Next | Step::Prev => {
+                let fwd = matches!(s, Step::Next);
+                let next = match (done, pos, yielded) {
+                    (true, _, _) => None,
+                    (_, None, _) if fwd => (!items.is_empty()).then_some(0),
+                    (_, None, _) => items.len().checked_sub(1),
+                    (_, Some(p), false) => p,
+                    (_, Some(p), true) if fwd => p.map(|i| i + 1).filter(|&i| i < items.len()),
+                    (_, Some(p), true) => p.and_then(|i| i.checked_sub(1)),
+                };
+                let got = if fwd { it.next_ref() } else { it.prev_ref() }.unwrap();
+                let exp = next.map(|i| (items[i].0.as_slice(), items[i].1.as_slice()));
+                assert_eq!(got, exp);
+                (Some(next), true, next.is_none())
+            }
+        };
+        if !done {
+            let on = pos.flatten();
+            assert_eq!(it.valid(), on.is_some());
+            if let Some(i) = on {
+                assert_eq!(
+                    (it.key(), it.value()),
+                    (items[i].0.as_slice(), items[i].1.as_slice())
+                );
+            }
+        }
+    }
+}
+
 fuzz_target!(|ops: Vec<Op>| {
     let dir = tempfile::tempdir().unwrap();
     let mut db = Db::open(dir.path(), options()).unwrap();
-    let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    let mut model = Model::new();
+    let mut snapshots = Vec::new();
     for op in ops.into_iter().take(200) {
         match op {
             Op::Put(k, v) => {
@@ -103,18 +226,61 @@ fuzz_target!(|ops: Vec<Op>| {
                 }
             }
             Op::Get(k) => assert_eq!(db.get(key(k)).unwrap(), model.get(&key(k)).cloned()),
-            Op::Scan(a, b) => {
-                let (lo, hi) = (key(a.min(b)), key(a.max(b)));
-                let got: Vec<_> = db
-                    .range(lo.clone()..hi.clone())
-                    .unwrap()
-                    .map(|r| r.unwrap())
-                    .collect();
+            Op::Scan(a, b) | Op::RevScan(a, b) => {
+                let reverse = matches!(op, Op::RevScan(..));
+                let (lo, hi) = bounds(a, b);
+                let got = collect(db.range(lo.clone()..hi.clone()).unwrap(), reverse);
+                let mut want = items(&model, &lo, &hi);
+                if reverse {
+                    want.reverse();
+                }
+                assert_eq!(got, want);
+            }
+            Op::DoubleEnded(a, b, sides) => {
+                let (lo, hi) = bounds(a, b);
+                let it = db.range(lo.clone()..hi.clone()).unwrap();
+                double_ended(it, items(&model, &lo, &hi).into(), &sides);
+            }
+            Op::Walk(a, b, steps) => {
+                let (lo, hi) = bounds(a, b);
+                let it = db.range(lo.clone()..hi.clone()).unwrap();
+                walk(it, &items(&model, &lo, &hi), &steps);
+            }
+            Op::Prefix(mut p) => {
+                p.truncate(5);
                 let want: Vec<_> = model
-                    .range(lo..hi)
+                    .iter()
+                    .filter(|(k, _)| k.starts_with(&p))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
-                assert_eq!(got, want);
+                assert_eq!(collect(db.prefix(&p).unwrap(), false), want);
+                let mut back = collect(db.prefix(&p).unwrap(), true);
+                back.reverse();
+                assert_eq!(back, want);
+            }
+            Op::TakeSnapshot => {
+                if snapshots.len() == 4 {
+                    snapshots.remove(0);
+                }
+                snapshots.push((db.snapshot(), model.clone()));
+            }
+            Op::SnapshotScan(n, a, b, reverse) => {
+                if snapshots.is_empty() {
+                    continue;
+                }
+                let (snap, smodel) = &snapshots[usize::from(n) % snapshots.len()];
+                let (lo, hi) = bounds(a, b);
+                let ro = ReadOptions::default()
+                    .snapshot(snap)
+                    .lower_bound(&lo)
+                    .upper_bound(&hi)
+                    .fill_cache(reverse);
+                let mut want = items(smodel, &lo, &hi);
+                if reverse {
+                    want.reverse();
+                }
+                assert_eq!(collect(db.iter_opt(&ro).unwrap(), reverse), want);
+                assert_eq!(db.get_opt(&lo, &ro).unwrap(), smodel.get(&lo).cloned());
             }
             Op::Flush => db.flush().unwrap(),
             Op::Compact => db.compact_range::<&[u8], _>(..).unwrap(),
@@ -145,6 +311,7 @@ fuzz_target!(|ops: Vec<Op>| {
                 db.write(b).unwrap();
             }
             Op::Reopen => {
+                snapshots.clear();
                 drop(db);
                 db = Db::open(dir.path(), options()).unwrap();
             }
@@ -152,4 +319,7 @@ fuzz_target!(|ops: Vec<Op>| {
     }
     let got: BTreeMap<_, _> = db.iter().unwrap().map(|r| r.unwrap()).collect();
     assert_eq!(got, model);
+    let mut back: Vec<_> = db.iter().unwrap().rev().map(|r| r.unwrap()).collect();
+    back.reverse();
+    assert_eq!(back, model.into_iter().collect::<Vec<_>>());
 });

@@ -40,6 +40,7 @@ pub fn exercise_sst(data: &[u8]) {
     let ctx = sievedb::sst::reader::ReadCtx {
         level: 0,
         fill_cache: false,
+        verify_checksums: true,
     };
     let mut it = t.iter(ctx);
     let mut keys = Vec::new();

@@ -558,6 +558,7 @@ pub fn input_iter(c: &Compaction) -> MergingIterator {
                 ReadCtx {
                     level: *level,
                     fill_cache: false,
+                    verify_checksums: true,
                 },
             )) as Box<dyn InternalIterator>
         })

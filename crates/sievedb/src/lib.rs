@@ -56,7 +56,7 @@ mod repair;
 pub mod stats;
 
 pub use batch::WriteBatch;
-pub use db::{Db, Snapshot};
+pub use db::{Db, ReadOptions, Snapshot};
 pub use error::{Error, Result};
 pub use filter::{
     FilterLayout, FilterMemory, FilterOptions, FilterPolicy, HashFn, HashSharing, IndexScheme,
@@ -64,7 +64,7 @@ pub use filter::{
 };
 pub use iter::DbIterator;
 pub use options::{
-    CompactionStyle, Compression, Options, OptionsBuilder, ReadOptions, WalRecovery, WriteOptions,
+    CompactionStyle, Compression, Options, OptionsBuilder, WalRecovery, WriteOptions,
 };
 pub use repair::RepairReport;
 pub use stats::{LevelStats, LookupBreakdown, Stats};

@@ -206,13 +206,27 @@ impl InternalIterator for MemIter {
         self.cursor = Some(self.list().first());
         Ok(())
     }
+    fn seek_to_last(&mut self) -> Result<()> {
+        self.cursor = Some(self.list().last());
+        Ok(())
+    }
     fn seek(&mut self, target: &[u8]) -> Result<()> {
         self.cursor = Some(self.list().seek(target));
+        Ok(())
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) -> Result<()> {
+        self.cursor = Some(self.list().seek_for_prev(target));
         Ok(())
     }
     fn next(&mut self) -> Result<()> {
         if let Some(c) = &mut self.cursor {
             c.next();
+        }
+        Ok(())
+    }
+    fn prev(&mut self) -> Result<()> {
+        if let Some(c) = &mut self.cursor {
+            c.prev();
         }
         Ok(())
     }
@@ -308,6 +322,20 @@ mod tests {
         key::append_internal_key(&mut seek, b"b", 9, key::KIND_FOR_SEEK);
         assert_eq!(m.get(b"b", &seek, 3), Lookup::Deleted);
         assert_eq!(m.get(b"b", &seek, 0), Lookup::Value(b"v".to_vec()));
+    }
+
+    #[test]
+    fn iterates_in_both_directions() {
+        use crate::iter::testing::{check_bidirectional, random_entries};
+        for seed in 0..5 {
+            let entries = random_entries(seed, 400);
+            let m = Arc::new(Memtable::new(1));
+            for (k, v) in &entries {
+                let p = key::parse(k).unwrap();
+                m.insert(p.seq, Kind::from_u8(p.kind).unwrap(), p.user_key, v);
+            }
+            check_bidirectional(&mut m.iter(), &entries, seed);
+        }
     }
 
     #[test]

@@ -452,16 +452,3 @@ pub struct WriteOptions {
     /// acknowledged write has reached the OS and survives a process crash.
     pub sync: bool,
 }
-
-/// Options of one read.
-#[derive(Clone, Copy, Debug)]
-pub struct ReadOptions {
-    /// Put blocks read by this operation into the block cache. Default true.
-    pub fill_cache: bool,
-}
-
-impl Default for ReadOptions {
-    fn default() -> Self {
-        ReadOptions { fill_cache: true }
-    }
-}

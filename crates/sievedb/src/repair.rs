@@ -66,7 +66,7 @@ use crate::batch;
 use crate::compaction::{self, OutputCtx};
 use crate::error::{Error, Result};
 use crate::io::{filename, FileSystem};
-use crate::iter::{InternalIterator, MergingIterator};
+use crate::iter::{InternalIterator, MergingIterator, VecIter};
 use crate::key::{self, SeqNo, MAX_SEQ};
 use crate::memtable::Memtable;
 use crate::options::Options;
@@ -287,6 +287,7 @@ impl MergeInputs {
                     let ctx = ReadCtx {
                         level: 0,
                         fill_cache: false,
+                        verify_checksums: true,
                     };
                     self.children.push(Box::new(table.iter(ctx)));
                 }
@@ -436,6 +437,7 @@ fn scan_table(
     let mut it = table.iter(ReadCtx {
         level: 0,
         fill_cache: false,
+        verify_checksums: true,
     });
     let (mut entries, mut max_seq) = (0u64, 0);
     it.seek_to_first().map_err(|_| promised)?;
@@ -468,6 +470,7 @@ fn salvage_table(
     let mut it = table.iter(ReadCtx {
         level: 0,
         fill_cache: false,
+        verify_checksums: true,
     });
     let mut ok = it.seek_to_first().is_ok();
     while ok && it.valid() {
@@ -528,45 +531,4 @@ fn move_to_lost(fs: &dyn FileSystem, path: &Path, lost: &Path) -> Result<PathBuf
     }
     fs.rename(path, &target)?;
     Ok(target)
-}
-
-/// A cursor over entries held in memory (salvaged from a damaged table).
-struct VecIter {
-    entries: Vec<(Vec<u8>, Vec<u8>)>,
-    pos: usize,
-}
-
-impl VecIter {
-    fn new(entries: Vec<(Vec<u8>, Vec<u8>)>) -> Self {
-        VecIter {
-            pos: entries.len(),
-            entries,
-        }
-    }
-}
-
-impl InternalIterator for VecIter {
-    fn valid(&self) -> bool {
-        self.pos < self.entries.len()
-    }
-    fn seek_to_first(&mut self) -> Result<()> {
-        self.pos = 0;
-        Ok(())
-    }
-    fn seek(&mut self, target: &[u8]) -> Result<()> {
-        self.pos = self
-            .entries
-            .partition_point(|(k, _)| key::compare(k, target).is_lt());
-        Ok(())
-    }
-    fn next(&mut self) -> Result<()> {
-        self.pos += 1;
-        Ok(())
-    }
-    fn key(&self) -> &[u8] {
-        &self.entries[self.pos].0
-    }
-    fn value(&self) -> &[u8] {
-        &self.entries[self.pos].1
-    }
 }

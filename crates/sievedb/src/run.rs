@@ -36,6 +36,24 @@ impl RunIter {
         Ok(())
     }
 
+    /// Moves to preceding files while the current one is exhausted.
+    fn settle_back(&mut self) -> Result<()> {
+        while let Some(c) = &self.current {
+            if c.valid() {
+                return Ok(());
+            }
+            if self.index == 0 {
+                self.current = None;
+                return Ok(());
+            }
+            self.open(self.index - 1)?;
+            if let Some(c) = &mut self.current {
+                c.seek_to_last()?;
+            }
+        }
+        Ok(())
+    }
+
     /// Moves to following files while the current one is exhausted.
     fn settle(&mut self) -> Result<()> {
         while let Some(c) = &self.current {
@@ -72,16 +90,84 @@ impl InternalIterator for RunIter {
         }
         self.settle()
     }
+    fn seek_to_last(&mut self) -> Result<()> {
+        self.open(self.files.len().saturating_sub(1))?;
+        if let Some(c) = &mut self.current {
+            c.seek_to_last()?;
+        }
+        self.settle_back()
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) -> Result<()> {
+        // The last file whose smallest key is <= target holds the answer,
+        // or it lies in an earlier file (when target precedes its entries).
+        let i = self
+            .files
+            .partition_point(|f| key::compare(&f.smallest, target).is_le());
+        let Some(i) = i.checked_sub(1) else {
+            self.current = None;
+            return Ok(());
+        };
+        self.open(i)?;
+        if let Some(c) = &mut self.current {
+            c.seek_for_prev(target)?;
+        }
+        self.settle_back()
+    }
     fn next(&mut self) -> Result<()> {
         if let Some(c) = &mut self.current {
             c.next()?;
         }
         self.settle()
     }
+    fn prev(&mut self) -> Result<()> {
+        if let Some(c) = &mut self.current {
+            c.prev()?;
+        }
+        self.settle_back()
+    }
     fn key(&self) -> &[u8] {
         self.current.as_ref().expect("valid iterator").key()
     }
     fn value(&self) -> &[u8] {
         self.current.as_ref().expect("valid iterator").value()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::TableCache;
+    use crate::io::{filename, StdFs};
+    use crate::iter::testing::{check_bidirectional, random_entries};
+    use crate::options::Options;
+    use crate::sst::reader::tests::write_table;
+    use crate::stats::Counters;
+
+    #[test]
+    fn run_iter_in_both_directions_across_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = Options::default();
+        let tables = Arc::new(TableCache::new(
+            Arc::new(StdFs),
+            dir.path().to_path_buf(),
+            &opts,
+            None,
+            Arc::new(Counters::new(opts.max_levels)),
+        ));
+        let entries = random_entries(9, 600);
+        let mut files = Vec::new();
+        // Files of uneven sizes, one of a single entry.
+        let cuts = [0, 1, 150, 151, 400, 600];
+        for (i, w) in cuts.windows(2).enumerate() {
+            let part = &entries[w[0]..w[1]];
+            let number = i as u64 + 1;
+            write_table(&filename::sst(dir.path(), number), number, part);
+            let (first, last) = (part[0].0.clone(), part[part.len() - 1].0.clone());
+            files.push(FileMeta::for_test(number, first, last, tables.clone()));
+        }
+        let mut run = RunIter::new(files, ReadCtx::new(1));
+        check_bidirectional(&mut run, &entries, 9);
+        let mut empty = RunIter::new(Vec::new(), ReadCtx::new(1));
+        check_bidirectional(&mut empty, &[], 1);
     }
 }

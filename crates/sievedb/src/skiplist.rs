@@ -291,7 +291,50 @@ impl SkipList {
     pub fn seek(&self, key: &[u8]) -> Cursor<'_> {
         Cursor {
             node: self.find_greater_or_equal(key, None),
-            _list: self,
+            list: self,
+        }
+    }
+
+    /// The last node with key < `key` (`None`: `key` is <= every key), or
+    /// with `key == None` the last node of the list (`None`: empty).
+    fn find_less_than(&self, key: Option<&[u8]>) -> *const Node {
+        let mut x = self.head;
+        let mut level = self.height.load(AtOrd::Relaxed) - 1;
+        loop {
+            // SAFETY: as in `find_greater_or_equal`: x is head or a published
+            // node reached at `level`, so its tower has a link at `level`.
+            let next = unsafe { Node::link(x, level).load(AtOrd::Acquire) };
+            // SAFETY: a non-null link points at a published node.
+            let before = !next.is_null()
+                && key.is_none_or(|k| (self.cmp)(unsafe { (*next).key() }, k) == Ordering::Less);
+            if before {
+                x = next;
+                continue;
+            }
+            if level == 0 {
+                return if x == self.head { ptr::null() } else { x };
+            }
+            level -= 1;
+        }
+    }
+
+    /// A cursor on the last entry with key <= `key`.
+    pub fn seek_for_prev(&self, key: &[u8]) -> Cursor<'_> {
+        let c = self.seek(key);
+        if c.valid() && (self.cmp)(c.key(), key) == Ordering::Equal {
+            return c;
+        }
+        Cursor {
+            node: self.find_less_than(Some(key)),
+            list: self,
+        }
+    }
+
+    /// A cursor on the last entry.
+    pub fn last(&self) -> Cursor<'_> {
+        Cursor {
+            node: self.find_less_than(None),
+            list: self,
         }
     }
 
@@ -299,7 +342,7 @@ impl SkipList {
     pub fn first(&self) -> Cursor<'_> {
         // SAFETY: head has MAX_HEIGHT links.
         let node = unsafe { Node::link(self.head, 0).load(AtOrd::Acquire) };
-        Cursor { node, _list: self }
+        Cursor { node, list: self }
     }
 }
 
@@ -307,7 +350,7 @@ impl SkipList {
 #[derive(Clone, Copy)]
 pub struct Cursor<'a> {
     node: *const Node,
-    _list: &'a SkipList,
+    list: &'a SkipList,
 }
 
 // SAFETY: a cursor is a shared reference to the list plus a pointer to one of
@@ -340,6 +383,15 @@ impl<'a> Cursor<'a> {
             self.node = unsafe { Node::link(self.node, 0).load(AtOrd::Acquire) };
         }
     }
+    /// Moves to the previous entry: a search from the head (nodes have no
+    /// back links), O(log n).
+    pub fn prev(&mut self) {
+        if self.valid() {
+            // SAFETY: a valid cursor points at a published node of the list.
+            let key = unsafe { (*self.node).key() };
+            self.node = self.list.find_less_than(Some(key));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -366,6 +418,22 @@ mod tests {
         assert!(!c.valid());
         assert_eq!(l.seek(&100u32.to_be_bytes()).key(), 100u32.to_be_bytes());
         assert!(!l.seek(&n.to_be_bytes()).valid());
+        let mut c = l.last();
+        for &k in keys.iter().rev() {
+            assert_eq!(c.key(), k.to_be_bytes());
+            c.prev();
+        }
+        assert!(!c.valid());
+        assert_eq!(
+            l.seek_for_prev(&100u32.to_be_bytes()).key(),
+            100u32.to_be_bytes()
+        );
+        assert_eq!(
+            l.seek_for_prev(&[0, 0, 0, 100, 0]).key(),
+            100u32.to_be_bytes()
+        );
+        assert!(!l.seek_for_prev(&[0, 0, 0]).valid());
+        assert_eq!(l.seek_for_prev(&[0xFF; 5]).key(), (n - 1).to_be_bytes());
         l.insert([b"bi", b"g"], &vec![1u8; 600_000]);
         assert_eq!(l.seek(b"big").value().len(), 600_000);
     }

@@ -89,6 +89,28 @@ pub struct FileMeta {
 }
 
 impl FileMeta {
+    /// Metadata of table `number` of `tables` spanning `smallest..=largest`
+    /// (unit tests of the readers above tables).
+    #[cfg(test)]
+    pub(crate) fn for_test(
+        number: u64,
+        smallest: Vec<u8>,
+        largest: Vec<u8>,
+        tables: Arc<TableCache>,
+    ) -> Arc<FileMeta> {
+        Arc::new(FileMeta {
+            number,
+            size: 0,
+            entries: 0,
+            smallest,
+            largest,
+            range_dels: 0,
+            obsolete: AtomicBool::new(false),
+            tables,
+            filter: OnceLock::new(),
+        })
+    }
+
     /// Smallest user key.
     pub fn smallest_user(&self) -> &[u8] {
         key::user_key(&self.smallest)
@@ -286,7 +308,7 @@ impl Version {
         &self,
         probe: &mut KeyProbe<'_>,
         seek: &mut LazySeek<'_>,
-        fill_cache: bool,
+        policy: ReadCtx,
     ) -> Result<Lookup> {
         let user_key = probe.key();
         for (level, runs) in self.levels.iter().enumerate() {
@@ -295,7 +317,7 @@ impl Version {
                 let file = run.file_for(user_key);
                 probe.phase_end(start, Phase::Index);
                 let Some(f) = file else { continue };
-                let ctx = ReadCtx { level, fill_cache };
+                let ctx = ReadCtx { level, ..policy };
                 // The newest range tombstone of this file covering the key and
                 // visible to the read. Entries in older files are older still
                 // (file bounds cover their tombstones, so no older file can

@@ -13,7 +13,7 @@ use common::{
     copy_dir, env_usize, file_name, flip_byte, manifest_files, set_byte, show, sst_files, truncate,
     wal_files,
 };
-use sievedb::{CompactionStyle, Compression, Db, Error, Options, WalRecovery};
+use sievedb::{CompactionStyle, Compression, Db, Error, Options, ReadOptions, WalRecovery};
 
 fn key(i: usize) -> Vec<u8> {
     format!("key{i:05}").into_bytes()
@@ -198,6 +198,55 @@ fn sst_data_block_flip_is_corruption() {
         db.get(key(n - 1)).expect("get last key"),
         Some(value(n - 1))
     );
+}
+
+/// `ReadOptions::verify_checksums(false)` skips the check of data blocks:
+/// a flipped value byte is read back as it is, by lookups and iterators in
+/// both directions, while checked reads still report the damage (the block
+/// read unchecked did not enter the cache).
+#[test]
+fn unchecked_reads_skip_the_data_block_checksum() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("db");
+    let n = 300;
+    let sst = make_sst_db(&dir, n, Compression::None);
+    let bytes = fs::read(&sst).expect("read sst");
+    let at = bytes
+        .windows(value(0).len())
+        .position(|w| w == value(0).as_slice())
+        .expect("value 0 stored verbatim");
+    flip_byte(&sst, at + 2, 0x20);
+    let db = Db::open(&dir, fixture_options(Compression::None)).expect("open");
+    let unchecked = ReadOptions::default().verify_checksums(false);
+    let damaged = db.get_opt(key(0), &unchecked).expect("unchecked get");
+    assert!(
+        damaged.is_some() && damaged != Some(value(0)),
+        "{damaged:?}"
+    );
+    let e = db
+        .get(key(0))
+        .expect_err("checked get after an unchecked one");
+    assert_corruption_naming(&e, &sst, "checked get");
+    let all: Vec<_> = db
+        .iter_opt(&unchecked)
+        .expect("iter")
+        .map(|r| r.expect("unchecked iteration"))
+        .collect();
+    assert_eq!(all.len(), n);
+    let back: Vec<_> = db
+        .iter_opt(&unchecked)
+        .expect("iter")
+        .rev()
+        .map(|r| r.expect("rev"))
+        .collect();
+    assert_eq!(back.len(), n);
+    let err = db
+        .iter()
+        .expect("iterator")
+        .rev()
+        .find_map(|r| r.err())
+        .expect("checked reverse iteration over the damaged block fails");
+    assert_corruption_naming(&err, &sst, "checked reverse iteration");
 }
 
 /// Writes `n` puts of equal size without flushing and closes; returns the WAL

@@ -20,8 +20,8 @@ use common::{
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use sievedb::{
-    CompactionStyle, Compression, Db, FilterLayout, FilterOptions, HashFn, HashSharing,
-    IndexScheme, Options, Snapshot, UnitHashing, WriteBatch,
+    CompactionStyle, Compression, Db, DbIterator, FilterLayout, FilterOptions, HashFn, HashSharing,
+    IndexScheme, Options, ReadOptions, Snapshot, UnitHashing, WriteBatch,
 };
 
 /// Number of distinct short keys: small so that writes collide.
@@ -168,6 +168,270 @@ fn check_range(
     );
 }
 
+/// The model's items within `range`, ascending.
+fn expected_in<'a>(
+    model: &'a Model,
+    range: &(Bound<Vec<u8>>, Bound<Vec<u8>>),
+) -> Vec<(&'a Vec<u8>, &'a Vec<u8>)> {
+    model.iter().filter(|(k, _)| in_bounds(k, range)).collect()
+}
+
+/// Checks a range read walked backward (`.rev()`) against the model.
+fn check_range_rev(
+    got: sievedb::Result<DbIterator>,
+    model: &Model,
+    range: &(Bound<Vec<u8>>, Bound<Vec<u8>>),
+    ctx: &str,
+) {
+    let ctx = format!(
+        "{ctx} rev range({}, {})",
+        show_bound(&range.0),
+        show_bound(&range.1)
+    );
+    let it = got.unwrap_or_else(|e| panic!("{ctx}: creating iterator failed: {e}"));
+    let got: Vec<_> = it
+        .rev()
+        .map(|r| r.unwrap_or_else(|e| panic!("{ctx}: iteration failed: {e}")))
+        .collect();
+    assert_same_items(&got, expected_in(model, range).into_iter().rev(), &ctx);
+}
+
+/// A prefix to iterate: a piece of a present key, or one of the awkward
+/// ones (empty, 0xFF bytes, a prefix of many keys).
+fn gen_prefix(rng: &mut SmallRng, model: &Model) -> Vec<u8> {
+    match rng.gen_range(0..10) {
+        0..=4 if !model.is_empty() => {
+            let n = rng.gen_range(0..model.len());
+            let k = model.keys().nth(n).expect("nth key");
+            k[..rng.gen_range(0..=k.len().min(6))].to_vec()
+        }
+        5 => Vec::new(),
+        6 => vec![0xff],
+        7 => vec![b'k', 0xff],
+        8 => vec![0xff, 0xff],
+        _ => format!("k{:02}", rng.gen_range(0..40)).into_bytes(),
+    }
+}
+
+/// Checks `prefix` iteration, forward and backward, against the model.
+fn check_prefix(
+    make: impl Fn() -> sievedb::Result<DbIterator>,
+    model: &Model,
+    p: &[u8],
+    ctx: &str,
+) {
+    let ctx = format!("{ctx} prefix {}", show(p));
+    let expected: Vec<_> = model.iter().filter(|(k, _)| k.starts_with(p)).collect();
+    let got = collect_all(make(), &ctx);
+    assert_same_items(&got, expected.iter().copied(), &ctx);
+    let it = make().unwrap_or_else(|e| panic!("{ctx}: creating iterator failed: {e}"));
+    let got: Vec<_> = it
+        .rev()
+        .map(|r| r.unwrap_or_else(|e| panic!("{ctx} rev: {e}")))
+        .collect();
+    assert_same_items(&got, expected.into_iter().rev(), &format!("{ctx} rev"));
+}
+
+/// Takes items from both ends of a range iterator in a random order: they
+/// must be the model's items, the front ones ascending, the back ones
+/// descending, never one twice, ending where the two ends meet.
+fn check_double_ended(
+    rng: &mut SmallRng,
+    mut it: DbIterator,
+    model: &Model,
+    range: &(Bound<Vec<u8>>, Bound<Vec<u8>>),
+    ctx: &str,
+) {
+    let mut expected: VecDeque<_> = expected_in(model, range).into();
+    loop {
+        let front = rng.gen_bool(0.5);
+        let (got, want) = if front {
+            (it.next(), expected.pop_front())
+        } else {
+            (it.next_back(), expected.pop_back())
+        };
+        let got = got.map(|r| r.unwrap_or_else(|e| panic!("{ctx} double-ended: {e}")));
+        assert_eq!(
+            got.as_ref().map(|(k, v)| (k, v)),
+            want,
+            "{ctx} double-ended step from the {}",
+            if front { "front" } else { "back" }
+        );
+        if want.is_none() {
+            assert!(
+                it.next().is_none() && it.next_back().is_none(),
+                "{ctx} fused"
+            );
+            return;
+        }
+    }
+}
+
+/// Where the model of a [`DbIterator`] cursor stands (see its docs).
+#[derive(Clone, Copy, Debug)]
+enum CursorModel {
+    Unpositioned,
+    /// On item `Some(i)` (or nowhere), not yielded yet.
+    Fresh(Option<usize>),
+    /// On item `Some(i)` (or nowhere), yielded.
+    Yielded(Option<usize>),
+    /// Ran out: nothing until a seek.
+    Done,
+}
+
+/// A random walk of seeks and borrowed steps in both directions, checked
+/// step by step against the model items of `range`.
+fn check_cursor_walk(
+    rng: &mut SmallRng,
+    mut it: DbIterator,
+    model: &Model,
+    range: &(Bound<Vec<u8>>, Bound<Vec<u8>>),
+    ctx: &str,
+    record: &dyn Fn(String),
+) {
+    let items = expected_in(model, range);
+    let mut state = CursorModel::Unpositioned;
+    let mut steps = Vec::new();
+    for _ in 0..rng.gen_range(1..24) {
+        let op = rng.gen_range(0..10);
+        let target = gen_key(rng);
+        let first_ge = items
+            .iter()
+            .position(|(k, _)| k.as_slice() >= target.as_slice());
+        let last_le = items
+            .iter()
+            .rposition(|(k, _)| k.as_slice() <= target.as_slice());
+        let what = match op {
+            0 => {
+                it.seek(&target).unwrap();
+                state = CursorModel::Fresh(first_ge);
+                format!("seek {}", show(&target))
+            }
+            1 => {
+                it.seek_for_prev(&target).unwrap();
+                state = CursorModel::Fresh(last_le);
+                format!("seek_for_prev {}", show(&target))
+            }
+            2 => {
+                it.seek_to_first().unwrap();
+                state = CursorModel::Fresh((!items.is_empty()).then_some(0));
+                "seek_to_first".to_string()
+            }
+            3 => {
+                it.seek_to_last().unwrap();
+                state = CursorModel::Fresh(items.len().checked_sub(1));
+                "seek_to_last".to_string()
+            }
+            _ => {
+                let forward = op < 7;
+                let next = match state {
+                    CursorModel::Done => None,
+                    CursorModel::Unpositioned if forward => (!items.is_empty()).then_some(0),
+                    CursorModel::Unpositioned => items.len().checked_sub(1),
+                    CursorModel::Fresh(p) => p,
+                    CursorModel::Yielded(p) if forward => {
+                        p.map(|i| i + 1).filter(|&i| i < items.len())
+                    }
+                    CursorModel::Yielded(p) => p.and_then(|i| i.checked_sub(1)),
+                };
+                state = match next {
+                    Some(_) => CursorModel::Yielded(next),
+                    None => CursorModel::Done,
+                };
+                let got = if forward {
+                    it.next_ref()
+                } else {
+                    it.prev_ref()
+                }
+                .unwrap_or_else(|e| panic!("{ctx} step: {e}"));
+                assert_eq!(
+                    got,
+                    next.map(|i| (items[i].0.as_slice(), items[i].1.as_slice())),
+                    "{ctx} cursor walk [{}] then {}",
+                    steps.join(", "),
+                    if forward { "next_ref" } else { "prev_ref" }
+                );
+                if forward { "next_ref" } else { "prev_ref" }.to_string()
+            }
+        };
+        steps.push(what);
+        let on = match state {
+            CursorModel::Fresh(p) | CursorModel::Yielded(p) => p,
+            CursorModel::Unpositioned => None,
+            CursorModel::Done => continue, // where the cursor stands is unspecified
+        };
+        assert_eq!(
+            it.valid(),
+            on.is_some(),
+            "{ctx} valid after [{}]",
+            steps.join(", ")
+        );
+        if let Some(i) = on {
+            assert_eq!(
+                (it.key(), it.value()),
+                (items[i].0.as_slice(), items[i].1.as_slice()),
+                "{ctx} key/value after [{}]",
+                steps.join(", ")
+            );
+        }
+    }
+    record(format!("  cursor walk: {}", steps.join(", ")));
+}
+
+/// A random `ReadOptions`: a live snapshot or none, bounds, cache and
+/// checksum settings; with the model it reads and its range.
+fn check_read_options(
+    rng: &mut SmallRng,
+    d: &Db,
+    model: &Model,
+    snapshots: &[(Snapshot, Model, usize)],
+    ctx: &str,
+    record: &dyn Fn(String),
+) {
+    let mut ro = ReadOptions::default()
+        .fill_cache(rng.gen_bool(0.5))
+        .verify_checksums(rng.gen_bool(0.5));
+    let mut seen = model;
+    let mut desc = String::new();
+    if !snapshots.is_empty() && rng.gen_bool(0.7) {
+        let (snap, smodel, at) = &snapshots[rng.gen_range(0..snapshots.len())];
+        ro = ro.snapshot(snap);
+        seen = smodel;
+        desc.push_str(&format!("snapshot@{at} "));
+    }
+    let mut range = (Bound::Unbounded, Bound::Unbounded);
+    if rng.gen_bool(0.6) {
+        let l = gen_key(rng);
+        range.0 = Bound::Included(l.clone());
+        ro = ro.lower_bound(l);
+    }
+    if rng.gen_bool(0.6) {
+        let u = gen_key(rng);
+        range.1 = Bound::Excluded(u.clone());
+        ro = ro.upper_bound(u);
+    }
+    desc.push_str(&format!(
+        "[{}, {})",
+        show_bound(&range.0),
+        show_bound(&range.1)
+    ));
+    record(format!("  read options {desc}"));
+    let ctx = format!("{ctx} read options {desc}");
+    check_range(d.iter_opt(&ro), seen, &range, &ctx);
+    check_range_rev(d.iter_opt(&ro), seen, &range, &ctx);
+    let keys: Vec<Vec<u8>> = (0..4).map(|_| gen_key(rng)).collect();
+    let got = d
+        .multi_get_opt(&keys, &ro)
+        .unwrap_or_else(|e| panic!("{ctx} multi_get_opt: {e}"));
+    for (k, g) in keys.iter().zip(&got) {
+        assert_eq!(g.as_ref(), seen.get(k), "{ctx} multi_get_opt {}", show(k));
+        let one = d
+            .get_opt(k, &ro)
+            .unwrap_or_else(|e| panic!("{ctx} get_opt: {e}"));
+        assert_eq!(one.as_ref(), seen.get(k), "{ctx} get_opt {}", show(k));
+    }
+}
+
 fn note_levels(db: &Db, totals: &mut Totals) {
     let s = db.stats();
     for l in &s.levels {
@@ -231,7 +495,7 @@ fn run_ops(
     for i in 0..ops {
         let d = db.as_ref().expect("db open");
         let ctx = format!("[{} seed={seed} op={i}]", cfg.name);
-        let roll = rng.gen_range(0..1000);
+        let roll = rng.gen_range(0..1120);
         match roll {
             // put
             0..=299 => {
@@ -458,7 +722,7 @@ fn run_ops(
                 }
             }
             // reopen (close or drop), then verify everything
-            _ => {
+            980..=999 => {
                 if rng.gen_range(0..3) != 0 {
                     continue; // keep reopens rarer than the other ops
                 }
@@ -481,6 +745,77 @@ fn run_ops(
                 assert_db_equals(&d, &model, &format!("{ctx} after reopen"));
                 db = Some(d);
             }
+            // reverse range scan, of the database or of a snapshot
+            1000..=1029 => {
+                let r = gen_range(&mut rng);
+                let which = rng.gen_range(0..snapshots.len() + 1);
+                record(format!(
+                    "{i}: rev range({}, {}) of {}",
+                    show_bound(&r.0),
+                    show_bound(&r.1),
+                    if which == 0 {
+                        "db".into()
+                    } else {
+                        format!("snapshot@{}", snapshots[which - 1].2)
+                    }
+                ));
+                match which {
+                    0 => check_range_rev(d.range(r.clone()), &model, &r, &ctx),
+                    n => {
+                        let (snap, smodel, _) = &snapshots[n - 1];
+                        check_range_rev(snap.range(r.clone()), smodel, &r, &ctx);
+                    }
+                }
+            }
+            // next and next_back mixed on one iterator
+            1030..=1049 => {
+                let r = gen_range(&mut rng);
+                record(format!(
+                    "{i}: double-ended range({}, {})",
+                    show_bound(&r.0),
+                    show_bound(&r.1)
+                ));
+                let it = d
+                    .range(r.clone())
+                    .unwrap_or_else(|e| panic!("{ctx} range: {e}"));
+                check_double_ended(&mut rng, it, &model, &r, &ctx);
+            }
+            // cursor walk: seeks, seek_for_prev, next_ref / prev_ref
+            1050..=1079 => {
+                let r = gen_range(&mut rng);
+                let which = rng.gen_range(0..snapshots.len() + 1);
+                record(format!(
+                    "{i}: cursor walk in range({}, {}) of {which}",
+                    show_bound(&r.0),
+                    show_bound(&r.1)
+                ));
+                let (it, m) = match which {
+                    0 => (d.range(r.clone()), &model),
+                    n => (snapshots[n - 1].0.range(r.clone()), &snapshots[n - 1].1),
+                };
+                let it = it.unwrap_or_else(|e| panic!("{ctx} range: {e}"));
+                check_cursor_walk(&mut rng, it, m, &r, &ctx, &record);
+            }
+            // prefix iteration, of the database or of a snapshot
+            1080..=1099 => {
+                let p = gen_prefix(&mut rng, &model);
+                record(format!("{i}: prefix {}", show(&p)));
+                check_prefix(|| d.prefix(&p), &model, &p, &ctx);
+                if let Some((snap, smodel, at)) = snapshots.first() {
+                    check_prefix(
+                        || snap.prefix(&p),
+                        smodel,
+                        &p,
+                        &format!("{ctx} snapshot@{at}"),
+                    );
+                }
+            }
+            // reads with ReadOptions: snapshot, bounds, cache, checksums
+            1100..=1119 => {
+                record(format!("{i}: read options"));
+                check_read_options(&mut rng, d, &model, &snapshots, &ctx, &record);
+            }
+            _ => unreachable!("roll {roll}"),
         }
     }
 

@@ -22,10 +22,10 @@ use crate::error::{Error, Result};
 use crate::filter::digest::Phase;
 use crate::filter::{KeyProbe, MemtableFilter};
 use crate::io::{filename, FileLock, FileSystem, StdFs, WritableFile};
-use crate::iter::{DbIterator, InternalIterator, MergingIterator, Pin};
+use crate::iter::{CursorFactory, DbIterator, InternalIterator, MergingIterator, Pin};
 use crate::key::{self, SeqNo};
 use crate::memtable::{Lookup, Memtable};
-use crate::options::{Options, ReadOptions, WalRecovery, WriteOptions};
+use crate::options::{Options, WalRecovery, WriteOptions};
 use crate::range_del::Fragments;
 use crate::run::RunIter;
 use crate::sst::reader::ReadCtx;
@@ -42,11 +42,13 @@ mod flush;
 mod open;
 mod properties;
 mod read;
+mod read_options;
 mod scheduler;
 mod snapshot;
 mod stall;
 mod write;
 
+pub use read_options::ReadOptions;
 pub use snapshot::Snapshot;
 
 #[cfg(test)]
@@ -334,11 +336,12 @@ impl Db {
         self.get_opt(key, &ReadOptions::default())
     }
 
-    /// The value of `key` with explicit read options.
+    /// The value of `key` with explicit read options (their snapshot, cache
+    /// and checksum settings; bounds do not apply to point lookups).
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
         let key = user_key(key.as_ref())?;
-        let (seq, view) = self.inner.view();
-        self.inner.get_in(&view, key, seq, ro.fill_cache)
+        let (seq, view) = self.read_point(ro)?;
+        self.inner.get_in(&view, key, seq, block_policy(ro))
     }
 
     /// The values of several keys, all read at the same sequence number.
@@ -346,24 +349,95 @@ impl Db {
         &self,
         keys: impl IntoIterator<Item = K>,
     ) -> Result<Vec<Option<Vec<u8>>>> {
-        let (seq, view) = self.inner.view();
+        self.multi_get_opt(keys, &ReadOptions::default())
+    }
+
+    /// [`multi_get`](Self::multi_get) with explicit read options (as
+    /// [`get_opt`](Self::get_opt)).
+    pub fn multi_get_opt<K: AsRef<[u8]>>(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+        ro: &ReadOptions,
+    ) -> Result<Vec<Option<Vec<u8>>>> {
+        let (seq, view) = self.read_point(ro)?;
+        let policy = block_policy(ro);
         keys.into_iter()
-            .map(|k| self.inner.get_in(&view, user_key(k.as_ref())?, seq, true))
+            .map(|k| self.inner.get_in(&view, user_key(k.as_ref())?, seq, policy))
             .collect()
     }
 
-    /// An iterator over every key in ascending order.
+    /// An iterator over every key in ascending order (a
+    /// [`DoubleEndedIterator`]: `.rev()` for descending order).
     pub fn iter(&self) -> Result<DbIterator> {
         self.range::<&[u8], _>(..)
     }
 
-    /// An iterator over the keys in `range`, ascending.
+    /// An iterator over the keys in `range`, ascending (`.rev()`: descending).
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<DbIterator> {
         let bounds = bounds(&range)?;
         let (seq, view) = self.inner.view();
         // The iterator keeps the database open (its LOCK held) while it lives.
         let pin: Pin = Box::new(self.inner.clone());
-        self.inner.iter_in(&view, seq, bounds, vec![pin])
+        self.inner
+            .iter_in(&view, seq, bounds, vec![pin], ReadCtx::new(0))
+    }
+
+    /// An iterator over the keys that start with `prefix` (fjall's name):
+    /// the range from `prefix` to its successor (`prefix` with trailing 0xFF
+    /// bytes dropped and its last byte incremented; no upper bound for an
+    /// empty or all-0xFF prefix).
+    ///
+    /// ```
+    /// # fn main() -> sievedb::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = sievedb::Db::open(dir.path(), sievedb::Options::default())?;
+    /// for k in ["user:1", "user:2", "users", "video:1"] {
+    ///     db.put(k, "")?;
+    /// }
+    /// let keys: Vec<Vec<u8>> = db.prefix("user:")?.map(|kv| kv.map(|(k, _)| k)).collect::<Result<_, _>>()?;
+    /// assert_eq!(keys, [b"user:1", b"user:2"]);
+    /// assert_eq!(db.prefix("user:")?.rev().next().transpose()?.map(|(k, _)| k), Some(b"user:2".to_vec()));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Result<DbIterator> {
+        self.range(prefix_bounds(prefix.as_ref())?)
+    }
+
+    /// An iterator with explicit read options: their snapshot, bounds
+    /// (`lower_bound` inclusive, `upper_bound` exclusive), cache and checksum
+    /// settings. (The `rocksdb` crate calls it `iterator_opt`.)
+    pub fn iter_opt(&self, ro: &ReadOptions) -> Result<DbIterator> {
+        let lo = match &ro.lower_bound {
+            Some(l) => Bound::Included(user_key(l)?.to_vec()),
+            None => Bound::Unbounded,
+        };
+        let hi = match &ro.upper_bound {
+            Some(u) => Bound::Excluded(user_key(u)?.to_vec()),
+            None => Bound::Unbounded,
+        };
+        let (seq, view) = self.read_point(ro)?;
+        let pin: Pin = match ro.snapshot {
+            Some(s) => s.pin(),
+            None => Box::new(self.inner.clone()),
+        };
+        self.inner
+            .iter_in(&view, seq, (lo, hi), vec![pin], block_policy(ro))
+    }
+
+    /// The sequence number and view `ro` reads at: its snapshot's, which
+    /// must belong to this database, or the latest.
+    fn read_point(&self, ro: &ReadOptions) -> Result<(SeqNo, arc_swap::Guard<Arc<View>>)> {
+        match ro.snapshot {
+            None => Ok(self.inner.view()),
+            Some(s) if s.belongs_to(&self.inner) => {
+                Ok((s.sequence(), self.inner.view_at_snapshot()))
+            }
+            Some(_) => Err(Error::InvalidArgument(format!(
+                "ReadOptions::snapshot was taken from another database than {}",
+                self.inner.dir.display()
+            ))),
+        }
     }
 
     /// A consistent point-in-time view of the database.
@@ -496,6 +570,25 @@ fn user_key(k: &[u8]) -> Result<&[u8]> {
 
 /// Owned lower and upper bounds of a user range.
 type Bounds = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
+/// The block-read policy of `ro` (the level is set per file).
+fn block_policy(ro: &ReadOptions) -> ReadCtx {
+    ReadCtx {
+        level: 0,
+        fill_cache: ro.fill_cache,
+        verify_checksums: ro.verify_checksums,
+    }
+}
+
+/// The bounds of the keys starting with `prefix`: `[prefix, successor)`.
+fn prefix_bounds(prefix: &[u8]) -> Result<Bounds> {
+    let lo = Bound::Included(user_key(prefix)?.to_vec());
+    let hi = match crate::iter::prefix_successor(prefix) {
+        Some(s) => Bound::Excluded(s),
+        None => Bound::Unbounded,
+    };
+    Ok((lo, hi))
+}
 
 /// Converts a user range into owned bounds, each checked as a user key.
 fn bounds<K: AsRef<[u8]>, R: RangeBounds<K>>(r: &R) -> Result<Bounds> {

@@ -42,14 +42,14 @@ impl DbInner {
         view: &View,
         key: &[u8],
         seq: SeqNo,
-        fill_cache: bool,
+        ctx: ReadCtx,
     ) -> Result<Option<Vec<u8>>> {
         let start = Counters::sample_lookup(self.opts.lookup_breakdown_every).then(clock::ticks);
         let mut probe = KeyProbe::new(key, self.opts.filter.sharing);
         if start.is_some() {
             probe.enable_timing();
         }
-        let r = self.lookup(view, &mut probe, seq, fill_cache);
+        let r = self.lookup(view, &mut probe, seq, ctx);
         self.counters
             .finish_lookup(&probe.tally, probe.digests_computed);
         if let (Some(t0), Some(phases)) = (start, probe.phase_ticks()) {
@@ -69,7 +69,7 @@ impl DbInner {
         view: &View,
         probe: &mut KeyProbe<'_>,
         seq: SeqNo,
-        fill_cache: bool,
+        ctx: ReadCtx,
     ) -> Result<Lookup> {
         thread_local! {
             /// The seek key of this thread's lookups, reused (no allocation per lookup).
@@ -78,9 +78,9 @@ impl DbInner {
         let budget = self.tables.filter_budget();
         probe.record_accesses = budget.sample_lookup();
         let r = SEEK.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut seek) => self.lookup_with(view, probe, seq, fill_cache, &mut seek),
+            Ok(mut seek) => self.lookup_with(view, probe, seq, ctx, &mut seek),
             // A lookup nested in another on this thread (none today): its own buffer.
-            Err(_) => self.lookup_with(view, probe, seq, fill_cache, &mut Vec::new()),
+            Err(_) => self.lookup_with(view, probe, seq, ctx, &mut Vec::new()),
         });
         if probe.record_accesses {
             budget.end_lookup();
@@ -94,7 +94,7 @@ impl DbInner {
         view: &View,
         probe: &mut KeyProbe<'_>,
         seq: SeqNo,
-        fill_cache: bool,
+        ctx: ReadCtx,
         buf: &mut Vec<u8>,
     ) -> Result<Lookup> {
         let user_key = probe.key();
@@ -132,33 +132,24 @@ impl DbInner {
                 }
             }
         }
-        view.version.get(probe, &mut seek, fill_cache)
+        view.version.get(probe, &mut seek, ctx)
     }
 
+    /// An iterator over `view` as of `seq` within `bounds`, reading blocks
+    /// under `policy`. Its cursors are made on demand, each over the same
+    /// memtables and version (which the iterator keeps alive).
     pub(super) fn iter_in(
         &self,
         view: &View,
         seq: SeqNo,
         (lo, hi): Bounds,
-        mut pins: Vec<Pin>,
+        pins: Vec<Pin>,
+        policy: ReadCtx,
     ) -> Result<DbIterator> {
-        let View { mem, imm, version } = view.clone();
         let range_dels = range_dels_of(view, seq)?;
-        let mut children: Vec<Box<dyn InternalIterator>> = vec![Box::new(mem.iter())];
-        for m in imm.iter().rev() {
-            children.push(Box::new(m.iter()));
-        }
-        for (level, runs) in version.levels.iter().enumerate() {
-            for run in runs {
-                let ctx = ReadCtx {
-                    level,
-                    fill_cache: true,
-                };
-                children.push(Box::new(RunIter::new(run.files.clone(), ctx)));
-            }
-        }
-        pins.push(Box::new(version));
-        let mut it = DbIterator::new(MergingIterator::new(children), seq, lo, hi, pins);
+        let view = view.clone();
+        let factory: CursorFactory = Box::new(move || merged_cursor(&view, policy));
+        let mut it = DbIterator::new(factory, seq, lo, hi, pins);
         if let Some(rd) = range_dels {
             it.set_range_dels(rd);
         }
@@ -181,4 +172,19 @@ fn range_dels_of(view: &View, seq: SeqNo) -> Result<Option<Arc<Fragments>>> {
     }
     let frags = Fragments::new(&all, seq);
     Ok((!frags.is_empty()).then(|| Arc::new(frags)))
+}
+
+/// One merged cursor over every memtable and run of `view`, newest first.
+fn merged_cursor(view: &View, policy: ReadCtx) -> MergingIterator {
+    let mut children: Vec<Box<dyn InternalIterator>> = vec![Box::new(view.mem.iter())];
+    for m in view.imm.iter().rev() {
+        children.push(Box::new(m.iter()));
+    }
+    for (level, runs) in view.version.levels.iter().enumerate() {
+        for run in runs {
+            let ctx = ReadCtx { level, ..policy };
+            children.push(Box::new(RunIter::new(run.files.clone(), ctx)));
+        }
+    }
+    MergingIterator::new(children)
 }

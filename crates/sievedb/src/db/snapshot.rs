@@ -27,7 +27,7 @@ impl Snapshot {
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         let key = user_key(key.as_ref())?;
         let view = self.inner.view_at_snapshot();
-        self.inner.get_in(&view, key, self.seq, true)
+        self.inner.get_in(&view, key, self.seq, ReadCtx::new(0))
     }
 
     /// An iterator over every key as of the snapshot.
@@ -37,15 +37,44 @@ impl Snapshot {
 
     /// An iterator over `range` as of the snapshot.
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<DbIterator> {
-        let bounds = bounds(&range)?;
-        let pin: Pin = Box::new(SnapshotPin(Snapshot::new_at(self.inner.clone(), self.seq)));
+        self.iter_bounds(bounds(&range)?)
+    }
+
+    /// An iterator over the keys starting with `prefix` as of the snapshot
+    /// (see [`Db::prefix`]).
+    pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Result<DbIterator> {
+        self.iter_bounds(prefix_bounds(prefix.as_ref())?)
+    }
+
+    fn iter_bounds(&self, bounds: Bounds) -> Result<DbIterator> {
         let view = self.inner.view_at_snapshot();
-        self.inner.iter_in(&view, self.seq, bounds, vec![pin])
+        self.inner
+            .iter_in(&view, self.seq, bounds, vec![self.pin()], ReadCtx::new(0))
+    }
+
+    /// Keeps this snapshot's sequence number registered (and its database
+    /// open) while the returned pin lives.
+    pub(super) fn pin(&self) -> Pin {
+        Box::new(SnapshotPin(Snapshot::new_at(self.inner.clone(), self.seq)))
+    }
+
+    /// Whether the snapshot was taken from the database `inner`.
+    pub(super) fn belongs_to(&self, inner: &Arc<DbInner>) -> bool {
+        Arc::ptr_eq(&self.inner, inner)
     }
 
     fn new_at(inner: Arc<DbInner>, seq: SeqNo) -> Self {
         *inner.snapshots.lock().entry(seq).or_insert(0) += 1;
         Snapshot { inner, seq }
+    }
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("dir", &self.inner.dir)
+            .field("sequence", &self.seq)
+            .finish()
     }
 }
 

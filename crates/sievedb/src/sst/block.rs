@@ -214,6 +214,34 @@ impl BlockIter {
         true
     }
 
+    /// Decodes forward from the current entry to the last entry that starts
+    /// before `limit`, without going past it (the entry that ends at
+    /// `limit` when `limit` is an entry boundary).
+    fn scan_to_last_before(&mut self, limit: usize) {
+        while self.next_off < limit {
+            if !self.parse_next() {
+                return;
+            }
+        }
+    }
+
+    /// Index of the last restart point at an offset `< off` (`None`: the
+    /// entry at `off` is the block's first). Restart offsets ascend, so this
+    /// is a binary search: stepping back costs O(log restarts) plus a scan
+    /// of at most one restart interval.
+    fn restart_before(&self, off: usize) -> Option<usize> {
+        let (mut lo, mut hi) = (0, self.block.num_restarts);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.block.restart(mid) < off {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo.checked_sub(1)
+    }
+
     fn seek_to_restart(&mut self, i: usize) {
         self.key.clear();
         self.next_off = self.block.restart(i);
@@ -263,8 +291,45 @@ impl InternalIterator for BlockIter {
         }
         Ok(())
     }
+    fn seek_to_last(&mut self) -> Result<()> {
+        self.seek_to_restart(self.block.num_restarts - 1);
+        self.current = self.block.restarts_off;
+        self.scan_to_last_before(self.block.restarts_off);
+        Ok(())
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) -> Result<()> {
+        self.seek(target)?;
+        if self.err.is_some() {
+            return Ok(());
+        }
+        if !self.valid() {
+            return self.seek_to_last();
+        }
+        if key::compare(&self.key, target) != Ordering::Equal {
+            self.prev()?;
+        }
+        Ok(())
+    }
     fn next(&mut self) -> Result<()> {
         self.parse_next();
+        Ok(())
+    }
+    fn prev(&mut self) -> Result<()> {
+        let original = self.current;
+        if original >= self.block.restarts_off {
+            return Ok(());
+        }
+        let Some(r) = self.restart_before(original) else {
+            // The first entry: nothing before it.
+            self.current = self.block.restarts_off;
+            self.next_off = self.current;
+            return Ok(());
+        };
+        self.seek_to_restart(r);
+        self.scan_to_last_before(original);
+        if self.valid() && self.next_off != original {
+            self.corrupt("entries overlap a restart point");
+        }
         Ok(())
     }
     fn key(&self) -> &[u8] {
@@ -315,6 +380,28 @@ mod tests {
     }
 
     #[test]
+    fn steps_back_across_restart_points() {
+        use crate::iter::testing::{check_bidirectional, random_entries};
+        for (seed, interval) in [(1u64, 1usize), (2, 2), (3, 3), (4, 16), (5, 1000)] {
+            for n in [1usize, 2, 3, 16, 17, 200] {
+                let entries = random_entries(seed * 31 + n as u64, n);
+                let mut b = BlockBuilder::new(interval);
+                for (k, v) in &entries {
+                    b.add(k, v);
+                }
+                let mut it = BlockIter::new(Arc::new(Block::new(b.finish()).unwrap()));
+                check_bidirectional(&mut it, &entries, seed);
+                assert!(it.error().is_none());
+            }
+        }
+        let mut it = BlockIter::new(Arc::new(Block::new(BlockBuilder::new(4).finish()).unwrap()));
+        it.seek_to_last().unwrap();
+        assert!(!it.valid());
+        it.seek_for_prev(&internal_key(b"k", 1, Kind::Put)).unwrap();
+        assert!(!it.valid());
+    }
+
+    #[test]
     fn malformed_blocks_do_not_panic() {
         let mut b = BlockBuilder::new(2);
         for i in 0..20u32 {
@@ -337,6 +424,13 @@ mod tests {
                         steps += 1;
                     }
                     it.seek(&internal_key(b"k5", 1, Kind::Put)).unwrap();
+                    it.seek_to_last().unwrap();
+                    while it.valid() && steps < 200 {
+                        it.prev().unwrap();
+                        steps += 1;
+                    }
+                    it.seek_for_prev(&internal_key(b"k5", 1, Kind::Put))
+                        .unwrap();
                 }
             }
         }

@@ -56,6 +56,23 @@ pub struct ReadCtx {
     pub level: usize,
     /// Whether blocks read from the file enter the block cache.
     pub fill_cache: bool,
+    /// Whether data blocks read from the file have their checksum checked
+    /// (when the table checks checksums at all, see
+    /// [`crate::Options::verify_checksums`]). A block read unchecked does not
+    /// enter the block cache, so the cache only holds checked blocks.
+    pub verify_checksums: bool,
+}
+
+impl ReadCtx {
+    /// A context for `level` with the default policy: fill the cache and
+    /// check checksums.
+    pub fn new(level: usize) -> Self {
+        ReadCtx {
+            level,
+            fill_cache: true,
+            verify_checksums: true,
+        }
+    }
 }
 
 impl TableReader {
@@ -273,6 +290,12 @@ impl TableReader {
 
     /// Reads a block and its trailer, checks the CRC and decompresses it.
     fn read_raw(&self, h: BlockHandle) -> Result<Vec<u8>> {
+        self.read_raw_with(h, true)
+    }
+
+    /// [`Self::read_raw`], the CRC checked only when `verify` (and the table
+    /// checks checksums).
+    fn read_raw_with(&self, h: BlockHandle, verify: bool) -> Result<Vec<u8>> {
         if !h.fits(self.file.size().saturating_sub(FOOTER_LEN as u64)) {
             return Err(Error::corruption(
                 &self.path,
@@ -296,7 +319,7 @@ impl TableReader {
         bump(&self.counters.bytes_read, buf.len() as u64);
         let ctype = buf[len];
         let crc = u32_at(&buf, len + 1);
-        if self.verify && block_crc(&buf[..len], ctype) != crc {
+        if self.verify && verify && block_crc(&buf[..len], ctype) != crc {
             return Err(Error::corruption(
                 &self.path,
                 format!("block checksum mismatch at offset {}", h.offset),
@@ -332,12 +355,13 @@ impl TableReader {
         }
         bump(&self.counters.block_cache_misses, 1);
         crate::clock::spin_wait_ns(self.io_delay_ns);
-        let raw = self.read_raw(h)?;
+        let raw = self.read_raw_with(h, ctx.verify_checksums)?;
         let block = Arc::new(
             Block::new(raw)
                 .map_err(|d| Error::corruption(&self.path, format!("data block: {d}")))?,
         );
-        if ctx.fill_cache {
+        let checked = ctx.verify_checksums || !self.verify;
+        if ctx.fill_cache && checked {
             if let Some(c) = &self.cache {
                 c.insert(key, block.clone());
             }
@@ -488,6 +512,24 @@ impl TableIter {
         Ok(())
     }
 
+    /// Skips empty data blocks backward.
+    fn settle_back(&mut self) -> Result<()> {
+        loop {
+            match &self.data {
+                Some(d) if d.valid() => return Ok(()),
+                Some(d) => {
+                    self.check(d)?;
+                    self.index.prev()?;
+                    self.load_data()?;
+                    if let Some(d) = &mut self.data {
+                        d.seek_to_last()?;
+                    }
+                }
+                None => return Ok(()),
+            }
+        }
+    }
+
     /// Skips empty data blocks forward.
     fn settle(&mut self) -> Result<()> {
         loop {
@@ -527,11 +569,25 @@ impl InternalIterator for TableIter {
         }
         self.settle()
     }
+    fn seek_to_last(&mut self) -> Result<()> {
+        self.index.seek_to_last()?;
+        self.load_data()?;
+        if let Some(d) = &mut self.data {
+            d.seek_to_last()?;
+        }
+        self.settle_back()
+    }
     fn next(&mut self) -> Result<()> {
         if let Some(d) = &mut self.data {
             d.next()?;
         }
         self.settle()
+    }
+    fn prev(&mut self) -> Result<()> {
+        if let Some(d) = &mut self.data {
+            d.prev()?;
+        }
+        self.settle_back()
     }
     fn key(&self) -> &[u8] {
         self.data.as_ref().expect("valid iterator").key()
@@ -570,7 +626,7 @@ fn zstd_decompress(frame: &[u8]) -> std::result::Result<Vec<u8>, String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::filter::{FilterLayout, FilterOptions, HashSharing};
     use crate::io::StdFs;
@@ -605,6 +661,45 @@ mod tests {
         w.finish().unwrap();
         let counters = Arc::new(Counters::new(4));
         TableReader::open(&fs, &path, 1, false, true, None, counters).unwrap()
+    }
+
+    /// Writes `entries` (sorted internal keys) as table `number` at `path`
+    /// in small blocks, and opens it.
+    pub(crate) fn write_table(
+        path: &Path,
+        number: u64,
+        entries: &[(Vec<u8>, Vec<u8>)],
+    ) -> TableReader {
+        let fs = StdFs;
+        let mut w = TableWriter::new(
+            fs.create(path).unwrap(),
+            1,
+            128,
+            3,
+            Compression::None,
+            &FilterOptions::default(),
+        );
+        for (k, v) in entries {
+            w.add(k, v).unwrap();
+        }
+        w.finish().unwrap();
+        let counters = Arc::new(Counters::new(4));
+        TableReader::open(&fs, path, number, false, true, None, counters).unwrap()
+    }
+
+    #[test]
+    fn table_iter_in_both_directions() {
+        use crate::iter::testing::{check_bidirectional, random_entries};
+        let dir = tempfile::tempdir().unwrap();
+        for (seed, n) in [(1u64, 1usize), (2, 7), (3, 300), (4, 1000)] {
+            let entries = random_entries(seed, n);
+            let t = Arc::new(write_table(
+                &dir.path().join(format!("{seed}.sst")),
+                seed,
+                &entries,
+            ));
+            check_bidirectional(&mut t.iter(ReadCtx::new(0)), &entries, seed);
+        }
     }
 
     /// Old (version-3 section) and new (version-4 units) files load their
