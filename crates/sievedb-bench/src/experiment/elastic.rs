@@ -741,13 +741,13 @@ pub fn table1(ctx: &mut Ctx) -> ExpResult<Summary> {
             dists
                 .iter()
                 .zip(&gains)
-                .map(|(d, r)| format!("{} {:.2}×", d.label(), r.median))
+                .map(|(d, r)| format!("{} {}", d.label(), r.show_ratio()))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
         format!(
-            "Elastic has {fmin:.1}–{fmax:.1}× fewer false positives than uniform, but pays for \
-             the units it loads (filter unit loads per Get: {}); the gain in device reads is the \
+            "`uniform` has {fmin:.1}–{fmax:.1}× the false positives of `elastic`; elastic pays \
+             for the units it loads (filter unit loads per Get: {}); the gain in device reads is the \
              net of both.",
             dists
                 .iter()
@@ -1000,7 +1000,7 @@ pub fn fig5(ctx: &mut Ctx) -> ExpResult<Summary> {
             dists
                 .iter()
                 .zip(&gains)
-                .map(|(d, r)| format!("{} {:.2}×", d.label(), r.median))
+                .map(|(d, r)| format!("{} {}", d.label(), r.show_ratio()))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
