@@ -70,6 +70,9 @@ pub enum Chart {
         values: Vec<Vec<Vec<f64>>>,
         /// `(name, value per group, axis description)` drawn on the right axis.
         line: Option<(String, Vec<f64>, String)>,
+        /// `(low, high)` per group around the line (a whisker; the
+        /// run-to-run spread); empty for none.
+        line_spread: Vec<(f64, f64)>,
     },
     /// Lines over a numeric x axis.
     Lines {
@@ -208,6 +211,7 @@ where
             parts,
             values,
             line,
+            line_spread,
         } => draw_stacked(
             root,
             StackedSpec {
@@ -219,6 +223,7 @@ where
                 parts,
                 values,
                 line: line.as_ref(),
+                line_spread,
             },
         ),
         Chart::Lines {
@@ -618,6 +623,7 @@ struct StackedSpec<'a> {
     parts: &'a [String],
     values: &'a [Vec<Vec<f64>>],
     line: Option<&'a (String, Vec<f64>, String)>,
+    line_spread: &'a [(f64, f64)],
 }
 
 fn draw_stacked<DB: DrawingBackend>(
@@ -659,7 +665,13 @@ where
     // primary labels are drawn on the right axis too.
     let (lo2, hi2) = match s.line {
         Some((_, ys, _)) => {
-            let finite = || ys.iter().copied().filter(|y| y.is_finite());
+            let spread = s.line_spread.iter().flat_map(|(a, b)| [*a, *b]);
+            let finite = || {
+                ys.iter()
+                    .copied()
+                    .chain(spread.clone())
+                    .filter(|y| y.is_finite())
+            };
             let hi = finite_max(finite()).max(0.0);
             let lo = finite().fold(0.0, f64::min);
             let pad = ((hi - lo) * 0.1).max(1.0);
@@ -733,6 +745,24 @@ where
             .collect();
         c2.draw_secondary_series(LineSeries::new(pts.clone(), BLACK.stroke_width(2)))?;
         c2.draw_secondary_series(pts.iter().map(|p| Circle::new(*p, 4, BLACK.filled())))?;
+        // Whiskers: a vertical bar from low to high with short caps.
+        for (i, (lo, hi)) in s.line_spread.iter().enumerate() {
+            if !(lo.is_finite() && hi.is_finite()) {
+                continue;
+            }
+            let x = i as f64;
+            let cap = 0.04;
+            for seg in [
+                vec![(x, *lo), (x, *hi)],
+                vec![(x - cap, *lo), (x + cap, *lo)],
+                vec![(x - cap, *hi), (x + cap, *hi)],
+            ] {
+                c2.draw_secondary_series(std::iter::once(PathElement::new(
+                    seg,
+                    BLACK.stroke_width(2),
+                )))?;
+            }
+        }
     }
     Ok(())
 }
@@ -942,6 +972,7 @@ mod tests {
                 parts: vec!["hash".into(), "other".into()],
                 values: vec![vec![vec![1.0, 2.0], vec![0.5, 2.0]]; 2],
                 line: Some(("gain".into(), vec![10.0, 20.0], "%".into())),
+                line_spread: vec![(5.0, 12.0), (f64::NAN, f64::NAN)],
             },
             Chart::Lines {
                 title: "t".into(),

@@ -190,10 +190,14 @@ fn breakdown_chart(title: String, x_label: &str, groups: Vec<String>, points: &[
             })
             .collect(),
         line: Some((
-            "gain of levels over filter".into(),
+            "gain of levels over filter (whisker: min–max over repeats)".into(),
             points.iter().map(|p| p.gain.gain() * 100.0).collect(),
             "gain (%)".into(),
         )),
+        line_spread: points
+            .iter()
+            .map(|p| ((p.gain.min - 1.0) * 100.0, (p.gain.max - 1.0) * 100.0))
+            .collect(),
     }
 }
 
