@@ -6,9 +6,21 @@ use sievedb_bench::experiment::{self, plot, ExperimentArgs, Scale, Table};
 use std::path::Path;
 
 fn run(name: &str, csv_cols: &[&str], min_rows: usize, plots: &[&str]) -> Table {
+    run_md(name, None, csv_cols, min_rows, plots).0
+}
+
+/// [`run`] with `--repeats`, returning the CSV and the Markdown summary.
+fn run_md(
+    name: &str,
+    repeats: Option<usize>,
+    csv_cols: &[&str],
+    min_rows: usize,
+    plots: &[&str],
+) -> (Table, String) {
     let dir = tempfile::tempdir().unwrap();
     let mut args = ExperimentArgs::new(name);
     args.scale = Scale::Tiny;
+    args.repeats = repeats;
     args.work_dir = Some(dir.path().join("work"));
     let out = dir.path().join("out").join(name);
     let exp = experiment::find(name).unwrap();
@@ -49,7 +61,7 @@ fn run(name: &str, csv_cols: &[&str], min_rows: usize, plots: &[&str]) -> Table 
         "left behind in {}: {left:?}",
         work.display()
     );
-    csv
+    (csv, md)
 }
 
 const TREE_COLS: [&str; 8] = [
@@ -117,8 +129,64 @@ fn fig1() {
 #[test]
 fn fig5a() {
     let mut cols = TREE_COLS.to_vec();
-    cols.push("key_size");
-    run("fig5a", &cols, 4, &["fig5a"]);
+    cols.extend(["key_size", "gain_min", "gain_max"]);
+    let (csv, md) = run_md("fig5a", Some(2), &cols, 4, &["fig5a"]);
+    assert!(md.contains(experiment::GAIN_DEFINITION), "{md}");
+    // Every number the summary states about a point is the run's own: the
+    // gain in the table and the hash cost in the prose follow the CSV.
+    let col = |n: &str| csv.col(n).unwrap();
+    let num = |r: &Vec<String>, n: &str| r[col(n)].parse::<f64>().unwrap();
+    for r in csv.rows.iter().filter(|r| r[col("device")] == "page cache") {
+        let ks = &r[col("key_size")];
+        if r[col("mode")] == "levels" {
+            let cell = table_cell(&md, &format!("| {ks} B, page cache |"), 3);
+            let shown = leading_number(cell.trim_start_matches("**"));
+            let gain = num(r, "gain") * 100.0;
+            assert!((shown - gain).abs() <= 0.51, "{cell} vs {gain}");
+            let ratio = experiment::PairedRatio {
+                n: 2,
+                median: num(r, "gain") + 1.0,
+                min: num(r, "gain_min") + 1.0,
+                max: num(r, "gain_max") + 1.0,
+            };
+            assert!(ratio.min <= ratio.median && ratio.median <= ratio.max);
+            assert_eq!(
+                cell.contains("within noise"),
+                ratio.within_noise(),
+                "{cell}"
+            );
+        } else {
+            let at = format!("At {ks} B keys a `filter`-sharing lookup computes ");
+            let Some(i) = md.find(&at) else {
+                continue; // only the smallest and largest key sizes get one
+            };
+            let rest = &md[i..];
+            let j = rest.find(" ns of hashing").unwrap();
+            let k = rest[..j].rfind('(').unwrap();
+            let shown: f64 = rest[k + 1..j].parse().unwrap();
+            let hash = num(r, "hash_ns");
+            assert!((shown - hash).abs() <= 0.51, "{shown} vs {hash}");
+        }
+    }
+    assert!(!md.contains("~10 ns") && !md.contains("0.45 µs"), "{md}");
+}
+
+/// Cell `i` of the Markdown table row starting with `start`.
+fn table_cell(md: &str, start: &str, i: usize) -> String {
+    let line = md
+        .lines()
+        .find(|l| l.starts_with(start))
+        .unwrap_or_else(|| panic!("no row {start} in {md}"));
+    line.split(" | ").nth(i).unwrap().to_string()
+}
+
+/// The number a string starts with (sign and decimals allowed).
+fn leading_number(s: &str) -> f64 {
+    let end = s
+        .char_indices()
+        .find(|(i, c)| !(c.is_ascii_digit() || *c == '.' || (*i == 0 && "+-".contains(*c))))
+        .map_or(s.len(), |(i, _)| i);
+    s[..end].parse().unwrap()
 }
 
 #[test]
@@ -309,4 +377,46 @@ fn elastic_warmup() {
     let c = csv.col("start").unwrap();
     assert!(csv.rows.iter().any(|r| r[c] == "warm"));
     assert!(csv.rows.iter().any(|r| r[c] == "cold"));
+}
+
+#[test]
+fn paired_ratio_is_the_median_of_per_repeat_ratios() {
+    use experiment::PairedRatio;
+    // Ratios 2.0, 1.5, 3.0: median 2.0, spread 1.5–3.0.
+    let r = PairedRatio::of(&[4.0, 3.0, 9.0], &[2.0, 2.0, 3.0]);
+    assert_eq!(r.n, 3);
+    assert_eq!((r.median, r.min, r.max), (2.0, 1.5, 3.0));
+    assert!((r.gain() - 1.0).abs() < 1e-12);
+    // Spread 1.5 is wider than the effect 1.0: within noise.
+    assert!(r.within_noise());
+    assert!(
+        r.show_gain().contains("+100% (+50%…+200%) ⚠ within noise"),
+        "{}",
+        r.show_gain()
+    );
+    assert!(
+        r.show_ratio().starts_with("2.00× (1.50–3.00) ⚠"),
+        "{}",
+        r.show_ratio()
+    );
+    // A tight spread well away from 1×: a real effect, not flagged.
+    let r = PairedRatio::of(&[1.30, 1.31, 1.29, 1.30], &[1.0; 4]);
+    assert!(!r.within_noise());
+    assert_eq!(r.show_gain(), "+30% (+29%…+31%)");
+    // Tight, but crossing 1×: flagged.
+    let r = PairedRatio::of(&[0.99, 1.01, 1.0], &[1.0; 3]);
+    assert!(r.within_noise());
+    // Losses are flagged the same way (distance from 1× below it).
+    let r = PairedRatio::of(&[1.0, 1.0, 1.0], &[1.25, 1.24, 1.26]);
+    assert!(r.gain() < -0.19 && !r.within_noise(), "{r:?}");
+    // One repeat measures no spread: never flagged, and said so.
+    let r = PairedRatio::of(&[2.0], &[1.0]);
+    assert!(!r.within_noise());
+    assert_eq!(r.show_gain(), "+100% (1 run, no spread)");
+    // No pair (or only unusable ones): NaN and "-".
+    let r = PairedRatio::of(&[1.0, f64::NAN], &[0.0, 1.0]);
+    assert_eq!(r.n, 0);
+    assert!(r.gain().is_nan() && r.show_gain() == "-");
+    // Extra runs of one side are ignored.
+    assert_eq!(PairedRatio::of(&[2.0, 2.0, 9.0], &[1.0, 1.0]).n, 2);
 }

@@ -43,6 +43,35 @@ const PAPER_READ_RUNS: [[f64; 10]; 8] = [
     ],
 ];
 
+/// The shape of a sweep as a sentence: where the median read is fastest and
+/// how reads and fills change from the first to the last bits/key.
+fn shape(bpks: &[f64], read: &[f64], fill: &[f64]) -> String {
+    let best = read
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_finite())
+        .min_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(i, _)| i);
+    let (Some(best), Some(last)) = (best, bpks.len().checked_sub(1)) else {
+        return "no reads measured".into();
+    };
+    format!(
+        "reads are fastest at {} bits/key ({} µs; {} µs at {} and {} µs at {} bits/key), \
+         fills take {} µs at {} and {} µs at {} bits/key",
+        bpks[best],
+        f(read[best], 3),
+        f(read[0], 3),
+        bpks[0],
+        f(read[last], 3),
+        bpks[last],
+        f(fill[0], 3),
+        bpks[0],
+        f(fill[last], 3),
+        bpks[last]
+    )
+}
+
+/// min, median, max of `xs` (sorted in place by [`median`]).
 fn min_med_max(xs: &[f64]) -> (f64, f64, f64) {
     let mut v = xs.to_vec();
     let m = median(&mut v);
@@ -72,6 +101,8 @@ pub fn bpk_sweep(ctx: &mut Ctx) -> ExpResult<Summary> {
     let mut rows = Vec::new();
     let mut fill_med = Vec::new();
     let mut read_med = Vec::new();
+    // The paper's fill means and read medians at the same bits/key.
+    let (mut paper_fill_med, mut paper_read_med) = (Vec::new(), Vec::new());
     for &b in &bpks {
         let k = if b > 0.0 {
             sievedb::filter::options::leveldb_probes(b)
@@ -137,15 +168,19 @@ pub fn bpk_sweep(ctx: &mut Ctx) -> ExpResult<Summary> {
         ]);
         fill_med.push(f1);
         read_med.push(r1);
+        paper_fill_med.push(PAPER_FILL_US[i]);
+        paper_read_med.push(p1);
     }
     ctx.write_csv("bpk-sweep", &t)?;
     s.para(format!(
         "sievedb with LevelDB's probe count k = ⌊0.69·b⌋ clamped to [1, 30] (`--leveldb-probes`): \
-         `fillrandom` of {num} 16-byte keys with 100-byte values into an empty database, then \
+         `fillrandom` of {num} {}-byte keys with {}-byte values into an empty database, then \
          `readrandom` of {num} existing keys right after (db_bench's defaults and order), {runs} \
          runs per bits/key; min / **median** / max micros per op. Paper: 004 (LevelDB 1.23, \
          1M entries, ten runs; its fill figures are means, its readrandom runs are listed, so \
-         their min/median/max are computed here)."
+         their min/median/max are computed here).",
+        BenchArgs::default().key_size,
+        BenchArgs::default().value_size
     ));
     s.table(
         &[
@@ -166,11 +201,12 @@ pub fn bpk_sweep(ctx: &mut Ctx) -> ExpResult<Summary> {
                 "{num} entries and {runs} runs instead of 1M and ten (small scale); `--scale \
                  paper` uses the paper's."
             ),
-            "The paper's absolute numbers are LevelDB's on other hardware; compare the shape: \
-             reads get faster from 0 to ~10 bits/key (fewer data blocks read for keys absent \
-             from a level) and slower again at very high bits/key (larger filters, 30 probes), \
-             and fills slow down as filters grow."
-                .into(),
+            format!(
+                "The paper's absolute numbers are LevelDB's on other hardware; compare the \
+                 shape. The paper's (004, fill means, read medians): {}. Ours (medians): {}.",
+                shape(&bpks, &paper_read_med, &paper_fill_med),
+                shape(&bpks, &read_med, &fill_med)
+            ),
             "`readrandom` looks up existing keys only, so filters help only on the levels above \
              the one holding the key; `found` and data block reads per lookup are in the CSV."
                 .into(),
@@ -207,4 +243,29 @@ pub fn bpk_sweep(ctx: &mut Ctx) -> ExpResult<Summary> {
         },
     );
     Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shape_follows_the_medians() {
+        let s = shape(&[0.0, 10.0, 1000.0], &[3.0, 2.0, 4.0], &[1.0, 1.5, 5.0]);
+        assert!(
+            s.contains("reads are fastest at 10 bits/key (2.000 µs"),
+            "{s}"
+        );
+        assert!(
+            s.contains("3.000 µs at 0 and 4.000 µs at 1000 bits/key"),
+            "{s}"
+        );
+        assert!(
+            s.contains("fills take 1.000 µs at 0 and 5.000 µs at 1000"),
+            "{s}"
+        );
+        let t = shape(&[0.0, 10.0], &[1.0, 2.0], &[1.0, 1.0]);
+        assert!(t.contains("fastest at 0 bits/key"), "{t}");
+        assert_eq!(shape(&[], &[], &[]), "no reads measured");
+    }
 }

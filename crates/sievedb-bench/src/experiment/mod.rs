@@ -402,10 +402,10 @@ fn write_docs(
          `experiments-out/<name>/`. The papers are *Reducing Bloom Filter CPU Overhead \
          in LSM-Trees on Modern Storage Devices* (Zhu et al., paper 000 in \
          `../shared/papers`; versions 002/003 differ in a few numbers, 000 is used) and \
-         the LevelDB bits-per-key study (paper 004). \"Gain\" is always the throughput \
-         gain of `levels` hash sharing (one digest per lookup, the paper's proposal) over \
-         `filter` sharing (one digest per filter probed, the paper's state of the art): \
-         latency(filter) ÷ latency(levels) − 1.\n",
+         the LevelDB bits-per-key study (paper 004). In the tree experiments the gain is \
+         that of `levels` hash sharing (one digest per lookup, the paper's proposal) over \
+         `filter` sharing (one digest per filter probed, the paper's state of the art); in the \
+         ElasticBF experiments, that of a filter policy over `uniform`.\n\n{GAIN_DEFINITION}\n",
         args.scale.name(),
         total_seconds / 60.0,
         crate::cpu_description()
@@ -1103,21 +1103,127 @@ pub fn measure_modes(
     Ok(stats)
 }
 
-/// latency(filter) ÷ latency(levels) − 1: the median over repeats of the
-/// ratio of the two runs of the same repeat (run back to back), which is less
-/// sensitive to other load on the machine than a ratio of medians.
-pub fn gain(filter: &ReadStats, levels: &ReadStats) -> f64 {
-    let mut ratios: Vec<f64> = filter
-        .runs
-        .iter()
-        .zip(&levels.runs)
-        .filter(|(_, l)| **l > 0.0)
-        .map(|(f, l)| f / l)
-        .collect();
-    if ratios.is_empty() {
-        return f64::NAN;
+/// The gain of `levels` sharing over `filter` sharing at one point:
+/// latency(filter) ÷ latency(levels) per repeat, as a [`PairedRatio`]
+/// (its [`PairedRatio::gain`] is the gain; see [`GAIN_DEFINITION`]).
+pub fn gain(filter: &ReadStats, levels: &ReadStats) -> PairedRatio {
+    PairedRatio::of(&filter.runs, &levels.runs)
+}
+
+/// The one definition of "gain" every experiment that compares two designs
+/// uses, printed at the top of each such summary.
+pub const GAIN_DEFINITION: &str = "**Gain, as measured here.** Each repeat runs the two \
+    designs back to back; the repeat's ratio is (cost of the baseline) ÷ (cost of the \
+    proposal), the cost being time per lookup or device reads — for throughput, ops/s of the \
+    proposal ÷ ops/s of the baseline. The gain shown is the **median of these paired ratios** \
+    (− 1 when written as a percentage), which is robust to load drifting between repeats; it \
+    can therefore differ slightly from the ratio of two printed medians. The bracket gives the \
+    min–max of the paired ratios over the repeats (the run-to-run spread); a gain whose spread \
+    crosses 1× (no change) or is wider than its distance from 1× is marked **⚠ within \
+    noise**.";
+
+/// The ratio of two designs measured in the same repeats (see
+/// [`GAIN_DEFINITION`]): the median, min and max over repeats of
+/// `num[i] ÷ den[i]`. Invariant: `min ≤ median ≤ max` when `n ≥ 1`; all NaN
+/// when `n = 0`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PairedRatio {
+    /// Repeats with a finite ratio.
+    pub n: usize,
+    /// Median of the per-repeat ratios.
+    pub median: f64,
+    /// Smallest per-repeat ratio.
+    pub min: f64,
+    /// Largest per-repeat ratio.
+    pub max: f64,
+}
+
+impl PairedRatio {
+    /// Pairs `num[i]` with `den[i]` (extra runs of the longer side are
+    /// ignored; pairs whose ratio is not finite and positive are skipped).
+    pub fn of(num: &[f64], den: &[f64]) -> PairedRatio {
+        let mut v: Vec<f64> = num
+            .iter()
+            .zip(den)
+            .map(|(a, b)| a / b)
+            .filter(|r| r.is_finite() && *r > 0.0)
+            .collect();
+        if v.is_empty() {
+            return PairedRatio {
+                n: 0,
+                median: f64::NAN,
+                min: f64::NAN,
+                max: f64::NAN,
+            };
+        }
+        let m = median(&mut v);
+        let (min, max) = v
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+                (lo.min(*x), hi.max(*x))
+            });
+        PairedRatio {
+            n: v.len(),
+            median: m,
+            min,
+            max,
+        }
     }
-    median(&mut ratios) - 1.0
+
+    /// The gain: median ratio − 1 (NaN without a pair).
+    pub fn gain(&self) -> f64 {
+        self.median - 1.0
+    }
+
+    /// Whether the run-to-run spread is larger than the effect: with at
+    /// least two repeats, the min–max range contains 1× or is wider than
+    /// |median − 1|. One repeat measures no spread and is never flagged
+    /// (its display says so instead).
+    pub fn within_noise(&self) -> bool {
+        self.n >= 2
+            && ((self.min <= 1.0 && self.max >= 1.0)
+                || self.max - self.min > (self.median - 1.0).abs())
+    }
+
+    fn flag(&self) -> &'static str {
+        if self.within_noise() {
+            " ⚠ within noise"
+        } else {
+            ""
+        }
+    }
+
+    /// As a ratio: `1.23× (1.20–1.25)`, `1.23× (1 run, no spread)`, with the
+    /// noise flag.
+    pub fn show_ratio(&self) -> String {
+        match self.n {
+            0 => "-".into(),
+            1 => format!("{:.2}× (1 run, no spread)", self.median),
+            _ => format!(
+                "{:.2}× ({:.2}–{:.2}){}",
+                self.median,
+                self.min,
+                self.max,
+                self.flag()
+            ),
+        }
+    }
+
+    /// As a gain: `+23% (+20…+25%)`, `+23% (1 run, no spread)`, with the
+    /// noise flag.
+    pub fn show_gain(&self) -> String {
+        match self.n {
+            0 => "-".into(),
+            1 => format!("{} (1 run, no spread)", gain_str(self.gain())),
+            _ => format!(
+                "{} ({}…{}){}",
+                gain_str(self.gain()),
+                gain_str(self.min - 1.0),
+                gain_str(self.max - 1.0),
+                self.flag()
+            ),
+        }
+    }
 }
 
 /// The paper's cost model, Eq. 4 (per-filter hashing, `shared = false`) and
