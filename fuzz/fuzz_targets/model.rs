@@ -1,6 +1,6 @@
 #![no_main]
 //! Model-based: arbitrary operation sequences against a BTreeMap, with flushes,
-//! compactions, reopens and range deletes (direct and in batches); reads in
+//! compactions, reopens, checkpoints and range deletes (direct and in batches); reads in
 //! both directions, cursor walks, prefixes and snapshot reads through
 //! `ReadOptions`.
 use std::collections::{BTreeMap, VecDeque};
@@ -31,6 +31,8 @@ enum Op {
     Flush,
     Compact,
     Reopen,
+    /// A checkpoint, opened and compared with the model, then written to.
+    Checkpoint,
     /// `delete_range` from key `a` to key `b`; `shape` picks the bound kinds.
     DeleteRange(u8, u8, u8),
     /// A batch mixing puts, deletes and range deletes, applied in order.
@@ -314,6 +316,16 @@ fuzz_target!(|ops: Vec<Op>| {
                 snapshots.clear();
                 drop(db);
                 db = Db::open(dir.path(), options()).unwrap();
+            }
+            Op::Checkpoint => {
+                let root = tempfile::tempdir().unwrap();
+                let cp = root.path().join("checkpoint");
+                db.checkpoint(&cp).unwrap();
+                let c = Db::open(&cp, options()).unwrap();
+                let got: BTreeMap<_, _> = c.iter().unwrap().map(|r| r.unwrap()).collect();
+                assert_eq!(got, model);
+                c.put(b"\xffcheckpoint-only", b"x").unwrap();
+                c.close().unwrap();
             }
         }
     }

@@ -432,6 +432,26 @@ fn check_read_options(
     }
 }
 
+/// Takes a checkpoint of `d` beside `dir`, opens it, compares it with the
+/// model, writes to it and checks that the write stays in the checkpoint.
+fn check_checkpoint(d: &Db, model: &Model, dir: &Path, opts: &Options, ctx: &str) {
+    let cp = dir.with_extension("checkpoint");
+    d.checkpoint(&cp)
+        .unwrap_or_else(|e| panic!("{ctx} checkpoint: {e}"));
+    let c = Db::open(&cp, opts.clone()).unwrap_or_else(|e| panic!("{ctx} open checkpoint: {e}"));
+    assert_db_equals(&c, model, &format!("{ctx} checkpoint"));
+    let probe = b"\xffcheckpoint-only";
+    c.put(probe, b"x").unwrap();
+    c.close()
+        .unwrap_or_else(|e| panic!("{ctx} close checkpoint: {e}"));
+    assert_eq!(
+        d.get(probe).unwrap(),
+        model.get(probe.as_slice()).cloned(),
+        "{ctx} a write to the checkpoint showed in the database"
+    );
+    std::fs::remove_dir_all(&cp).unwrap();
+}
+
 fn note_levels(db: &Db, totals: &mut Totals) {
     let s = db.stats();
     for l in &s.levels {
@@ -495,7 +515,7 @@ fn run_ops(
     for i in 0..ops {
         let d = db.as_ref().expect("db open");
         let ctx = format!("[{} seed={seed} op={i}]", cfg.name);
-        let roll = rng.gen_range(0..1120);
+        let roll = rng.gen_range(0..1130);
         match roll {
             // put
             0..=299 => {
@@ -814,6 +834,14 @@ fn run_ops(
             1100..=1119 => {
                 record(format!("{i}: read options"));
                 check_read_options(&mut rng, d, &model, &snapshots, &ctx, &record);
+            }
+            // a checkpoint: it opens as the model of now, and stays apart
+            1120..=1129 => {
+                if rng.gen_range(0..4) != 0 {
+                    continue; // each one flushes: keep them rare
+                }
+                record(format!("{i}: checkpoint"));
+                check_checkpoint(d, &model, dir, &opts, &ctx);
             }
             _ => unreachable!("roll {roll}"),
         }
