@@ -193,11 +193,10 @@ impl FileMeta {
 
 impl Drop for FileMeta {
     fn drop(&mut self) {
-        // Drop the resident filter first (freeing its units), then tell the
-        // budget, which forgets only files whose filter is gone.
+        // Hand the resident filter to the budget, which drops it (freeing
+        // its units) when it forgets the file, under its lock.
         if let Some(Some(rf)) = self.filter.take() {
-            drop(rf);
-            self.tables.filter_budget().forget(self.number);
+            self.tables.filter_budget().retire(rf);
         }
         if self.obsolete.load(AtOrd::Acquire) {
             self.tables.remove_file(self.number);

@@ -27,6 +27,10 @@
 //! [`LOG_LIMIT`] entries its oldest half is dropped (the accesses are a
 //! sample). Probes read a file's resident units through one atomic load
 //! ([`ResidentFilter`]), so a lookup never waits for a load of any file.
+//! A file that leaves the tree hands its filter to the budget, which drops
+//! it under the lock as it forgets the file ([`FilterBudget::retire`]): every
+//! change to the resident bytes happens under the lock, so the allocator never
+//! gives out bytes still resident.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -126,8 +130,11 @@ pub struct FilterBudget {
     loader: Arc<dyn UnitLoader>,
     counters: Arc<Counters>,
     state: Mutex<State>,
-    /// Files whose metadata was dropped, not yet removed from the allocator.
-    forgotten: Mutex<Vec<u64>>,
+    /// Files whose metadata was dropped, not yet removed from the allocator,
+    /// with (under a budget) their resident filters: these are dropped, and
+    /// their bytes leave the filter memory counter, only under the lock
+    /// (see [`retire`](Self::retire)).
+    forgotten: Mutex<Vec<(u64, Option<Arc<ResidentFilter>>)>>,
     /// When the hotness file was last written.
     last_save: Mutex<Option<Instant>>,
 }
@@ -355,10 +362,30 @@ impl FilterBudget {
         hotness::save(fs, dir, &snap, durable)
     }
 
-    /// A file's metadata was dropped (the file left every version): its
-    /// units are already freed; the allocator forgets it at its next turn.
-    pub fn forget(&self, number: u64) {
-        self.forgotten.lock().push(number);
+    /// A file's metadata was dropped (the file left every version), handing
+    /// over its resident filter: the allocator forgets the file at its next
+    /// turn.
+    ///
+    /// Under a budget the filter is dropped then, under the lock, not here:
+    /// a filter's bytes leave the counter in its `Drop`, which runs only
+    /// after its last reference is gone, so a filter dropped outside the
+    /// lock is for a while dead to the allocator (its weak reference no
+    /// longer upgrades, so a decrease planned for it is skipped) while its
+    /// bytes are still counted, and a load the same plan pays for with them
+    /// (an expired file's unit given to an accessed one) took the resident
+    /// bytes over the budget. Held here, the filter stays live and
+    /// accounted until the allocator forgets it and drops it in one step.
+    /// Without a budget it is dropped at once (nothing is planned with its
+    /// bytes).
+    pub fn retire(&self, filter: Arc<ResidentFilter>) {
+        let number = filter.number();
+        let kept = if self.limited() {
+            Some(filter)
+        } else {
+            drop(filter);
+            None
+        };
+        self.forgotten.lock().push((number, kept));
         // Hand the memory on now if nobody holds the allocator (whoever
         // does drains the list at its next turn).
         if let Some(mut st) = self.state.try_lock() {
@@ -456,13 +483,16 @@ impl FilterBudget {
         })
     }
 
-    /// Removes forgotten files from the allocator.
+    /// Removes forgotten files from the allocator, dropping their filters
+    /// first (their bytes leave the counter before the allocator hands them
+    /// out again).
     fn drain_forgotten(&self, st: &mut State) {
         let gone = std::mem::take(&mut *self.forgotten.lock());
         if gone.is_empty() {
             return;
         }
-        for number in gone {
+        for (number, filter) in gone {
+            drop(filter);
             // A file re-registered since (never: numbers are not reused) stays.
             if st
                 .files
@@ -524,5 +554,100 @@ fn describe(shape: FileShape, index: &FilterIndex) -> FileDesc {
         entries: shape.entries,
         unit_bytes: index.unit_bytes(),
         fpr: (0..=index.units()).map(|n| index.fpr(n)).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::resident::ON_DROP;
+    use crate::filter::{FilterBuilder, FilterLayout, FilterOptions};
+
+    /// Hands out the first `to` units of one filter, whatever the file.
+    struct Units(Filter);
+
+    impl UnitLoader for Units {
+        fn load_units(&self, _number: u64, _current: &Filter, to: u32) -> Result<Filter> {
+            Ok(self.0.truncated(to))
+        }
+    }
+
+    /// The index of a filter of 4 units of 64 bytes, and the filter with
+    /// every unit resident.
+    fn filter() -> (FilterIndex, Filter) {
+        let mut b = FilterBuilder::new(&FilterOptions {
+            layout: FilterLayout::Units,
+            units: 4,
+            bits_per_key: 8.0,
+            ..FilterOptions::default()
+        });
+        for i in 0..256 {
+            b.add(format!("key{i}").as_bytes());
+        }
+        let section = b.finish();
+        let (index, full) =
+            FilterIndex::decode(&section, 0, section.len() as u64).expect("decodes");
+        (index, full.expect("a whole section"))
+    }
+
+    /// A file leaves the tree while a lookup takes its (expired) units for
+    /// another file. Its filter's bytes leave the counter in the filter's
+    /// `Drop`, after its last reference went; were the filter dropped
+    /// outside the budget's lock, the allocator would meet it dead in that
+    /// window, skip its drop and load the other file's units with bytes
+    /// still resident: the reader saw 1528 bytes under a 1500-byte budget.
+    #[test]
+    fn a_retired_filter_keeps_its_bytes_accounted_until_it_is_dropped() {
+        let (index, full) = filter();
+        let ub = index.unit_bytes();
+        assert_eq!(ub, 64);
+        let limit = 2 * ub;
+        let counters = Arc::new(Counters::new(7));
+        let budget = Arc::new(FilterBudget::new(
+            BudgetConfig {
+                memory: FilterMemory::Bytes(limit),
+                policy: FilterPolicy::Elastic,
+                lifetime: Some(1),
+                initial_units: Some(2),
+            },
+            Arc::new(Units(full)),
+            counters.clone(),
+        ));
+        let shape = |number| FileShape {
+            number,
+            level: 1,
+            run: 0,
+            entries: 256,
+        };
+        budget.set_tree_entries(512);
+        let leaving = budget.register(shape(1), &index).unwrap();
+        let hot = budget.register(shape(2), &index).unwrap();
+        assert_eq!((leaving.resident(), hot.resident()), (2, 0));
+        // File 1 expires.
+        FilterBudget::feed(&mut budget.state.lock(), &[TICK; 3]);
+
+        // In the window between the last reference of file 1's filter going
+        // and its bytes leaving the counter, a lookup replays accesses of
+        // file 2 (as another thread would if the dropping one were
+        // preempted there).
+        let worst = Arc::new(AtomicU64::new(0));
+        let (b, c, w) = (budget.clone(), counters.clone(), worst.clone());
+        ON_DROP.with(|h| {
+            *h.borrow_mut() = Some(Box::new(move || {
+                if let Some(mut st) = b.state.try_lock() {
+                    FilterBudget::feed(&mut st, &[2; 8]);
+                    b.apply(&mut st);
+                }
+                w.fetch_max(c.filter_memory.load(Ordering::Relaxed), Ordering::Relaxed);
+            }));
+        });
+        budget.retire(leaving);
+        assert!(ON_DROP.with(|h| h.borrow_mut().take()).is_none(), "dropped");
+        let worst = worst.load(Ordering::Relaxed);
+        assert!(worst <= limit, "resident {worst} > budget {limit}");
+
+        // Once file 1 is gone, file 2 gets its memory.
+        assert_eq!(budget.usage(), (limit, Some(limit)));
+        assert_eq!(hot.resident(), 2);
     }
 }

@@ -133,8 +133,21 @@ impl ResidentFilter {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Run once by the next `drop` on this thread, after the last reference
+    /// went and before the bytes leave the counter: tests act in that window,
+    /// as another thread would if the dropping one were preempted there.
+    pub(crate) static ON_DROP: std::cell::RefCell<Option<Box<dyn FnOnce()>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 impl Drop for ResidentFilter {
     fn drop(&mut self) {
+        #[cfg(test)]
+        if let Some(hook) = ON_DROP.with(|h| h.borrow_mut().take()) {
+            hook();
+        }
         let bytes = self.current.load().resident_bytes()
             + self.pinned.get().map_or(0, Filter::resident_bytes);
         self.counters
