@@ -211,7 +211,11 @@ impl FilterBudget {
         if let Some(rf) = st.files.get(&shape.number).and_then(|t| t.filter.upgrade()) {
             return Ok(rf);
         }
-        let rf = Arc::new(ResidentFilter::new(index.clone(), self.counters.clone()));
+        let rf = Arc::new(ResidentFilter::new(
+            shape.number,
+            index.clone(),
+            self.counters.clone(),
+        ));
         if !self.limited() {
             let all = self
                 .loader

@@ -20,6 +20,7 @@ use crate::stats::{bump, Counters, DIGESTS, NEGATIVES};
 
 /// The resident units of one file's filter.
 pub struct ResidentFilter {
+    number: u64,
     index: FilterIndex,
     /// Set once without a budget: every unit, resident for the file's life
     /// (probed without the atomic swap's bookkeeping). `current` is then
@@ -30,10 +31,11 @@ pub struct ResidentFilter {
 }
 
 impl ResidentFilter {
-    /// A file's filter with no unit resident.
-    pub fn new(index: FilterIndex, counters: Arc<Counters>) -> Self {
+    /// The filter of file `number` with no unit resident.
+    pub fn new(number: u64, index: FilterIndex, counters: Arc<Counters>) -> Self {
         let current = ArcSwap::from_pointee(index.empty().clone());
         ResidentFilter {
+            number,
             index,
             pinned: OnceLock::new(),
             current,
@@ -48,6 +50,11 @@ impl ResidentFilter {
         if self.pinned.set(filter).is_ok() {
             bump(&self.counters.filter_memory, bytes);
         }
+    }
+
+    /// The file number.
+    pub fn number(&self) -> u64 {
+        self.number
     }
 
     /// The filter's index.
