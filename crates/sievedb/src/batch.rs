@@ -23,6 +23,18 @@ const RANGE_DELETE_TO_END: u8 = 3;
 const HEADER: usize = 12;
 
 /// A set of updates applied atomically by [`Db::write`](crate::Db::write).
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let db = sievedb::Db::open(dir.path(), sievedb::Options::default())?;
+/// let mut batch = sievedb::WriteBatch::new();
+/// batch.put("a", "1");
+/// batch.delete("b");
+/// batch.delete_range(b"x".as_slice()..);
+/// db.write(batch)?; // all or nothing
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug)]
 pub struct WriteBatch {
     rep: Vec<u8>,

@@ -581,14 +581,7 @@ pub fn bottom_check<'a>(c: &'a Compaction, v: &'a Version) -> impl Fn(&[u8]) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn t(s: &str, e: Option<&str>, seq: SeqNo) -> RangeTombstone {
-        RangeTombstone {
-            start: s.as_bytes().to_vec(),
-            end: e.map(|e| e.as_bytes().to_vec()),
-            seq,
-        }
-    }
+    use crate::range_del::test_tombstone as t;
 
     #[test]
     fn outputs_are_cut_only_where_no_kept_tombstone_is_open() {

@@ -41,11 +41,10 @@ macro_rules! internal_mods {
 }
 
 internal_mods!(
-    cache, clock, coding, compaction, fence, iter, key, memtable, range_del, run, skiplist, sst,
-    version, wal,
+    batch, cache, clock, coding, compaction, fence, iter, key, memtable, range_del, run, skiplist,
+    sst, stats, version, wal,
 );
 
-pub mod batch;
 pub mod bulk;
 mod db;
 pub mod error;
@@ -53,7 +52,6 @@ pub mod filter;
 pub mod io;
 pub mod options;
 mod repair;
-pub mod stats;
 
 pub use batch::WriteBatch;
 pub use db::{Db, ReadOptions, Snapshot};

@@ -278,6 +278,19 @@ impl Default for Options {
 
 impl Options {
     /// Starts a builder from the defaults.
+    ///
+    /// ```
+    /// use sievedb::{CompactionStyle, Compression, Options};
+    ///
+    /// let opts = Options::builder()
+    ///     .write_buffer_size(8 << 20)
+    ///     .bits_per_key(10.0)
+    ///     .compaction_style(CompactionStyle::Leveling)
+    ///     .build();
+    /// let mut opts = opts;
+    /// opts.compression_per_level = vec![Compression::None, Compression::Lz4, Compression::zstd()];
+    /// assert!(opts.validate().is_ok());
+    /// ```
     #[must_use]
     pub fn builder() -> OptionsBuilder {
         OptionsBuilder(Options::default())

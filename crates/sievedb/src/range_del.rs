@@ -268,17 +268,20 @@ fn cmp_bound(a: &Option<Vec<u8>>, b: &Option<Vec<u8>>) -> Ordering {
     }
 }
 
+/// A tombstone over `[s, e)` (`None`: unbounded) at `seq`, for unit tests.
+#[cfg(test)]
+pub(crate) fn test_tombstone(s: &str, e: Option<&str>, seq: SeqNo) -> RangeTombstone {
+    RangeTombstone {
+        start: s.as_bytes().to_vec(),
+        end: e.map(|e| e.as_bytes().to_vec()),
+        seq,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_tombstone as t;
     use super::*;
-
-    fn t(s: &str, e: Option<&str>, seq: SeqNo) -> RangeTombstone {
-        RangeTombstone {
-            start: s.as_bytes().to_vec(),
-            end: e.map(|e| e.as_bytes().to_vec()),
-            seq,
-        }
-    }
 
     #[test]
     fn block_round_trips_and_rejects_damage() {

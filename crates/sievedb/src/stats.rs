@@ -440,7 +440,8 @@ pub struct Stats {
     /// Microseconds those waits took.
     pub write_stop_micros: u64,
     /// Estimated bytes compaction must still rewrite to bring every level
-    /// under its target (see [`crate::compaction::pending_bytes`]).
+    /// under its target (RocksDB's estimate: L0 past its trigger, then each
+    /// level's excess over its capacity, carried down).
     pub pending_compaction_bytes: u64,
 }
 

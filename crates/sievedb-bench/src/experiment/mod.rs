@@ -401,8 +401,10 @@ fn write_docs(
          Each section is also written, with its CSV and PNG/SVG plots, to \
          `experiments-out/<name>/`. The papers are *Reducing Bloom Filter CPU Overhead \
          in LSM-Trees on Modern Storage Devices* (Zhu et al., paper 000 in \
-         `../shared/papers`; versions 002/003 differ in a few numbers, 000 is used) and \
-         the LevelDB bits-per-key study (paper 004). In the tree experiments the gain is \
+         `../shared/papers`; versions 002/003 differ in a few numbers, 000 is used), \
+         *ElasticBF: Fine-grained and Elastic Bloom Filter Towards Efficient Read for \
+         LSM-tree-based KV Stores* (Zhang et al., paper 001) and the LevelDB bits-per-key \
+         study (paper 004). In the tree experiments the gain is \
          that of `levels` hash sharing (one digest per lookup, the paper's proposal) over \
          `filter` sharing (one digest per filter probed, the paper's state of the art); in the \
          ElasticBF experiments, that of a filter policy over `uniform`.\n\n{GAIN_DEFINITION}\n",

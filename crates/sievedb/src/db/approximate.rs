@@ -64,6 +64,20 @@ impl Db {
     /// stored (compressed) bytes. Writes still in memtables are not counted:
     /// [`flush`](Self::flush) first to include them. An empty or inverted
     /// range is 0.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = sievedb::Db::open(dir.path(), sievedb::Options::default())?;
+    /// for i in 0..1000u32 {
+    ///     db.put(format!("k{i:04}"), [7u8; 100])?;
+    /// }
+    /// db.flush()?;
+    /// let all = db.approximate_size::<&[u8], _>(..)?;
+    /// let half = db.approximate_size(b"k0000".as_slice()..b"k0500".as_slice())?;
+    /// assert!(half <= all);
+    /// # Ok(()) }
+    /// ```
     pub fn approximate_size<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<u64> {
         let (lo, hi) = bounds(&range)?;
         self.inner.approximate_size(&lo, &hi)

@@ -180,6 +180,20 @@ impl Db {
     /// synced, so a failure leaves no partial `dir`. A read-only handle
     /// copies the WALs its version needs as they are in the directory now
     /// (if a writer has the database open, prefer checkpointing through it).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = sievedb::Db::open(dir.path(), sievedb::Options::default())?;
+    /// db.put("k", "v")?;
+    /// let backups = tempfile::tempdir()?;
+    /// let copy = backups.path().join("copy");
+    /// db.checkpoint(&copy)?;
+    /// db.put("k", "changed")?;
+    /// let restored = sievedb::Db::open(&copy, sievedb::Options::default())?;
+    /// assert_eq!(restored.get("k")?.as_deref(), Some(&b"v"[..]));
+    /// # Ok(()) }
+    /// ```
     pub fn checkpoint(&self, dir: impl AsRef<Path>) -> Result<()> {
         self.inner.checkpoint(dir.as_ref())
     }

@@ -304,7 +304,20 @@ impl Db {
     /// holds: `O(1)` to write. Bounds are normalised to a half-open interval
     /// (see [`WriteBatch::delete_range`]). An empty range (`b..a`, `a..a`)
     /// is a no-op, as deleting a missing key is; a bound longer than
-    /// [`key::MAX_KEY_LEN`] is [`Error::InvalidArgument`].
+    /// 64 KiB (the key limit) is [`Error::InvalidArgument`].
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = sievedb::Db::open(dir.path(), sievedb::Options::default())?;
+    /// for k in ["a1", "b1", "b2", "c1"] {
+    ///     db.put(k, "v")?;
+    /// }
+    /// db.delete_range(b"b".as_slice()..b"c".as_slice())?; // one tombstone, not a scan
+    /// assert_eq!(db.get("b1")?, None);
+    /// assert_eq!(db.iter()?.count(), 2);
+    /// # Ok(()) }
+    /// ```
     pub fn delete_range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<()> {
         self.delete_range_with(range, &WriteOptions::default())
     }
@@ -441,6 +454,18 @@ impl Db {
     }
 
     /// A consistent point-in-time view of the database.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = sievedb::Db::open(dir.path(), sievedb::Options::default())?;
+    /// db.put("k", "old")?;
+    /// let snap = db.snapshot();
+    /// db.put("k", "new")?;
+    /// assert_eq!(snap.get("k")?.as_deref(), Some(&b"old"[..]));
+    /// assert_eq!(db.get("k")?.as_deref(), Some(&b"new"[..]));
+    /// # Ok(()) }
+    /// ```
     pub fn snapshot(&self) -> Snapshot {
         Snapshot::new(self.inner.clone())
     }

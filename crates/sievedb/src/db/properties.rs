@@ -77,7 +77,7 @@ impl Db {
     /// * `sievedb.estimate-num-keys`: entries in memtables and files
     ///   (overwritten versions and tombstones not yet compacted count too);
     /// * `sievedb.estimate-pending-compaction-bytes`: bytes compaction must
-    ///   still rewrite (see [`crate::compaction::pending_bytes`]);
+    ///   still rewrite, as [`Stats::pending_compaction_bytes`];
     /// * `sievedb.stall-micros`: microseconds writers spent slowed or stopped;
     /// * `sievedb.filter-memory-bytes`: bytes of resident SST filter units;
     /// * `sievedb.num-snapshots`: live snapshots;
@@ -86,6 +86,18 @@ impl Db {
     ///
     /// Every name but `stats` and `levels` is a number, also available from
     /// [`property_int`](Self::property_int).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = sievedb::Db::open(dir.path(), sievedb::Options::default())?;
+    /// db.put("k", "v")?;
+    /// db.flush()?;
+    /// println!("{}", db.property("sievedb.stats").unwrap());
+    /// assert_eq!(db.property_int("sievedb.num-files-at-level0"), Some(1));
+    /// assert_eq!(db.property("sievedb.no-such-property"), None);
+    /// # Ok(()) }
+    /// ```
     pub fn property(&self, name: &str) -> Option<String> {
         Some(match self.inner.property_value(name)? {
             Value::Int(n) => n.to_string(),
