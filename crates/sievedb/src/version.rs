@@ -111,6 +111,20 @@ impl FileMeta {
         })
     }
 
+    /// This file, as an edit adds it at `level` in run `run`.
+    pub fn placed_at(&self, level: usize, run: u64) -> NewFile {
+        NewFile {
+            level,
+            run,
+            number: self.number,
+            size: self.size,
+            entries: self.entries,
+            smallest: self.smallest.clone(),
+            largest: self.largest.clone(),
+            range_dels: self.range_dels,
+        }
+    }
+
     /// Smallest user key.
     pub fn smallest_user(&self) -> &[u8] {
         key::user_key(&self.smallest)
@@ -489,16 +503,7 @@ impl VersionEdit {
         for (level, runs) in v.levels.iter().enumerate() {
             for run in runs {
                 for f in &run.files {
-                    snap.added.push(NewFile {
-                        level,
-                        run: run.id,
-                        number: f.number,
-                        size: f.size,
-                        entries: f.entries,
-                        smallest: f.smallest.clone(),
-                        largest: f.largest.clone(),
-                        range_dels: f.range_dels,
-                    });
+                    snap.added.push(f.placed_at(level, run.id));
                 }
             }
         }

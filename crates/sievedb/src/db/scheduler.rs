@@ -78,16 +78,8 @@ impl DbInner {
         c.delete_inputs(&mut edit);
         if c.trivial_move {
             let f = &c.inputs[0].1[0];
-            edit.added.push(crate::version::NewFile {
-                level: c.output_level,
-                run: c.output_run.unwrap_or(f.number),
-                number: f.number,
-                size: f.size,
-                entries: f.entries,
-                smallest: f.smallest.clone(),
-                largest: f.largest.clone(),
-                range_dels: f.range_dels,
-            });
+            edit.added
+                .push(f.placed_at(c.output_level, c.output_run.unwrap_or(f.number)));
         } else {
             let run = match c.output_run {
                 Some(run) => run,
