@@ -3,7 +3,7 @@
 //! Invariant: entries are never removed from a memtable; it is frozen when full,
 //! flushed to an L0 SST and then dropped whole.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
@@ -41,6 +41,9 @@ pub struct Memtable {
     /// Set (release) once a tombstone is in `range_dels`: the common path
     /// of a read is one load of this flag.
     has_range_dels: AtomicBool,
+    /// Approximate bytes of `range_dels` (kept as they are added, so that
+    /// sizing the memtable on the write path does not walk them).
+    range_del_bytes: AtomicUsize,
 }
 
 impl Memtable {
@@ -58,6 +61,7 @@ impl Memtable {
             filter,
             range_dels: RwLock::new(Vec::new()),
             has_range_dels: AtomicBool::new(false),
+            range_del_bytes: AtomicUsize::new(0),
         }
     }
 
@@ -102,6 +106,8 @@ impl Memtable {
 
     /// Adds a range tombstone (callers serialise inserts, as for [`insert`](Self::insert)).
     pub fn insert_range_del(&self, t: RangeTombstone) {
+        let bytes = t.start.len() + t.end.as_ref().map_or(0, Vec::len) + 32;
+        self.range_del_bytes.fetch_add(bytes, Ordering::Relaxed);
         let mut ts = self.range_dels.write();
         let at = ts.partition_point(|x| x.start < t.start || (x.start == t.start && x.seq > t.seq));
         ts.insert(at, t);
@@ -133,15 +139,7 @@ impl Memtable {
 
     /// Approximate bytes held.
     pub fn approximate_size(&self) -> usize {
-        self.list.bytes()
-            + if self.has_range_dels() {
-                let ts = self.range_dels.read();
-                ts.iter()
-                    .map(|t| t.start.len() + t.end.as_ref().map_or(0, Vec::len) + 32)
-                    .sum()
-            } else {
-                0
-            }
+        self.list.bytes() + self.range_del_bytes.load(Ordering::Relaxed)
     }
 
     /// Number of entries.
