@@ -59,8 +59,7 @@ fn check_engine(lines: &[Value], engine: &str) {
         assert!(r.get("found").is_some() && r.get("stats").is_some());
         assert_eq!(r["settings"]["engine"], engine);
         assert_eq!(r["settings"]["compression"], "none");
-        // fjall 2.11 has no way to verify block checksums on reads, and says so.
-        assert_eq!(r["settings"]["verify_checksums"], engine != "fjall");
+        assert_eq!(r["settings"]["verify_checksums"], true);
         assert_eq!(r["settings"]["sync"], false);
     }
     assert_eq!(result(lines, engine, "fillrandom")["ops"], NUM);
@@ -216,7 +215,8 @@ fn tiny_run_on_fjall() {
     let settings = &result(&lines, "fjall", "readrandom")["settings"];
     assert_eq!(settings["write_buffer_size"], 64 << 10);
     assert_eq!(settings["target_file_size"], 32 << 10);
-    assert_eq!(settings["bits_per_key"], 10);
+    assert_eq!(settings["bits_per_key"], 10.0);
+    assert_eq!(settings["version"], "3.1.13");
     // Level 1 holds four target-size files in fjall, whatever --level1-size says.
     assert_eq!(settings["level1_size"], 4 * (32 << 10));
 }
