@@ -548,6 +548,41 @@ fn read_while_writing_and_ycsb_on_every_engine() {
     }
 }
 
+/// db_bench's readwhilewriting on every engine, timed by `--duration`: the
+/// readers' lookups all find their keys while one writer overwrites random
+/// keys for the whole time, and the writer's own count and rate are reported.
+#[test]
+fn read_while_writing_for_a_duration_on_every_engine() {
+    for threads in [1, 2] {
+        let lines = run_json(&BenchArgs {
+            benchmarks: "fillrandom,readwhilewriting".into(),
+            duration: 1,
+            threads,
+            ..tiny(EngineChoice::All)
+        });
+        for kind in EngineKind::built() {
+            let rww = result(&lines, kind.name(), "readwhilewriting");
+            let seconds = rww["seconds"].as_f64().unwrap();
+            assert!((1.0..30.0).contains(&seconds), "{rww}");
+            assert_eq!(rww["threads"], threads, "{rww}");
+            let ops = rww["ops"].as_u64().unwrap();
+            assert!(ops > 0 && rww["found"] == ops, "{rww}");
+            // The reported rate is the readers'.
+            let rate = rww["ops_per_sec"].as_f64().unwrap();
+            assert!((rate - ops as f64 / seconds).abs() <= 1e-6 * rate, "{rww}");
+            // The writer wrote until the readers were done.
+            let writes = rww["writer_ops"].as_u64().unwrap();
+            let write_seconds = rww["writer_seconds"].as_f64().unwrap();
+            assert!(writes > 0 && write_seconds >= seconds * 0.9, "{rww}");
+            let write_rate = rww["writer_ops_per_sec"].as_f64().unwrap();
+            assert!(
+                (write_rate - writes as f64 / write_seconds).abs() <= 1e-6 * write_rate,
+                "{rww}"
+            );
+        }
+    }
+}
+
 /// A filter memory budget reaches sievedb; the baselines list it as ignored.
 #[test]
 fn filter_memory_flags_reach_the_engines() {
