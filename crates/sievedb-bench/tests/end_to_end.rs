@@ -59,8 +59,7 @@ fn check_engine(lines: &[Value], engine: &str) {
         assert!(r.get("found").is_some() && r.get("stats").is_some());
         assert_eq!(r["settings"]["engine"], engine);
         assert_eq!(r["settings"]["compression"], "none");
-        // fjall 2.11 has no way to verify block checksums on reads, and says so.
-        assert_eq!(r["settings"]["verify_checksums"], engine != "fjall");
+        assert_eq!(r["settings"]["verify_checksums"], true);
         assert_eq!(r["settings"]["sync"], false);
     }
     assert_eq!(result(lines, engine, "fillrandom")["ops"], NUM);
@@ -216,7 +215,8 @@ fn tiny_run_on_fjall() {
     let settings = &result(&lines, "fjall", "readrandom")["settings"];
     assert_eq!(settings["write_buffer_size"], 64 << 10);
     assert_eq!(settings["target_file_size"], 32 << 10);
-    assert_eq!(settings["bits_per_key"], 10);
+    assert_eq!(settings["bits_per_key"], 10.0);
+    assert_eq!(settings["version"], "3.1.13");
     // Level 1 holds four target-size files in fjall, whatever --level1-size says.
     assert_eq!(settings["level1_size"], 4 * (32 << 10));
 }
@@ -545,6 +545,41 @@ fn read_while_writing_and_ycsb_on_every_engine() {
         );
         let y = result(&lines, kind.name(), "ycsba");
         assert_eq!(y["read_found"], y["reads"], "{y}");
+    }
+}
+
+/// db_bench's readwhilewriting on every engine, timed by `--duration`: the
+/// readers' lookups all find their keys while one writer overwrites random
+/// keys for the whole time, and the writer's own count and rate are reported.
+#[test]
+fn read_while_writing_for_a_duration_on_every_engine() {
+    for threads in [1, 2] {
+        let lines = run_json(&BenchArgs {
+            benchmarks: "fillrandom,readwhilewriting".into(),
+            duration: 1,
+            threads,
+            ..tiny(EngineChoice::All)
+        });
+        for kind in EngineKind::built() {
+            let rww = result(&lines, kind.name(), "readwhilewriting");
+            let seconds = rww["seconds"].as_f64().unwrap();
+            assert!((1.0..30.0).contains(&seconds), "{rww}");
+            assert_eq!(rww["threads"], threads, "{rww}");
+            let ops = rww["ops"].as_u64().unwrap();
+            assert!(ops > 0 && rww["found"] == ops, "{rww}");
+            // The reported rate is the readers'.
+            let rate = rww["ops_per_sec"].as_f64().unwrap();
+            assert!((rate - ops as f64 / seconds).abs() <= 1e-6 * rate, "{rww}");
+            // The writer wrote until the readers were done.
+            let writes = rww["writer_ops"].as_u64().unwrap();
+            let write_seconds = rww["writer_seconds"].as_f64().unwrap();
+            assert!(writes > 0 && write_seconds >= seconds * 0.9, "{rww}");
+            let write_rate = rww["writer_ops_per_sec"].as_f64().unwrap();
+            assert!(
+                (write_rate - writes as f64 / write_seconds).abs() <= 1e-6 * write_rate,
+                "{rww}"
+            );
+        }
     }
 }
 

@@ -1,50 +1,56 @@
 //! fjall (a pure-Rust LSM-tree engine from crates.io) as a baseline engine:
-//! one keyspace holding one partition.
+//! one database holding one keyspace.
 //!
-//! Not every setting can be matched (fjall 2.11's own rules, stated in
-//! [`Engine::settings`]): filters of levels 0 and 1 are sized for a false
-//! positive rate rather than by bits per key, level 1 holds
-//! `l0_threshold · target_file_size`, and block checksums are not verified on
-//! reads.
+//! Not every setting can be matched (fjall 3.1's own rules, stated in
+//! [`Engine::settings`]): level 1 holds `l0_threshold · target_file_size`
+//! whatever `--level1-size` says, the tree always has 7 levels, and the
+//! worker threads are shared by flushes and compactions.
 
 use super::{Engine, EngineConfig, EngineResult};
-use ::fjall::compaction::{Leveled, Strategy};
+use ::fjall::compaction::Leveled;
+use ::fjall::config::{
+    BlockSizePolicy, BloomConstructionPolicy, CompressionPolicy, FilterPolicy, FilterPolicyEntry,
+    PartitioningPolicy, PinningPolicy, RestartIntervalPolicy,
+};
 use ::fjall::{
-    AbstractTree, CompressionType, Config, Keyspace, PartitionCreateOptions, PartitionHandle,
+    AbstractTree, CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode,
 };
 use serde_json::json;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The fjall version this crate is pinned to (`=2.11.2` in Cargo.toml).
-pub const VERSION: &str = "2.11.2";
-/// Name of the benchmark's partition.
-const PARTITION: &str = "bench";
-/// Level-0 segments that trigger a compaction into level 1 (as in every other engine).
+/// The fjall version this crate is pinned to (`=3.1.13` in Cargo.toml).
+pub const VERSION: &str = "3.1.13";
+/// Name of the benchmark's keyspace.
+const KEYSPACE: &str = "bench";
+/// Level-0 tables that trigger a compaction into level 1 (as in every other engine).
 const L0_THRESHOLD: u8 = 4;
-/// Level-0 runs at which fjall slows writes down and stops them (fixed in fjall 2.11).
-const L0_STALL_HALT: [u8; 2] = [20, 32];
-/// Levels of the tree (fjall's default).
+/// Level-0 runs at which fjall 3.1 starts slowing writes down (a busy loop
+/// growing with the count) and at which it stops them (both fixed in fjall).
+const L0_STALL_HALT: [u8; 2] = [20, 30];
+/// Levels of the tree (fixed at 7 in fjall 3.1).
 const LEVEL_COUNT: u8 = 7;
-/// Largest bits per key fjall accepts.
-const MAX_BITS_PER_KEY: u8 = 20;
-/// Flush workers plus compaction workers: two background threads, like the others.
-const FLUSH_WORKERS: usize = 1;
-/// See [`FLUSH_WORKERS`].
-const COMPACTION_WORKERS: usize = 1;
-/// How long [`Engine::flush`] waits for the flush workers before giving up
-/// (they stop for good if a flush fails).
-const FLUSH_TIMEOUT: Duration = Duration::from_secs(300);
-/// fjall's default cap on all memtables together (64 MiB for its default 16 MiB memtables).
-const DEFAULT_MAX_WRITE_BUFFER: u64 = 64 << 20;
+/// Keys between restart points in a data block (RocksDB's and LevelDB's default).
+const RESTART_INTERVAL: u8 = 16;
+/// Worker threads, shared by flushes and compactions: two background threads,
+/// like the other engines.
+const WORKER_THREADS: usize = 2;
+/// Fewest cached file descriptors fjall accepts (it panics below).
+const MIN_OPEN_FILES: usize = 10;
+/// Data block sizes fjall accepts (it panics outside).
+const BLOCK_SIZES: std::ops::RangeInclusive<u32> = 1024..=1024 * 1024;
+/// How long [`Engine::flush`] and [`Engine::wait_for_compactions`] wait for
+/// the background workers before giving up (they stop for good if a flush fails).
+const WAIT_TIMEOUT: Duration = Duration::from_secs(3600);
+/// How often the waits poll fjall's counters.
+const POLL: Duration = Duration::from_millis(1);
 
-/// A fjall keyspace with one partition, opened for benchmarking.
+/// A fjall database with one keyspace, opened for benchmarking.
 pub struct Fjall {
-    // Dropped first: the partition handle refers to the keyspace's internals.
-    partition: PartitionHandle,
+    // Dropped first: the keyspace handle refers to the database's internals.
     keyspace: Keyspace,
-    /// The compaction strategy, also run by `wait_for_compactions`.
-    leveled: Leveled,
+    db: Database,
     settings: serde_json::Value,
 }
 
@@ -53,56 +59,94 @@ fn err(e: impl std::fmt::Display) -> super::BoxError {
     format!("fjall: {e}").into()
 }
 
+/// The checked numeric settings of a run, in the types fjall takes.
+struct Sizes {
+    bits: f32,
+    ratio: f32,
+    block: u32,
+}
+
+/// Checks the settings fjall would panic on (it asserts rather than
+/// returning errors) and converts them.
+fn check(cfg: &EngineConfig) -> EngineResult<Sizes> {
+    if !(cfg.bits_per_key.is_finite() && cfg.bits_per_key >= 0.0) {
+        return Err(err(format!(
+            "bits per key must be a finite number >= 0, not {}",
+            cfg.bits_per_key
+        )));
+    }
+    if cfg.size_ratio < 2 {
+        return Err(err(format!(
+            "--size-ratio must be at least 2, not {}",
+            cfg.size_ratio
+        )));
+    }
+    let block = u32::try_from(cfg.block_size)
+        .ok()
+        .filter(|b| BLOCK_SIZES.contains(b))
+        .ok_or_else(|| {
+            err(format!(
+                "block size must be 1 KiB..=1 MiB, not {}",
+                cfg.block_size
+            ))
+        })?;
+    if cfg.max_open_files < MIN_OPEN_FILES {
+        return Err(err(format!(
+            "max open files must be at least {MIN_OPEN_FILES}, not {}",
+            cfg.max_open_files
+        )));
+    }
+    if cfg.target_file_size == 0 || cfg.write_buffer_size == 0 {
+        return Err(err("target file size and write buffer size must be > 0"));
+    }
+    Ok(Sizes {
+        bits: cfg.bits_per_key as f32,
+        ratio: cfg.size_ratio as f32,
+        block,
+    })
+}
+
+/// The keyspace's options: the run's sizes, no compression, one Bloom filter
+/// policy on every level, every filter and index block pinned in memory and
+/// none partitioned (as the other engines' full filters and indexes held by
+/// their open tables).
+fn keyspace_options(cfg: &EngineConfig, s: &Sizes) -> KeyspaceCreateOptions {
+    let filter = if s.bits > 0.0 {
+        FilterPolicy::all(FilterPolicyEntry::Bloom(
+            BloomConstructionPolicy::BitsPerKey(s.bits),
+        ))
+    } else {
+        FilterPolicy::disabled()
+    };
+    let leveled = Leveled::default()
+        .with_l0_threshold(L0_THRESHOLD)
+        .with_table_target_size(cfg.target_file_size)
+        .with_level_ratio_policy(vec![s.ratio]);
+    KeyspaceCreateOptions::default()
+        .max_memtable_size(cfg.write_buffer_size as u64)
+        .data_block_size_policy(BlockSizePolicy::all(s.block))
+        .data_block_restart_interval_policy(RestartIntervalPolicy::all(RESTART_INTERVAL))
+        .data_block_compression_policy(CompressionPolicy::disabled())
+        .index_block_compression_policy(CompressionPolicy::disabled())
+        .filter_policy(filter)
+        // Also the last level keeps its filters (readmissing needs them).
+        .expect_point_read_hits(false)
+        .filter_block_pinning_policy(PinningPolicy::all(true))
+        .index_block_pinning_policy(PinningPolicy::all(true))
+        .filter_block_partitioning_policy(PartitioningPolicy::all(false))
+        .index_block_partitioning_policy(PartitioningPolicy::all(false))
+        .compaction_strategy(Arc::new(leveled))
+        // Every write is handed to the OS (no fsync), as in the other engines.
+        .manual_journal_persist(false)
+}
+
 impl Fjall {
-    /// Opens (or creates) the keyspace at `path` with the run's settings.
+    /// Opens (or creates) the database at `path` with the run's settings.
     pub fn open(path: &Path, cfg: &EngineConfig) -> EngineResult<Self> {
         super::warn_if_not_leveling("fjall", cfg);
         let ignored = super::ignored_device_flags("fjall", cfg, false);
-        let bits = cfg
-            .bits_per_key
-            .round()
-            .clamp(0.0, f64::from(MAX_BITS_PER_KEY)) as u8;
-        if f64::from(bits) != cfg.bits_per_key {
-            eprintln!(
-                "warning: fjall takes whole bits per key up to {MAX_BITS_PER_KEY}; \
-                 using {bits} instead of {}",
-                cfg.bits_per_key
-            );
-        }
-        let ratio = u8::try_from(cfg.size_ratio)
-            .ok()
-            .filter(|r| *r >= 2)
-            .ok_or_else(|| {
-                format!(
-                    "fjall: --size-ratio must be 2..=255, not {}",
-                    cfg.size_ratio
-                )
-            })?;
-        let target = u32::try_from(cfg.target_file_size).map_err(|_| {
-            format!(
-                "fjall: --target-file-size must be below 4 GiB, not {}",
-                cfg.target_file_size
-            )
-        })?;
-        let memtable = u32::try_from(cfg.write_buffer_size).map_err(|_| {
-            format!(
-                "fjall: --write-buffer-size must be below 4 GiB, not {}",
-                cfg.write_buffer_size
-            )
-        })?;
-        let block = u32::try_from(cfg.block_size)
-            .ok()
-            .filter(|b| (1024..=512 * 1024).contains(b))
-            .ok_or_else(|| {
-                format!(
-                    "fjall: block size must be 1 KiB..=512 KiB, not {}",
-                    cfg.block_size
-                )
-            })?;
-        if cfg.max_open_files < 2 {
-            return Err(err("max open files must be at least 2"));
-        }
-        let level1 = u64::from(target) * u64::from(L0_THRESHOLD);
+        let sizes = check(cfg)?;
+        let level1 = cfg.target_file_size.saturating_mul(u64::from(L0_THRESHOLD));
         if level1 != cfg.level1_size {
             eprintln!(
                 "warning: fjall's level 1 holds {L0_THRESHOLD} · target file size = {level1} bytes; \
@@ -110,74 +154,90 @@ impl Fjall {
                 cfg.level1_size
             );
         }
-        // Keep fjall's own headroom (4 memtables) for larger memtables.
-        let max_write_buffer = DEFAULT_MAX_WRITE_BUFFER.max(4 * u64::from(memtable));
-
-        let keyspace = Config::new(path)
+        let db = Database::builder(path)
             .cache_size(cfg.block_cache_size)
-            .max_open_files(cfg.max_open_files)
-            .max_write_buffer_size(max_write_buffer)
-            .flush_workers(FLUSH_WORKERS)
-            .compaction_workers(COMPACTION_WORKERS)
-            .manual_journal_persist(false)
-            .fsync_ms(None)
+            .max_cached_files(Some(cfg.max_open_files))
+            .worker_threads(WORKER_THREADS)
+            .journal_compression(CompressionType::None)
             .open()
             .map_err(err)?;
-        let leveled = Leveled {
-            l0_threshold: L0_THRESHOLD,
-            target_size: target,
-            level_ratio: ratio,
-        };
-        let strategy = Strategy::Leveled(leveled.clone());
-        let opts = PartitionCreateOptions::default()
-            .max_memtable_size(memtable)
-            .block_size(block)
-            .compression(CompressionType::None)
-            .bloom_filter_bits((bits > 0).then_some(bits))
-            .compaction_strategy(strategy)
-            .manual_journal_persist(false);
-        let partition = keyspace.open_partition(PARTITION, opts).map_err(err)?;
+        let keyspace = db
+            .keyspace(KEYSPACE, || keyspace_options(cfg, &sizes))
+            .map_err(err)?;
 
         let settings = json!({
             "engine": "fjall",
             "version": VERSION,
-            "bits_per_key": bits,
-            "filter": if bits > 0 {
-                "bloom; bits per key on levels 2+ only, fjall sizes level-0 filters for \
-                 a 0.001% and level-1 filters for a 0.05% false positive rate"
+            "bits_per_key": cfg.bits_per_key,
+            "filter": if sizes.bits > 0.0 {
+                "bloom, bits per key on every level (also the last), one filter per table, \
+                 not partitioned"
             } else {
                 "none"
             },
             "block_cache_bytes": cfg.block_cache_size,
-            "index_filter_blocks": "filters and top-level index held in memory per table; \
-                 index blocks in the block cache",
+            "index_filter_blocks": "pinned in memory per table on every level, outside the \
+                 block cache; not partitioned",
             "block_size": cfg.block_size,
+            "restart_interval": RESTART_INTERVAL,
+            "data_block_hash_index": false,
             "compression": "none",
-            "verify_checksums": false,
-            "checksums": "written per block, but fjall 2.11 does not verify them on reads",
-            "file_access": "buffered reads (page cache), no mmap, no O_DIRECT",
+            "journal_compression": "none",
+            "verify_checksums": true,
+            "checksums": "xxh3 per block, verified on every block read from a file \
+                 (not on block-cache hits)",
+            "file_access": "buffered pread (page cache), no mmap, no O_DIRECT",
             "use_direct_reads": false,
             "io_delay_ns": 0,
             "ignored_flags": ignored,
             "write_buffer_size": cfg.write_buffer_size,
-            "memtables_max_bytes": max_write_buffer,
+            "memtables_max_bytes": "no database-wide cap (fjall 3 default); writes halt at 4 \
+                 sealed memtables",
             "wal": true,
             "sync": false,
+            "write_persist": "every write batch is flushed to the OS (PersistMode::Buffer), \
+                 no fsync",
             "target_file_size": cfg.target_file_size,
-            "size_ratio": ratio,
+            "size_ratio": cfg.size_ratio,
             "level1_size": level1,
             "level_count": LEVEL_COUNT,
             "compaction_style": "leveling",
             "level0_triggers": [L0_THRESHOLD, L0_STALL_HALT[0], L0_STALL_HALT[1]],
             "max_open_files": cfg.max_open_files,
-            "background_threads": FLUSH_WORKERS + COMPACTION_WORKERS,
+            "background_threads": WORKER_THREADS,
+            "not_matched": [
+                "--level1-size (fjall: level 1 = 4 · target file size)",
+                "--max-levels (fjall: always 7 levels)",
+                "separate flush and compaction threads (fjall: 2 shared workers)",
+            ],
         });
         Ok(Fjall {
-            partition,
             keyspace,
-            leveled,
+            db,
             settings,
         })
+    }
+
+    /// Waits until `done` holds, polling; fails after [`WAIT_TIMEOUT`].
+    fn wait(&self, what: &str, done: impl Fn(&Self) -> bool) -> EngineResult<()> {
+        let start = Instant::now();
+        while !done(self) {
+            if start.elapsed() > WAIT_TIMEOUT {
+                return Err(err(format!(
+                    "{what} still pending after {} s",
+                    WAIT_TIMEOUT.as_secs()
+                )));
+            }
+            std::thread::sleep(POLL);
+        }
+        Ok(())
+    }
+
+    /// Whether no flush is queued or running and no compaction is running.
+    fn idle(&self) -> bool {
+        self.keyspace.tree.sealed_memtable_count() == 0
+            && self.db.outstanding_flushes() == 0
+            && self.db.active_compactions() == 0
     }
 }
 
@@ -187,31 +247,34 @@ impl Engine for Fjall {
     }
 
     fn put(&self, key: &[u8], value: &[u8]) -> EngineResult<()> {
-        self.partition.insert(key, value).map_err(err)
+        // With manual_journal_persist off, insert flushes the journal to the OS.
+        self.keyspace.insert(key, value).map_err(err)
     }
 
     fn get(&self, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
-        Ok(self.partition.get(key).map_err(err)?.map(|v| v.to_vec()))
+        Ok(self.keyspace.get(key).map_err(err)?.map(|v| v.to_vec()))
     }
 
     fn get_len(&self, key: &[u8]) -> EngineResult<Option<usize>> {
         // fjall hands out a reference-counted slice; its length needs no further copy.
-        Ok(self.partition.get(key).map_err(err)?.map(|v| v.len()))
+        Ok(self.keyspace.get(key).map_err(err)?.map(|v| v.len()))
     }
 
     fn write_batch(&self, entries: &[(&[u8], &[u8])]) -> EngineResult<()> {
-        // The keyspace's batch flushes the journal to the OS on commit (no fsync).
-        let mut batch = self.keyspace.batch();
+        // fjall 3's batches leave the journal in its user-space buffer unless
+        // given a durability: Buffer hands each batch to the OS (no fsync),
+        // as LevelDB and RocksDB do with their unsynced WAL writes.
+        let mut batch = self.db.batch().durability(Some(PersistMode::Buffer));
         for (k, v) in entries {
-            batch.insert(&self.partition, *k, *v);
+            batch.insert(&self.keyspace, *k, *v);
         }
         batch.commit().map_err(err)
     }
 
     fn scan_all(&self) -> EngineResult<u64> {
         let mut n = 0u64;
-        for item in self.partition.iter() {
-            let (k, v) = item.map_err(err)?;
+        for item in self.keyspace.iter() {
+            let (k, v) = item.into_inner().map_err(err)?;
             std::hint::black_box((k, v));
             n += 1;
         }
@@ -221,39 +284,39 @@ impl Engine for Fjall {
     fn flush(&self) -> EngineResult<()> {
         // Seal the active memtable (if it holds anything) and wait until every
         // sealed memtable, also those sealed by writes, is in a table file.
-        self.partition.rotate_memtable().map_err(err)?;
-        let start = Instant::now();
-        while self.partition.tree.sealed_memtable_count() > 0 {
-            if start.elapsed() > FLUSH_TIMEOUT {
-                return Err(err(format!(
-                    "memtables still unflushed after {} s",
-                    FLUSH_TIMEOUT.as_secs()
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        Ok(())
+        self.keyspace.rotate_memtable().map_err(err)?;
+        self.wait("memtable flushes", |f| {
+            f.keyspace.tree.sealed_memtable_count() == 0
+        })
     }
 
-    /// Flushes, then runs the leveled strategy in the calling thread until
-    /// it has nothing left to do (fjall 2 has no call to wait for its
-    /// background compactions; this one returns once none is due).
+    /// Flushes, then runs the keyspace's leveled strategy in the calling
+    /// thread until it changes nothing while the workers are idle (fjall's
+    /// workers compact once per flush, so a due compaction can wait for the
+    /// next flush; fjall has no call that waits for them).
     fn wait_for_compactions(&self) -> EngineResult<()> {
         self.flush()?;
         let start = Instant::now();
         loop {
+            self.wait("flushes and compactions", Self::idle)?;
             let before = self.files_per_level();
-            self.partition
+            // No reader runs during this step, so versions older than the
+            // newest visible one are needed by no one (the workers compute
+            // the same threshold from their snapshot tracker).
+            self.keyspace
                 .tree
-                .compact(std::sync::Arc::new(self.leveled.clone()), 0)
+                .compact(
+                    self.keyspace.config.compaction_strategy.clone(),
+                    self.db.visible_seqno(),
+                )
                 .map_err(err)?;
-            if self.files_per_level() == before {
+            if self.files_per_level() == before && self.idle() {
                 return Ok(());
             }
-            if start.elapsed() > FLUSH_TIMEOUT {
+            if start.elapsed() > WAIT_TIMEOUT {
                 return Err(err(format!(
                     "compactions still due after {} s",
-                    FLUSH_TIMEOUT.as_secs()
+                    WAIT_TIMEOUT.as_secs()
                 )));
             }
         }
@@ -261,7 +324,7 @@ impl Engine for Fjall {
 
     fn files_per_level(&self) -> Option<Vec<u64>> {
         (0..usize::from(LEVEL_COUNT))
-            .map(|l| self.partition.tree.level_segment_count(l).map(|n| n as u64))
+            .map(|l| self.keyspace.tree.level_table_count(l).map(|n| n as u64))
             .collect()
     }
 
@@ -282,12 +345,56 @@ mod tests {
         for i in 0..100u32 {
             db.put(&i.to_be_bytes(), b"value").unwrap();
         }
-        assert_eq!(db.partition.segment_count(), 0);
+        assert_eq!(db.keyspace.table_count(), 0);
         db.flush().unwrap();
-        assert_eq!(db.partition.segment_count(), 1);
-        assert_eq!(db.partition.tree.active_memtable_size(), 0);
-        assert_eq!(db.partition.tree.sealed_memtable_count(), 0);
+        assert_eq!(db.keyspace.table_count(), 1);
+        assert_eq!(db.keyspace.tree.sealed_memtable_count(), 0);
         db.flush().unwrap(); // nothing left to flush: returns at once
+        assert_eq!(db.keyspace.table_count(), 1);
         assert_eq!(db.get_len(&7u32.to_be_bytes()).unwrap(), Some(5));
+    }
+
+    #[test]
+    fn batches_reach_the_journal_file_without_a_flush() {
+        // Durability Buffer: each batch is in the OS's hands when commit returns.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fjall");
+        let cfg = crate::BenchArgs::default().engine_config();
+        let db = Fjall::open(&path, &cfg).unwrap();
+        // The journal file is preallocated: look for the value's bytes in it.
+        let value = b"a value only this test writes";
+        let in_journal = || {
+            let bytes = std::fs::read(path.join("0.jnl")).unwrap();
+            bytes.windows(value.len()).any(|w| w == value)
+        };
+        assert!(!in_journal());
+        db.write_batch(&[(b"key", value)]).unwrap();
+        assert!(in_journal());
+    }
+
+    #[test]
+    fn settings_fjall_would_panic_on_are_errors() {
+        let base = crate::BenchArgs::default().engine_config();
+        let dir = tempfile::tempdir().unwrap();
+        for cfg in [
+            EngineConfig {
+                max_open_files: 5,
+                ..base.clone()
+            },
+            EngineConfig {
+                block_size: 512,
+                ..base.clone()
+            },
+            EngineConfig {
+                size_ratio: 1,
+                ..base.clone()
+            },
+            EngineConfig {
+                bits_per_key: f64::NAN,
+                ..base.clone()
+            },
+        ] {
+            assert!(Fjall::open(&dir.path().join("fjall"), &cfg).is_err());
+        }
     }
 }

@@ -253,10 +253,12 @@ impl EngineKind {
 
 /// Whether the directory `path` holds a database of one of the engines: a
 /// `CURRENT` file (sievedb, LevelDB, RocksDB) or fjall's `version` marker next
-/// to its `partitions` directory. Used before emptying a database directory.
+/// to its `keyspaces` directory (fjall 3; fjall 2, the baseline of earlier
+/// runs, had `partitions` instead). Used before emptying a database directory.
 pub fn looks_like_db(path: &Path) -> bool {
     path.join("CURRENT").is_file()
-        || (path.join("version").is_file() && path.join("partitions").is_dir())
+        || (path.join("version").is_file()
+            && (path.join("keyspaces").is_dir() || path.join("partitions").is_dir()))
 }
 
 #[cfg(test)]
@@ -271,12 +273,33 @@ mod tests {
         // A lone `version` file is not enough to look like fjall.
         std::fs::write(p.join("version"), b"x").unwrap();
         assert!(!looks_like_db(p));
+        std::fs::create_dir(p.join("keyspaces")).unwrap();
+        assert!(looks_like_db(p));
+        // fjall 2's layout, left by runs of the earlier baseline.
+        std::fs::remove_dir(p.join("keyspaces")).unwrap();
         std::fs::create_dir(p.join("partitions")).unwrap();
         assert!(looks_like_db(p));
 
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("CURRENT"), b"MANIFEST-000001\n").unwrap();
         assert!(looks_like_db(dir.path()));
+    }
+
+    /// Every built engine's own directory is recognised, once opened and once reopened.
+    #[test]
+    fn looks_like_db_recognises_every_built_engines_directory() {
+        let cfg = crate::BenchArgs::default().engine_config();
+        for kind in EngineKind::built() {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join(kind.name());
+            let engine = kind.open(&path, &cfg).unwrap();
+            engine.put(b"key", b"value").unwrap();
+            engine.flush().unwrap();
+            drop(engine);
+            assert!(looks_like_db(&path), "{}", kind.name());
+            drop(kind.open(&path, &cfg).unwrap());
+            assert!(looks_like_db(&path), "{}", kind.name());
+        }
     }
 
     #[test]

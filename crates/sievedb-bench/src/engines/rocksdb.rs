@@ -32,6 +32,10 @@ fn version_from_log(path: &Path) -> Option<String> {
     Some(rest.lines().next()?.trim().to_string())
 }
 
+/// The version of the RocksDB headers the bindings were generated from, read
+/// by build.rs from `$ROCKSDB_INCLUDE_DIR/rocksdb/version.h` (`unknown` if absent).
+const HEADER_VERSION: &str = env!("SIEVEDB_ROCKSDB_HEADER_VERSION");
+
 /// How long `waitforcompaction` waits for RocksDB's compactions.
 const WAIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
 
@@ -121,10 +125,14 @@ impl RocksDb {
                 format!("rocksdb: {e}")
             }
         })?;
-        let version = version_from_log(path).unwrap_or_else(|| "unknown".into());
+        // The LOG names the library that actually ran; the headers' version
+        // stands in if the LOG cannot be read.
+        let version = version_from_log(path).unwrap_or_else(|| HEADER_VERSION.into());
         let settings = json!({
             "engine": "rocksdb",
             "version": version,
+            "header_version": HEADER_VERSION,
+            "library": "system librocksdb (ROCKSDB_LIB_DIR), through the rust-rocksdb crate 0.20.1",
             "bits_per_key": bits,
             "filter": if bits > 0.0 {
                 "bloom, full filter per table over whole keys (format_version 5)"
@@ -291,5 +299,7 @@ mod tests {
         assert_eq!(table_files(&path), 1);
         assert_eq!(db.get_len(&7u32.to_be_bytes()).unwrap(), Some(5));
         assert_eq!(db.settings()["version"], version_from_log(&path).unwrap());
+        // The library that ran is the one whose headers the bindings were built from.
+        assert_eq!(db.settings()["header_version"], db.settings()["version"]);
     }
 }
