@@ -368,6 +368,33 @@ impl Version {
         }
         Ok(Lookup::Absent)
     }
+
+    #[cfg(any(test, feature = "internals"))]
+    /// Appends to `out` the filters with resident units that a lookup of
+    /// `user_key` would probe if every one said "maybe" (each run's candidate
+    /// file, newest first; files without a filter are left out), opening
+    /// tables whose filter is not registered yet. For reference measurements
+    /// of the filter work alone (`sievedb bench --benchmarks filterprobe`).
+    pub fn candidate_filters(
+        &self,
+        user_key: &[u8],
+        out: &mut Vec<Arc<ResidentFilter>>,
+    ) -> Result<()> {
+        let mut probe = KeyProbe::new(user_key, crate::filter::HashSharing::Levels);
+        for (level, runs) in self.levels.iter().enumerate() {
+            for run in runs {
+                let Some(f) = run.file_for(user_key) else {
+                    continue;
+                };
+                if let Some(rf) = f.resident_filter(level, run.id, &mut probe)? {
+                    if rf.resident() > 0 {
+                        out.push(rf.clone());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A change to a version, logged in the MANIFEST.
