@@ -34,7 +34,13 @@
 //!   text and JSON alike);
 //! - `filterbench`: the papers' single-filter micro-benchmark, no database:
 //!   one filter over `--num` keys, `--reads` empty queries with hashing
-//!   (measured and theoretical FPR, ns per query).
+//!   (measured and theoretical FPR, ns per query);
+//! - `filterprobe` (sievedb only): `readmissing`'s keys, in batches, each
+//!   batch timed three ways, interleaved: the lookups, a reference doing only
+//!   the one digest and the probes of the filters those lookups would probe
+//!   (each run's candidate file, through the engine's own filter objects),
+//!   and the key generation (subtracted from both). Reports ns per key of
+//!   each and the ratio lookup ÷ reference ([`filterprobe`]).
 //!
 //! The benchmarks that read entries (the lookups, `readseq`, the YCSB mixes,
 //! `readwhilewriting`) are refused on a database that holds none of the keys
@@ -63,6 +69,7 @@ pub mod engines;
 pub mod experiment;
 pub mod filter_args;
 pub mod filterbench;
+pub mod filterprobe;
 pub mod keys;
 pub mod progress;
 pub mod report;
@@ -637,7 +644,7 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
             // Whether the database is known to hold entries (a fill ran, or a probe found some).
             let mut has_data = false;
             for &bench in &benches {
-                if bench == Benchmark::FilterBench && kind != EngineKind::Sievedb {
+                if bench.is_sievedb_only() && kind != EngineKind::Sievedb {
                     continue; // sievedb's own filters, measured once per repeat
                 }
                 if bench.is_fill() {

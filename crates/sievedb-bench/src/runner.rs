@@ -36,11 +36,14 @@ pub enum Benchmark {
     YcsbA,
     /// YCSB workload B: `reads` operations, 95% lookups and 5% updates.
     YcsbB,
+    /// `readmissing`'s keys: lookups against the digest and filter probes
+    /// alone, interleaved (sievedb only; see [`crate::filterprobe`]).
+    FilterProbe,
 }
 
 impl Benchmark {
     /// Every benchmark, in the default order.
-    pub const ALL: [Benchmark; 12] = [
+    pub const ALL: [Benchmark; 13] = [
         Benchmark::FillSeq,
         Benchmark::FillRandom,
         Benchmark::ReadRandom,
@@ -53,6 +56,7 @@ impl Benchmark {
         Benchmark::ReadWhileWriting,
         Benchmark::YcsbA,
         Benchmark::YcsbB,
+        Benchmark::FilterProbe,
     ];
 
     /// The db_bench name.
@@ -70,6 +74,7 @@ impl Benchmark {
             Benchmark::ReadWhileWriting => "readwhilewriting",
             Benchmark::YcsbA => "ycsba",
             Benchmark::YcsbB => "ycsbb",
+            Benchmark::FilterProbe => "filterprobe",
         }
     }
 
@@ -100,6 +105,9 @@ impl Benchmark {
             }
             Benchmark::YcsbA => "YCSB A: --reads operations, 50% lookups, 50% updates",
             Benchmark::YcsbB => "YCSB B: --reads operations, 95% lookups, 5% updates",
+            Benchmark::FilterProbe => {
+                "readmissing's keys: lookup vs one digest + its filter probes, ns and ratio (sievedb)"
+            }
         }
     }
 
@@ -113,6 +121,12 @@ impl Benchmark {
     /// on an empty database measures nothing (it is refused).
     pub fn needs_data(self) -> bool {
         self.does_lookups() || self == Benchmark::ReadSeq
+    }
+
+    /// Whether the benchmark measures sievedb's own filters, so that it runs
+    /// for sievedb only (once per repeat).
+    pub fn is_sievedb_only(self) -> bool {
+        matches!(self, Benchmark::FilterBench | Benchmark::FilterProbe)
     }
 
     /// The `--benchmarks` part of `sievedb bench --help`: every benchmark
@@ -147,10 +161,14 @@ impl Benchmark {
         )
     }
 
-    /// Whether the benchmark does point lookups at all (the point reads and
-    /// the YCSB mixes).
+    /// Whether the benchmark does point lookups at all (the point reads, the
+    /// YCSB mixes and `filterprobe`).
     pub fn does_lookups(self) -> bool {
-        self.is_point_read() || matches!(self, Benchmark::YcsbA | Benchmark::YcsbB)
+        self.is_point_read()
+            || matches!(
+                self,
+                Benchmark::YcsbA | Benchmark::YcsbB | Benchmark::FilterProbe
+            )
     }
 
     /// Parses a comma-separated list; empty items are ignored.
@@ -315,6 +333,7 @@ pub fn run_benchmark(
         Benchmark::YcsbB => ycsb(engine.as_ref(), w, YCSB_B_READS, label),
         Benchmark::Flush => timed_once(|| engine.flush()),
         Benchmark::WaitForCompaction => timed_once(|| engine.wait_for_compactions()),
+        Benchmark::FilterProbe => filter_probe(engine.as_ref(), w, label),
         Benchmark::FilterBench => {
             let pb = Progress::start(w.progress, w.reads, label);
             let r = crate::filterbench::run(&w.filter, &w.keys, w.num, w.reads, &pb)?;
@@ -329,6 +348,26 @@ pub fn run_benchmark(
             })
         }
     }
+}
+
+/// `filterprobe` on `readmissing`'s keys (its first thread's).
+fn filter_probe(engine: &dyn Engine, w: &Workload, label: String) -> EngineResult<Measurement> {
+    let db = engine
+        .sievedb()
+        .ok_or("filterprobe measures sievedb's own filters (sievedb only)")?;
+    let chooser = KeyChooser::new(w.distribution, w.num, w.zipf_s)?;
+    let seed = reader_seed(w.seed, ReadKind::Missing, 0);
+    let pb = Progress::start(w.progress, w.reads, label);
+    let r = crate::filterprobe::run(engine, db, &w.keys, &chooser, w.reads, seed, &pb)?;
+    pb.finish();
+    Ok(Measurement {
+        ops: r.keys,
+        seconds: r.reference_ns() * r.keys as f64 / 1e9,
+        found: Some(r.found),
+        threads: 1,
+        extra: Some(r.to_json()),
+        note: Some(r.text()),
+    })
 }
 
 /// Runs `f` once; ops = 1.

@@ -32,6 +32,10 @@ pub struct Fences {
 /// The 8 bytes of `key` from `offset` on, big-endian, zero-padded.
 #[inline]
 fn word_at(key: &[u8], offset: usize) -> u64 {
+    // The common case, 8 whole bytes, in one load (no copy of a variable length).
+    if let Some(w) = key.get(offset..offset.wrapping_add(8)) {
+        return u64::from_be_bytes(w.try_into().expect("8 bytes"));
+    }
     let mut b = [0u8; 8];
     if let Some(rest) = key.get(offset..) {
         let n = rest.len().min(8);
@@ -113,7 +117,12 @@ impl Fences {
         }
         let w = word_at(key, p);
         let mut lo = self.upper.partition_point(|&x| x < w);
-        let mut hi = lo + self.upper[lo..].partition_point(|&x| x == w);
+        // Ties are rare (keys whose 8 bytes equal a bound's): look for their
+        // end only when there is one.
+        let mut hi = match self.upper.get(lo) {
+            Some(&x) if x == w => lo + 1 + self.upper[lo + 1..].partition_point(|&x| x == w),
+            _ => lo,
+        };
         // Files whose upper word ties with the key's: compare their keys.
         while lo < hi {
             let mid = lo + (hi - lo) / 2;

@@ -166,3 +166,51 @@ fn wait_for_compactions_leaves_a_settled_tree() {
     }
     assert_eq!(s.memtable_bytes, 0, "{s:?}");
 }
+
+/// More runs than a lookup finds before probing (`PREFETCHED_RUNS`, 8): the
+/// runs past the first candidates are searched afterwards, in order, so the
+/// newest entry still wins, deletes and range deletes in newer runs still
+/// hide older values, and a missing key probes every run's filter once.
+#[test]
+fn lookups_past_the_prefetched_runs_keep_newest_first() {
+    const MANY: u32 = sievedb::version::PREFETCHED_RUNS as u32 + 4;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(HashSharing::Levels, false)).unwrap();
+    for r in 0..MANY {
+        for i in 0..KEYS_PER_RUN {
+            db.put(format!("key{:06}", i * MANY + r), format!("v{r}"))
+                .unwrap();
+        }
+        // Every run overwrites one key; the two newest delete keys of the oldest.
+        db.put(b"key000000-shared", format!("r{r}")).unwrap();
+        if r == MANY - 2 {
+            db.delete(format!("key{:06}", MANY)).unwrap();
+        }
+        if r == MANY - 1 {
+            db.delete_range(format!("key{:06}", 2 * MANY).as_bytes()..b"key000030".as_slice())
+                .unwrap();
+        }
+        db.flush().unwrap();
+    }
+    assert_eq!(db.stats().levels[0].runs, MANY as usize, "compaction ran");
+    let want = format!("r{}", MANY - 1);
+    assert_eq!(
+        db.get(b"key000000-shared").unwrap().as_deref(),
+        Some(want.as_bytes())
+    );
+    assert_eq!(db.get(format!("key{:06}", MANY)).unwrap(), None);
+    for i in 0..KEYS_PER_RUN * MANY {
+        let key = format!("key{:06}", i);
+        let deleted = i == MANY || (i >= 2 * MANY && key.as_str() < "key000030");
+        let value = (!deleted).then(|| format!("v{}", i % MANY).into_bytes());
+        assert_eq!(db.get(&key).unwrap(), value, "{key}");
+    }
+    let before = db.stats();
+    for i in 0..500u32 {
+        let key = format!("key{:06}-absent", 100 + i);
+        assert_eq!(db.get(key).unwrap(), None);
+    }
+    let d = db.stats().delta_since(&before);
+    assert_eq!(d.filter_probes, 500 * u64::from(MANY));
+    assert_eq!(d.digests_computed, 500);
+}

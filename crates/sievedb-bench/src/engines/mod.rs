@@ -156,6 +156,11 @@ pub trait Engine: Send + Sync {
     fn files_per_level(&self) -> Option<Vec<u64>> {
         None
     }
+    /// The sievedb database behind the engine (sievedb only), for the
+    /// benchmarks that measure its internals (`filterprobe`).
+    fn sievedb(&self) -> Option<&::sievedb::Db> {
+        None
+    }
 }
 
 /// The engines this crate knows.

@@ -126,6 +126,10 @@ impl Engine for SieveDb {
         Some(self.db.stats())
     }
 
+    fn sievedb(&self) -> Option<&Db> {
+        Some(&self.db)
+    }
+
     fn files_per_level(&self) -> Option<Vec<u64>> {
         Some(
             self.db

@@ -157,6 +157,26 @@ impl DbInner {
     }
 }
 
+impl Db {
+    #[cfg(feature = "internals")]
+    #[doc(hidden)]
+    /// Appends to `out` the filters (with resident units) of the files a
+    /// lookup of `key` would probe in the current version if every filter
+    /// said "maybe", newest first; the memtables are not looked at. For
+    /// reference measurements of a lookup's filter work alone (the
+    /// benchmark `filterprobe`): probing them with one
+    /// [`KeyProbe`](crate::filter::KeyProbe) is the digest and the filter
+    /// probes of a lookup, without its fence searches, view load or counters.
+    pub fn candidate_filters(
+        &self,
+        key: &[u8],
+        out: &mut Vec<Arc<crate::filter::resident::ResidentFilter>>,
+    ) -> Result<()> {
+        let (_, view) = self.inner.view();
+        view.version.candidate_filters(key, out)
+    }
+}
+
 /// The aggregate of the range tombstones `view` holds that a read at `seq`
 /// sees (its memtables and the files that have tombstones), or `None` when
 /// there is none: iterators over data without range deletes pay nothing.
