@@ -9,7 +9,7 @@ use quick_cache::{sync::Cache, Weighter};
 use crate::error::{Error, Result};
 use crate::filter::budget::{BudgetConfig, FilterBudget, UnitLoader};
 use crate::filter::Filter;
-use crate::io::{filename, FileSystem};
+use crate::io::{filename, Access, FileSystem};
 use crate::options::Options;
 use crate::sst::block::Block;
 use crate::sst::TableReader;
@@ -52,6 +52,14 @@ impl BlockCache {
         self.cache.insert(key, block);
     }
 
+    /// Drops every cached block of file `number` (it was deleted). A block
+    /// of a mapped file holds its map, and the map holds the deleted file's
+    /// disk space, so these must not wait for eviction. Walks the whole
+    /// cache: a cost paid once per deleted file, in the background.
+    pub fn forget_file(&self, number: u64) {
+        self.cache.retain(|k, _| k.0 != number);
+    }
+
     /// Bytes held.
     pub fn used_bytes(&self) -> u64 {
         self.cache.weight()
@@ -65,7 +73,7 @@ pub struct TableCache {
     tables: Cache<u64, Arc<TableReader>>,
     blocks: Option<Arc<BlockCache>>,
     counters: Arc<Counters>,
-    direct: bool,
+    access: Access,
     verify: bool,
     io_delay_ns: u64,
     budget_config: BudgetConfig,
@@ -92,7 +100,7 @@ impl TableCache {
             tables: Cache::new(opts.max_open_files),
             blocks,
             counters,
-            direct: opts.use_direct_reads,
+            access: opts.sst_access(),
             verify: opts.verify_checksums,
             io_delay_ns: opts.io_delay_ns,
             budget_config: BudgetConfig {
@@ -130,11 +138,11 @@ impl TableCache {
 
     /// Opens file `number` without caching it.
     pub fn open(&self, number: u64) -> Result<TableReader> {
-        TableReader::open(
+        TableReader::open_access(
             self.fs.as_ref(),
             &filename::sst(&self.dir, number),
             number,
-            self.direct,
+            self.access,
             self.verify,
             self.blocks.clone(),
             self.counters.clone(),
@@ -145,6 +153,11 @@ impl TableCache {
     /// Forgets file `number` and removes it from disk (it is obsolete).
     pub fn remove_file(&self, number: u64) {
         self.tables.remove(&number);
+        if self.access == Access::Mapped {
+            if let Some(blocks) = &self.blocks {
+                blocks.forget_file(number);
+            }
+        }
         // A failed removal leaves an orphan that the next open deletes.
         let _ = self.fs.remove_file(&filename::sst(&self.dir, number));
     }
