@@ -204,6 +204,54 @@ impl Block {
         Some(&data[off + hl..key_end])
     }
 
+    /// Restart points (each one entry when [`Block::every_entry_restarts`]).
+    pub fn num_restarts(&self) -> usize {
+        self.num_restarts
+    }
+
+    /// Whether every entry is a restart point (its key stored whole, in
+    /// place), as in the index blocks this build writes: each entry then
+    /// ends where the next restart point begins.
+    pub fn every_entry_restarts(&self) -> bool {
+        let data = &self.data()[..self.restarts_off];
+        (0..self.num_restarts).all(|i| {
+            let off = self.restart(i);
+            let next = match i + 1 < self.num_restarts {
+                true => self.restart(i + 1),
+                false => self.restarts_off,
+            };
+            match decode_entry(&data[off..]) {
+                Some((0, unshared, vlen, hl)) => (off + hl)
+                    .checked_add(unshared)
+                    .and_then(|e| e.checked_add(vlen))
+                    .is_some_and(|end| end == next),
+                _ => false,
+            }
+        })
+    }
+
+    /// The entry at restart point `i` (key in place), or `None` if it is
+    /// malformed (out of range, or a key [`key::parse`] rejects).
+    pub fn restart_entry(&self, i: usize) -> Option<Entry<'_>> {
+        if i >= self.num_restarts {
+            return None;
+        }
+        let off = self.restart(i);
+        let data = &self.data()[..self.restarts_off];
+        let (shared, unshared, vlen, hl) = decode_entry(&data[off..])?;
+        let kend = (off + hl).checked_add(unshared)?;
+        let vend = kend.checked_add(vlen)?;
+        if shared != 0 || vend > data.len() {
+            return None;
+        }
+        let key = &data[off + hl..kend];
+        key::parse(key)?;
+        Some(Entry {
+            key,
+            value: &data[kend..vend],
+        })
+    }
+
     /// The last restart point whose key is `< target` (0 if none is), by
     /// binary search over the restart keys compared in place.
     fn restart_below(&self, target: &[u8]) -> std::result::Result<usize, String> {

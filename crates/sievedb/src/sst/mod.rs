@@ -13,6 +13,7 @@
 //! 1 LZ4, 2 zstd).
 
 pub mod block;
+pub mod fences;
 pub mod properties;
 pub mod reader;
 pub mod writer;

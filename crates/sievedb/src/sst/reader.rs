@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::block::{Block, BlockIter};
+use super::fences::IndexFences;
 use super::{
     block_crc, BlockHandle, Footer, Properties, COMPRESSION_LZ4, COMPRESSION_NONE,
     COMPRESSION_ZSTD, FOOTER_LEN, MAX_BLOCK_LEN, TRAILER_LEN,
@@ -36,6 +37,9 @@ pub struct TableReader {
     /// then used in place, with no copy (see [`Access::Mapped`]).
     map: Option<Arc<FileMap>>,
     index: Arc<Block>,
+    /// A dense search structure over `index` for point lookups (`None`
+    /// when the index is not all restart points).
+    fences: Option<IndexFences>,
     filter: Option<Arc<FilterIndex>>,
     props: Properties,
     /// Offset just past the last data block (data blocks come first in the
@@ -147,6 +151,7 @@ impl TableReader {
             map: file.map().cloned(),
             file,
             index: Arc::new(Block::new(vec![0, 0, 0, 0, 1, 0, 0, 0]).expect("empty block")),
+            fences: None,
             filter: None,
             props: Properties::default(),
             data_end: if footer.filter.size > 0 {
@@ -169,6 +174,7 @@ impl TableReader {
         t.index = Arc::new(
             Block::new(t.read_raw(footer.index)?).map_err(|d| corrupt(format!("index: {d}")))?,
         );
+        t.fences = IndexFences::build(&t.index);
         t.props = Properties::decode(&t.read_raw(footer.properties)?).map_err(corrupt)?;
         if t.props.range_dels > 0 {
             let h = t.props.range_del_block;
@@ -495,6 +501,13 @@ impl TableReader {
 
     /// The handle of the only data block that may hold `seek`'s user key.
     fn index_search(&self, seek: &[u8]) -> Result<Option<BlockHandle>> {
+        if let Some(f) = &self.fences {
+            return match f.seek(&self.index, seek) {
+                Ok(Some(e)) => self.decode_handle(e.value).map(Some),
+                Ok(None) => Ok(None),
+                Err(e) => Err(super::block::corruption(&self.path, &e)),
+            };
+        }
         with_scratch(|scratch| match self.index.seek_entry(seek, scratch) {
             Ok(Some(e)) => self.decode_handle(e.value).map(Some),
             Ok(None) => Ok(None),
