@@ -4,7 +4,9 @@
 //! (two dependent cache misses per step: the restart offset, then the key).
 //!
 //! Built at open from an index whose every entry is a restart point (as this
-//! build writes them); nothing is stored in the file. Invariant: the user
+//! build writes them); nothing is stored in the file. Each entry's block
+//! handle is kept decoded beside its fence, so a lookup whose fence is
+//! unique reads no index entry at all. Invariant: the user
 //! keys of the index entries all start with `common`, and `fences[i]` is the
 //! big-endian integer of the 8 bytes of entry `i`'s user key after `common`
 //! (zero-padded). Padding with zeros keeps the order: for user keys `a <= b`
@@ -13,15 +15,18 @@
 
 use std::cmp::Ordering;
 
-use super::block::{Block, Entry};
+use super::block::Block;
+use super::BlockHandle;
 use crate::key;
 
-/// The fences of one index block (8 bytes per data block).
+/// The fences of one index block (24 bytes per data block).
 pub struct IndexFences {
     /// The longest prefix shared by every index entry's user key.
     common: Vec<u8>,
     /// Per index entry, the 8 bytes of its user key after `common`.
     fences: Vec<u64>,
+    /// Per index entry, its value: the handle of its data block.
+    handles: Vec<BlockHandle>,
 }
 
 /// The big-endian integer of the first 8 bytes of `b`, zero-padded.
@@ -45,26 +50,30 @@ impl IndexFences {
         let (first, last) = (user(0)?, user(n - 1)?);
         let l = first.iter().zip(last).take_while(|(a, b)| a == b).count();
         let mut fences = Vec::with_capacity(n);
+        let mut handles = Vec::with_capacity(n);
         for i in 0..n {
             let u = user(i)?;
             if u.get(..l) != Some(&first[..l]) {
                 return None; // Out of order: not a well-formed index.
             }
             fences.push(fence(&u[l..]));
+            handles.push(BlockHandle::decode(index.restart_entry(i)?.value)?);
         }
         Some(IndexFences {
             common: first[..l].to_vec(),
             fences,
+            handles,
         })
     }
 
-    /// The first entry of `index` (the block these fences were built from)
-    /// whose internal key is `>= target`; `None` when every key is smaller.
-    pub fn seek<'a>(
+    /// The block handle of the first entry of `index` (the block these
+    /// fences were built from) whose internal key is `>= target`; `None`
+    /// when every key is smaller.
+    pub fn seek(
         &self,
-        index: &'a Block,
+        index: &Block,
         target: &[u8],
-    ) -> std::result::Result<Option<Entry<'a>>, String> {
+    ) -> std::result::Result<Option<BlockHandle>, String> {
         if target.len() < 8 {
             return Err("lookup key shorter than an internal key".into());
         }
@@ -74,7 +83,7 @@ impl IndexFences {
             // Every entry's user key starts with `common`: all compare to
             // `u` as `common` does.
             return match u.cmp(&self.common) {
-                Ordering::Less => self.entry(index, 0).map(Some),
+                Ordering::Less => Ok(self.handles.first().copied()),
                 _ => Ok(None),
             };
         }
@@ -86,21 +95,13 @@ impl IndexFences {
         let (mut a, mut b) = (lo, hi);
         while a < b {
             let mid = (a + b) / 2;
-            match key::compare(self.entry(index, mid)?.key, target) {
+            let k = index.restart_entry(mid).ok_or("bad index entry")?.key;
+            match key::compare(k, target) {
                 Ordering::Less => a = mid + 1,
                 _ => b = mid,
             }
         }
-        if a == self.fences.len() {
-            return Ok(None);
-        }
-        self.entry(index, a).map(Some)
-    }
-
-    fn entry<'a>(&self, index: &'a Block, i: usize) -> std::result::Result<Entry<'a>, String> {
-        index
-            .restart_entry(i)
-            .ok_or_else(|| "bad index entry".to_string())
+        Ok(self.handles.get(a).copied())
     }
 }
 
@@ -114,7 +115,10 @@ mod tests {
     fn index_of(keys: &[Vec<u8>]) -> Block {
         let mut b = BlockBuilder::new(1);
         for (i, k) in keys.iter().enumerate() {
-            b.add(k, format!("h{i}").as_bytes());
+            let mut h = Vec::new();
+            crate::coding::put_varint(&mut h, 4096 * i as u64);
+            crate::coding::put_varint(&mut h, 100 + i as u64);
+            b.add(k, &h);
         }
         Block::new(b.finish()).unwrap()
     }
@@ -162,8 +166,11 @@ mod tests {
                 targets.push(internal_key(u, 1, Kind::Put));
             }
             for t in &targets {
-                let want = block.seek_entry(t, &mut scratch).unwrap().map(|e| e.key.to_vec());
-                let got = f.seek(&block, t).unwrap().map(|e| e.key.to_vec());
+                let want = block
+                    .seek_entry(t, &mut scratch)
+                    .unwrap()
+                    .map(|e| BlockHandle::decode(e.value).unwrap());
+                let got = f.seek(&block, t).unwrap();
                 assert_eq!(got, want, "target {t:?}");
             }
         }

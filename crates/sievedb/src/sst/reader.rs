@@ -16,7 +16,7 @@ use super::{
     COMPRESSION_ZSTD, FOOTER_LEN, MAX_BLOCK_LEN, TRAILER_LEN,
 };
 use crate::cache::BlockCache;
-use crate::coding::{u32_at, Reader};
+use crate::coding::u32_at;
 use crate::error::{Error, Result};
 use crate::filter::digest::Phase;
 use crate::filter::section::UnitSource;
@@ -448,11 +448,8 @@ impl TableReader {
     }
 
     fn decode_handle(&self, v: &[u8]) -> Result<BlockHandle> {
-        let mut r = Reader::new(v);
-        match (r.varint(), r.varint()) {
-            (Some(offset), Some(size)) => Ok(BlockHandle { offset, size }),
-            _ => Err(Error::corruption(&self.path, "bad block handle in index")),
-        }
+        BlockHandle::decode(v)
+            .ok_or_else(|| Error::corruption(&self.path, "bad block handle in index"))
     }
 
     /// Looks up the newest entry for `probe.key()` with sequence `<= seq`,
@@ -502,11 +499,9 @@ impl TableReader {
     /// The handle of the only data block that may hold `seek`'s user key.
     fn index_search(&self, seek: &[u8]) -> Result<Option<BlockHandle>> {
         if let Some(f) = &self.fences {
-            return match f.seek(&self.index, seek) {
-                Ok(Some(e)) => self.decode_handle(e.value).map(Some),
-                Ok(None) => Ok(None),
-                Err(e) => Err(super::block::corruption(&self.path, &e)),
-            };
+            return f
+                .seek(&self.index, seek)
+                .map_err(|e| super::block::corruption(&self.path, &e));
         }
         with_scratch(|scratch| match self.index.seek_entry(seek, scratch) {
             Ok(Some(e)) => self.decode_handle(e.value).map(Some),
