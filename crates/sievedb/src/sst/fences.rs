@@ -52,9 +52,13 @@ impl IndexFences {
         let mut fences = Vec::with_capacity(n);
         let mut handles = Vec::with_capacity(n);
         for i in 0..n {
-            let u = user(i)?;
-            if u.get(..l) != Some(&first[..l]) {
+            let k = index.restart_entry(i)?.key;
+            if i > 0 && key::compare(index.restart_entry(i - 1)?.key, k) != Ordering::Less {
                 return None; // Out of order: not a well-formed index.
+            }
+            let u = key::user_key(k);
+            if u.get(..l) != Some(&first[..l]) {
+                return None;
             }
             fences.push(fence(&u[l..]));
             handles.push(BlockHandle::decode(index.restart_entry(i)?.value)?);
@@ -176,9 +180,14 @@ mod tests {
         }
     }
 
-    /// An index that is not all restart points gets no fences.
+    /// An index that is not all restart points, or not in order, gets no
+    /// fences.
     #[test]
-    fn prefix_compressed_indexes_get_no_fences() {
+    fn prefix_compressed_or_unordered_indexes_get_no_fences() {
+        let k = |s: &str| internal_key(s.as_bytes(), 1, Kind::Put);
+        assert!(IndexFences::build(&index_of(&[k("b"), k("a")])).is_none());
+        assert!(IndexFences::build(&index_of(&[k("a"), k("a")])).is_none());
+        assert!(IndexFences::build(&index_of(&[k("a"), k("b")])).is_some());
         let mut b = BlockBuilder::new(4);
         for i in 0..10u32 {
             b.add(&internal_key(format!("k{i}").as_bytes(), 1, Kind::Put), b"h");
