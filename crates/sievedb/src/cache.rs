@@ -178,3 +178,38 @@ impl UnitLoader for CacheLoader {
         tables.get(number)?.load_filter_units(current, to)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::Access;
+
+    #[test]
+    fn direct_reads_take_precedence_over_mapped_reads() {
+        let with = |direct, mmap| {
+            let mut o = Options::default();
+            o.use_direct_reads = direct;
+            o.use_mmap_reads = mmap;
+            assert!(o.validate().is_ok());
+            o.sst_access()
+        };
+        assert_eq!(with(false, false), Access::Buffered);
+        assert_eq!(with(false, true), Access::Mapped);
+        assert_eq!(with(true, false), Access::Direct);
+        assert_eq!(with(true, true), Access::Direct);
+    }
+
+    /// A deleted file's blocks leave the cache (a mapped block would keep
+    /// the deleted file's space); other files' blocks stay.
+    #[test]
+    fn forgetting_a_file_drops_only_its_blocks() {
+        let cache = BlockCache::new(1 << 20);
+        let block = || Arc::new(Block::new(vec![0, 0, 0, 0, 1, 0, 0, 0]).unwrap());
+        for (file, off) in [(1, 0), (1, 100), (2, 0), (3, 7)] {
+            cache.insert((file, off), block());
+        }
+        cache.forget_file(1);
+        assert!(cache.get(&(1, 0)).is_none() && cache.get(&(1, 100)).is_none());
+        assert!(cache.get(&(2, 0)).is_some() && cache.get(&(3, 7)).is_some());
+    }
+}
