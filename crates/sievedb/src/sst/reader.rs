@@ -417,6 +417,15 @@ impl TableReader {
             1,
         );
         let key = (self.number, h.offset);
+        if let Some(map) = &self.map {
+            // Overlap the block's memory (and TLB) misses with the cache
+            // lookup: on a miss it is read at once.
+            let start = usize::try_from(h.offset).unwrap_or(usize::MAX);
+            let end = usize::try_from(h.size)
+                .ok()
+                .and_then(|n| start.checked_add(n)?.checked_add(TRAILER_LEN));
+            map.prefetch(start, end.unwrap_or(0));
+        }
         if let Some(c) = &self.cache {
             if let Some(b) = c.get(&key) {
                 bump(&self.counters.block_cache_hits, 1);
