@@ -93,7 +93,12 @@ impl IndexFences {
         }
         let t = fence(&u[l..]);
         let lo = self.fences.partition_point(|&f| f < t);
-        let hi = lo + self.fences[lo..].partition_point(|&f| f == t);
+        // Usually no fence equals `t`: check that before searching the run
+        // (a second binary search over the rest would touch other lines).
+        let hi = match self.fences.get(lo) {
+            Some(&f) if f == t => lo + self.fences[lo..].partition_point(|&f| f == t),
+            _ => lo,
+        };
         // Entries before `lo` are smaller, from `hi` on larger: compare the
         // keys of the (usually empty) run of equal fences.
         let (mut a, mut b) = (lo, hi);
