@@ -187,9 +187,10 @@ mod tests {
     #[test]
     fn direct_reads_take_precedence_over_mapped_reads() {
         let with = |direct, mmap| {
-            let mut o = Options::default();
-            o.use_direct_reads = direct;
-            o.use_mmap_reads = mmap;
+            let o = Options::builder()
+                .use_direct_reads(direct)
+                .use_mmap_reads(mmap)
+                .build();
             assert!(o.validate().is_ok());
             o.sst_access()
         };
