@@ -546,16 +546,20 @@ impl FileSystem for StdFs {
         let size = file.metadata()?.len();
         Ok(Arc::new(StdRandom { file, size }))
     }
-    /// Maps the file; an empty file (which cannot be mapped) is opened
-    /// unmapped. The descriptor is closed once mapped: a map holds none.
+    /// Maps the file. A file that cannot be mapped (empty, or the process is
+    /// out of address space or map slots, `vm.max_map_count`) is opened
+    /// unmapped instead: mapping is an optimisation, never a reason to fail
+    /// a read. The descriptor is closed once mapped: a map holds none.
     fn open_mapped(&self, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>> {
         let file = File::open(path)?;
         let size = file.metadata()?.len();
         if size == 0 {
             return Ok(Arc::new(StdRandom { file, size }));
         }
-        let map = Arc::new(FileMap::new(&file)?);
-        Ok(Arc::new(MappedRandom { map }))
+        match FileMap::new(&file) {
+            Ok(map) => Ok(Arc::new(MappedRandom { map: Arc::new(map) })),
+            Err(_) => Ok(Arc::new(StdRandom { file, size })),
+        }
     }
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
         fs::read(path)
