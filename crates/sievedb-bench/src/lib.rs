@@ -262,6 +262,12 @@ pub struct BenchArgs {
     /// at open when the file system of --db refuses O_DIRECT
     #[arg(long)]
     pub use_direct_reads: bool,
+    /// sievedb: read table files through a read-only memory map
+    /// (`Options::use_mmap_reads`; --use-direct-reads takes precedence). The
+    /// baselines keep their own file access (listed in their settings)
+    #[arg(long, value_name = "BOOL", default_value_t = sievedb::Options::default().use_mmap_reads,
+          action = clap::ArgAction::Set)]
+    pub mmap_reads: bool,
     /// Block compression of every level (sievedb only; the baselines keep theirs
     /// off): none, lz4, zstd (level 3) or zstd:LEVEL
     #[arg(long, value_name = "C", default_value = "none", value_parser = parse_compression)]
@@ -309,6 +315,7 @@ impl Default for BenchArgs {
             sample_interval_ms: DEFAULT_SAMPLE_INTERVAL_MS,
             alpha: 0.5,
             use_direct_reads: false,
+            mmap_reads: sievedb::Options::default().use_mmap_reads,
             io_delay_ns: 0,
             compression: Compression::None,
             compression_ratio: 1.0,
@@ -357,6 +364,7 @@ impl BenchArgs {
                 0
             },
             use_direct_reads: self.use_direct_reads,
+            use_mmap_reads: self.mmap_reads,
             io_delay_ns: self.io_delay_ns,
             compression: self.compression,
         }
@@ -744,6 +752,7 @@ mod tests {
         assert_eq!(d.repeats, 1);
         assert_eq!(d.engine, EngineChoice::Sievedb);
         assert!(!d.use_direct_reads);
+        assert_eq!(d.mmap_reads, sievedb::Options::default().use_mmap_reads);
         assert_eq!(d.io_delay_ns, 0);
         assert_eq!(
             Benchmark::parse_list(&d.benchmarks).unwrap(),
@@ -802,6 +811,13 @@ mod tests {
         .args;
         assert!(a.use_direct_reads);
         assert_eq!(a.io_delay_ns, 10_000);
+        for (flag, on) in [("false", false), ("true", true)] {
+            let m = Cli::try_parse_from(["bench", "--mmap-reads", flag])
+                .unwrap()
+                .args;
+            assert_eq!((m.mmap_reads, m.engine_config().use_mmap_reads), (on, on));
+        }
+        assert!(Cli::try_parse_from(["bench", "--mmap-reads", "maybe"]).is_err());
         assert_eq!(
             (a.compression, a.compression_ratio),
             (Compression::None, 1.0)

@@ -9,7 +9,7 @@ use quick_cache::{sync::Cache, Weighter};
 use crate::error::{Error, Result};
 use crate::filter::budget::{BudgetConfig, FilterBudget, UnitLoader};
 use crate::filter::Filter;
-use crate::io::{filename, FileSystem};
+use crate::io::{filename, Access, FileSystem};
 use crate::options::Options;
 use crate::sst::block::Block;
 use crate::sst::TableReader;
@@ -52,6 +52,14 @@ impl BlockCache {
         self.cache.insert(key, block);
     }
 
+    /// Drops every cached block of file `number` (it was deleted). A block
+    /// of a mapped file holds its map, and the map holds the deleted file's
+    /// disk space, so these must not wait for eviction. Walks the whole
+    /// cache: a cost paid once per deleted file, in the background.
+    pub fn forget_file(&self, number: u64) {
+        self.cache.retain(|k, _| k.0 != number);
+    }
+
     /// Bytes held.
     pub fn used_bytes(&self) -> u64 {
         self.cache.weight()
@@ -65,7 +73,7 @@ pub struct TableCache {
     tables: Cache<u64, Arc<TableReader>>,
     blocks: Option<Arc<BlockCache>>,
     counters: Arc<Counters>,
-    direct: bool,
+    access: Access,
     verify: bool,
     io_delay_ns: u64,
     budget_config: BudgetConfig,
@@ -92,7 +100,7 @@ impl TableCache {
             tables: Cache::new(opts.max_open_files),
             blocks,
             counters,
-            direct: opts.use_direct_reads,
+            access: opts.sst_access(),
             verify: opts.verify_checksums,
             io_delay_ns: opts.io_delay_ns,
             budget_config: BudgetConfig {
@@ -130,11 +138,11 @@ impl TableCache {
 
     /// Opens file `number` without caching it.
     pub fn open(&self, number: u64) -> Result<TableReader> {
-        TableReader::open(
+        TableReader::open_access(
             self.fs.as_ref(),
             &filename::sst(&self.dir, number),
             number,
-            self.direct,
+            self.access,
             self.verify,
             self.blocks.clone(),
             self.counters.clone(),
@@ -145,6 +153,11 @@ impl TableCache {
     /// Forgets file `number` and removes it from disk (it is obsolete).
     pub fn remove_file(&self, number: u64) {
         self.tables.remove(&number);
+        if self.access == Access::Mapped {
+            if let Some(blocks) = &self.blocks {
+                blocks.forget_file(number);
+            }
+        }
         // A failed removal leaves an orphan that the next open deletes.
         let _ = self.fs.remove_file(&filename::sst(&self.dir, number));
     }
@@ -163,5 +176,41 @@ impl UnitLoader for CacheLoader {
     fn load_units(&self, number: u64, current: &Filter, to: u32) -> Result<Filter> {
         let tables = self.0.upgrade().ok_or(Error::Closed)?;
         tables.get(number)?.load_filter_units(current, to)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::Access;
+
+    #[test]
+    fn direct_reads_take_precedence_over_mapped_reads() {
+        let with = |direct, mmap| {
+            let o = Options::builder()
+                .use_direct_reads(direct)
+                .use_mmap_reads(mmap)
+                .build();
+            assert!(o.validate().is_ok());
+            o.sst_access()
+        };
+        assert_eq!(with(false, false), Access::Buffered);
+        assert_eq!(with(false, true), Access::Mapped);
+        assert_eq!(with(true, false), Access::Direct);
+        assert_eq!(with(true, true), Access::Direct);
+    }
+
+    /// A deleted file's blocks leave the cache (a mapped block would keep
+    /// the deleted file's space); other files' blocks stay.
+    #[test]
+    fn forgetting_a_file_drops_only_its_blocks() {
+        let cache = BlockCache::new(1 << 20);
+        let block = || Arc::new(Block::new(vec![0, 0, 0, 0, 1, 0, 0, 0]).unwrap());
+        for (file, off) in [(1, 0), (1, 100), (2, 0), (3, 7)] {
+            cache.insert((file, off), block());
+        }
+        cache.forget_file(1);
+        assert!(cache.get(&(1, 0)).is_none() && cache.get(&(1, 100)).is_none());
+        assert!(cache.get(&(2, 0)).is_some() && cache.get(&(3, 7)).is_some());
     }
 }

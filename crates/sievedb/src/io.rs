@@ -23,6 +23,99 @@ pub trait RandomAccessFile: Send + Sync {
     fn read_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>>;
     /// The file's size in bytes.
     fn size(&self) -> u64;
+    /// The whole file as a read-only memory map, when it was opened with
+    /// [`FileSystem::open_mapped`] and the file system maps files; `None`
+    /// (the default) means every read goes through [`read_at`](Self::read_at).
+    fn map(&self) -> Option<&Arc<FileMap>> {
+        None
+    }
+}
+
+/// A read-only memory map of a whole file that is never modified while
+/// mapped (an SST). Readers borrow block bytes straight from it; whoever
+/// borrows holds an `Arc` of it, so the map outlives every borrow.
+pub struct FileMap {
+    map: memmap2::Mmap,
+}
+
+impl FileMap {
+    /// Maps all of `file` (which must not be empty) read-only.
+    ///
+    /// The caller promises that nobody modifies or truncates the file while
+    /// it is mapped (see the safety note in the body).
+    fn new(file: &File) -> io::Result<FileMap> {
+        // SAFETY: a map aliases the file's pages, so it is sound only while
+        // no one writes to or truncates the file. This is only called (by
+        // `StdFs::open_mapped`) on SSTs, which the engine writes once, syncs
+        // and never opens for writing again; they are never truncated in
+        // place, only unlinked once obsolete, and an unlinked file keeps its
+        // pages until the last map of it is dropped. The map owns no borrow
+        // of `file` (mmap keeps its own reference to the inode), and every
+        // slice handed out borrows `self`, which is kept alive by the `Arc`s
+        // of the readers and blocks using it. Changing an SST behind the
+        // engine's back (another process ignoring the LOCK) is outside the
+        // engine's contract, as with LevelDB's and RocksDB's mapped reads.
+        let map = unsafe { memmap2::Mmap::map(file)? };
+        Ok(FileMap { map })
+    }
+
+    /// The mapped bytes.
+    #[inline]
+    pub fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+
+    /// Asks the CPU to start loading the first and last cache lines of
+    /// `bytes()[start..end]` (and their page-table entries), so that the
+    /// memory latency overlaps whatever the caller does before reading them.
+    /// Out-of-range requests are ignored; this never changes what is read.
+    #[inline]
+    pub fn prefetch(&self, start: usize, end: usize) {
+        let bytes = self.bytes();
+        if start < end && end <= bytes.len() {
+            prefetch_line(&bytes[start]);
+            prefetch_line(&bytes[end - 1]);
+        }
+    }
+}
+
+/// A hint to load the cache line holding `b`.
+#[inline]
+fn prefetch_line(b: &u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it never faults, reads no value
+    // into the program and writes nothing; `b` is a valid reference anyway.
+    // SSE (which provides it) is part of the x86_64 baseline.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (b as *const u8).cast(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = b;
+}
+
+/// How an SST is opened for reading.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// `pread` through the page cache.
+    Buffered,
+    /// `pread` with O_DIRECT (no page cache).
+    Direct,
+    /// A read-only memory map where the file system maps files
+    /// ([`FileSystem::open_mapped`]), else as `Buffered`.
+    Mapped,
+}
+
+impl Access {
+    /// Opens `path` this way on `fs`.
+    pub fn open(self, fs: &dyn FileSystem, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>> {
+        match self {
+            Access::Buffered => fs.open_random(path, false),
+            Access::Direct => fs.open_random(path, true),
+            Access::Mapped => fs.open_mapped(path),
+        }
+    }
 }
 
 /// An exclusive lock on a database directory, released on drop.
@@ -36,6 +129,15 @@ pub trait FileSystem: Send + Sync + 'static {
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>>;
     /// Opens a file for random reads, with O_DIRECT when `direct`.
     fn open_random(&self, path: &Path, direct: bool) -> io::Result<Arc<dyn RandomAccessFile>>;
+    /// Opens an immutable file (an SST) for random reads through a read-only
+    /// memory map, so readers can use its bytes in place
+    /// ([`RandomAccessFile::map`]). The default opens it unmapped
+    /// (`open_random(path, false)`), so a file system that does not map files
+    /// (a test double injecting faults) keeps serving every read through
+    /// [`RandomAccessFile::read_at`].
+    fn open_mapped(&self, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>> {
+        self.open_random(path, false)
+    }
     /// Reads a whole file.
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>>;
     /// Renames atomically.
@@ -174,6 +276,9 @@ impl RandomAccessFile for NamedRandom {
     fn size(&self) -> u64 {
         self.file.size()
     }
+    fn map(&self) -> Option<&Arc<FileMap>> {
+        self.file.map()
+    }
 }
 
 impl FileSystem for NamedFs {
@@ -192,6 +297,13 @@ impl FileSystem for NamedFs {
             .0
             .open_random(path, direct)
             .map_err(|e| with_path(e, path))?;
+        Ok(Arc::new(NamedRandom {
+            file,
+            path: path.to_path_buf(),
+        }))
+    }
+    fn open_mapped(&self, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>> {
+        let file = self.0.open_mapped(path).map_err(|e| with_path(e, path))?;
         Ok(Arc::new(NamedRandom {
             file,
             path: path.to_path_buf(),
@@ -286,6 +398,31 @@ impl RandomAccessFile for StdRandom {
     }
     fn size(&self) -> u64 {
         self.size
+    }
+}
+
+/// A file read through a [`FileMap`]; `read_at` copies out of the map.
+struct MappedRandom {
+    map: Arc<FileMap>,
+}
+
+impl RandomAccessFile for MappedRandom {
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        let bytes = self.map.bytes();
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        match start.checked_add(len) {
+            Some(end) if end <= bytes.len() => Ok(bytes[start..end].to_vec()),
+            _ => Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "read past the end of the file",
+            )),
+        }
+    }
+    fn size(&self) -> u64 {
+        self.map.bytes().len() as u64
+    }
+    fn map(&self) -> Option<&Arc<FileMap>> {
+        Some(&self.map)
     }
 }
 
@@ -408,6 +545,21 @@ impl FileSystem for StdFs {
         let file = File::open(path)?;
         let size = file.metadata()?.len();
         Ok(Arc::new(StdRandom { file, size }))
+    }
+    /// Maps the file. A file that cannot be mapped (empty, or the process is
+    /// out of address space or map slots, `vm.max_map_count`) is opened
+    /// unmapped instead: mapping is an optimisation, never a reason to fail
+    /// a read. The descriptor is closed once mapped: a map holds none.
+    fn open_mapped(&self, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>> {
+        let file = File::open(path)?;
+        let size = file.metadata()?.len();
+        if size == 0 {
+            return Ok(Arc::new(StdRandom { file, size }));
+        }
+        match FileMap::new(&file) {
+            Ok(map) => Ok(Arc::new(MappedRandom { map: Arc::new(map) })),
+            Err(_) => Ok(Arc::new(StdRandom { file, size })),
+        }
     }
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
         fs::read(path)
@@ -606,5 +758,47 @@ mod tests {
             let e = buffered.read_at(off as u64, len).unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{off}+{len}: {e}");
         }
+    }
+
+    /// A mapped file reads what a buffered one reads, refuses reads past
+    /// its end, and an empty file opens unmapped.
+    #[test]
+    fn mapped_reads_match_buffered_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7 % 253) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let mapped = StdFs.open_mapped(&path).unwrap();
+        let named = NamedFs(Arc::new(StdFs)).open_mapped(&path).unwrap();
+        let buffered = StdFs.open_random(&path, false).unwrap();
+        assert!(buffered.map().is_none());
+        assert_eq!(mapped.map().unwrap().bytes(), &data[..]);
+        assert_eq!(named.map().unwrap().bytes(), &data[..]);
+        assert_eq!(mapped.size(), data.len() as u64);
+        let map = mapped.map().unwrap();
+        for (start, end) in [
+            (0, 1),
+            (0, 10_000),
+            (9_999, 10_000),
+            (5, 5),
+            (0, 10_001),
+            (usize::MAX, 0),
+        ] {
+            map.prefetch(start, end); // A hint: in range or not, no effect.
+        }
+        for (off, len) in [(0, 0), (0, 10_000), (4095, 2), (9_999, 1), (10_000, 0)] {
+            assert_eq!(
+                mapped.read_at(off, len).unwrap(),
+                buffered.read_at(off, len).unwrap()
+            );
+        }
+        for (off, len) in [(9_999, 2), (10_001, 0), (u64::MAX, 1)] {
+            let e = mapped.read_at(off, len).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{off}+{len}");
+        }
+        std::fs::write(&path, b"").unwrap();
+        let empty = StdFs.open_mapped(&path).unwrap();
+        assert!(empty.map().is_none());
+        assert_eq!(empty.size(), 0);
     }
 }

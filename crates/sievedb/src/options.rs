@@ -194,8 +194,23 @@ pub struct Options {
     pub compaction_style: CompactionStyle,
     /// Threads for background flushes and compactions. Default 2.
     pub background_threads: usize,
-    /// Read SST data with O_DIRECT (no page cache). Default false.
+    /// Read SST data with O_DIRECT (no page cache). Default false. Takes
+    /// precedence over [`Options::use_mmap_reads`].
     pub use_direct_reads: bool,
+    /// Read SSTs through a read-only memory map (RocksDB's
+    /// `allow_mmap_reads`; LevelDB maps its tables on 64-bit systems): a
+    /// data block that misses the block cache is used in place, with no
+    /// `pread` system call and no copy (a compressed block is decompressed
+    /// from the map). The block cache, checksums, [`Options::io_delay_ns`]
+    /// and the read counters behave as with `pread`: a block entering the
+    /// cache is checked once. Applies only to file systems that map files
+    /// ([`crate::io::FileSystem::open_mapped`]; others read as usual) and
+    /// only when [`Options::use_direct_reads`] is off: O_DIRECT asks to
+    /// bypass the page cache, which a map reads through, so direct reads
+    /// win rather than being refused (a default-on setting must not make an
+    /// explicit `use_direct_reads` fail). A mapped file holds no file
+    /// descriptor. Default true.
+    pub use_mmap_reads: bool,
     /// Extra latency, in nanoseconds, added to every data block read that goes
     /// to the file (a block-cache miss: lookups, scans and compaction inputs;
     /// not the index, filter and properties read when a table is opened). The
@@ -261,6 +276,7 @@ impl Default for Options {
             compaction_style: CompactionStyle::Leveling,
             background_threads: 2,
             use_direct_reads: false,
+            use_mmap_reads: true,
             io_delay_ns: 0,
             compression_per_level: vec![Compression::None],
             verify_checksums: true,
@@ -294,6 +310,18 @@ impl Options {
     #[must_use]
     pub fn builder() -> OptionsBuilder {
         OptionsBuilder(Options::default())
+    }
+
+    /// How SSTs are opened for reading: O_DIRECT first, then a map.
+    pub(crate) fn sst_access(&self) -> crate::io::Access {
+        use crate::io::Access;
+        if self.use_direct_reads {
+            Access::Direct
+        } else if self.use_mmap_reads {
+            Access::Mapped
+        } else {
+            Access::Buffered
+        }
     }
 
     /// Compression for blocks written to `level`.
@@ -421,6 +449,8 @@ impl OptionsBuilder {
         background_threads: usize);
     setter!(/// See [`Options::use_direct_reads`].
         use_direct_reads: bool);
+    setter!(/// See [`Options::use_mmap_reads`].
+        use_mmap_reads: bool);
     setter!(/// See [`Options::io_delay_ns`].
         io_delay_ns: u64);
     setter!(/// See [`Options::compression_per_level`].

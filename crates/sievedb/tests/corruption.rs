@@ -523,12 +523,14 @@ fn truncated_and_empty_sst_are_corruption() {
     }
 }
 
-/// (f) Flip a sample of the bytes of an SST, one at a time.
-fn sweep_sst(compression: Compression) {
+/// (f) Flip a sample of the bytes of an SST, one at a time, reading it
+/// through a memory map (the default) or with `pread`.
+fn sweep_sst(compression: Compression, mmap: bool) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("db");
     let n = 60;
-    let opts = fixture_options(compression);
+    let mut opts = fixture_options(compression);
+    opts.use_mmap_reads = mmap;
     let sst = make_sst_db(&dir, n, compression);
     let len = fs::metadata(&sst).expect("stat sst").len() as usize;
     let stride = env_usize("SIEVEDB_CORRUPTION_STRIDE", 5).max(1);
@@ -558,10 +560,15 @@ fn sweep_sst(compression: Compression) {
 
 #[test]
 fn sst_byte_flip_sweep() {
-    sweep_sst(Compression::None);
+    sweep_sst(Compression::None, true);
+}
+
+#[test]
+fn sst_byte_flip_sweep_pread() {
+    sweep_sst(Compression::None, false);
 }
 
 #[test]
 fn sst_byte_flip_sweep_lz4() {
-    sweep_sst(Compression::Lz4);
+    sweep_sst(Compression::Lz4, true);
 }

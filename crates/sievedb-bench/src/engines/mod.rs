@@ -53,6 +53,9 @@ pub struct EngineConfig {
     /// Read table files with O_DIRECT, bypassing the page cache (sievedb and
     /// RocksDB; LevelDB and fjall cannot and list the flag as ignored).
     pub use_direct_reads: bool,
+    /// sievedb: read table files through a memory map
+    /// (`Options::use_mmap_reads`; the baselines keep their own file access).
+    pub use_mmap_reads: bool,
     /// sievedb: busy-wait this many nanoseconds per data block read from a
     /// file, emulating a slower device (the baselines list it as ignored).
     pub io_delay_ns: u64,

@@ -31,6 +31,7 @@ impl SieveDb {
             .compression_per_level(vec![cfg.compression])
             .verify_checksums(true)
             .use_direct_reads(cfg.use_direct_reads)
+            .use_mmap_reads(cfg.use_mmap_reads)
             .io_delay_ns(cfg.io_delay_ns)
             .build();
         cfg.filters.apply(&mut opts);
@@ -106,8 +107,15 @@ impl Engine for SieveDb {
             "block_size": o.block_size,
             "compression": compression.join(","),
             "verify_checksums": o.verify_checksums,
-            "file_access": if o.use_direct_reads { "O_DIRECT reads" } else { "buffered (page cache)" },
+            "file_access": if o.use_direct_reads {
+                "O_DIRECT reads"
+            } else if o.use_mmap_reads {
+                "mmap reads (page cache)"
+            } else {
+                "buffered (page cache)"
+            },
             "use_direct_reads": o.use_direct_reads,
+            "use_mmap_reads": o.use_mmap_reads,
             "io_delay_ns": o.io_delay_ns,
             "write_buffer_size": o.write_buffer_size,
             "sync": false,

@@ -9,6 +9,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::coding::{get_varint, put_varint, u32_at};
+use crate::io::FileMap;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key;
@@ -93,44 +94,236 @@ impl BlockBuilder {
     }
 }
 
+/// Where a block's bytes live: its own buffer (read with `pread`, or
+/// decompressed), or a range of a mapped file, used in place.
+enum Bytes {
+    Owned(Vec<u8>),
+    /// `map.bytes()[start..start + len]`; the `Arc` keeps the map alive as
+    /// long as the block.
+    Mapped {
+        map: Arc<FileMap>,
+        start: usize,
+        len: usize,
+    },
+}
+
 /// A decoded (uncompressed, checksum-verified) block.
 pub struct Block {
-    data: Vec<u8>,
+    bytes: Bytes,
     restarts_off: usize,
     num_restarts: usize,
+}
+
+/// The restart array of `data` checked: `(restarts_off, num_restarts)`.
+fn parse_restarts(data: &[u8]) -> std::result::Result<(usize, usize), String> {
+    if data.len() < 4 {
+        return Err("block too short".into());
+    }
+    let n = u32_at(data, data.len() - 4) as usize;
+    let max = (data.len() - 4) / 4;
+    if n == 0 || n > max {
+        return Err(format!("bad restart count {n}"));
+    }
+    let restarts_off = data.len() - 4 - 4 * n;
+    for i in 0..n {
+        if u32_at(data, restarts_off + 4 * i) as usize >= restarts_off.max(1) {
+            return Err("restart point out of range".into());
+        }
+    }
+    Ok((restarts_off, n))
+}
+
+/// The first entry at or after a target, found by [`Block::seek_entry`].
+#[derive(Debug, PartialEq, Eq)]
+pub struct Entry<'a> {
+    /// Its internal key (well formed: [`key::parse`] accepts it).
+    pub key: &'a [u8],
+    /// Its value.
+    pub value: &'a [u8],
 }
 
 impl Block {
     /// Validates the restart array of `data`.
     pub fn new(data: Vec<u8>) -> std::result::Result<Block, String> {
-        if data.len() < 4 {
-            return Err("block too short".into());
-        }
-        let n = u32_at(&data, data.len() - 4) as usize;
-        let max = (data.len() - 4) / 4;
-        if n == 0 || n > max {
-            return Err(format!("bad restart count {n}"));
-        }
-        let restarts_off = data.len() - 4 - 4 * n;
-        for i in 0..n {
-            if u32_at(&data, restarts_off + 4 * i) as usize >= restarts_off.max(1) {
-                return Err("restart point out of range".into());
-            }
-        }
+        let (restarts_off, num_restarts) = parse_restarts(&data)?;
         Ok(Block {
-            data,
+            bytes: Bytes::Owned(data),
             restarts_off,
-            num_restarts: n,
+            num_restarts,
         })
+    }
+
+    /// The block at `map.bytes()[start..start + len]`, used in place (no
+    /// copy), its restart array validated; a range outside the map is an
+    /// error, never a fault.
+    pub fn mapped(
+        map: Arc<FileMap>,
+        start: usize,
+        len: usize,
+    ) -> std::result::Result<Block, String> {
+        let data = start
+            .checked_add(len)
+            .and_then(|end| map.bytes().get(start..end))
+            .ok_or("block beyond the end of the mapped file")?;
+        let (restarts_off, num_restarts) = parse_restarts(data)?;
+        Ok(Block {
+            bytes: Bytes::Mapped { map, start, len },
+            restarts_off,
+            num_restarts,
+        })
+    }
+
+    /// The block's bytes (entries, restart array, count).
+    #[inline]
+    fn data(&self) -> &[u8] {
+        match &self.bytes {
+            Bytes::Owned(v) => v,
+            Bytes::Mapped { map, start, len } => &map.bytes()[*start..*start + *len],
+        }
     }
 
     /// Bytes held.
     pub fn size(&self) -> usize {
-        self.data.len()
+        self.data().len()
     }
 
     fn restart(&self, i: usize) -> usize {
-        u32_at(&self.data, self.restarts_off + 4 * i) as usize
+        u32_at(self.data(), self.restarts_off + 4 * i) as usize
+    }
+
+    /// Key at restart point `i` (shared is 0 there, so it lies in place),
+    /// or `None` if malformed.
+    fn restart_key(&self, i: usize) -> Option<&[u8]> {
+        let off = self.restart(i);
+        let data = &self.data()[..self.restarts_off];
+        let (shared, unshared, _, hl) = decode_entry(&data[off..])?;
+        let key_end = (off + hl).checked_add(unshared)?;
+        if shared != 0 || key_end > data.len() || unshared < 8 {
+            return None;
+        }
+        Some(&data[off + hl..key_end])
+    }
+
+    /// Restart points (each one entry when [`Block::every_entry_restarts`]).
+    pub fn num_restarts(&self) -> usize {
+        self.num_restarts
+    }
+
+    /// Whether every entry is a restart point (its key stored whole, in
+    /// place), as in the index blocks this build writes: each entry then
+    /// ends where the next restart point begins.
+    pub fn every_entry_restarts(&self) -> bool {
+        let data = &self.data()[..self.restarts_off];
+        (0..self.num_restarts).all(|i| {
+            let off = self.restart(i);
+            let next = match i + 1 < self.num_restarts {
+                true => self.restart(i + 1),
+                false => self.restarts_off,
+            };
+            match decode_entry(&data[off..]) {
+                Some((0, unshared, vlen, hl)) => (off + hl)
+                    .checked_add(unshared)
+                    .and_then(|e| e.checked_add(vlen))
+                    .is_some_and(|end| end == next),
+                _ => false,
+            }
+        })
+    }
+
+    /// The entry at restart point `i` (key in place), or `None` if it is
+    /// malformed (out of range, or a key [`key::parse`] rejects).
+    pub fn restart_entry(&self, i: usize) -> Option<Entry<'_>> {
+        if i >= self.num_restarts {
+            return None;
+        }
+        let off = self.restart(i);
+        let data = &self.data()[..self.restarts_off];
+        let (shared, unshared, vlen, hl) = decode_entry(&data[off..])?;
+        let kend = (off + hl).checked_add(unshared)?;
+        let vend = kend.checked_add(vlen)?;
+        if shared != 0 || vend > data.len() {
+            return None;
+        }
+        let key = &data[off + hl..kend];
+        key::parse(key)?;
+        Some(Entry {
+            key,
+            value: &data[kend..vend],
+        })
+    }
+
+    /// The last restart point whose key is `< target` (0 if none is), by
+    /// binary search over the restart keys compared in place.
+    fn restart_below(&self, target: &[u8]) -> std::result::Result<usize, String> {
+        let (mut lo, mut hi) = (0usize, self.num_restarts - 1);
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            match self.restart_key(mid) {
+                Some(k) if key::compare(k, target) == Ordering::Less => lo = mid,
+                Some(_) => hi = mid - 1,
+                None => return Err("bad restart entry".into()),
+            }
+        }
+        Ok(lo)
+    }
+
+    /// The first entry whose key is `>= target` (`None`: every key is
+    /// smaller), without allocating: restart keys are compared in place and
+    /// only an entry that shares a prefix with its predecessor has its key
+    /// rebuilt, in `scratch` (reused across calls). A malformed entry is an
+    /// error, as [`BlockIter`] reports it.
+    pub fn seek_entry<'a>(
+        &'a self,
+        target: &[u8],
+        scratch: &'a mut Vec<u8>,
+    ) -> std::result::Result<Option<Entry<'a>>, String> {
+        let data = &self.data()[..self.restarts_off];
+        let mut off = self.restart(self.restart_below(target)?);
+        // The current key: in place at `data[in_place]`, or in `scratch`.
+        let mut in_place: Option<(usize, usize)> = None;
+        scratch.clear();
+        while off < data.len() {
+            let (shared, unshared, vlen, hl) =
+                decode_entry(&data[off..]).ok_or("bad entry header")?;
+            let kstart = off + hl;
+            let vstart = kstart.checked_add(unshared).filter(|&e| e <= data.len());
+            let vend = vstart
+                .and_then(|v| v.checked_add(vlen))
+                .filter(|&e| e <= data.len());
+            let (Some(vstart), Some(vend)) = (vstart, vend) else {
+                return Err("entry out of range".into());
+            };
+            if shared == 0 {
+                in_place = Some((kstart, vstart));
+            } else {
+                if let Some((s, e)) = in_place.take() {
+                    scratch.clear();
+                    scratch.extend_from_slice(&data[s..e]);
+                }
+                if shared > scratch.len() {
+                    return Err("entry out of range".into());
+                }
+                scratch.truncate(shared);
+                scratch.extend_from_slice(&data[kstart..vstart]);
+            }
+            let key = match in_place {
+                Some((s, e)) => &data[s..e],
+                None => &scratch[..],
+            };
+            if key::parse(key).is_none() {
+                return Err(key::malformed_detail(key));
+            }
+            if key::compare(key, target) != Ordering::Less {
+                let value = &data[vstart..vend];
+                let key = match in_place {
+                    Some((s, e)) => &data[s..e],
+                    None => &scratch[..],
+                };
+                return Ok(Some(Entry { key, value }));
+            }
+            off = vend;
+        }
+        Ok(None)
     }
 }
 
@@ -188,7 +381,7 @@ impl BlockIter {
             self.current = end;
             return false;
         }
-        let data = &self.block.data[..end];
+        let data = &self.block.data()[..end];
         let Some((shared, unshared, vlen, hl)) = decode_entry(&data[self.current..]) else {
             self.corrupt("bad entry header");
             return false;
@@ -203,7 +396,7 @@ impl BlockIter {
         }
         self.key.truncate(shared);
         self.key
-            .extend_from_slice(&self.block.data[kstart..kstart + unshared]);
+            .extend_from_slice(&self.block.data()[kstart..kstart + unshared]);
         if key::parse(&self.key).is_none() {
             let detail = key::malformed_detail(&self.key);
             self.corrupt(&detail);
@@ -246,18 +439,6 @@ impl BlockIter {
         self.key.clear();
         self.next_off = self.block.restart(i);
     }
-
-    /// Key at restart point `i` (shared is 0 there), or None if malformed.
-    fn restart_key(&self, i: usize) -> Option<&[u8]> {
-        let off = self.block.restart(i);
-        let data = &self.block.data[..self.block.restarts_off];
-        let (shared, unshared, _, hl) = decode_entry(&data[off..])?;
-        let key_end = (off + hl).checked_add(unshared)?;
-        if shared != 0 || key_end > data.len() || unshared < 8 {
-            return None;
-        }
-        Some(&data[off + hl..off + hl + unshared])
-    }
 }
 
 impl InternalIterator for BlockIter {
@@ -270,19 +451,13 @@ impl InternalIterator for BlockIter {
         Ok(())
     }
     fn seek(&mut self, target: &[u8]) -> Result<()> {
-        // Binary search for the last restart point whose key is < target.
-        let (mut lo, mut hi) = (0usize, self.block.num_restarts - 1);
-        while lo < hi {
-            let mid = (lo + hi).div_ceil(2);
-            match self.restart_key(mid) {
-                Some(k) if key::compare(k, target) == Ordering::Less => lo = mid,
-                Some(_) => hi = mid - 1,
-                None => {
-                    self.corrupt("bad restart entry");
-                    return Ok(());
-                }
+        let lo = match self.block.restart_below(target) {
+            Ok(lo) => lo,
+            Err(e) => {
+                self.corrupt(&e);
+                return Ok(());
             }
-        }
+        };
         self.seek_to_restart(lo);
         while self.parse_next() {
             if key::compare(&self.key, target) != Ordering::Less {
@@ -336,7 +511,7 @@ impl InternalIterator for BlockIter {
         &self.key
     }
     fn value(&self) -> &[u8] {
-        &self.block.data[self.value.0..self.value.1]
+        &self.block.data()[self.value.0..self.value.1]
     }
 }
 
@@ -433,6 +608,126 @@ mod tests {
                         .unwrap();
                 }
             }
+        }
+    }
+
+    /// `seek_entry` (the allocation-free point search) finds what
+    /// `BlockIter::seek` finds, for every key in the block, keys between and
+    /// around them, and every restart interval.
+    #[test]
+    fn seek_entry_agrees_with_the_iterator() {
+        use crate::iter::testing::random_entries;
+        let mut scratch = Vec::new();
+        for (seed, interval) in [(1u64, 1usize), (2, 2), (3, 5), (4, 16), (5, 1000)] {
+            for n in [1usize, 2, 17, 300] {
+                let entries = random_entries(seed * 97 + n as u64, n);
+                let mut b = BlockBuilder::new(interval);
+                for (k, v) in &entries {
+                    b.add(k, v);
+                }
+                let block = Arc::new(Block::new(b.finish()).unwrap());
+                let mut it = BlockIter::new(block.clone());
+                let mut targets: Vec<Vec<u8>> = entries.iter().map(|e| e.0.clone()).collect();
+                for (k, _) in &entries {
+                    let user = key::user_key(k);
+                    for seq in [0, key::MAX_SEQ] {
+                        targets.push(internal_key(user, seq, Kind::Put));
+                    }
+                    let mut longer = user.to_vec();
+                    longer.push(0);
+                    targets.push(internal_key(&longer, 5, Kind::Put));
+                }
+                targets.push(internal_key(b"", key::MAX_SEQ, Kind::Put));
+                targets.push(internal_key(b"\xff\xff\xff\xff", 0, Kind::Put));
+                for t in &targets {
+                    it.seek(t).unwrap();
+                    let want = it.valid().then(|| (it.key().to_vec(), it.value().to_vec()));
+                    let got = block
+                        .seek_entry(t, &mut scratch)
+                        .unwrap()
+                        .map(|e| (e.key.to_vec(), e.value.to_vec()));
+                    assert_eq!(got, want, "seed {seed} interval {interval} n {n}");
+                }
+            }
+        }
+    }
+
+    /// On a damaged block, `seek_entry` returns an error or an entry, never
+    /// panics, and agrees with the iterator on whether there is an error.
+    #[test]
+    fn seek_entry_on_malformed_blocks_errs_like_the_iterator() {
+        let mut b = BlockBuilder::new(3);
+        for i in 0..20u32 {
+            b.add(
+                &internal_key(format!("k{i:02}").as_bytes(), 1, Kind::Put),
+                b"value",
+            );
+        }
+        let good = b.finish();
+        let mut scratch = Vec::new();
+        let targets: Vec<Vec<u8>> = (0..22u32)
+            .map(|i| internal_key(format!("k{i:02}").as_bytes(), 1, Kind::Put))
+            .collect();
+        for i in 0..good.len() {
+            for bit in [1u8, 0x80] {
+                let mut bad = good.clone();
+                bad[i] ^= bit;
+                let Ok(block) = Block::new(bad) else {
+                    continue;
+                };
+                let block = Arc::new(block);
+                for t in &targets {
+                    // A fresh cursor: an iterator's error is sticky.
+                    let mut it = BlockIter::new(block.clone());
+                    it.seek(t).unwrap();
+                    let got = block.seek_entry(t, &mut scratch);
+                    match (got, it.error()) {
+                        (Err(_), Some(_)) => {}
+                        (Ok(e), None) => {
+                            let want = it.valid().then(|| it.key().to_vec());
+                            assert_eq!(e.map(|e| e.key.to_vec()), want, "byte {i}");
+                        }
+                        (got, err) => panic!("byte {i}: {:?} vs {err:?}", got.map(|_| ())),
+                    }
+                }
+            }
+        }
+    }
+
+    /// A mapped block is the same block, used in place; a range outside
+    /// the map is an error.
+    #[test]
+    fn mapped_blocks_read_in_place_and_refuse_out_of_range() {
+        let mut b = BlockBuilder::new(4);
+        let keys: Vec<Vec<u8>> = (0..50u32)
+            .map(|i| internal_key(format!("key{i:03}").as_bytes(), 3, Kind::Put))
+            .collect();
+        for k in &keys {
+            b.add(k, b"val");
+        }
+        let data = b.finish();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("blocks");
+        let mut file = b"prefix".to_vec();
+        file.extend_from_slice(&data);
+        std::fs::write(&path, &file).unwrap();
+        let f = crate::io::FileSystem::open_mapped(&crate::io::StdFs, &path).unwrap();
+        let map = f.map().expect("the real file system maps").clone();
+        let block = Arc::new(Block::mapped(map.clone(), 6, data.len()).unwrap());
+        assert_eq!(block.size(), data.len());
+        let mut it = BlockIter::new(block.clone());
+        it.seek_to_first().unwrap();
+        for k in &keys {
+            assert_eq!(it.key(), k.as_slice());
+            assert_eq!(it.value(), b"val");
+            it.next().unwrap();
+        }
+        assert!(!it.valid());
+        let mut scratch = Vec::new();
+        let e = block.seek_entry(&keys[17], &mut scratch).unwrap().unwrap();
+        assert_eq!((e.key, e.value), (keys[17].as_slice(), &b"val"[..]));
+        for (start, len) in [(7, data.len()), (file.len(), 1), (usize::MAX, 2), (0, 3)] {
+            assert!(Block::mapped(map.clone(), start, len).is_err(), "{start}+{len}");
         }
     }
 }

@@ -13,6 +13,7 @@
 //! 1 LZ4, 2 zstd).
 
 pub mod block;
+pub mod fences;
 pub mod properties;
 pub mod reader;
 pub mod writer;
@@ -52,6 +53,16 @@ pub struct BlockHandle {
 }
 
 impl BlockHandle {
+    /// Decodes a handle stored as `offset: varint | size: varint` (an
+    /// index entry's value); `None` if malformed.
+    pub fn decode(v: &[u8]) -> Option<BlockHandle> {
+        let mut r = crate::coding::Reader::new(v);
+        Some(BlockHandle {
+            offset: r.varint()?,
+            size: r.varint()?,
+        })
+    }
+
     /// Whether the block and its trailer lie within the first `limit` bytes.
     pub fn fits(&self, limit: u64) -> bool {
         self.offset
