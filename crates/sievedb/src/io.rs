@@ -7,6 +7,8 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::prefetch::prefetch_read;
+
 /// A file being written sequentially (WAL, MANIFEST, SST under construction).
 pub trait WritableFile: Send {
     /// Appends bytes (may stay in a user-space buffer until [`flush`](Self::flush)).
@@ -73,26 +75,10 @@ impl FileMap {
     pub fn prefetch(&self, start: usize, end: usize) {
         let bytes = self.bytes();
         if start < end && end <= bytes.len() {
-            prefetch_line(&bytes[start]);
-            prefetch_line(&bytes[end - 1]);
+            prefetch_read(&bytes[start]);
+            prefetch_read(&bytes[end - 1]);
         }
     }
-}
-
-/// A hint to load the cache line holding `b`.
-#[inline]
-fn prefetch_line(b: &u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint: it never faults, reads no value
-    // into the program and writes nothing; `b` is a valid reference anyway.
-    // SSE (which provides it) is part of the x86_64 baseline.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            (b as *const u8).cast(),
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = b;
 }
 
 /// How an SST is opened for reading.

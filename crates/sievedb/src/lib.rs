@@ -51,6 +51,7 @@ pub mod error;
 pub mod filter;
 pub mod io;
 pub mod options;
+mod prefetch;
 mod repair;
 
 pub use batch::WriteBatch;

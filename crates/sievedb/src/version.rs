@@ -55,7 +55,7 @@ use crate::error::{Error, Result};
 use crate::fence::Fences;
 use crate::filter::budget::FileShape;
 use crate::filter::digest::Phase;
-use crate::filter::prefetch::prefetch_read;
+use crate::prefetch::prefetch_read;
 use crate::filter::resident::ResidentFilter;
 use crate::filter::KeyProbe;
 use crate::io::{filename, FileSystem};

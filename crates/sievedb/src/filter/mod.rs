@@ -6,7 +6,6 @@
 //! * [`scheme`]: index schemes turning hashes into bit positions;
 //! * [`bloom`], [`blocked`], [`units`]: the layouts ([`FilterLayout`]);
 //! * [`theory`]: theoretical false-positive rates;
-//! * [`prefetch`]: software prefetch, for lookups that know what they will read;
 //! * `memtable`: a concurrent Bloom filter for memtables.
 //!
 //! The filter section of an SST is self-describing (see
@@ -23,7 +22,6 @@ pub mod bloom;
 pub mod digest;
 pub mod hash;
 pub mod options;
-pub mod prefetch;
 pub mod scheme;
 pub mod theory;
 pub mod units;

@@ -15,7 +15,7 @@ use std::sync::{Arc, OnceLock};
 use arc_swap::ArcSwap;
 
 use super::digest::Phase;
-use super::prefetch::prefetch_addr;
+use crate::prefetch::prefetch_addr;
 use super::{Filter, FilterIndex, KeyProbe};
 use crate::stats::{bump, Counters, DIGESTS, NEGATIVES};
 

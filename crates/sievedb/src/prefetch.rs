@@ -1,10 +1,12 @@
 //! Software prefetch: a hint that a cache line will be read soon, so that its
 //! cache miss overlaps other work instead of stalling the load that needs it.
+//! The lowest layer: anything may use it.
 //!
 //! A lookup finds every level's candidate file before it probes any filter,
 //! and prefetches what the probes of all levels will read first (file
 //! metadata, filter state), so that those misses overlap instead of being
-//! paid one level after another (`Version::get`).
+//! paid one level after another (`Version::get`); a mapped block's first and
+//! last lines are prefetched before the block-cache lookup (`io::FileMap`).
 
 /// Hints that the cache line holding address `at` will be read soon. Any
 /// address is allowed (a prefetch never faults and never changes what a load
