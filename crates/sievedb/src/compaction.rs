@@ -127,7 +127,7 @@ pub fn pick(v: &Version, opts: &Options, busy: &[bool], ptrs: &mut Pointers) -> 
         CompactionStyle::Tiering => whole_level(v, level, last),
         CompactionStyle::Leveling if level == 0 => level0(v),
         CompactionStyle::Leveling if v.levels[level].len() > 1 => leveled_whole(v, level, last),
-        CompactionStyle::Leveling => one_file(v, level, ptrs),
+        CompactionStyle::Leveling => next_files(v, opts, level, ptrs),
     })
 }
 
@@ -292,22 +292,56 @@ fn leveled_whole(v: &Version, level: usize, last: usize) -> Compaction {
     leveled(v, level, (level + 1).min(last), inputs, false)
 }
 
+/// Input bytes (both levels) a leveled compaction of a level >= 1 may grow
+/// to, in target file sizes (RocksDB's `max_compaction_bytes` default).
+const MAX_COMPACTION_FILES: u64 = 25;
+
 /// Leveling, for a level >= 1 holding one run: the next file of that run in
-/// round-robin order plus what it overlaps below.
-fn one_file(v: &Version, level: usize, ptrs: &mut Pointers) -> Compaction {
+/// round-robin order plus what it overlaps below, moved down untouched when
+/// nothing overlaps. Otherwise the following files of the run join while
+/// the level is still over its capacity without them and the inputs stay
+/// under [`MAX_COMPACTION_FILES`] target file sizes: one compaction of
+/// neighbouring files rewrites the file below they share once instead of
+/// once each, and pays the MANIFEST commit, and its fsync, once. The files
+/// taken are consecutive in the run, so nothing of the level between them
+/// stays behind.
+fn next_files(v: &Version, opts: &Options, level: usize, ptrs: &mut Pointers) -> Compaction {
     if ptrs.0.len() <= level {
         ptrs.0.resize(level + 1, Vec::new());
     }
-    let run = &v.levels[level][0];
+    let files = &v.levels[level][0].files;
     let ptr = &ptrs.0[level];
-    let f = run
-        .files
+    let start = files
         .iter()
-        .find(|f| ptr.is_empty() || f.smallest_user() > ptr.as_slice())
-        .unwrap_or(&run.files[0])
-        .clone();
-    ptrs.0[level] = f.largest_user().to_vec();
-    leveled(v, level, level + 1, vec![(level, vec![f])], true)
+        .position(|f| ptr.is_empty() || f.smallest_user() > ptr.as_slice())
+        .unwrap_or(0);
+    let below = v.levels.get(level + 1).and_then(|runs| match runs.as_slice() {
+        [run] => Some(run),
+        _ => None,
+    });
+    let overlap_bytes = |chosen: &[Arc<FileMeta>]| -> u64 {
+        let (lo, hi) = range_of(chosen.iter()).unwrap_or_default();
+        below.map_or(0, |r| overlapping(r, &lo, &hi).iter().map(|f| f.size).sum())
+    };
+    let mut end = start + 1;
+    if overlap_bytes(&files[start..end]) > 0 {
+        let limit = opts.target_file_size.saturating_mul(MAX_COMPACTION_FILES);
+        let excess = v
+            .level_bytes(level)
+            .saturating_sub(opts.level_capacity(level));
+        let mut taken = files[start].size;
+        while end < files.len() && taken < excess {
+            let next = taken + files[end].size;
+            if next + overlap_bytes(&files[start..=end]) > limit {
+                break;
+            }
+            taken = next;
+            end += 1;
+        }
+    }
+    let chosen = files[start..end].to_vec();
+    ptrs.0[level] = chosen[chosen.len() - 1].largest_user().to_vec();
+    leveled(v, level, level + 1, vec![(level, chosen)], true)
 }
 
 /// A manual compaction of `level` into the next one, restricted (where the
@@ -652,6 +686,83 @@ mod tests {
         };
         let s = scores(&[(4, 99 << 20), (4, 0), (1, 0), (1, 0)], &tiering);
         assert_eq!(s, vec![1.0, 1.0, 0.25, 0.0]);
+    }
+
+    /// A version whose levels hold one run each of files `(first, last, size)`
+    /// (user keys of one letter).
+    fn version(levels: &[&[(u8, u8, u64)]]) -> Version {
+        let opts = Options::default();
+        let tables = Arc::new(crate::cache::TableCache::new(
+            Arc::new(crate::io::StdFs),
+            std::env::temp_dir(),
+            &opts,
+            None,
+            Arc::new(crate::stats::Counters::new(opts.max_levels)),
+        ));
+        let mut number = 0;
+        let runs = levels.iter().map(|files| {
+            let mut run = Run::new(1);
+            for &(a, b, size) in *files {
+                number += 1;
+                let ik = |u: u8| key::internal_key(&[u], 1, Kind::Put);
+                let mut f = FileMeta::for_test(number, ik(a), ik(b), tables.clone());
+                Arc::get_mut(&mut f).expect("fresh").size = size;
+                run.files.push(f);
+            }
+            if run.files.is_empty() {
+                Vec::new()
+            } else {
+                vec![run]
+            }
+        });
+        Version {
+            levels: runs.collect(),
+        }
+    }
+
+    #[test]
+    fn neighbouring_files_compact_together_up_to_the_excess_and_the_limit() {
+        let kib = 1024;
+        let o = Options {
+            level1_size: 300 * kib,
+            target_file_size: 100 * kib,
+            max_levels: 3,
+            ..Options::default()
+        };
+        // L1: six 100 KiB files (300 KiB over); L2 overlaps each of them.
+        let l1: Vec<_> = (0..6u8)
+            .map(|i| (b'a' + 2 * i, b'a' + 2 * i + 1, 100 * kib))
+            .collect();
+        let l2: Vec<_> = (0..6u8)
+            .map(|i| (b'a' + 2 * i, b'a' + 2 * i + 1, 100 * kib))
+            .collect();
+        let v = version(&[&[], &l1, &l2]);
+        let mut ptrs = Pointers::default();
+        let c = next_files(&v, &o, 1, &mut ptrs);
+        let numbers = |c: &Compaction, level| -> Vec<u64> {
+            c.inputs
+                .iter()
+                .filter(|(l, _)| *l == level)
+                .flat_map(|(_, fs)| fs.iter().map(|f| f.number))
+                .collect()
+        };
+        assert_eq!(numbers(&c, 1), [1, 2, 3], "the 300 KiB excess, in order");
+        assert_eq!(numbers(&c, 2), [7, 8, 9]);
+        assert!(!c.trivial_move);
+        // Round robin: the next pick starts after the last file taken.
+        let c = next_files(&v, &o, 1, &mut ptrs);
+        assert_eq!(numbers(&c, 1)[0], 4);
+        // The input limit (25 target sizes) stops the growth first.
+        let small = Options {
+            target_file_size: 4 * kib,
+            ..o.clone()
+        };
+        let c = next_files(&v, &small, 1, &mut Pointers::default());
+        assert_eq!(numbers(&c, 1), [1], "one file is always taken");
+        // A file overlapping nothing below moves down alone.
+        let v = version(&[&[], &l1, &[(b'z', b'z', kib)]]);
+        let c = next_files(&v, &o, 1, &mut Pointers::default());
+        assert!(c.trivial_move && numbers(&c, 1) == [1], "{:?}", numbers(&c, 1));
     }
 
     #[test]
