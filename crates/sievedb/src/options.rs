@@ -166,9 +166,12 @@ pub struct Options {
     /// Number of L0 runs that triggers a compaction. Default 4.
     pub level0_compaction_trigger: usize,
     /// Number of L0 runs from which writes are slowed to
-    /// [`delayed_write_rate`](Self::delayed_write_rate). Default 8.
+    /// [`delayed_write_rate`](Self::delayed_write_rate). Default 20
+    /// (RocksDB's; LevelDB's is 8): L0 absorbs bursts, and a slowdown
+    /// starts only when compaction is clearly behind.
     pub level0_slowdown_trigger: usize,
-    /// Number of L0 runs at which writers wait for compaction. Default 12.
+    /// Number of L0 runs at which writers wait for compaction. Default 36
+    /// (RocksDB's; LevelDB's is 12).
     pub level0_stop_trigger: usize,
     /// Bytes per second writers may log while L0 holds
     /// [`level0_slowdown_trigger`](Self::level0_slowdown_trigger) runs or
@@ -254,8 +257,8 @@ impl Default for Options {
             write_buffer_size: 4 << 20,
             max_immutable_memtables: 2,
             level0_compaction_trigger: 4,
-            level0_slowdown_trigger: 8,
-            level0_stop_trigger: 12,
+            level0_slowdown_trigger: 20,
+            level0_stop_trigger: 36,
             delayed_write_rate: 16 << 20,
             size_ratio: 10,
             level1_size: 10 << 20,
