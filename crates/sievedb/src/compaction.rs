@@ -5,6 +5,7 @@
 //! one of its files (round robin) merges with the overlapping files of `i+1`,
 //! or moves down untouched when nothing overlaps. A level >= 1 holding several
 //! runs (left by tiering before a reopen with leveling) merges whole first.
+//! The most urgent level goes first (see `scores`).
 //! Tiering: when a level holds T runs (L0: the trigger), all of them merge into
 //! one new run of the next level (the last level merges in place).
 //!
@@ -112,28 +113,11 @@ pub struct Pointers(Vec<Vec<u8>>);
 pub fn pick(v: &Version, opts: &Options, busy: &[bool], ptrs: &mut Pointers) -> Option<Compaction> {
     let last = opts.max_levels - 1;
     let free = |l: usize| !busy[l] && !busy[(l + 1).min(last)];
+    let shape: Vec<(usize, u64)> = (0..opts.max_levels)
+        .map(|l| (v.levels[l].len(), v.level_bytes(l)))
+        .collect();
     let mut best: Option<(f64, usize)> = None;
-    for l in 0..opts.max_levels {
-        let runs = v.levels[l].len();
-        let score = match (opts.compaction_style, l) {
-            (_, 0) => runs as f64 / opts.level0_compaction_trigger as f64,
-            (CompactionStyle::Leveling, l) => {
-                let several = if runs > 1 { runs as f64 } else { 0.0 };
-                let bytes = if l < last {
-                    v.level_bytes(l) as f64 / opts.level_capacity(l) as f64
-                } else {
-                    0.0
-                };
-                several.max(bytes)
-            }
-            (CompactionStyle::Tiering, l) => {
-                if l == last && runs < 2 {
-                    0.0
-                } else {
-                    runs as f64 / opts.size_ratio as f64
-                }
-            }
-        };
+    for (l, score) in scores(&shape, opts).into_iter().enumerate() {
         if score >= 1.0 && free(l) && best.is_none_or(|(s, _)| score > s) {
             best = Some((score, l));
         }
@@ -143,8 +127,51 @@ pub fn pick(v: &Version, opts: &Options, busy: &[bool], ptrs: &mut Pointers) -> 
         CompactionStyle::Tiering => whole_level(v, level, last),
         CompactionStyle::Leveling if level == 0 => level0(v),
         CompactionStyle::Leveling if v.levels[level].len() > 1 => leveled_whole(v, level, last),
-        CompactionStyle::Leveling => one_file(v, level, ptrs),
+        CompactionStyle::Leveling => next_files(v, opts, level, ptrs),
     })
+}
+
+/// How urgently each level needs compaction (due at >= 1), from each
+/// level's `(runs, bytes)`.
+///
+/// Tiering: runs over the level's trigger. Leveling (RocksDB's scoring): L0
+/// scores its runs over `level0_compaction_trigger` and, once due, also its
+/// bytes over L1's capacity; a level >= 1 its bytes over its capacity. So
+/// the most urgent of a due L0 and an overgrown L1 is the bigger one: L1 is
+/// kept near L0's size, which bounds what each L0 compaction rewrites, and
+/// L0 is not starved (its runs are what stalls writers) by an L1 many times
+/// its target. Runs alone (LevelDB's L0 score, at most
+/// `level0_stop_trigger / level0_compaction_trigger`) lost to any L1 three
+/// times its target, leaving writers stalled at the slowdown trigger. A
+/// level >= 1 holding several runs (left by tiering) scores at least its
+/// number of runs; the last level scores only that.
+fn scores(shape: &[(usize, u64)], opts: &Options) -> Vec<f64> {
+    let last = shape.len() - 1;
+    let leveling = opts.compaction_style == CompactionStyle::Leveling;
+    let score = |l: usize, runs: usize, bytes: u64| -> f64 {
+        let by_bytes = || bytes as f64 / opts.level_capacity(l.max(1)) as f64;
+        match (leveling, l) {
+            (_, 0) => {
+                let by_runs = runs as f64 / opts.level0_compaction_trigger as f64;
+                if leveling && by_runs >= 1.0 && last > 0 {
+                    by_runs.max(by_bytes())
+                } else {
+                    by_runs
+                }
+            }
+            (true, l) => {
+                let several = if runs > 1 { runs as f64 } else { 0.0 };
+                several.max(if l < last { by_bytes() } else { 0.0 })
+            }
+            (false, l) if l == last && runs < 2 => 0.0,
+            (false, _) => runs as f64 / opts.size_ratio as f64,
+        }
+    };
+    shape
+        .iter()
+        .enumerate()
+        .map(|(l, &(runs, bytes))| score(l, runs, bytes))
+        .collect()
 }
 
 /// Estimated bytes compaction must still rewrite to bring every level under
@@ -265,22 +292,56 @@ fn leveled_whole(v: &Version, level: usize, last: usize) -> Compaction {
     leveled(v, level, (level + 1).min(last), inputs, false)
 }
 
+/// Input bytes (both levels) a leveled compaction of a level >= 1 may grow
+/// to, in target file sizes (RocksDB's `max_compaction_bytes` default).
+const MAX_COMPACTION_FILES: u64 = 25;
+
 /// Leveling, for a level >= 1 holding one run: the next file of that run in
-/// round-robin order plus what it overlaps below.
-fn one_file(v: &Version, level: usize, ptrs: &mut Pointers) -> Compaction {
+/// round-robin order plus what it overlaps below, moved down untouched when
+/// nothing overlaps. Otherwise the following files of the run join while
+/// the level is still over its capacity without them and the inputs stay
+/// under [`MAX_COMPACTION_FILES`] target file sizes: one compaction of
+/// neighbouring files rewrites the file below they share once instead of
+/// once each, and pays the MANIFEST commit, and its fsync, once. The files
+/// taken are consecutive in the run, so nothing of the level between them
+/// stays behind.
+fn next_files(v: &Version, opts: &Options, level: usize, ptrs: &mut Pointers) -> Compaction {
     if ptrs.0.len() <= level {
         ptrs.0.resize(level + 1, Vec::new());
     }
-    let run = &v.levels[level][0];
+    let files = &v.levels[level][0].files;
     let ptr = &ptrs.0[level];
-    let f = run
-        .files
+    let start = files
         .iter()
-        .find(|f| ptr.is_empty() || f.smallest_user() > ptr.as_slice())
-        .unwrap_or(&run.files[0])
-        .clone();
-    ptrs.0[level] = f.largest_user().to_vec();
-    leveled(v, level, level + 1, vec![(level, vec![f])], true)
+        .position(|f| ptr.is_empty() || f.smallest_user() > ptr.as_slice())
+        .unwrap_or(0);
+    let below = v.levels.get(level + 1).and_then(|runs| match runs.as_slice() {
+        [run] => Some(run),
+        _ => None,
+    });
+    let overlap_bytes = |chosen: &[Arc<FileMeta>]| -> u64 {
+        let (lo, hi) = range_of(chosen.iter()).unwrap_or_default();
+        below.map_or(0, |r| overlapping(r, &lo, &hi).iter().map(|f| f.size).sum())
+    };
+    let mut end = start + 1;
+    if overlap_bytes(&files[start..end]) > 0 {
+        let limit = opts.target_file_size.saturating_mul(MAX_COMPACTION_FILES);
+        let excess = v
+            .level_bytes(level)
+            .saturating_sub(opts.level_capacity(level));
+        let mut taken = files[start].size;
+        while end < files.len() && taken < excess {
+            let next = taken + files[end].size;
+            if next + overlap_bytes(&files[start..=end]) > limit {
+                break;
+            }
+            taken = next;
+            end += 1;
+        }
+    }
+    let chosen = files[start..end].to_vec();
+    ptrs.0[level] = chosen[chosen.len() - 1].largest_user().to_vec();
+    leveled(v, level, level + 1, vec![(level, chosen)], true)
 }
 
 /// A manual compaction of `level` into the next one, restricted (where the
@@ -582,6 +643,127 @@ pub fn bottom_check<'a>(c: &'a Compaction, v: &'a Version) -> impl Fn(&[u8]) -> 
 mod tests {
     use super::*;
     use crate::range_del::test_tombstone as t;
+
+    fn leveling(l1: u64) -> Options {
+        Options {
+            level1_size: l1,
+            size_ratio: 4,
+            max_levels: 4,
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn a_due_level0_competes_with_level1_by_bytes() {
+        let o = leveling(1 << 20);
+        // L0 at its slowdown trigger (8 runs, 32 MiB); L1 20x its capacity:
+        // runs alone (score 2) would lose, bytes (32) win.
+        let shape = [(8, 32 << 20), (1, 20 << 20), (1, 3 << 20), (1, 10 << 20)];
+        let s = scores(&shape, &o);
+        assert!(s[0] > s[1] && s[1] >= 20.0 - 1e-9, "L0 must win: {s:?}");
+        assert!(s[2] < 1.0, "L2 holds 3 of its 4 MiB: {s:?}");
+        // An L1 bigger than L0 goes first: it stays near L0's size.
+        let shape = [(8, 32 << 20), (1, 40 << 20), (1, 3 << 20), (1, 10 << 20)];
+        let s = scores(&shape, &o);
+        assert!(s[1] > s[0], "{s:?}");
+        // Below the trigger, L0's bytes do not count.
+        let s = scores(&[(3, 12 << 20), (1, 0), (1, 0), (1, 0)], &o);
+        assert!(s[0] < 1.0, "{s:?}");
+    }
+
+    #[test]
+    fn other_levels_score_bytes_runs_or_nothing() {
+        let o = leveling(1 << 20);
+        let s = scores(&[(0, 0), (1, 1 << 20), (1, 5 << 20), (1, 99 << 20)], &o);
+        assert!(s[1] >= 1.0 && s[2] > 1.0, "{s:?}");
+        assert_eq!(s[3], 0.0, "the last level in one run is never due");
+        // Several runs in a level >= 1 (left by tiering) make it due.
+        let s = scores(&[(0, 0), (3, 1), (1, 0), (2, 0)], &o);
+        assert!(s[1] >= 3.0 && s[3] >= 2.0, "{s:?}");
+        let tiering = Options {
+            compaction_style: CompactionStyle::Tiering,
+            ..o
+        };
+        let s = scores(&[(4, 99 << 20), (4, 0), (1, 0), (1, 0)], &tiering);
+        assert_eq!(s, vec![1.0, 1.0, 0.25, 0.0]);
+    }
+
+    /// A version whose levels hold one run each of files `(first, last, size)`
+    /// (user keys of one letter).
+    fn version(levels: &[&[(u8, u8, u64)]]) -> Version {
+        let opts = Options::default();
+        let tables = Arc::new(crate::cache::TableCache::new(
+            Arc::new(crate::io::StdFs),
+            std::env::temp_dir(),
+            &opts,
+            None,
+            Arc::new(crate::stats::Counters::new(opts.max_levels)),
+        ));
+        let mut number = 0;
+        let runs = levels.iter().map(|files| {
+            let mut run = Run::new(1);
+            for &(a, b, size) in *files {
+                number += 1;
+                let ik = |u: u8| key::internal_key(&[u], 1, Kind::Put);
+                let mut f = FileMeta::for_test(number, ik(a), ik(b), tables.clone());
+                Arc::get_mut(&mut f).expect("fresh").size = size;
+                run.files.push(f);
+            }
+            if run.files.is_empty() {
+                Vec::new()
+            } else {
+                vec![run]
+            }
+        });
+        Version {
+            levels: runs.collect(),
+        }
+    }
+
+    #[test]
+    fn neighbouring_files_compact_together_up_to_the_excess_and_the_limit() {
+        let kib = 1024;
+        let o = Options {
+            level1_size: 300 * kib,
+            target_file_size: 100 * kib,
+            max_levels: 3,
+            ..Options::default()
+        };
+        // L1: six 100 KiB files (300 KiB over); L2 overlaps each of them.
+        let l1: Vec<_> = (0..6u8)
+            .map(|i| (b'a' + 2 * i, b'a' + 2 * i + 1, 100 * kib))
+            .collect();
+        let l2: Vec<_> = (0..6u8)
+            .map(|i| (b'a' + 2 * i, b'a' + 2 * i + 1, 100 * kib))
+            .collect();
+        let v = version(&[&[], &l1, &l2]);
+        let mut ptrs = Pointers::default();
+        let c = next_files(&v, &o, 1, &mut ptrs);
+        let numbers = |c: &Compaction, level| -> Vec<u64> {
+            c.inputs
+                .iter()
+                .filter(|(l, _)| *l == level)
+                .flat_map(|(_, fs)| fs.iter().map(|f| f.number))
+                .collect()
+        };
+        assert_eq!(numbers(&c, 1), [1, 2, 3], "the 300 KiB excess, in order");
+        assert_eq!(numbers(&c, 2), [7, 8, 9]);
+        assert!(!c.trivial_move);
+        // Round robin: the next pick starts after the last file taken.
+        let c = next_files(&v, &o, 1, &mut ptrs);
+        assert_eq!(numbers(&c, 1)[0], 4);
+        // The input limit (25 target sizes) stops the growth first.
+        let small = Options {
+            target_file_size: 4 * kib,
+            ..o.clone()
+        };
+        let c = next_files(&v, &small, 1, &mut Pointers::default());
+        assert_eq!(numbers(&c, 1), [1], "one file is always taken");
+        // A file overlapping nothing below moves down alone.
+        let v = version(&[&[], &l1, &[(b'z', b'z', kib)]]);
+        let c = next_files(&v, &o, 1, &mut Pointers::default());
+        assert!(c.trivial_move && numbers(&c, 1) == [1], "{:?}", numbers(&c, 1));
+    }
 
     #[test]
     fn outputs_are_cut_only_where_no_kept_tombstone_is_open() {

@@ -165,10 +165,20 @@ pub struct Options {
     pub max_immutable_memtables: usize,
     /// Number of L0 runs that triggers a compaction. Default 4.
     pub level0_compaction_trigger: usize,
-    /// Number of L0 runs at which each write is delayed by 1 ms. Default 8.
+    /// Number of L0 runs from which writes are slowed to
+    /// [`delayed_write_rate`](Self::delayed_write_rate). Default 20
+    /// (RocksDB's; LevelDB's is 8): L0 absorbs bursts, and a slowdown
+    /// starts only when compaction is clearly behind.
     pub level0_slowdown_trigger: usize,
-    /// Number of L0 runs at which writers wait for compaction. Default 12.
+    /// Number of L0 runs at which writers wait for compaction. Default 36
+    /// (RocksDB's; LevelDB's is 12).
     pub level0_stop_trigger: usize,
+    /// Bytes per second writers may log while L0 holds
+    /// [`level0_slowdown_trigger`](Self::level0_slowdown_trigger) runs or
+    /// more (RocksDB's `delayed_write_rate`): each write group is delayed in
+    /// proportion to its size, so a slowed database still takes writes at
+    /// this rate, whatever their size or grouping. Default 16 MiB/s.
+    pub delayed_write_rate: u64,
     /// Size ratio T between adjacent levels. Default 10.
     pub size_ratio: usize,
     /// Capacity of level 1 in bytes (level i holds `base * T^(i-1)`). Default 10 MiB.
@@ -262,8 +272,9 @@ impl Default for Options {
             write_buffer_size: 4 << 20,
             max_immutable_memtables: 2,
             level0_compaction_trigger: 4,
-            level0_slowdown_trigger: 8,
-            level0_stop_trigger: 12,
+            level0_slowdown_trigger: 20,
+            level0_stop_trigger: 36,
+            delayed_write_rate: 16 << 20,
             size_ratio: 10,
             level1_size: 10 << 20,
             target_file_size: 2 << 20,
@@ -372,6 +383,9 @@ impl Options {
         {
             return bad("need 0 < level0_compaction_trigger <= level0_slowdown_trigger <= level0_stop_trigger");
         }
+        if self.delayed_write_rate == 0 {
+            return bad("delayed_write_rate must be at least 1 byte per second");
+        }
         if self.max_immutable_memtables == 0 {
             return bad("max_immutable_memtables must be at least 1");
         }
@@ -425,6 +439,8 @@ impl OptionsBuilder {
         level0_slowdown_trigger: usize);
     setter!(/// See [`Options::level0_stop_trigger`].
         level0_stop_trigger: usize);
+    setter!(/// See [`Options::delayed_write_rate`].
+        delayed_write_rate: u64);
     setter!(/// See [`Options::size_ratio`].
         size_ratio: usize);
     setter!(/// See [`Options::level1_size`].

@@ -430,9 +430,11 @@ pub struct Stats {
     pub write_amplification: f64,
     /// Last sequence number.
     pub last_sequence: u64,
-    /// Write groups delayed because L0 reached `level0_slowdown_trigger`.
+    /// Sleeps of writers paced to `delayed_write_rate` because L0 reached
+    /// `level0_slowdown_trigger` (each at least 1 ms, paying for the groups
+    /// written since the last one).
     pub write_slowdowns: u64,
-    /// Microseconds those delays took.
+    /// Microseconds those sleeps took.
     pub write_slowdown_micros: u64,
     /// Times a write group waited for a flush or compaction (too many frozen
     /// memtables, or L0 at `level0_stop_trigger`).

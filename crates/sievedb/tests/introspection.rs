@@ -169,6 +169,8 @@ fn stalls_are_counted() {
         .level0_compaction_trigger(1)
         .level0_slowdown_trigger(1)
         .level0_stop_trigger(2)
+        // Slower than the writes (a debug build's too): the slowdown sleeps.
+        .delayed_write_rate(1 << 20)
         .background_threads(1)
         .build();
     let db = Db::open(dir.path(), opts).unwrap();

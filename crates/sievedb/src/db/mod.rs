@@ -71,6 +71,8 @@ struct MemState {
 
 struct WalState {
     log: LogWriter,
+    /// Paces writers while L0 is at its slowdown trigger (see `stall.rs`).
+    throttle: stall::Throttle,
 }
 
 /// What a read looks at: the memtables and the version, pinned together.

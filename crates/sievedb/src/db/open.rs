@@ -193,7 +193,10 @@ impl DbInner {
             views_published: AtomicU64::new(0),
             mem: RwLock::new(MemState { mem, imm }),
             current: RwLock::new(current),
-            wal: Mutex::new(WalState { log }),
+            wal: Mutex::new(WalState {
+                log,
+                throttle: super::stall::Throttle::default(),
+            }),
             queue: Mutex::new(VecDeque::new()),
             queue_cv: Condvar::new(),
             last_seq: AtomicU64::new(last_seq),

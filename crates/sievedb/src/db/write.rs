@@ -115,7 +115,8 @@ impl DbInner {
         if let Some(e) = self.write_error() {
             return Err(e);
         }
-        let mem = self.make_room(wal)?;
+        let bytes = batches.iter().map(WriteBatch::size_in_bytes).sum();
+        let mem = self.make_room(wal, bytes)?;
         let first = self.last_seq.load(Ordering::Acquire) + 1;
         let mut seq = first;
         for b in batches.iter_mut() {
