@@ -21,6 +21,9 @@ const RANGE_DELETE: u8 = 2;
 const RANGE_DELETE_TO_END: u8 = 3;
 
 const HEADER: usize = 12;
+/// Most bytes an entry adds besides its key and value: its tag and two
+/// length varints (keys and values are far below 2^35 bytes).
+pub(crate) const ENTRY_OVERHEAD: usize = 11;
 
 /// A set of updates applied atomically by [`Db::write`](crate::Db::write).
 ///
@@ -69,6 +72,9 @@ impl WriteBatch {
     pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
         let (key, value) = (key.as_ref(), value.as_ref());
         self.check(key, Some(value));
+        // One growth for the whole entry (tag, two varints of at most 5
+        // bytes each, the bytes), not one per piece.
+        self.rep.reserve(ENTRY_OVERHEAD + key.len() + value.len());
         self.rep.push(Kind::Put as u8);
         put_bytes(&mut self.rep, key);
         put_bytes(&mut self.rep, value);
@@ -79,6 +85,7 @@ impl WriteBatch {
     pub fn delete(&mut self, key: impl AsRef<[u8]>) {
         let key = key.as_ref();
         self.check(key, None);
+        self.rep.reserve(ENTRY_OVERHEAD + key.len());
         self.rep.push(Kind::Delete as u8);
         put_bytes(&mut self.rep, key);
         self.count += 1;

@@ -283,7 +283,8 @@ impl Db {
         wo: &WriteOptions,
     ) -> Result<()> {
         let (key, value) = (key.as_ref(), value.as_ref());
-        let mut b = WriteBatch::with_capacity(key.len() + value.len() + 11);
+        let mut b =
+            WriteBatch::with_capacity(key.len() + value.len() + crate::batch::ENTRY_OVERHEAD);
         b.put(key, value);
         self.write_with(b, wo)
     }
