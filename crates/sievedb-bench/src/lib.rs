@@ -440,10 +440,15 @@ struct DbLocation {
 impl DbLocation {
     fn new(args: &BenchArgs, kind: EngineKind) -> EngineResult<Self> {
         match &args.db {
-            Some(dir) => Ok(DbLocation {
-                path: dir.join(kind.name()),
-                _temp: None,
-            }),
+            Some(dir) => {
+                // LevelDB and RocksDB create only the last component of a
+                // path: make `DIR` itself, as sievedb would.
+                std::fs::create_dir_all(dir).map_err(|e| format!("--db {}: {e}", dir.display()))?;
+                Ok(DbLocation {
+                    path: dir.join(kind.name()),
+                    _temp: None,
+                })
+            }
             None => {
                 let temp = tempfile::Builder::new()
                     .prefix(&format!("sievedb-bench-{}-", kind.name()))
