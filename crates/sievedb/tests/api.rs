@@ -139,6 +139,13 @@ fn invalid_options_are_rejected() {
             },
         ),
         (
+            "delayed_write_rate 0",
+            Options {
+                delayed_write_rate: 0,
+                ..d()
+            },
+        ),
+        (
             "write_buffer_size 0",
             Options {
                 write_buffer_size: 0,
