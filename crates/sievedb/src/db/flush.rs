@@ -75,7 +75,6 @@ impl DbInner {
             for f in &mut outputs {
                 f.run = f.number;
                 bump(&self.counters.flush_bytes_written, f.size);
-                bump(&self.counters.bytes_written, f.size);
             }
             compaction::sync_outputs(self.fs.as_ref(), &self.dir, &outputs)?;
             edit.added = outputs;

@@ -112,7 +112,6 @@ impl DbInner {
             )?;
             for f in &outputs {
                 bump(&self.counters.compaction_bytes_written, f.size);
-                bump(&self.counters.bytes_written, f.size);
             }
             compaction::sync_outputs(self.fs.as_ref(), &self.dir, &outputs)?;
             edit.added = outputs;

@@ -151,12 +151,11 @@ impl DbInner {
             .expect("batch encoded by this process");
         }
         self.last_seq.store(seq - 1, Ordering::Release);
-        let c = &self.counters;
+        let c = &self.counters.writes;
         bump(&c.puts, puts);
         bump(&c.deletes, dels);
         bump(&c.user_bytes_written, user_bytes);
         bump(&c.wal_bytes_written, wal_bytes);
-        bump(&c.bytes_written, wal_bytes);
         Ok(())
     }
 
