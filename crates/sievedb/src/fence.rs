@@ -29,9 +29,10 @@ pub struct Fences {
     lower: Vec<u64>,
 }
 
-/// The 8 bytes of `key` from `offset` on, big-endian, zero-padded.
+/// The 8 bytes of `key` from `offset` on, big-endian, zero-padded (also
+/// the fences of a table's index, `sst::fences`).
 #[inline]
-fn word_at(key: &[u8], offset: usize) -> u64 {
+pub(crate) fn word_at(key: &[u8], offset: usize) -> u64 {
     // The common case, 8 whole bytes, in one load (no copy of a variable length).
     if let Some(w) = key.get(offset..offset.wrapping_add(8)) {
         return u64::from_be_bytes(w.try_into().expect("8 bytes"));

@@ -10,13 +10,14 @@
 //! keys of the index entries all start with `common`, and `fences[i]` is the
 //! big-endian integer of the 8 bytes of entry `i`'s user key after `common`
 //! (zero-padded). Padding with zeros keeps the order: for user keys `a <= b`
-//! sharing `common`, `fence(a) <= fence(b)`; so `fence(a) < fence(b)`
+//! sharing `common`, `word_at(a, l) <= word_at(b, l)` (l = `common.len()`); so `<` there
 //! implies `a < b`, and only equal fences need a full key comparison.
 
 use std::cmp::Ordering;
 
 use super::block::Block;
 use super::BlockHandle;
+use crate::fence::word_at;
 use crate::key;
 
 /// The fences of one index block (24 bytes per data block).
@@ -27,14 +28,6 @@ pub struct IndexFences {
     fences: Vec<u64>,
     /// Per index entry, its value: the handle of its data block.
     handles: Vec<BlockHandle>,
-}
-
-/// The big-endian integer of the first 8 bytes of `b`, zero-padded.
-fn fence(b: &[u8]) -> u64 {
-    let mut w = [0u8; 8];
-    let n = b.len().min(8);
-    w[..n].copy_from_slice(&b[..n]);
-    u64::from_be_bytes(w)
 }
 
 impl IndexFences {
@@ -60,7 +53,7 @@ impl IndexFences {
             if u.get(..l) != Some(&first[..l]) {
                 return None;
             }
-            fences.push(fence(&u[l..]));
+            fences.push(word_at(u, l));
             handles.push(BlockHandle::decode(index.restart_entry(i)?.value)?);
         }
         Some(IndexFences {
@@ -91,7 +84,7 @@ impl IndexFences {
                 _ => Ok(None),
             };
         }
-        let t = fence(&u[l..]);
+        let t = word_at(u, l);
         let lo = self.fences.partition_point(|&f| f < t);
         // Usually no fence equals `t`: check that before searching the run
         // (a second binary search over the rest would touch other lines).
