@@ -44,17 +44,19 @@ impl IndexFences {
         let l = first.iter().zip(last).take_while(|(a, b)| a == b).count();
         let mut fences = Vec::with_capacity(n);
         let mut handles = Vec::with_capacity(n);
+        let mut prev: Option<&[u8]> = None;
         for i in 0..n {
-            let k = index.restart_entry(i)?.key;
-            if i > 0 && key::compare(index.restart_entry(i - 1)?.key, k) != Ordering::Less {
+            let e = index.restart_entry(i)?;
+            if prev.is_some_and(|p| key::compare(p, e.key) != Ordering::Less) {
                 return None; // Out of order: not a well-formed index.
             }
-            let u = key::user_key(k);
+            let u = key::user_key(e.key);
             if u.get(..l) != Some(&first[..l]) {
                 return None;
             }
             fences.push(word_at(u, l));
-            handles.push(BlockHandle::decode(index.restart_entry(i)?.value)?);
+            handles.push(BlockHandle::decode(e.value)?);
+            prev = Some(e.key);
         }
         Some(IndexFences {
             common: first[..l].to_vec(),
