@@ -92,6 +92,9 @@ pub struct Counters {
     pub filter_memory: AtomicU64,
     pub filter_unit_loads: AtomicU64,
     pub filter_unit_evictions: AtomicU64,
+    pub table_opens: AtomicU64,
+    pub table_open_reads: AtomicU64,
+    pub table_open_bytes: AtomicU64,
     pub write_slowdowns: AtomicU64,
     pub write_slowdown_micros: AtomicU64,
     pub write_stops: AtomicU64,
@@ -229,6 +232,9 @@ impl Counters {
             filter_memory: AtomicU64::new(0),
             filter_unit_loads: AtomicU64::new(0),
             filter_unit_evictions: AtomicU64::new(0),
+            table_opens: AtomicU64::new(0),
+            table_open_reads: AtomicU64::new(0),
+            table_open_bytes: AtomicU64::new(0),
             write_slowdowns: AtomicU64::new(0),
             write_slowdown_micros: AtomicU64::new(0),
             write_stops: AtomicU64::new(0),
@@ -338,8 +344,12 @@ pub struct LevelStats {
     /// Bytes of this level's resident filter units.
     pub filter_memory_bytes: u64,
     /// `enabled_units[n]` = files of this level with `n` filter units
-    /// resident (its length is one more than the most units any file has).
+    /// resident (its length is one more than the most units any file has);
+    /// files whose filter was not read yet count as 0.
     pub enabled_units: Vec<u64>,
+    /// Files of this level whose filter was not read yet: a filter is read
+    /// at its file's first lookup, not when the database opens.
+    pub filters_unread: u64,
 }
 
 impl LevelStats {
@@ -424,6 +434,14 @@ pub struct Stats {
     /// Resident filter units dropped to make room or because the budget shrank
     /// (not counting the units of deleted files).
     pub filter_unit_evictions: u64,
+    /// Tables opened (table-cache misses: the footer, index, properties,
+    /// range tombstones and filter index read again; filter units are not,
+    /// they live in the filter budget, independent of the table cache).
+    pub table_opens: u64,
+    /// Reads the table opens made (device reads under O_DIRECT).
+    pub table_open_reads: u64,
+    /// Bytes the table opens read.
+    pub table_open_bytes: u64,
     /// The filter allocator's estimate of the data block reads false positives
     /// cost, ElasticBF's `E[Extra_IO] = Σ f_i·fp_i` over live files, `f_i`
     /// the file's (decayed) access count and `fp_i` the theoretical
@@ -487,6 +505,9 @@ impl Counters {
         s.background_error_resumes = get(&self.bg_error_resumes);
         s.filter_unit_loads = get(&self.filter_unit_loads);
         s.filter_unit_evictions = get(&self.filter_unit_evictions);
+        s.table_opens = get(&self.table_opens);
+        s.table_open_reads = get(&self.table_open_reads);
+        s.table_open_bytes = get(&self.table_open_bytes);
         s.write_slowdowns = get(&self.write_slowdowns);
         s.write_slowdown_micros = get(&self.write_slowdown_micros);
         s.write_stops = get(&self.write_stops);
@@ -543,6 +564,9 @@ impl Stats {
             flushes,
             filter_unit_loads,
             filter_unit_evictions,
+            table_opens,
+            table_open_reads,
+            table_open_bytes,
             memtable_filter_probes,
             memtable_filter_negatives,
             write_slowdowns,
@@ -720,6 +744,13 @@ impl std::fmt::Display for Stats {
             self.filter_unit_evictions,
             self.memtable_filter_probes,
             self.memtable_filter_negatives
+        )?;
+        writeln!(
+            f,
+            "Table opens: {} ({} reads, {})",
+            self.table_opens,
+            self.table_open_reads,
+            human_bytes(self.table_open_bytes)
         )
     }
 }

@@ -171,11 +171,18 @@ impl TableReader {
                 return Err(corrupt("block handle beyond the end of the file".into()));
             }
         }
+        // What this open reads (the footer so far), for `Stats::table_open_*`.
+        let (mut reads, mut bytes) = (1u64, FOOTER_LEN as u64);
+        let mut read = |t: &TableReader, h: BlockHandle| {
+            reads += 1;
+            bytes += h.size + TRAILER_LEN as u64;
+            t.read_raw(h)
+        };
         t.index = Arc::new(
-            Block::new(t.read_raw(footer.index)?).map_err(|d| corrupt(format!("index: {d}")))?,
+            Block::new(read(&t, footer.index)?).map_err(|d| corrupt(format!("index: {d}")))?,
         );
         t.fences = IndexFences::build(&t.index);
-        t.props = Properties::decode(&t.read_raw(footer.properties)?).map_err(corrupt)?;
+        t.props = Properties::decode(&read(&t, footer.properties)?).map_err(corrupt)?;
         if t.props.range_dels > 0 {
             let h = t.props.range_del_block;
             if !h.fits(body) {
@@ -183,7 +190,7 @@ impl TableReader {
                     "range tombstone block beyond the end of the file".into(),
                 ));
             }
-            let ts = crate::range_del::decode_block(&t.read_raw(h)?)
+            let ts = crate::range_del::decode_block(&read(&t, h)?)
                 .map_err(|d| corrupt(format!("range tombstones: {d}")))?;
             if ts.len() as u64 != t.props.range_dels {
                 return Err(corrupt(
@@ -194,12 +201,15 @@ impl TableReader {
             t.range_dels = ts;
         }
         if footer.filter.size > 0 {
-            let f = t.read_raw(footer.filter)?;
+            let f = read(&t, footer.filter)?;
             let (index, _) = FilterIndex::decode(&f, footer.filter.offset, footer.filter.size)
                 .map_err(|d| corrupt(format!("filter: {d}")))?;
             t.filter = Some(Arc::new(index));
         }
         t.verify = verify;
+        bump(&t.counters.table_opens, 1);
+        bump(&t.counters.table_open_reads, reads);
+        bump(&t.counters.table_open_bytes, bytes);
         Ok(t)
     }
 
