@@ -7,8 +7,9 @@ use serde_json::{json, Value};
 /// sievedb result line (from `stats`, the delta over the benchmark; the
 /// filter memory, its budget and `estimated_extra_io` are levels at the end
 /// of the benchmark, not deltas).
-pub const FILTER_KEYS: [&str; 8] = [
+pub const FILTER_KEYS: [&str; 9] = [
     "filter_unit_loads",
+    "table_open_reads",
     "filter_unit_evictions",
     "filter_memory_bytes",
     "filter_memory_budget_bytes",
@@ -145,8 +146,9 @@ impl Record {
     /// statistics.
     pub fn filter_fields(&self) -> Option<serde_json::Map<String, Value>> {
         let s = self.stats.as_ref()?;
-        let pairs: [(&str, Value); 8] = [
+        let pairs: [(&str, Value); 9] = [
             ("filter_unit_loads", json!(s.filter_unit_loads)),
+            ("table_open_reads", json!(s.table_open_reads)),
             ("filter_unit_evictions", json!(s.filter_unit_evictions)),
             ("filter_memory_bytes", json!(s.filter_memory_bytes)),
             (

@@ -504,6 +504,7 @@ fn sievedb_results_carry_the_filter_keys() {
     });
     let expected = [
         "filter_unit_loads",
+        "table_open_reads",
         "filter_unit_evictions",
         "filter_memory_bytes",
         "filter_memory_budget_bytes",

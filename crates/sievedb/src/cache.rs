@@ -108,6 +108,7 @@ impl TableCache {
                 policy: opts.filter_policy,
                 lifetime: opts.filter_lifetime,
                 initial_units: opts.initial_units,
+                filter: opts.filter.clone(),
             },
             budget: OnceLock::new(),
         }

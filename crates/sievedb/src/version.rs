@@ -178,16 +178,22 @@ impl FileMeta {
             return Ok(f.as_ref());
         }
         let table = self.table(probe)?;
+        let budget = self.tables.filter_budget();
         let rf = match table.filter_index() {
-            Some(index) => Some(
-                self.tables
-                    .filter_budget()
-                    .register(self.shape(level, run), index)?,
-            ),
-            None => None,
+            Some(index) => Some(budget.register(self.shape(level, run), index)?),
+            None => {
+                budget.forget_unfiltered(self.number);
+                None
+            }
         };
         let _ = self.filter.set(rf);
         Ok(self.filter.get().and_then(Option::as_ref))
+    }
+
+    /// Whether the file's filter (or its absence) is known: read at the
+    /// file's first lookup.
+    pub fn filter_read(&self) -> bool {
+        self.filter.get().is_some()
     }
 
     /// Units resident, units in all and resident bytes of the file's filter
@@ -197,26 +203,17 @@ impl FileMeta {
         Some((rf.resident(), rf.index().units(), rf.resident_bytes()))
     }
 
-    /// Registers the file's filter now if it is not yet (errors are left for
-    /// the first lookup to report); a registered one learns its new place.
-    fn register_filter(&self, level: usize, run: u64) {
-        match self.filter.get() {
-            Some(Some(_)) => self.tables.filter_budget().relocate(self.shape(level, run)),
-            Some(None) => {}
-            None => {
-                let mut probe = KeyProbe::new(b"", crate::filter::HashSharing::Levels);
-                let _ = self.resident_filter(level, run, &mut probe);
-            }
-        }
-    }
 }
 
 impl Drop for FileMeta {
     fn drop(&mut self) {
         // Hand the resident filter to the budget, which drops it (freeing
         // its units) when it forgets the file, under its lock.
-        if let Some(Some(rf)) = self.filter.take() {
-            self.tables.filter_budget().retire(rf);
+        match self.filter.take() {
+            Some(Some(rf)) => self.tables.filter_budget().retire(rf),
+            Some(None) => {}
+            // Never read: the budget may hold units reserved for it.
+            None => self.tables.filter_budget().forget(self.number),
         }
         if self.obsolete.load(AtOrd::Acquire) {
             self.tables.remove_file(self.number);
@@ -972,22 +969,31 @@ impl VersionSet {
     }
 }
 
-/// Registers with the filter budget the filters of the files of `v` that
-/// `chosen` selects by number (new files, or moved ones, which learn their
-/// new place).
+/// Tells the filter budget about the files of `v` that `chosen` selects by
+/// number (new files, or moved ones, which learn their new place), in one
+/// batch and without reading them: a file's filter is read at its first
+/// lookup ([`FileMeta::resident_filter`]), so opening a tree of any size
+/// reads no filter.
 fn register_filters(v: &Version, chosen: impl Fn(u64) -> bool) {
     let Some((_, first)) = v.files().next() else {
         return;
     };
     let budget = first.tables.filter_budget();
+    if !budget.limited() {
+        return;
+    }
     budget.set_tree_entries(v.files().map(|(_, f)| f.entries).sum());
+    let mut shapes = Vec::new();
     for (level, runs) in v.levels.iter().enumerate() {
         for run in runs {
             for f in run.files.iter().filter(|f| chosen(f.number)) {
-                f.register_filter(level, run.id);
+                if !matches!(f.filter.get(), Some(None)) {
+                    shapes.push(f.shape(level, run.id));
+                }
             }
         }
     }
+    budget.add_files(&shapes);
 }
 
 /// Atomically points CURRENT at MANIFEST `number` (write temp, fsync, rename, fsync dir).

@@ -50,6 +50,14 @@ fn histogram(s: &Stats) -> Vec<u64> {
     h
 }
 
+/// Looks every key of `model` up: a file's filter is read at its first
+/// lookup, and every file holds some key of the model.
+fn read_every_key(db: &Db, model: &Model) {
+    for (k, v) in model {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
+    }
+}
+
 fn files(s: &Stats) -> u64 {
     s.levels.iter().map(|l| l.files as u64).sum()
 }
@@ -65,6 +73,13 @@ fn unlimited_memory_keeps_every_unit_of_every_file_resident() {
     let mut model = BTreeMap::new();
     fill(&db, &mut model, 20_000, 0);
     db.compact_range::<&[u8], _>(..).unwrap();
+    let s = db.stats();
+    assert_eq!(
+        s.filter_memory_bytes, 0,
+        "no filter is read before a lookup"
+    );
+    assert_eq!(histogram(&s)[0], files(&s));
+    read_every_key(&db, &model);
     let s = db.stats();
     assert_eq!(s.filter_memory_budget_bytes, None);
     let h = histogram(&s);
@@ -152,6 +167,7 @@ fn a_bits_per_key_budget_follows_the_tree() {
     fill(&db, &mut model, 20_000, 0);
     db.compact_range::<&[u8], _>(..).unwrap();
     let entries = |s: &Stats| s.levels.iter().map(|l| l.entries).sum::<u64>();
+    read_every_key(&db, &model);
     let s = db.stats();
     assert_eq!(
         s.filter_memory_budget_bytes,
@@ -263,6 +279,10 @@ fn hotness_survives_a_reopen() {
     let hotness = dir.path().join("HOTNESS");
     assert!(hotness.exists());
     let warm = Db::open(dir.path(), opts.clone()).unwrap();
+    assert_eq!(warm.stats().filter_memory_bytes, 0, "nothing read at open");
+    // The plan made at open reserved every unit for the hot files: their
+    // first lookups load them all.
+    read_hot(&warm, 0, 400);
     let h = histogram(&warm.stats());
     assert!(
         h[6] > 0,
@@ -274,6 +294,7 @@ fn hotness_survives_a_reopen() {
 
     std::fs::remove_file(&hotness).unwrap();
     let cold = Db::open(dir.path(), opts).unwrap();
+    read_hot(&cold, 0, 400);
     let h = histogram(&cold.stats());
     assert_eq!(
         h[3..].iter().sum::<u64>(),

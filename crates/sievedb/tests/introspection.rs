@@ -65,6 +65,8 @@ fn every_property_answers_and_unknown_names_do_not() {
     assert_eq!(p("sievedb.total-sst-files-size"), total);
     assert_eq!(p("sievedb.estimate-num-keys"), 5001);
     assert_eq!(p("sievedb.filter-memory-bytes"), stats.filter_memory_bytes);
+    // A filter is read at its file's first lookup.
+    assert!(db.get(key(17)).unwrap().is_some());
     assert!(p("sievedb.filter-memory-bytes") > 0);
     assert!(p("sievedb.cur-size-all-mem-tables") > 0);
     for (l, ls) in stats.levels.iter().enumerate() {

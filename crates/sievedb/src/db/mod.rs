@@ -696,6 +696,11 @@ impl DbInner {
                         range_tombstones: files.clone().map(|f| f.range_dels).sum(),
                         ..LevelStats::default()
                     };
+                    let unread = files.clone().filter(|f| !f.filter_read()).count() as u64;
+                    if unread > 0 {
+                        ls.filters_unread = unread;
+                        ls.enabled_units = vec![unread];
+                    }
                     for (resident, units, bytes) in files.filter_map(|f| f.filter_residency()) {
                         let n = resident as usize;
                         if ls.enabled_units.len() <= units as usize {

@@ -219,14 +219,43 @@ impl FilterBuilder {
         self.n == 0
     }
 
+    /// The parameters of the filter this builder makes for `n` keys.
+    fn params_for(&self, n: usize) -> Params {
+        let mut p = self.params;
+        match p.layout {
+            FilterLayout::Blocked => {
+                p.lines = blocked::lines_for(n, self.bits_per_key);
+                p.unit_bits = p.lines * blocked::LINE_BITS;
+            }
+            _ => {
+                let per_unit = self.bits_per_key / f64::from(p.units);
+                p.unit_bits = bloom::unit_bits_for(n, per_unit);
+            }
+        }
+        p
+    }
+
+    /// The filter these options would build for `n` keys, with no unit
+    /// resident and no bits: its shape only (units, unit size, rates), for
+    /// planning memory before a file's own filter index is read.
+    pub fn shape_for(&self, n: u64) -> Filter {
+        let mut p = self.params_for(usize::try_from(n).unwrap_or(usize::MAX));
+        p.wpu = (p.unit_bits / 64) as usize;
+        Filter {
+            version: FILTER_FORMAT_VERSION,
+            resident: 0,
+            p,
+            num_keys: n,
+            bits: Bits::empty(p.layout),
+        }
+    }
+
     /// Builds the in-memory filter for the keys added so far.
     pub fn build(&self) -> Filter {
-        let mut p = self.params;
+        let mut p = self.params_for(self.n);
         let stride = p.primaries() + p.secondaries();
         let bits = match p.layout {
             FilterLayout::Blocked => {
-                p.lines = blocked::lines_for(self.n, self.bits_per_key);
-                p.unit_bits = p.lines * blocked::LINE_BITS;
                 let mut lines = vec![Line::default(); p.lines as usize];
                 let mut op = blocked::Set { lines: &mut lines };
                 for row in self.rows.chunks_exact(stride) {
@@ -239,8 +268,6 @@ impl FilterBuilder {
                 Bits::Lines(lines.into())
             }
             _ => {
-                let per_unit = self.bits_per_key / f64::from(p.units);
-                p.unit_bits = bloom::unit_bits_for(self.n, per_unit);
                 p.wpu = (p.unit_bits / 64) as usize;
                 let mut words = vec![0u64; p.wpu * p.units as usize];
                 let mut op = bloom::Set {

@@ -43,7 +43,7 @@ use parking_lot::Mutex;
 
 use super::elastic::{hotness, AllocConfig, Allocator, FileDesc, FilterPolicy};
 use super::resident::ResidentFilter;
-use super::{Filter, FilterIndex, FilterMemory};
+use super::{Filter, FilterBuilder, FilterIndex, FilterMemory, FilterOptions};
 use crate::error::Result;
 use crate::io::FileSystem;
 use crate::stats::{bump, Counters};
@@ -94,12 +94,25 @@ pub struct BudgetConfig {
     pub lifetime: Option<u64>,
     /// Units a new file starts with under the elastic policies.
     pub initial_units: Option<u32>,
+    /// The filter options new files are written with: the shape a file's
+    /// filter is planned with until its own filter index is read.
+    pub filter: FilterOptions,
 }
 
 /// A registered file.
 struct Tracked {
-    filter: Weak<ResidentFilter>,
+    /// Its resident filter, once the file's filter index was read (its
+    /// first lookup): until then the plan's units for it are reserved in
+    /// the budget but not loaded.
+    filter: Option<Weak<ResidentFilter>>,
     shape: FileShape,
+}
+
+impl Tracked {
+    /// The live resident filter, if the file's filter was read.
+    fn live(&self) -> Option<Arc<ResidentFilter>> {
+        self.filter.as_ref().and_then(Weak::upgrade)
+    }
 }
 
 /// What the budget's lock guards.
@@ -111,6 +124,11 @@ struct State {
     /// Hotness waiting for files not registered yet: inherited by
     /// compaction outputs, or loaded from the hotness file at open.
     pending: HashMap<u64, f64>,
+    /// The filter shape files whose filter was not read yet are planned
+    /// with: the configured options' at first, then that of the first filter
+    /// read with another number of units (a tree written with other options
+    /// than it is opened with).
+    unread_shape: FilterOptions,
 }
 
 /// Source of [`FilterBudget`] ids (the key of a thread's access log).
@@ -149,6 +167,7 @@ impl FilterBudget {
             half_life: None,
             load_cost: None,
         });
+        let unread_shape = config.filter.clone();
         FilterBudget {
             config,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
@@ -159,6 +178,7 @@ impl FilterBudget {
                 files: BTreeMap::new(),
                 entries: 0,
                 pending: HashMap::new(),
+                unread_shape,
             }),
             forgotten: Mutex::new(Vec::new()),
             last_save: Mutex::new(None),
@@ -189,6 +209,7 @@ impl FilterBudget {
         }
         let mut st = self.state.lock();
         self.drain_forgotten(&mut st);
+        self.apply(&mut st);
         (resident(), Some(st.alloc.budget()))
     }
 
@@ -202,13 +223,16 @@ impl FilterBudget {
     }
 
     /// The resident filter of the file `shape` describes, whose filter index
-    /// is `index`: registered, with the units its policy gives it loaded.
-    /// Registering a file twice returns the first registration's filter.
-    /// Without a budget every unit is loaded, and a failed load is the error.
+    /// is `index` (read at the file's first lookup): registered, with the
+    /// units its policy gives it loaded (under a budget, the units the plan
+    /// reserved for it when its version was installed, see
+    /// [`add_files`](Self::add_files)). Registering a file twice returns the
+    /// first registration's filter. Without a budget every unit is loaded,
+    /// and a failed load is the error.
     pub fn register(&self, shape: FileShape, index: &FilterIndex) -> Result<Arc<ResidentFilter>> {
         let mut st = self.state.lock();
         self.drain_forgotten(&mut st);
-        if let Some(rf) = st.files.get(&shape.number).and_then(|t| t.filter.upgrade()) {
+        if let Some(rf) = st.files.get(&shape.number).and_then(Tracked::live) {
             return Ok(rf);
         }
         let rf = Arc::new(ResidentFilter::new(
@@ -216,27 +240,125 @@ impl FilterBudget {
             index.clone(),
             self.counters.clone(),
         ));
+        let tracked = Tracked {
+            filter: Some(Arc::downgrade(&rf)),
+            shape,
+        };
         if !self.limited() {
             let all = self
                 .loader
                 .load_units(shape.number, index.empty(), index.units())?;
             rf.pin(all);
-        }
-        st.files.insert(
-            shape.number,
-            Tracked {
-                filter: Arc::downgrade(&rf),
-                shape,
-            },
-        );
-        if !self.limited() {
+            st.files.insert(shape.number, tracked);
             return Ok(rf);
         }
-        let hotness = st.pending.remove(&shape.number).unwrap_or(0.0);
-        st.alloc.add_file(describe(shape, index), hotness);
+        let desc = describe(shape, index);
+        let unread = st.files.get(&shape.number).is_some_and(|t| t.filter.is_none());
+        if st.alloc.target(shape.number).is_some() && !st.alloc.reshape(desc.clone()) {
+            // Planned with another number of units than its own filter has.
+            let hotness = st.alloc.hotness(shape.number).unwrap_or(0.0);
+            st.alloc.remove_file(shape.number);
+            st.pending.insert(shape.number, hotness);
+            if unread {
+                // The tree was written with other filter options than it is
+                // opened with: the files not read yet are planned again,
+                // once, with this filter's shape.
+                st.unread_shape = shape_options(index.empty());
+                st.files.remove(&shape.number);
+                self.replan_unread(&mut st);
+            }
+        }
+        st.files.insert(shape.number, tracked);
+        if st.alloc.target(shape.number).is_some() {
+            // The plan reserved units for the file when its version was
+            // installed (and counts them as applied): load them now.
+            let target = st.alloc.target(shape.number).unwrap_or(0);
+            if target > 0 {
+                match self.loader.load_units(shape.number, index.empty(), target) {
+                    Ok(f) => rf.replace(f),
+                    Err(_) => st.alloc.applied(shape.number, 0),
+                }
+            }
+        } else {
+            // Unknown to the plan (registered by a lookup before its
+            // version was installed, or planned again above).
+            let hotness = st.pending.remove(&shape.number).unwrap_or(0.0);
+            st.alloc.add_file(desc, hotness);
+        }
         self.apply(&mut st);
         Ok(rf)
     }
+
+    /// Plans every file whose filter was not read yet again, in one batch,
+    /// with the shape of `unread_shape`, keeping their counts; files the
+    /// allocator knows that `st.files` does not are forgotten.
+    fn replan_unread(&self, st: &mut State) {
+        let builder = FilterBuilder::new(&st.unread_shape);
+        let unread: Vec<FileShape> = st
+            .files
+            .values()
+            .filter(|t| t.filter.is_none())
+            .map(|t| t.shape)
+            .collect();
+        let mut batch = Vec::with_capacity(unread.len());
+        for shape in unread {
+            let hotness = st.alloc.hotness(shape.number).unwrap_or(0.0);
+            st.alloc.remove_file(shape.number);
+            batch.push((provisional(&builder, &st.unread_shape, shape), hotness));
+        }
+        st.alloc.add_files(batch);
+    }
+
+    /// Learns the files of a version being installed (at open every file of
+    /// the tree; after a flush or a compaction its outputs) in one batch and
+    /// plans their units once, without reading them: a file is planned with
+    /// the shape of the configured filter ([`BudgetConfig::filter`]), and the
+    /// units the plan gives it are reserved in the budget, until its first
+    /// lookup reads its filter index and [`register`](Self::register) loads
+    /// them. Files known already learn their new place (see
+    /// [`relocate`](Self::relocate)). Nothing happens without a budget (a
+    /// filter is then read whole at its file's first lookup).
+    pub fn add_files(&self, shapes: &[FileShape]) {
+        if !self.limited() || shapes.is_empty() {
+            return;
+        }
+        let mut st = self.state.lock();
+        self.drain_forgotten(&mut st);
+        let builder = FilterBuilder::new(&st.unread_shape);
+        let mut batch = Vec::new();
+        for &shape in shapes {
+            if st.files.contains_key(&shape.number) {
+                self.relocate_locked(&mut st, shape);
+                continue;
+            }
+            st.files.insert(
+                shape.number,
+                Tracked {
+                    filter: None,
+                    shape,
+                },
+            );
+            let hotness = st.pending.remove(&shape.number).unwrap_or(0.0);
+            batch.push((provisional(&builder, &st.unread_shape, shape), hotness));
+        }
+        st.alloc.add_files(batch);
+        self.apply(&mut st);
+    }
+
+    /// A file whose filter was planned in [`add_files`](Self::add_files)
+    /// turned out to have none: its reservation is released.
+    pub fn forget_unfiltered(&self, number: u64) {
+        if !self.limited() {
+            return;
+        }
+        let mut st = self.state.lock();
+        if st.files.get(&number).is_some_and(|t| t.filter.is_none()) {
+            st.files.remove(&number);
+            st.alloc.remove_file(number);
+            self.apply(&mut st);
+        }
+    }
+
 
     /// Sizes a bits-per-key budget for a tree of `entries` live entries (the
     /// version being installed, before its new files register, so that they
@@ -253,11 +375,7 @@ impl FilterBudget {
 
     /// Records that the file of `shape` now sits at its level and run (a
     /// file moved down by a compaction keeps its units and hotness).
-    pub fn relocate(&self, shape: FileShape) {
-        if !self.limited() {
-            return;
-        }
-        let mut st = self.state.lock();
+    fn relocate_locked(&self, st: &mut State, shape: FileShape) {
         let Some(t) = st.files.get_mut(&shape.number) else {
             return;
         };
@@ -265,14 +383,20 @@ impl FilterBudget {
             return;
         }
         t.shape = shape;
-        let Some(rf) = t.filter.upgrade() else {
-            return;
+        let (desc, resident) = match (&t.filter, t.live()) {
+            (_, Some(rf)) => (describe(shape, rf.index()), Some(rf.resident())),
+            (None, None) => {
+                let builder = FilterBuilder::new(&st.unread_shape);
+                (provisional(&builder, &st.unread_shape, shape), None)
+            }
+            (Some(_), None) => return, // leaving
         };
         let hotness = st.alloc.hotness(shape.number).unwrap_or(0.0);
         st.alloc.remove_file(shape.number);
-        st.alloc.add_file(describe(shape, rf.index()), hotness);
-        st.alloc.applied(shape.number, rf.resident());
-        self.apply(&mut st);
+        st.alloc.add_file(desc, hotness);
+        if let Some(units) = resident {
+            st.alloc.applied(shape.number, units);
+        }
     }
 
     /// Gives compaction outputs the hotness of their inputs, in proportion
@@ -366,6 +490,19 @@ impl FilterBudget {
         hotness::save(fs, dir, &snap, durable)
     }
 
+    /// A file's metadata was dropped (the file left every version) before its
+    /// filter was read: the allocator forgets it (and its reservation) at
+    /// its next turn.
+    pub fn forget(&self, number: u64) {
+        if !self.limited() {
+            return;
+        }
+        self.forgotten.lock().push((number, None));
+        if let Some(mut st) = self.state.try_lock() {
+            self.drain_forgotten(&mut st);
+        }
+    }
+
     /// A file's metadata was dropped (the file left every version), handing
     /// over its resident filter: the allocator forgets the file at its next
     /// turn.
@@ -390,8 +527,9 @@ impl FilterBudget {
             None
         };
         self.forgotten.lock().push((number, kept));
-        // Hand the memory on now if nobody holds the allocator (whoever
-        // does drains the list at its next turn).
+        // Drop it now if nobody holds the allocator (whoever does drains
+        // the list at its next turn); its memory is handed on at the next
+        // plan.
         if let Some(mut st) = self.state.try_lock() {
             self.drain_forgotten(&mut st);
         }
@@ -489,7 +627,9 @@ impl FilterBudget {
 
     /// Removes forgotten files from the allocator, dropping their filters
     /// first (their bytes leave the counter before the allocator hands them
-    /// out again).
+    /// out again). The memory they free is handed on by the caller's next
+    /// [`apply`](Self::apply), not here: a closing database forgets every
+    /// file, and a plan per file would cost `O(files²)`.
     fn drain_forgotten(&self, st: &mut State) {
         let gone = std::mem::take(&mut *self.forgotten.lock());
         if gone.is_empty() {
@@ -498,19 +638,12 @@ impl FilterBudget {
         for (number, filter) in gone {
             drop(filter);
             // A file re-registered since (never: numbers are not reused) stays.
-            if st
-                .files
-                .get(&number)
-                .is_some_and(|t| t.filter.strong_count() == 0)
-            {
+            if st.files.get(&number).is_some_and(|t| t.live().is_none()) {
                 st.files.remove(&number);
                 if self.limited() {
                     st.alloc.remove_file(number);
                 }
             }
-        }
-        if self.limited() {
-            self.apply(st);
         }
     }
 
@@ -524,8 +657,15 @@ impl FilterBudget {
     /// Carries out the allocator's changes: drops first, then loads.
     fn apply(&self, st: &mut State) {
         for (number, target) in st.alloc.take_changes() {
-            let Some(rf) = st.files.get(&number).and_then(|t| t.filter.upgrade()) else {
-                continue;
+            let rf = match st.files.get(&number).map(|t| (t.filter.is_none(), t.live())) {
+                Some((_, Some(rf))) => rf,
+                Some((true, None)) => {
+                    // Not read yet: the units stay reserved for its first
+                    // lookup, which loads them.
+                    st.alloc.applied(number, target);
+                    continue;
+                }
+                _ => continue,
             };
             let current = rf.current();
             let have = current.resident();
@@ -549,6 +689,36 @@ impl FilterBudget {
     }
 }
 
+/// The allocator's view of a file whose filter index was not read: the
+/// shape of the filter that `builder` (made from `opts`) builds for its
+/// entries.
+fn provisional(builder: &FilterBuilder, opts: &FilterOptions, shape: FileShape) -> FileDesc {
+    let f = builder.shape_for(shape.entries);
+    let units = if opts.bits_per_key > 0.0 { f.units() } else { 0 };
+    FileDesc {
+        id: shape.number,
+        level: shape.level,
+        run: shape.run,
+        entries: shape.entries,
+        unit_bytes: f.unit_memory_bytes() as u64,
+        fpr: std::iter::once(1.0)
+            .chain((1..=units).map(|j| f.theoretical_fpr_units(j)))
+            .collect(),
+    }
+}
+
+/// Options that build filters of `f`'s shape (layout, units, probes, bits
+/// per key) for other key counts.
+fn shape_options(f: &Filter) -> FilterOptions {
+    FilterOptions {
+        bits_per_key: f.bits_per_key(),
+        layout: f.layout(),
+        units: f.units(),
+        num_probes: Some(f.probes_per_unit()),
+        ..FilterOptions::default()
+    }
+}
+
 /// The allocator's view of a file.
 fn describe(shape: FileShape, index: &FilterIndex) -> FileDesc {
     FileDesc {
@@ -562,96 +732,4 @@ fn describe(shape: FileShape, index: &FilterIndex) -> FileDesc {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::filter::resident::ON_DROP;
-    use crate::filter::{FilterBuilder, FilterLayout, FilterOptions};
-
-    /// Hands out the first `to` units of one filter, whatever the file.
-    struct Units(Filter);
-
-    impl UnitLoader for Units {
-        fn load_units(&self, _number: u64, _current: &Filter, to: u32) -> Result<Filter> {
-            Ok(self.0.truncated(to))
-        }
-    }
-
-    /// The index of a filter of 4 units of 64 bytes, and the filter with
-    /// every unit resident.
-    fn filter() -> (FilterIndex, Filter) {
-        let mut b = FilterBuilder::new(&FilterOptions {
-            layout: FilterLayout::Units,
-            units: 4,
-            bits_per_key: 8.0,
-            ..FilterOptions::default()
-        });
-        for i in 0..256 {
-            b.add(format!("key{i}").as_bytes());
-        }
-        let section = b.finish();
-        let (index, full) =
-            FilterIndex::decode(&section, 0, section.len() as u64).expect("decodes");
-        (index, full.expect("a whole section"))
-    }
-
-    /// A file leaves the tree while a lookup takes its (expired) units for
-    /// another file. Its filter's bytes leave the counter in the filter's
-    /// `Drop`, after its last reference went; were the filter dropped
-    /// outside the budget's lock, the allocator would meet it dead in that
-    /// window, skip its drop and load the other file's units with bytes
-    /// still resident: the reader saw 1528 bytes under a 1500-byte budget.
-    #[test]
-    fn a_retired_filter_keeps_its_bytes_accounted_until_it_is_dropped() {
-        let (index, full) = filter();
-        let ub = index.unit_bytes();
-        assert_eq!(ub, 64);
-        let limit = 2 * ub;
-        let counters = Arc::new(Counters::new(7));
-        let budget = Arc::new(FilterBudget::new(
-            BudgetConfig {
-                memory: FilterMemory::Bytes(limit),
-                policy: FilterPolicy::Elastic,
-                lifetime: Some(1),
-                initial_units: Some(2),
-            },
-            Arc::new(Units(full)),
-            counters.clone(),
-        ));
-        let shape = |number| FileShape {
-            number,
-            level: 1,
-            run: 0,
-            entries: 256,
-        };
-        budget.set_tree_entries(512);
-        let leaving = budget.register(shape(1), &index).unwrap();
-        let hot = budget.register(shape(2), &index).unwrap();
-        assert_eq!((leaving.resident(), hot.resident()), (2, 0));
-        // File 1 expires.
-        FilterBudget::feed(&mut budget.state.lock(), &[TICK; 3]);
-
-        // In the window between the last reference of file 1's filter going
-        // and its bytes leaving the counter, a lookup replays accesses of
-        // file 2 (as another thread would if the dropping one were
-        // preempted there).
-        let worst = Arc::new(AtomicU64::new(0));
-        let (b, c, w) = (budget.clone(), counters.clone(), worst.clone());
-        ON_DROP.with(|h| {
-            *h.borrow_mut() = Some(Box::new(move || {
-                if let Some(mut st) = b.state.try_lock() {
-                    FilterBudget::feed(&mut st, &[2; 8]);
-                    b.apply(&mut st);
-                }
-                w.fetch_max(c.filter_memory.load(Ordering::Relaxed), Ordering::Relaxed);
-            }));
-        });
-        budget.retire(leaving);
-        assert!(ON_DROP.with(|h| h.borrow_mut().take()).is_none(), "dropped");
-        let worst = worst.load(Ordering::Relaxed);
-        assert!(worst <= limit, "resident {worst} > budget {limit}");
-
-        // Once file 1 is gone, file 2 gets its memory.
-        assert_eq!(budget.usage(), (limit, Some(limit)));
-        assert_eq!(hot.resident(), 2);
-    }
-}
+mod tests;

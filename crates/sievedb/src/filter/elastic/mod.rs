@@ -247,6 +247,9 @@ pub struct Allocator {
     /// Accesses since `E` was last recomputed exactly.
     since_recompute: u64,
     runs: BTreeMap<(usize, u64), RunAgg>,
+    /// Files visited so far (one per file an operation touches; a pass over
+    /// every file counts them all): what tests pin complexity by.
+    work: u64,
 }
 
 impl Allocator {
@@ -268,7 +271,19 @@ impl Allocator {
             pending: BTreeSet::new(),
             since_recompute: 0,
             runs: BTreeMap::new(),
+            work: 0,
         }
+    }
+
+    /// Files visited so far by every operation (see the field): a count of
+    /// work, not of time, so that tests can pin an operation's complexity.
+    pub fn work(&self) -> u64 {
+        self.work
+    }
+
+    /// Counts a pass over every live file.
+    fn visit_all(&mut self) {
+        self.work += self.files.len() as u64;
     }
 
     #[cfg(test)]
@@ -321,9 +336,25 @@ impl Allocator {
     /// skew-at-write its count in the optimum of all live files, each capped
     /// at what fits in the free budget (nothing is evicted for a new file).
     pub fn add_file(&mut self, f: FileDesc, hotness: f64) {
+        let id = self.insert_file(f, hotness);
+        let want = match self.cfg.policy {
+            FilterPolicy::Uniform | FilterPolicy::Monkey => return,
+            FilterPolicy::Elastic => self.cfg.initial_units.unwrap_or(DEFAULT_INITIAL_UNITS),
+            FilterPolicy::ElasticMonkey => self.monkey_units(id),
+            FilterPolicy::SkewAtWrite => self.skew_units(id),
+        };
+        let fit = self.fitting(id, want);
+        self.set_target(id, fit);
+    }
+
+    /// Inserts file `f` with 0 units (replacing a file of the same id) and
+    /// its count or prior; uniform and monkey are marked for a re-plan.
+    /// Returns its id.
+    fn insert_file(&mut self, f: FileDesc, hotness: f64) -> u64 {
         if self.files.contains_key(&f.id) {
             self.remove_file(f.id);
         }
+        self.work += 1;
         let desc = sanitise(f);
         let id = desc.id;
         let run = (desc.level, desc.run);
@@ -356,18 +387,75 @@ impl Allocator {
         self.extra_io += hot * state.fp(0);
         self.total_hot += hot;
         self.files.insert(id, state);
+        if self.cfg.policy.is_planned() {
+            self.dirty = true;
+        }
+        id
+    }
 
-        let want = match self.cfg.policy {
-            FilterPolicy::Uniform | FilterPolicy::Monkey => {
-                self.dirty = true;
-                return;
+    /// Registers a batch of files (a version being installed: at open every
+    /// file of the tree) and plans for them once: each is added as
+    /// [`add_file`](Self::add_file) adds it, except that skew-at-write
+    /// solves its optimum once for the whole batch instead of once per file
+    /// (and uniform and monkey re-plan once, when changes are taken), so a
+    /// batch of `n` files costs `O(n log n)`, not `O(n²)`.
+    pub fn add_files(&mut self, files: Vec<(FileDesc, f64)>) {
+        if self.cfg.policy != FilterPolicy::SkewAtWrite {
+            for (f, hotness) in files {
+                self.add_file(f, hotness);
             }
-            FilterPolicy::Elastic => self.cfg.initial_units.unwrap_or(DEFAULT_INITIAL_UNITS),
-            FilterPolicy::ElasticMonkey => self.monkey_units(id),
-            FilterPolicy::SkewAtWrite => self.skew_units(id),
+            return;
+        }
+        let mut ids = Vec::with_capacity(files.len());
+        for (f, hotness) in files {
+            ids.push(f.id);
+            self.insert_file(f, hotness);
+        }
+        self.visit_all();
+        let plan: BTreeMap<u64, u32> = self
+            .files
+            .keys()
+            .copied()
+            .zip(self.greedy_plan(SKEW_TIE_WEIGHT))
+            .collect();
+        for id in ids {
+            let want = plan.get(&id).copied().unwrap_or(0);
+            let fit = self.fitting(id, want);
+            self.set_target(id, fit);
+        }
+    }
+
+    /// The target units of a file (what the plan wants resident).
+    pub fn target(&self, id: u64) -> Option<u32> {
+        self.files.get(&id).map(|f| f.target)
+    }
+
+    /// Replaces the description of registered file `f.id` by `f` when both
+    /// have the same number of units (a file planned with an estimated shape
+    /// whose own filter was read), keeping its target, count and queue
+    /// place: `O(log files)`, no re-plan. If its larger units no longer fit,
+    /// the file gives up units until they do. Returns false (and changes
+    /// nothing) for an unknown file or another number of units.
+    pub fn reshape(&mut self, f: FileDesc) -> bool {
+        let f = sanitise(f);
+        let Some(s) = self.files.get_mut(&f.id) else {
+            return false;
         };
-        let fit = self.fitting(id, want);
-        self.set_target(id, fit);
+        if f.fpr.len() != s.desc.fpr.len() {
+            return false;
+        }
+        let t = u64::from(s.target);
+        self.used = self.used - t * s.desc.unit_bytes + t * f.unit_bytes;
+        let old_fp = s.fp(s.target);
+        s.desc.unit_bytes = f.unit_bytes;
+        s.desc.fpr = f.fpr;
+        self.extra_io += s.hot * (s.fp(s.target) - old_fp);
+        let id = f.id;
+        while self.used > self.budget && self.files[&id].target > 0 {
+            let t = self.files[&id].target;
+            self.set_target(id, t - 1);
+        }
+        true
     }
 
     /// At open, once every file registered: re-plans every file's units as
@@ -385,6 +473,7 @@ impl Allocator {
             FilterPolicy::SkewAtWrite => SKEW_TIE_WEIGHT,
             _ => return,
         };
+        self.visit_all();
         let plan: Vec<(u64, u32)> = self
             .files
             .keys()
@@ -406,6 +495,7 @@ impl Allocator {
         let Some(f) = self.files.remove(&id) else {
             return;
         };
+        self.work += 1;
         self.used -= f.target as u64 * f.desc.unit_bytes;
         self.extra_io -= f.hot * f.fp(f.target);
         self.total_hot -= f.hot;
@@ -443,6 +533,7 @@ impl Allocator {
     /// stands for `weight` accesses (the engine records one lookup in a few).
     pub fn record_accesses(&mut self, id: u64, weight: f64) {
         let lifetime = self.lifetime();
+        self.work += 1;
         let Some(f) = self.files.get_mut(&id) else {
             return;
         };
@@ -479,6 +570,7 @@ impl Allocator {
         }
         self.decay_epoch += halvings * half_life;
         let factor = 0.5f64.powi(halvings.min(2_000) as i32);
+        self.visit_all();
         for f in self.files.values_mut() {
             f.hot *= factor;
         }
@@ -497,6 +589,7 @@ impl Allocator {
             self.top_up_starts();
         }
         let mut out: Vec<(bool, u64, u32)> = Vec::new();
+        self.work += self.pending.len() as u64;
         for id in std::mem::take(&mut self.pending) {
             if let Some(f) = self.files.get_mut(&id) {
                 if f.target != f.handed {
@@ -643,6 +736,7 @@ impl Allocator {
         ) {
             return;
         }
+        self.visit_all();
         let mut order: Vec<(f64, u64)> = self.files.iter().map(|(&id, f)| (f.hot, id)).collect();
         order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         for (_, id) in order {
@@ -682,7 +776,8 @@ impl Allocator {
 
     /// File `id`'s count in the greedy optimum of `Σ f·fp` over all live
     /// files under the whole budget.
-    fn skew_units(&self, id: u64) -> u32 {
+    fn skew_units(&mut self, id: u64) -> u32 {
+        self.visit_all();
         let i = self.files.keys().position(|&k| k == id).expect("live file");
         self.greedy_plan(SKEW_TIE_WEIGHT)[i]
     }
@@ -718,6 +813,7 @@ impl Allocator {
 
     /// Recomputes `E` and `Σ f` exactly.
     fn recompute(&mut self) {
+        self.visit_all();
         self.extra_io = self.files.values().map(|f| f.hot * f.fp(f.target)).sum();
         self.total_hot = self.files.values().map(|f| f.hot).sum();
         self.since_recompute = 0;
@@ -726,6 +822,8 @@ impl Allocator {
     /// Uniform and Monkey: recomputes every target.
     fn replan(&mut self) {
         self.dirty = false;
+        // A plan, and (uniform) its binary search over unit counts.
+        self.work += self.files.len() as u64 * (1 + u64::from(MAX_UNITS.ilog2()));
         let plan: Vec<(u64, u32)> = match self.cfg.policy {
             FilterPolicy::Uniform => self.uniform_plan(),
             FilterPolicy::Monkey => {
@@ -790,6 +888,7 @@ impl Allocator {
     /// Elastic: drops the units costing least `f·Δfp` per byte until the plan
     /// fits the budget.
     fn shrink_cheapest(&mut self) {
+        self.visit_all();
         let excess = self.used - self.budget;
         let ids: Vec<u64> = self.files.keys().copied().collect();
         let mut items: Vec<Item<'_>> = self
@@ -812,6 +911,7 @@ impl Allocator {
     /// Skew-at-write: empties the coldest files (then lowest id) first, one
     /// unit at a time, until the plan fits the budget.
     fn shrink_coldest(&mut self) {
+        self.visit_all();
         let mut order: Vec<(f64, u64)> = self
             .files
             .iter()
