@@ -133,7 +133,7 @@ pub fn run(
     engine: &dyn Engine,
     db: &Db,
     keys: &KeyGen,
-    chooser: &KeyChooser,
+    chooser: &mut KeyChooser,
     reads: u64,
     seed: u64,
     pb: &Progress,
@@ -150,6 +150,7 @@ pub fn run(
     while done < reads {
         let n = BATCH.min(reads - done);
         let batch_rng = rng.clone();
+        let batch_chooser = chooser.clone();
         filters.clear();
         ends.clear();
         for _ in 0..n {
@@ -161,6 +162,7 @@ pub fn run(
         for k in 0..3 {
             let pass = order[(round + k) % 3];
             let mut rng = batch_rng.clone();
+            let mut chooser = batch_chooser.clone();
             let start = Instant::now();
             match pass {
                 Pass::Lookup => {

@@ -74,6 +74,7 @@ pub mod keys;
 pub mod progress;
 pub mod report;
 pub mod runner;
+pub mod workload;
 
 use engines::{EngineConfig, EngineKind, EngineResult};
 pub use filter_args::FilterArgs;
@@ -215,13 +216,20 @@ pub struct BenchArgs {
     /// Seed of the random key orders
     #[arg(long, value_name = "S", default_value_t = DEFAULT_SEED)]
     pub seed: u64,
-    /// Popularity of the keys the read benchmarks look up: uniform, or
-    /// zipfian (rank r drawn with probability ∝ 1/r^s, ranks scattered over the key space)
+    /// Popularity of the keys the read benchmarks look up: uniform, zipfian
+    /// (rank r drawn with probability ∝ 1/r^s, ranks scattered over the key
+    /// space) or latest (YCSB-D: zipfian over recency, the last written keys
+    /// hottest)
     #[arg(long, value_enum, default_value_t = KeyDistribution::Uniform)]
     pub distribution: KeyDistribution,
-    /// Exponent s of --distribution zipfian
+    /// Exponent s of --distribution zipfian and latest
     #[arg(long, value_name = "S", default_value_t = DEFAULT_ZIPF_S)]
     pub zipf_s: f64,
+    /// Move the hot keys every N lookups (per reader thread): each phase adds
+    /// ⌊0.382·num⌋ to every key index drawn (mod num), so the popular keys of
+    /// the next phase live in other files; with --distribution zipfian or latest
+    #[arg(long, value_name = "N")]
+    pub hot_shift_every: Option<u64>,
     /// Repeat the whole benchmark list N times (engines interleaved per repeat) and
     /// report medians
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -305,6 +313,7 @@ impl Default for BenchArgs {
             seed: DEFAULT_SEED,
             distribution: KeyDistribution::Uniform,
             zipf_s: DEFAULT_ZIPF_S,
+            hot_shift_every: None,
             repeats: 1,
             json: false,
             stats_interval: 0,
@@ -396,6 +405,9 @@ impl BenchArgs {
         }
         if !(self.zipf_s.is_finite() && self.zipf_s > 0.0) {
             return Err("--zipf-s must be above 0".into());
+        }
+        if self.hot_shift_every == Some(0) {
+            return Err("--hot-shift-every must be at least 1".into());
         }
         if self.breakdown && self.breakdown_every == 0 {
             return Err("--breakdown-every must be at least 1".into());
@@ -621,6 +633,7 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
         filter: args.filter_options(),
         distribution: args.distribution,
         zipf_s: args.zipf_s,
+        hot_shift_every: args.hot_shift_every,
         duration: (args.duration > 0).then(|| std::time::Duration::from_secs(args.duration)),
         sample_interval: (args.sample_interval_ms > 0)
             .then(|| std::time::Duration::from_millis(args.sample_interval_ms)),

@@ -218,6 +218,8 @@ pub struct Workload {
     pub distribution: KeyDistribution,
     /// Exponent of the zipfian distribution.
     pub zipf_s: f64,
+    /// Lookups per phase of a moving hot set (`None`: it stays).
+    pub hot_shift_every: Option<u64>,
     /// `readwhilewriting`: read for this long instead of `reads` lookups.
     pub duration: Option<Duration>,
     /// `readwhilewriting`: sample the engine's statistics this often (when
@@ -225,70 +227,15 @@ pub struct Workload {
     pub sample_interval: Option<Duration>,
 }
 
-/// Popularity of the keys the read benchmarks look up (`--distribution`).
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum KeyDistribution {
-    /// Every key index equally likely.
-    #[default]
-    Uniform,
-    /// Zipfian over ranks `1..=num` (rank r with probability ∝ 1/r^s); rank
-    /// r maps to key index `(r − 1)·a mod num` for an `a` coprime with `num`,
-    /// so the hot keys are scattered over the key space (and over the files
-    /// of every level) rather than packed at its start.
-    Zipfian,
-}
-
-/// Draws key indices in `0..num` from a [`KeyDistribution`].
-#[derive(Clone, Debug)]
-pub struct KeyChooser {
-    num: u64,
-    zipf: Option<(rand_distr::Zipf<f64>, u64)>,
-}
-
-impl KeyChooser {
-    /// A chooser over `0..num` (`num` ≥ 1); `s` is the zipfian exponent.
-    pub fn new(dist: KeyDistribution, num: u64, s: f64) -> Result<Self, String> {
-        if num == 0 {
-            return Err("read benchmarks need --num >= 1".into());
-        }
-        let zipf = match dist {
-            KeyDistribution::Uniform => None,
-            KeyDistribution::Zipfian => {
-                let z = rand_distr::Zipf::new(num, s)
-                    .map_err(|e| format!("--distribution zipfian: {e}"))?;
-                Some((z, scatter_multiplier(num)))
-            }
-        };
-        Ok(KeyChooser { num, zipf })
-    }
-
-    /// The next key index.
-    #[inline]
-    pub fn next(&self, rng: &mut SmallRng) -> u64 {
-        match &self.zipf {
-            None => rng.gen_range(0..self.num),
-            Some((z, a)) => {
-                let rank = (rng.sample(z) as u64).clamp(1, self.num) - 1;
-                ((u128::from(rank) * u128::from(*a)) % u128::from(self.num)) as u64
-            }
-        }
+impl Workload {
+    /// A key chooser of this workload's distribution (one per reader).
+    pub fn chooser(&self) -> Result<KeyChooser, String> {
+        KeyChooser::new(self.distribution, self.num, self.zipf_s)?
+            .with_hot_shift(self.hot_shift_every)
     }
 }
 
-/// An odd multiplier near `0.618·num` coprime with `num` (a bijection of `0..num`).
-fn scatter_multiplier(num: u64) -> u64 {
-    fn gcd(mut a: u64, mut b: u64) -> u64 {
-        while b != 0 {
-            (a, b) = (b, a % b);
-        }
-        a
-    }
-    let mut a = ((num as f64 * 0.618_033_988_7) as u64).max(1) | 1;
-    while gcd(a, num) != 1 {
-        a += 2;
-    }
-    a
-}
+pub use crate::workload::distribution::{KeyChooser, KeyDistribution};
 
 /// What one benchmark measured.
 #[derive(Clone, Debug)]
@@ -355,10 +302,10 @@ fn filter_probe(engine: &dyn Engine, w: &Workload, label: String) -> EngineResul
     let db = engine
         .sievedb()
         .ok_or("filterprobe measures sievedb's own filters (sievedb only)")?;
-    let chooser = KeyChooser::new(w.distribution, w.num, w.zipf_s)?;
+    let mut chooser = w.chooser()?;
     let seed = reader_seed(w.seed, ReadKind::Missing, 0);
     let pb = Progress::start(w.progress, w.reads, label);
-    let r = crate::filterprobe::run(engine, db, &w.keys, &chooser, w.reads, seed, &pb)?;
+    let r = crate::filterprobe::run(engine, db, &w.keys, &mut chooser, w.reads, seed, &pb)?;
     pb.finish();
     Ok(Measurement {
         ops: r.keys,
@@ -490,7 +437,7 @@ fn read_loop(
     if w.num == 0 {
         return Err("read benchmarks need --num >= 1".into());
     }
-    let chooser = KeyChooser::new(w.distribution, w.num, w.zipf_s)?;
+    let mut chooser = w.chooser()?;
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut key = vec![0u8; w.keys.key_size()];
     w.keys.fill(&mut key, 0, false);
@@ -816,7 +763,7 @@ fn ycsb(
     read_share: f64,
     label: String,
 ) -> EngineResult<Measurement> {
-    let chooser = KeyChooser::new(w.distribution, w.num, w.zipf_s)?;
+    let mut chooser = w.chooser()?;
     let pb = Progress::start(w.progress, w.reads, label);
     let mut rng = SmallRng::seed_from_u64(w.seed.wrapping_add(0x7c5b_0000));
     let mut key = vec![0u8; w.keys.key_size()];
@@ -931,32 +878,6 @@ mod tests {
             assert!(!(reads && (b.is_fill() || b.is_elapsed_only())), "{b:?}");
         }
         assert!(!Benchmark::FilterBench.needs_data());
-    }
-
-    #[test]
-    fn zipfian_chooser_is_skewed_and_in_range() {
-        for num in [1u64, 2, 10, 1000, 1 << 20] {
-            let a = scatter_multiplier(num);
-            let mut seen = std::collections::HashSet::new();
-            for r in 0..num.min(5000) {
-                assert!(seen.insert((u128::from(r) * u128::from(a) % u128::from(num)) as u64));
-            }
-        }
-        let c = KeyChooser::new(KeyDistribution::Zipfian, 10_000, 0.99).unwrap();
-        let mut rng = SmallRng::seed_from_u64(1);
-        let mut counts = std::collections::HashMap::new();
-        for _ in 0..100_000 {
-            let i = c.next(&mut rng);
-            assert!(i < 10_000);
-            *counts.entry(i).or_insert(0u32) += 1;
-        }
-        // Rank 1 (index 0) is the most popular key, far above the uniform 10.
-        let top = counts[&0];
-        assert!(top > 5_000, "{top}");
-        assert!(counts.values().all(|&c| c <= top));
-        let u = KeyChooser::new(KeyDistribution::Uniform, 10_000, 0.99).unwrap();
-        assert!((0..1000).all(|_| u.next(&mut rng) < 10_000));
-        assert!(KeyChooser::new(KeyDistribution::Uniform, 0, 0.99).is_err());
     }
 
     #[test]

@@ -380,6 +380,34 @@ fn elastic_warmup() {
 }
 
 #[test]
+fn elastic_shift() {
+    let csv = run(
+        "elastic-shift",
+        &[
+            "workload",
+            "policy",
+            "window",
+            "lookups_done",
+            "device_reads",
+            "filter_unit_loads",
+        ],
+        2 * 6 * 8,
+        &["elastic-shift-zipf", "elastic-shift-latest"],
+    );
+    let p = csv.col("policy").unwrap();
+    for name in [
+        "uniform",
+        "monkey",
+        "elastic",
+        "elastic-monkey",
+        "skew-at-write",
+        "oracle",
+    ] {
+        assert!(csv.rows.iter().any(|r| r[p] == name), "{name}");
+    }
+}
+
+#[test]
 fn paired_ratio_is_the_median_of_per_repeat_ratios() {
     use experiment::PairedRatio;
     // Ratios 2.0, 1.5, 3.0: median 2.0, spread 1.5–3.0.

@@ -27,9 +27,9 @@ use std::sync::{Arc, Mutex};
 /// Filter units per file.
 const UNITS: u32 = 6;
 /// Bits per key of all units together, on disk (6 × 2).
-const DISK_BPK: f64 = 12.0;
+pub(super) const DISK_BPK: f64 = 12.0;
 /// The average filter memory budget of the read experiments, bits per key.
-const BUDGET_BPK: f64 = 4.0;
+pub(super) const BUDGET_BPK: f64 = 4.0;
 /// Block cache of every run (the paper's Figure 6).
 const BLOCK_CACHE: u64 = 8 << 20;
 /// The load-throughput ratio to one Bloom filter that filter units must
@@ -55,7 +55,7 @@ const GAIN_BASELINE: &str = "Here the baseline is the `uniform` policy (every fi
 /// A column of the read experiments: a policy under the budget, or every
 /// unit resident.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Column {
+pub(super) enum Column {
     Policy(FilterPolicy),
     Unlimited,
 }
@@ -71,16 +71,17 @@ impl Column {
 
 /// A key popularity of Table 1.
 #[derive(Clone, Copy, Debug)]
-struct Dist {
-    dist: KeyDistribution,
-    s: f64,
+pub(super) struct Dist {
+    pub(super) dist: KeyDistribution,
+    pub(super) s: f64,
 }
 
 impl Dist {
-    fn label(&self) -> String {
+    pub(super) fn label(&self) -> String {
         match self.dist {
             KeyDistribution::Uniform => "uniform".into(),
             KeyDistribution::Zipfian => format!("zipf {:.2}", self.s),
+            KeyDistribution::Latest => format!("latest {:.2}", self.s),
         }
     }
 }
@@ -115,6 +116,9 @@ struct Run {
     block_reads: u64,
     cache_misses: u64,
     unit_loads: u64,
+    /// Reads of table opens (table-cache misses: footer, index, properties,
+    /// filter index).
+    table_open_reads: u64,
     unit_evictions: u64,
     false_positives: u64,
     extra_io: f64,
@@ -123,7 +127,7 @@ struct Run {
 
 impl Run {
     fn device_reads(&self) -> u64 {
-        self.cache_misses + self.unit_loads
+        self.cache_misses + self.unit_loads + self.table_open_reads
     }
 
     /// Data blocks read with no filter saying "maybe": lookups in files with
@@ -193,21 +197,21 @@ fn unit_filters(ctx: &Ctx, col: Column, budget_bpk: f64) -> FilterArgs {
 }
 
 /// A loaded tree and whether O_DIRECT works on it.
-struct Tree {
-    tree: LoadedTree,
+pub(super) struct Tree {
+    pub(super) tree: LoadedTree,
     direct: bool,
     /// Why direct I/O is off, when it is.
-    direct_note: Option<String>,
+    pub(super) direct_note: Option<String>,
 }
 
 impl Tree {
-    fn db_path(&self) -> std::path::PathBuf {
+    pub(super) fn db_path(&self) -> std::path::PathBuf {
         self.tree.dir.join("sievedb")
     }
 
     /// Deletes the `HOTNESS` side file (the database is closed between runs),
     /// so that every run starts cold, without what an earlier run learnt.
-    fn forget_hotness(&self) -> ExpResult<()> {
+    pub(super) fn forget_hotness(&self) -> ExpResult<()> {
         match std::fs::remove_file(self.db_path().join("HOTNESS")) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -216,7 +220,14 @@ impl Tree {
     }
 
     /// Bench flags reading this tree with `col` at `budget_bpk`.
-    fn args(&self, ctx: &Ctx, reads: u64, dist: Dist, col: Column, budget_bpk: f64) -> BenchArgs {
+    pub(super) fn args(
+        &self,
+        ctx: &Ctx,
+        reads: u64,
+        dist: Dist,
+        col: Column,
+        budget_bpk: f64,
+    ) -> BenchArgs {
         let mut a = self.tree.bench_args(ctx);
         a.benchmarks = "readmixed".into();
         a.alpha = ALPHA;
@@ -264,6 +275,7 @@ fn run_of(r: &Record) -> Run {
         block_reads: st.data_block_reads,
         cache_misses: st.block_cache_misses,
         unit_loads: st.filter_unit_loads,
+        table_open_reads: st.table_open_reads,
         unit_evictions: st.filter_unit_evictions,
         false_positives: st.filter_false_positives,
         extra_io: st.estimated_extra_io,
@@ -272,7 +284,7 @@ fn run_of(r: &Record) -> Run {
 }
 
 /// Bulk-loads the read experiments' tree and checks O_DIRECT on it.
-fn load(ctx: &mut Ctx) -> ExpResult<Tree> {
+pub(super) fn load(ctx: &mut Ctx) -> ExpResult<Tree> {
     let spec = tree_spec(ctx);
     let dir = ctx.db_dir("elastic", false)?.ok_or("no work directory")?;
     ctx.note(format!(
@@ -311,14 +323,16 @@ fn load(ctx: &mut Ctx) -> ExpResult<Tree> {
 }
 
 /// The tree, in a sentence.
-fn tree_sentence(t: &Tree) -> String {
+pub(super) fn tree_sentence(t: &Tree) -> String {
     let s = &t.tree.spec;
     format!(
         "One bulk-loaded tree: {} entries of {} + {} B ({:.0} MB in {} files of {} KiB, {} levels \
          at T = {}), each file with {UNITS} filter units of {} bits/key ({DISK_BPK} bits/key on \
          disk); block cache {} MiB; files read {}; ElasticBF's lifeTime: {}. **Device reads** = \
          data blocks read from the files (`block_cache_misses`) + filter units read from the \
-         files (`filter_unit_loads`).",
+         files (`filter_unit_loads`) + what table opens read (`table_open_reads`: footer, index, \
+         properties and filter index of a table the table cache does not hold; a filter is read \
+         at its file's first lookup, so a run from a fresh open pays them).",
         s.num,
         s.key_size,
         s.value_size,
@@ -871,7 +885,7 @@ pub fn table1(ctx: &mut Ctx) -> ExpResult<Summary> {
     Ok(s)
 }
 
-fn min_max(xs: impl Iterator<Item = f64>) -> (f64, f64) {
+pub(super) fn min_max(xs: impl Iterator<Item = f64>) -> (f64, f64) {
     xs.filter(|x| x.is_finite())
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
             (a.min(x), b.max(x))
@@ -1549,20 +1563,20 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
 // ---------------------------------------------------------------------------
 // Hotness persistence.
 
-/// Device reads (block-cache misses + unit loads) so far.
-fn device_reads_of(e: &dyn Engine) -> (u64, u64) {
+/// Device reads (block-cache misses + unit loads + table-open reads) so far.
+pub(super) fn device_reads_of(e: &dyn Engine) -> (u64, u64) {
     let s = e.stats().unwrap_or_default();
     (
-        s.block_cache_misses + s.filter_unit_loads,
+        s.block_cache_misses + s.filter_unit_loads + s.table_open_reads,
         s.filter_unit_loads,
     )
 }
 
 /// `n` zipf lookups, half for absent keys, from `seed`.
-fn lookups(
+pub(super) fn lookups(
     e: &dyn Engine,
     keys: &KeyGen,
-    chooser: &KeyChooser,
+    chooser: &mut KeyChooser,
     rng: &mut SmallRng,
     n: u64,
 ) -> ExpResult<()> {
@@ -1644,13 +1658,13 @@ pub fn warmup(ctx: &mut Ctx) -> ExpResult<Summary> {
         )
         .engine_config();
     let keys = KeyGen::new(spec.key_size, spec.num)?;
-    let chooser = KeyChooser::new(dist.dist, spec.num, dist.s)?;
+    let mut chooser = KeyChooser::new(dist.dist, spec.num, dist.s)?;
     // Learn, close (writes HOTNESS), keep a copy.
     t.forget_hotness()?;
     {
         let e = EngineKind::Sievedb.open(&path, &cfg)?;
         let mut rng = SmallRng::seed_from_u64(crate::DEFAULT_SEED);
-        lookups(e.as_ref(), &keys, &chooser, &mut rng, learn)?;
+        lookups(e.as_ref(), &keys, &mut chooser, &mut rng, learn)?;
     }
     if !hot.exists() {
         return Err("closing the database wrote no HOTNESS file".into());
@@ -1675,7 +1689,7 @@ pub fn warmup(ctx: &mut Ctx) -> ExpResult<Summary> {
             let mut window_loads = Vec::new();
             let mut prev = device_reads_of(e.as_ref());
             for _ in 0..nwin {
-                lookups(e.as_ref(), &keys, &chooser, &mut rng, window)?;
+                lookups(e.as_ref(), &keys, &mut chooser, &mut rng, window)?;
                 let now = device_reads_of(e.as_ref());
                 windows.push(now.0 - prev.0);
                 window_loads.push(now.1 - prev.1);

@@ -23,6 +23,7 @@ mod bpk;
 mod costmodel;
 mod devices;
 mod elastic;
+mod elastic_shift;
 mod filters;
 mod tree;
 
@@ -235,6 +236,12 @@ pub fn registry() -> Vec<Experiment> {
             aliases: &[],
             title: "Hotness persistence: lookups to steady state after a restart, warm vs cold",
             run: elastic::warmup,
+        },
+        Experiment {
+            name: "elastic-shift",
+            aliases: &[],
+            title: "ElasticBF under a moving hot set: device reads per window, every policy and the oracle",
+            run: elastic_shift::shift,
         },
     ]
 }
@@ -1320,6 +1327,7 @@ mod tests {
             "elastic-fig6",
             "elastic-fig7",
             "elastic-warmup",
+            "elastic-shift",
         ] {
             assert_eq!(names.iter().filter(|x| **x == n).count(), 1, "{n}");
         }

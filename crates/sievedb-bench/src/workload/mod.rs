@@ -1,0 +1,3 @@
+//! What the benchmarks read and write: key popularity ([`distribution`]).
+
+pub mod distribution;
