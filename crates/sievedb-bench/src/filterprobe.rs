@@ -225,9 +225,9 @@ mod tests {
         }
         engine.flush().unwrap();
         let db = engine.sievedb().unwrap();
-        let chooser = KeyChooser::new(KeyDistribution::Uniform, num, 0.99).unwrap();
+        let mut chooser = KeyChooser::new(KeyDistribution::Uniform, num, 0.99).unwrap();
         let pb = Progress::hidden();
-        let r = run(&engine, db, &keys, &chooser, reads, 7, &pb).unwrap();
+        let r = run(&engine, db, &keys, &mut chooser, reads, 7, &pb).unwrap();
         assert_eq!(r.keys, reads);
         assert_eq!(r.found, 0);
         // One file holds every key: at most one filter per missing key (none

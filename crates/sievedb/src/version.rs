@@ -983,6 +983,16 @@ fn register_filters(v: &Version, chosen: impl Fn(u64) -> bool) {
         return;
     }
     budget.set_tree_entries(v.files().map(|(_, f)| f.entries).sum());
+    if budget.needs_shape() {
+        // One table of the largest level tells the shape the tree's filters
+        // have (one table open), so that the plan is made with it.
+        let last = v.levels.iter().rev().flatten().flat_map(|r| &r.files).next();
+        if let Some(table) = last.and_then(|f| f.tables.get(f.number).ok()) {
+            if let Some(index) = table.filter_index() {
+                budget.learn_shape(index);
+            }
+        }
+    }
     let mut shapes = Vec::new();
     for (level, runs) in v.levels.iter().enumerate() {
         for run in runs {

@@ -125,10 +125,13 @@ struct State {
     /// compaction outputs, or loaded from the hotness file at open.
     pending: HashMap<u64, f64>,
     /// The filter shape files whose filter was not read yet are planned
-    /// with: the configured options' at first, then that of the first filter
-    /// read with another number of units (a tree written with other options
-    /// than it is opened with).
+    /// with: the configured options' at first, then that of a filter read
+    /// (see [`FilterBudget::learn_shape`]), or of the first one read with
+    /// another number of units (a tree written with other options than it
+    /// is opened with).
     unread_shape: FilterOptions,
+    /// Whether `unread_shape` comes from a filter read.
+    shape_learnt: bool,
 }
 
 /// Source of [`FilterBudget`] ids (the key of a thread's access log).
@@ -179,6 +182,7 @@ impl FilterBudget {
                 entries: 0,
                 pending: HashMap::new(),
                 unread_shape,
+                shape_learnt: false,
             }),
             forgotten: Mutex::new(Vec::new()),
             last_save: Mutex::new(None),
@@ -264,6 +268,7 @@ impl FilterBudget {
                 // opened with: the files not read yet are planned again,
                 // once, with this filter's shape.
                 st.unread_shape = shape_options(index.empty());
+                st.shape_learnt = true;
                 st.files.remove(&shape.number);
                 self.replan_unread(&mut st);
             }
@@ -293,7 +298,7 @@ impl FilterBudget {
     /// with the shape of `unread_shape`, keeping their counts; files the
     /// allocator knows that `st.files` does not are forgotten.
     fn replan_unread(&self, st: &mut State) {
-        let builder = FilterBuilder::new(&st.unread_shape);
+        let mut shapes = Provisional::new(&st.unread_shape);
         let unread: Vec<FileShape> = st
             .files
             .values()
@@ -304,7 +309,7 @@ impl FilterBudget {
         for shape in unread {
             let hotness = st.alloc.hotness(shape.number).unwrap_or(0.0);
             st.alloc.remove_file(shape.number);
-            batch.push((provisional(&builder, &st.unread_shape, shape), hotness));
+            batch.push((shapes.desc(shape), hotness));
         }
         st.alloc.add_files(batch);
     }
@@ -324,7 +329,7 @@ impl FilterBudget {
         }
         let mut st = self.state.lock();
         self.drain_forgotten(&mut st);
-        let builder = FilterBuilder::new(&st.unread_shape);
+        let mut planned = Provisional::new(&st.unread_shape);
         let mut batch = Vec::new();
         for &shape in shapes {
             if st.files.contains_key(&shape.number) {
@@ -339,10 +344,35 @@ impl FilterBudget {
                 },
             );
             let hotness = st.pending.remove(&shape.number).unwrap_or(0.0);
-            batch.push((provisional(&builder, &st.unread_shape, shape), hotness));
+            batch.push((planned.desc(shape), hotness));
         }
         st.alloc.add_files(batch);
         self.apply(&mut st);
+    }
+
+    /// Whether no file's filter shape is known yet: the next
+    /// [`add_files`](Self::add_files) would plan with the configured
+    /// options' shape, which a tree written with other options does not
+    /// have (then read one file's filter index first and
+    /// [`learn_shape`](Self::learn_shape)).
+    pub fn needs_shape(&self) -> bool {
+        self.limited() && !self.state.lock().shape_learnt
+    }
+
+    /// Plans the files whose filter was not read yet with the shape of
+    /// `index` (a filter of the tree, read before its files are planned).
+    pub fn learn_shape(&self, index: &FilterIndex) {
+        let f = index.empty();
+        let mut st = self.state.lock();
+        // The configured options, when they build filters of this layout
+        // and units, give the files' exact unit size; options derived from
+        // one filter (its bits per key, rounded up to whole words) are a
+        // little off for files of other sizes.
+        let o = &self.config.filter;
+        if !(o.bits_per_key > 0.0 && o.layout == f.layout() && o.effective_units() == f.units()) {
+            st.unread_shape = shape_options(f);
+        }
+        st.shape_learnt = true;
     }
 
     /// A file whose filter was planned in [`add_files`](Self::add_files)
@@ -385,10 +415,7 @@ impl FilterBudget {
         t.shape = shape;
         let (desc, resident) = match (&t.filter, t.live()) {
             (_, Some(rf)) => (describe(shape, rf.index()), Some(rf.resident())),
-            (None, None) => {
-                let builder = FilterBuilder::new(&st.unread_shape);
-                (provisional(&builder, &st.unread_shape, shape), None)
-            }
+            (None, None) => (Provisional::new(&st.unread_shape).desc(shape), None),
             (Some(_), None) => return, // leaving
         };
         let hotness = st.alloc.hotness(shape.number).unwrap_or(0.0);
@@ -468,7 +495,7 @@ impl FilterBudget {
     /// compaction) skips the fsyncs and is skipped itself when the last save
     /// was less than [`HOTNESS_SAVE_INTERVAL`] ago.
     pub fn save_hotness(&self, fs: &dyn FileSystem, dir: &Path, durable: bool) -> Result<()> {
-        if !self.limited() {
+        if !self.limited() || !self.config.policy.uses_counts() {
             return Ok(());
         }
         {
@@ -689,21 +716,49 @@ impl FilterBudget {
     }
 }
 
-/// The allocator's view of a file whose filter index was not read: the
-/// shape of the filter that `builder` (made from `opts`) builds for its
-/// entries.
-fn provisional(builder: &FilterBuilder, opts: &FilterOptions, shape: FileShape) -> FileDesc {
-    let f = builder.shape_for(shape.entries);
-    let units = if opts.bits_per_key > 0.0 { f.units() } else { 0 };
-    FileDesc {
-        id: shape.number,
-        level: shape.level,
-        run: shape.run,
-        entries: shape.entries,
-        unit_bytes: f.unit_memory_bytes() as u64,
-        fpr: std::iter::once(1.0)
-            .chain((1..=units).map(|j| f.theoretical_fpr_units(j)))
-            .collect(),
+/// The allocator's view of files whose filter index was not read: the shape
+/// of the filter the options build for a file's entries.
+struct Provisional {
+    builder: FilterBuilder,
+    filters: bool,
+    /// The last description made: files of one size share their shape (a
+    /// bulk-loaded or compacted level is mostly files of one size).
+    last: Option<FileDesc>,
+}
+
+impl Provisional {
+    fn new(opts: &FilterOptions) -> Self {
+        Provisional {
+            builder: FilterBuilder::new(opts),
+            filters: opts.bits_per_key > 0.0,
+            last: None,
+        }
+    }
+
+    fn desc(&mut self, shape: FileShape) -> FileDesc {
+        let placed = |d: &FileDesc| FileDesc {
+            id: shape.number,
+            level: shape.level,
+            run: shape.run,
+            ..d.clone()
+        };
+        if let Some(d) = self.last.as_ref().filter(|d| d.entries == shape.entries) {
+            return placed(d);
+        }
+        let f = self.builder.shape_for(shape.entries);
+        let units = if self.filters { f.units() } else { 0 };
+        let d = FileDesc {
+            id: shape.number,
+            level: shape.level,
+            run: shape.run,
+            entries: shape.entries,
+            unit_bytes: f.unit_memory_bytes() as u64,
+            fpr: std::iter::once(1.0)
+                .chain((1..=units).map(|j| f.theoretical_fpr_units(j)))
+                .collect(),
+        };
+        self.last = Some(d.clone());
+        d
     }
 }
 

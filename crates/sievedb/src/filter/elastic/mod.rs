@@ -112,6 +112,12 @@ impl FilterPolicy {
         matches!(self, FilterPolicy::Elastic | FilterPolicy::ElasticMonkey)
     }
 
+    /// Whether the policy plans by access counts (and so keeps them across
+    /// restarts in the `HOTNESS` file): uniform and monkey never read them.
+    pub fn uses_counts(self) -> bool {
+        !self.is_planned()
+    }
+
     /// Whether the whole plan is recomputed when the tree's shape changes.
     fn is_planned(self) -> bool {
         matches!(self, FilterPolicy::Uniform | FilterPolicy::Monkey)
@@ -246,6 +252,9 @@ pub struct Allocator {
     pending: BTreeSet<u64>,
     /// Accesses since `E` was last recomputed exactly.
     since_recompute: u64,
+    /// Bytes [`reshape`](Self::reshape) freed since the plan last took them
+    /// into account.
+    reshaped_free: u64,
     runs: BTreeMap<(usize, u64), RunAgg>,
     /// Files visited so far (one per file an operation touches; a pass over
     /// every file counts them all): what tests pin complexity by.
@@ -270,11 +279,13 @@ impl Allocator {
             top_up: false,
             pending: BTreeSet::new(),
             since_recompute: 0,
+            reshaped_free: 0,
             runs: BTreeMap::new(),
             work: 0,
         }
     }
 
+    #[cfg(test)]
     /// Files visited so far by every operation (see the field): a count of
     /// work, not of time, so that tests can pin an operation's complexity.
     pub fn work(&self) -> u64 {
@@ -445,6 +456,7 @@ impl Allocator {
             return false;
         }
         let t = u64::from(s.target);
+        self.reshaped_free += t * s.desc.unit_bytes.saturating_sub(f.unit_bytes);
         self.used = self.used - t * s.desc.unit_bytes + t * f.unit_bytes;
         let old_fp = s.fp(s.target);
         s.desc.unit_bytes = f.unit_bytes;
@@ -454,6 +466,14 @@ impl Allocator {
         while self.used > self.budget && self.files[&id].target > 0 {
             let t = self.files[&id].target;
             self.set_target(id, t - 1);
+        }
+        // Memory freed by files smaller than planned goes back to the plan
+        // once it adds up to 1/64 of the budget: a re-plan (or top-up) per
+        // file read would cost O(files) each.
+        if self.reshaped_free > self.budget / 64 {
+            self.reshaped_free = 0;
+            self.dirty |= self.cfg.policy.is_planned();
+            self.top_up = true;
         }
         true
     }
