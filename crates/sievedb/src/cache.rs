@@ -119,11 +119,13 @@ impl TableCache {
     pub fn filter_budget(self: &Arc<Self>) -> &Arc<FilterBudget> {
         self.budget.get_or_init(|| {
             let loader = Arc::new(CacheLoader(Arc::downgrade(self)));
-            Arc::new(FilterBudget::new(
+            let budget = Arc::new(FilterBudget::new(
                 self.budget_config.clone(),
                 loader,
                 self.counters.clone(),
-            ))
+            ));
+            FilterBudget::start_worker(&budget);
+            budget
         })
     }
 

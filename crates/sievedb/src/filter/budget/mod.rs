@@ -1,10 +1,12 @@
 //! The filter budget: which units of which files' filters are resident.
 //!
-//! Every live SST with a filter is registered here when a version holding it
-//! is installed (or at its first lookup, if that failed). Without a budget
-//! ([`FilterMemory::Unlimited`]) every unit is loaded at registration and
-//! pinned for the file's life, and nothing else happens: no access is
-//! recorded.
+//! Under a budget every live SST is planned for when a version holding it is
+//! installed, in one batch and without reading it
+//! ([`FilterBudget::add_files`]); its filter is registered, and the units
+//! the plan reserved for it loaded, at its first lookup
+//! ([`FilterBudget::register`]). Without a budget ([`FilterMemory::Unlimited`])
+//! every unit is loaded at that first lookup and pinned for the file's life,
+//! and nothing else happens: no access is recorded.
 //!
 //! Under a budget an [`Allocator`] (the [`FilterPolicy`]'s decisions) says how
 //! many units each file should have resident; this module carries those
@@ -19,14 +21,15 @@
 //! The read path takes no lock. One lookup in [`ACCESS_SAMPLE`] per thread
 //! is sampled: it appends the numbers of the files whose filters it probed,
 //! then a clock tick, to a per-thread log, each standing for
-//! [`ACCESS_SAMPLE`] accesses; when the log holds [`LOG_BATCH`] entries the
-//! thread *tries* the allocator's lock
-//! and, if it gets it, replays the log into the allocator and carries out the
-//! changes (loads included: the prototype's synchronous load, paid by the
-//! thread that adjusts). A thread that does not get the lock goes on; past
-//! [`LOG_LIMIT`] entries its oldest half is dropped (the accesses are a
-//! sample). Probes read a file's resident units through one atomic load
-//! ([`ResidentFilter`]), so a lookup never waits for a load of any file.
+//! [`ACCESS_SAMPLE`] accesses; a log of [`LOG_BATCH`] entries is handed to
+//! the budget's worker thread ([`worker`]), which replays it into the
+//! allocator and carries out the changes, loads included, so a lookup does
+//! no allocator work and no load for another file. When the worker's queue
+//! is full the log is dropped (the accesses are a sample). A file's first
+//! lookup reads its filter index and the units the plan reserved for it
+//! itself ([`FilterBudget::register`]): one file, once. Probes read a
+//! file's resident units through one atomic load ([`ResidentFilter`]), so a
+//! lookup never waits for a load of any file.
 //! A file that leaves the tree hands its filter to the budget, which drops
 //! it under the lock as it forgets the file ([`FilterBudget::retire`]): every
 //! change to the resident bytes happens under the lock, so the allocator never
@@ -36,7 +39,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -158,6 +161,10 @@ pub struct FilterBudget {
     forgotten: Mutex<Vec<(u64, Option<Arc<ResidentFilter>>)>>,
     /// When the hotness file was last written.
     last_save: Mutex<Option<Instant>>,
+    /// The thread that replays the lookups' logs (under a budget, once
+    /// [`start_worker`](Self::start_worker) ran; without it the lookup that
+    /// fills a log replays it if it gets the lock).
+    worker: OnceLock<worker::Worker>,
 }
 
 impl FilterBudget {
@@ -186,6 +193,20 @@ impl FilterBudget {
             }),
             forgotten: Mutex::new(Vec::new()),
             last_save: Mutex::new(None),
+            worker: OnceLock::new(),
+        }
+    }
+
+    /// Starts the thread that replays the lookups' access logs and carries
+    /// out the allocator's loads and drops (under a budget only; `this` is
+    /// the budget itself, held weakly by the thread). If the thread cannot
+    /// be spawned, lookups replay their logs themselves, as without it.
+    pub fn start_worker(this: &Arc<FilterBudget>) {
+        if !this.limited() || this.worker.get().is_some() {
+            return;
+        }
+        if let Ok(w) = worker::Worker::start(Arc::downgrade(this)) {
+            let _ = this.worker.set(w);
         }
     }
 
@@ -210,6 +231,9 @@ impl FilterBudget {
         let resident = || self.counters.filter_memory.load(Ordering::Relaxed);
         if !self.limited() {
             return (resident(), None);
+        }
+        if let Some(w) = self.worker.get() {
+            w.settle();
         }
         let mut st = self.state.lock();
         self.drain_forgotten(&mut st);
@@ -589,8 +613,8 @@ impl FilterBudget {
     }
 
     /// Ends the sampled lookup in progress on this thread ([`ACCESS_SAMPLE`]
-    /// ticks of the allocator's clock), replaying the log into the allocator
-    /// now and then.
+    /// ticks of the allocator's clock); a full log goes to the worker (or,
+    /// without one, is replayed here if the allocator's lock is free).
     #[inline]
     pub fn end_lookup(&self) {
         let full = self.with_log(|log| {
@@ -598,8 +622,24 @@ impl FilterBudget {
             log.len() >= LOG_BATCH
         });
         if full {
-            self.replay();
+            match self.worker.get() {
+                Some(w) => {
+                    w.send(self.with_log(|log| {
+                        std::mem::replace(log, Vec::with_capacity(LOG_BATCH))
+                    }));
+                }
+                None => self.replay(),
+            }
         }
+    }
+
+    /// The worker's turn: replays `events` (a lookup thread's log) and
+    /// carries out the changes.
+    fn replay_log(&self, events: &[u64]) {
+        let mut st = self.state.lock();
+        self.drain_forgotten(&mut st);
+        Self::feed(&mut st, events);
+        self.apply(&mut st);
     }
 
     /// Replays this thread's log if the allocator's lock is free.
@@ -788,3 +828,4 @@ fn describe(shape: FileShape, index: &FilterIndex) -> FileDesc {
 
 #[cfg(test)]
 mod tests;
+mod worker;
