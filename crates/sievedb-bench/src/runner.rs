@@ -5,7 +5,7 @@ use crate::keys::{KeyGen, ValueGen};
 use crate::progress::{Progress, ProgressMode};
 use rand::{rngs::SmallRng, seq::SliceRandom, Rng, SeedableRng};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 /// One benchmark of the `--benchmarks` list.
@@ -635,15 +635,23 @@ impl Sampler {
 
 /// The writer of `readwhilewriting`: one-key batches of uniformly random keys
 /// of `0..num` (each with its generated value) until `stop`; returns the
-/// writes done and the seconds it wrote for. Sets `stop` itself on an error,
-/// so the readers end too.
-fn write_until(engine: &dyn Engine, w: &Workload, stop: &AtomicBool) -> EngineResult<(u64, f64)> {
+/// writes done and the seconds it wrote for. It meets the readers' starter at
+/// `started` before its first write and writes at least once, so a run whose
+/// readers finish at once still writes. Sets `stop` itself on an error, so
+/// the readers end too.
+fn write_until(
+    engine: &dyn Engine,
+    w: &Workload,
+    started: &Barrier,
+    stop: &AtomicBool,
+) -> EngineResult<(u64, f64)> {
     let mut rng = SmallRng::seed_from_u64(w.seed.wrapping_add(0x3717_e000));
     let mut key = vec![0u8; w.keys.key_size()];
     w.keys.fill(&mut key, 0, false);
+    started.wait();
     let start = Instant::now();
     let mut n = 0u64;
-    while !stop.load(Ordering::Relaxed) {
+    loop {
         let i = rng.gen_range(0..w.num);
         w.keys.refill(&mut key, i, false);
         if let Err(e) = engine.write_batch(&[(&key, w.values.value(i))]) {
@@ -651,6 +659,9 @@ fn write_until(engine: &dyn Engine, w: &Workload, stop: &AtomicBool) -> EngineRe
             return Err(e);
         }
         n += 1;
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
     }
     Ok((n, start.elapsed().as_secs_f64()))
 }
@@ -681,10 +692,13 @@ fn read_while_writing(
     let sampler = w
         .sample_interval
         .and_then(|every| Sampler::start(engine, every));
+    let started = Arc::new(Barrier::new(2));
     let writer = {
         let (engine, w, stop) = (Arc::clone(engine), w.clone(), Arc::clone(&stop));
-        std::thread::spawn(move || write_until(engine.as_ref(), &w, &stop))
+        let started = Arc::clone(&started);
+        std::thread::spawn(move || write_until(engine.as_ref(), &w, &started, &stop))
     };
+    started.wait();
     let start = Instant::now();
     let deadline = w.duration.map(|d| start + d);
     let share = |t: usize| match deadline {
