@@ -8,6 +8,7 @@
 //! loads and drops the units and reports back with [`Allocator::applied`].
 //!
 //! * [`monkey`]: Monkey's closed form (memory across runs by their size);
+//! * `policy`: the policies by name; `plan`: what each policy plans;
 //! * `mq`: ElasticBF's multi-queue (memory moved to hot files at run time);
 //! * [`inherit`](mod@inherit): hotness handed from compaction inputs to outputs;
 //! * [`hotness`]: the `HOTNESS` side file that keeps counts across restarts.
@@ -20,20 +21,18 @@ pub mod hotness;
 pub mod inherit;
 pub mod monkey;
 mod mq;
+mod plan;
+mod policy;
 
 #[cfg(test)]
 mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
-use std::str::FromStr;
 
-use crate::error::{Error, Result};
-use greedy::Item;
-use monkey::MonkeyFile;
 use mq::MultiQueue;
 
 pub use inherit::{inherit, InheritInput, InheritOutput};
+pub use policy::FilterPolicy;
 
 /// ElasticBF acts only if it lowers `E` by more than this fraction of `E`.
 pub const GAIN_THRESHOLD: f64 = 1e-4;
@@ -68,81 +67,6 @@ const RECOMPUTE_EVERY: u64 = 1 << 16;
 /// gave the few small files of the top levels every unit (a tie-breaker far
 /// below one access).
 const SKEW_TIE_WEIGHT: f64 = 1e-6;
-
-/// How filter memory is divided among files under a budget.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-pub enum FilterPolicy {
-    /// Every file the same number of units.
-    #[default]
-    Uniform,
-    /// Monkey: a run's false-positive rate proportional to its entries.
-    Monkey,
-    /// ElasticBF: units move at run time from expired files to accessed ones.
-    Elastic,
-    /// ElasticBF whose new files start at Monkey's count, with a Monkey prior.
-    ElasticMonkey,
-    /// A file's units are chosen once when it is written, from its hotness.
-    SkewAtWrite,
-}
-
-impl FilterPolicy {
-    /// Every policy, in declaration order.
-    pub const ALL: &'static [FilterPolicy] = &[
-        FilterPolicy::Uniform,
-        FilterPolicy::Monkey,
-        FilterPolicy::Elastic,
-        FilterPolicy::ElasticMonkey,
-        FilterPolicy::SkewAtWrite,
-    ];
-
-    /// The name used by `Display` and `FromStr`.
-    pub fn name(self) -> &'static str {
-        match self {
-            FilterPolicy::Uniform => "uniform",
-            FilterPolicy::Monkey => "monkey",
-            FilterPolicy::Elastic => "elastic",
-            FilterPolicy::ElasticMonkey => "elastic-monkey",
-            FilterPolicy::SkewAtWrite => "skew-at-write",
-        }
-    }
-
-    /// Whether units move at run time through the multi-queue.
-    fn is_elastic(self) -> bool {
-        matches!(self, FilterPolicy::Elastic | FilterPolicy::ElasticMonkey)
-    }
-
-    /// Whether the policy plans by access counts (and so keeps them across
-    /// restarts in the `HOTNESS` file): uniform and monkey never read them.
-    pub fn uses_counts(self) -> bool {
-        !self.is_planned()
-    }
-
-    /// Whether the whole plan is recomputed when the tree's shape changes.
-    fn is_planned(self) -> bool {
-        matches!(self, FilterPolicy::Uniform | FilterPolicy::Monkey)
-    }
-}
-
-impl fmt::Display for FilterPolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for FilterPolicy {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        if let Some(&p) = Self::ALL.iter().find(|p| s.eq_ignore_ascii_case(p.name())) {
-            return Ok(p);
-        }
-        let names: Vec<&str> = Self::ALL.iter().map(|p| p.name()).collect();
-        Err(Error::InvalidArgument(format!(
-            "unknown filter policy '{s}' (expected one of: {})",
-            names.join(", ")
-        )))
-    }
-}
 
 /// A file as the allocator sees it.
 #[derive(Clone, Debug, PartialEq)]
@@ -343,15 +267,15 @@ impl Allocator {
     /// runs`, times the file's share of its run's entries, since a lookup
     /// probes one file per run; otherwise 0). Its target then follows the policy:
     /// uniform and monkey re-plan when changes are taken; elastic gives it
-    /// `initial_units`, elastic-monkey Monkey's count for its run, and
+    /// `initial_units`, elastic-monkey Monkey's count for its run (at least
+    /// one unit), and
     /// skew-at-write its count in the optimum of all live files, each capped
     /// at what fits in the free budget (nothing is evicted for a new file).
     pub fn add_file(&mut self, f: FileDesc, hotness: f64) {
         let id = self.insert_file(f, hotness);
         let want = match self.cfg.policy {
             FilterPolicy::Uniform | FilterPolicy::Monkey => return,
-            FilterPolicy::Elastic => self.cfg.initial_units.unwrap_or(DEFAULT_INITIAL_UNITS),
-            FilterPolicy::ElasticMonkey => self.monkey_units(id),
+            FilterPolicy::Elastic | FilterPolicy::ElasticMonkey => self.start_units(id),
             FilterPolicy::SkewAtWrite => self.skew_units(id),
         };
         let fit = self.fitting(id, want);
@@ -700,108 +624,6 @@ impl Allocator {
             .unwrap_or_else(|| HALF_LIFE_LIFETIMES.saturating_mul(self.lifetime()))
     }
 
-    /// The prior count of a new file with no history under elastic-monkey:
-    /// Monkey assumes every run is probed by every lookup, so each run gets
-    /// the same share of accesses, the mean count per run of the live files
-    /// (`Σ f / runs`, the new file's run included); within its run a probe
-    /// lands on a file in proportion to its entries, so the file gets
-    /// `Σ f / runs × entries / run entries`.
-    /// The file's share of its run's entries: the chance that a lookup
-    /// probing the run probes this file.
-    fn run_share(&self, desc: &FileDesc) -> f64 {
-        match self.runs.get(&(desc.level, desc.run)) {
-            Some(r) if r.entries > 0 => desc.entries as f64 / r.entries as f64,
-            _ => 1.0,
-        }
-    }
-
-    fn monkey_prior(&self, desc: &FileDesc) -> f64 {
-        let runs = self.runs.len();
-        let run_entries = self.runs[&(desc.level, desc.run)].entries;
-        if runs == 0 || run_entries == 0 {
-            return 0.0;
-        }
-        self.total_hot.max(0.0) / runs as f64 * desc.entries as f64 / run_entries as f64
-    }
-
-    /// Monkey's closed-form count for file `id` given the current runs and
-    /// budget (no fix-up: the multi-queue adjusts from there).
-    fn monkey_units(&self, id: u64) -> u32 {
-        let f = &self.files[&id];
-        let keys: Vec<(usize, u64)> = self.runs.keys().copied().collect();
-        let entries: Vec<f64> = self.runs.values().map(|r| r.entries as f64).collect();
-        let p = monkey::optimal_fprs(&entries, self.budget as f64 * 8.0);
-        let run = (f.desc.level, f.desc.run);
-        let r = keys.iter().position(|&k| k == run).expect("run registered");
-        let mf = MonkeyFile {
-            run,
-            entries: f.desc.entries,
-            unit_bytes: f.desc.unit_bytes,
-            fpr: &f.desc.fpr,
-        };
-        monkey::closed_form_units(&mf, p[r])
-    }
-
-    /// Under the elastic policies, after memory was freed: files holding
-    /// fewer units than a new file starts with (`initial_units`, or Monkey's
-    /// count under elastic-monkey) get up to that many from the free budget,
-    /// hottest first (then by id). A compaction's outputs register while
-    /// its inputs still hold their units, so they may start short; without
-    /// this they would wait for an access to take the memory the inputs
-    /// left.
-    fn top_up_starts(&mut self) {
-        if !matches!(
-            self.cfg.policy,
-            FilterPolicy::Elastic | FilterPolicy::ElasticMonkey
-        ) {
-            return;
-        }
-        self.visit_all();
-        let mut order: Vec<(f64, u64)> = self.files.iter().map(|(&id, f)| (f.hot, id)).collect();
-        order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        for (_, id) in order {
-            if self.used >= self.budget {
-                break;
-            }
-            let want = match self.cfg.policy {
-                FilterPolicy::ElasticMonkey => self.monkey_units(id),
-                _ => self.cfg.initial_units.unwrap_or(DEFAULT_INITIAL_UNITS),
-            };
-            if self.files[&id].target < want {
-                let fit = self.fitting(id, want);
-                if fit > self.files[&id].target {
-                    self.set_target(id, fit);
-                }
-            }
-        }
-    }
-
-    /// Every file's units (in id order) in the greedy optimum of
-    /// `Σ (f + tie·share)·fp` under the whole budget, `share` the file's
-    /// share of its run's entries.
-    fn greedy_plan(&self, tie: f64) -> Vec<u32> {
-        let mut items: Vec<Item<'_>> = self
-            .files
-            .values()
-            .map(|f| Item {
-                weight: f.hot + tie * self.run_share(&f.desc),
-                unit_bytes: f.desc.unit_bytes,
-                fpr: &f.desc.fpr,
-                n: 0,
-            })
-            .collect();
-        greedy::fill(&mut items, self.budget);
-        items.iter().map(|i| i.n).collect()
-    }
-
-    /// File `id`'s count in the greedy optimum of `Σ f·fp` over all live
-    /// files under the whole budget.
-    fn skew_units(&mut self, id: u64) -> u32 {
-        self.visit_all();
-        let i = self.files.keys().position(|&k| k == id).expect("live file");
-        self.greedy_plan(SKEW_TIE_WEIGHT)[i]
-    }
-
     /// `want` capped at the file's units and at what fits in the free budget.
     fn fitting(&self, id: u64, want: u32) -> u32 {
         let f = &self.files[&id];
@@ -837,117 +659,6 @@ impl Allocator {
         self.extra_io = self.files.values().map(|f| f.hot * f.fp(f.target)).sum();
         self.total_hot = self.files.values().map(|f| f.hot).sum();
         self.since_recompute = 0;
-    }
-
-    /// Uniform and Monkey: recomputes every target.
-    fn replan(&mut self) {
-        self.dirty = false;
-        // A plan, and (uniform) its binary search over unit counts.
-        self.work += self.files.len() as u64 * (1 + u64::from(MAX_UNITS.ilog2()));
-        let plan: Vec<(u64, u32)> = match self.cfg.policy {
-            FilterPolicy::Uniform => self.uniform_plan(),
-            FilterPolicy::Monkey => {
-                let files: Vec<MonkeyFile<'_>> = self
-                    .files
-                    .values()
-                    .map(|f| MonkeyFile {
-                        run: (f.desc.level, f.desc.run),
-                        entries: f.desc.entries,
-                        unit_bytes: f.desc.unit_bytes,
-                        fpr: &f.desc.fpr,
-                    })
-                    .collect();
-                let n = monkey::plan(&files, self.budget);
-                self.files.keys().copied().zip(n).collect()
-            }
-            _ => return,
-        };
-        // Decreases first, so `used` never passes the budget on the way.
-        let mut plan = plan;
-        plan.sort_by_key(|&(id, n)| (n > self.files[&id].target, id));
-        for (id, n) in plan {
-            self.set_target(id, n);
-        }
-    }
-
-    /// Uniform: the largest `n` with `Σ min(n, units)·unit_bytes ≤ budget`
-    /// for every file, then `+1` in ascending id order for files whose unit
-    /// still fits in what is left.
-    fn uniform_plan(&self) -> Vec<(u64, u32)> {
-        let cost = |n: u32| -> u64 {
-            self.files
-                .values()
-                .map(|f| n.min(f.units) as u64 * f.desc.unit_bytes)
-                .fold(0u64, u64::saturating_add)
-        };
-        // Invariant: cost(lo) <= budget (cost(0) = 0), cost(hi + 1) > budget
-        // or hi = MAX_UNITS.
-        let (mut lo, mut hi) = (0u32, MAX_UNITS);
-        while lo < hi {
-            let mid = (lo + hi).div_ceil(2);
-            if cost(mid) <= self.budget {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        let mut left = self.budget - cost(lo);
-        self.files
-            .iter()
-            .map(|(&id, f)| {
-                let mut n = lo.min(f.units);
-                if n < f.units && f.desc.unit_bytes <= left {
-                    left -= f.desc.unit_bytes;
-                    n += 1;
-                }
-                (id, n)
-            })
-            .collect()
-    }
-
-    /// Elastic: drops the units costing least `f·Δfp` per byte until the plan
-    /// fits the budget.
-    fn shrink_cheapest(&mut self) {
-        self.visit_all();
-        let excess = self.used - self.budget;
-        let ids: Vec<u64> = self.files.keys().copied().collect();
-        let mut items: Vec<Item<'_>> = self
-            .files
-            .values()
-            .map(|f| Item {
-                weight: f.hot,
-                unit_bytes: f.desc.unit_bytes,
-                fpr: &f.desc.fpr,
-                n: f.target,
-            })
-            .collect();
-        greedy::trim(&mut items, excess);
-        let plan: Vec<(u64, u32)> = ids.into_iter().zip(items.iter().map(|i| i.n)).collect();
-        for (id, n) in plan {
-            self.set_target(id, n);
-        }
-    }
-
-    /// Skew-at-write: empties the coldest files (then lowest id) first, one
-    /// unit at a time, until the plan fits the budget.
-    fn shrink_coldest(&mut self) {
-        self.visit_all();
-        let mut order: Vec<(f64, u64)> = self
-            .files
-            .iter()
-            .filter(|(_, f)| f.target > 0)
-            .map(|(&id, f)| (f.hot, id))
-            .collect();
-        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        for (_, id) in order {
-            while self.used > self.budget && self.files[&id].target > 0 {
-                let t = self.files[&id].target;
-                self.set_target(id, t - 1);
-            }
-            if self.used <= self.budget {
-                break;
-            }
-        }
     }
 }
 

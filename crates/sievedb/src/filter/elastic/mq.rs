@@ -6,6 +6,10 @@ use std::collections::BTreeMap;
 
 use super::{Allocator, GAIN_THRESHOLD, LOAD_COST, MAX_UNITS};
 
+/// How many files of one queue a file at 0 units looks at, from the LRU
+/// side, for a unit it may take although they have not expired.
+const RESCUE_LOOKS: usize = 8;
+
 /// Queues `Q_0..=Q_64`, each mapping a recency stamp to a file id.
 ///
 /// Invariant: every live file is in exactly one queue, the one of its target
@@ -47,6 +51,11 @@ impl MultiQueue {
             .map(|(&s, &id)| (s, id))
     }
 
+    /// The `k`-th least recently used file of `Q_q` (0: the LRU).
+    pub(super) fn nth_lru(&self, q: u32, k: usize) -> Option<u64> {
+        self.queues[q as usize].values().nth(k).copied()
+    }
+
     /// The highest non-empty queue.
     pub(super) fn top(&self) -> u32 {
         (0..=MAX_UNITS)
@@ -61,8 +70,12 @@ impl Allocator {
     /// recency already updated): one more unit for it if memory is free, or
     /// else taken from expired files found from `Q_m` down to `Q_1`, each
     /// queue from its LRU side, a file that has not expired ending the search
-    /// in its queue. It happens only if `gain − cost > 1e-4·E`; otherwise, or
-    /// if the expired files cannot free enough, nothing changes.
+    /// in its queue. It happens only if `gain − cost > 1e-4·E` (and more than
+    /// one load's worth); otherwise, or if the expired files cannot free
+    /// enough, nothing changes. A file at 0 units may also take a unit from
+    /// the least recently used files of `Q_2` and above that have not
+    /// expired, if the exchange pays: a read file is never left without a
+    /// filter only because nothing expired yet.
     pub(super) fn elastic_grow(&mut self, id: u64) {
         let Some(f) = self.files.get(&id) else { return };
         let n = f.target;
@@ -106,6 +119,37 @@ impl Allocator {
                 }
                 if freed >= need {
                     break 'search;
+                }
+            }
+        }
+        // A read file with no unit at all is never left so because nothing
+        // expired yet (at open every file's lifetime starts afresh): it may
+        // take a unit from the least recently used files of the queues above
+        // `Q_1`, expired or not, if the exchange still pays. No file is
+        // taken to 0 units for it.
+        if n == 0 && freed < need && gain - cost > threshold {
+            'rescue: for q in (2..=self.mq.top()).rev() {
+                let mut skipped = 0;
+                while let Some(j) = self.mq.nth_lru(q, skipped) {
+                    if j == id {
+                        break;
+                    }
+                    let v = &self.files[&j];
+                    let c = v.hot * (v.fp(q - 1) - v.fp(q));
+                    if gain - cost - c <= threshold {
+                        skipped += 1; // too costly; a later one may be cheaper,
+                        if skipped >= RESCUE_LOOKS {
+                            break; // but only a few are looked at per queue
+                        }
+                        continue;
+                    }
+                    cost += c;
+                    freed += v.desc.unit_bytes;
+                    victims.push(j);
+                    self.set_target(j, q - 1);
+                    if freed >= need {
+                        break 'rescue;
+                    }
                 }
             }
         }

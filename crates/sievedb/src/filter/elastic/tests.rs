@@ -3,6 +3,7 @@
 
 use super::*;
 use super::hotness::HotnessSnapshot;
+use super::monkey::{self, MonkeyFile};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -369,6 +370,35 @@ fn elastic_skips_when_nothing_expired() {
     assert_eq!(a.units(2), Some(3));
 }
 
+/// A read file with no unit takes one from a file above `Q_1` that has not
+/// expired when the exchange pays, and never takes a file to 0 units for it.
+#[test]
+fn elastic_read_file_at_zero_units_is_not_left_there() {
+    let mut a = Allocator::new(AllocConfig {
+        policy: FilterPolicy::Elastic,
+        lifetime: Some(1_000),
+        half_life: Some(0),
+        initial_units: Some(3),
+        ..AllocConfig::default()
+    });
+    a.set_budget(400);
+    a.add_file(desc(1, 1, 0, 800, 100, 6), 0.0);
+    a.add_file(desc(2, 1, 0, 800, 100, 6), 0.0); // only one unit fits
+    assert_eq!((a.units(1), a.units(2)), (Some(3), Some(1)));
+    a.add_file(desc(3, 1, 0, 800, 100, 6), 0.0); // nothing left
+    assert_eq!(a.units(3), Some(0));
+    a.record_access(1); // file 1 is fresh: nothing has expired
+    a.record_access(2);
+    for _ in 0..20 {
+        a.record_access(3);
+        a.tick(1);
+    }
+    assert_eq!(a.units(3), Some(1), "the read file got a unit");
+    assert_eq!(a.units(1), Some(2), "from the file above Q_1");
+    assert_eq!(a.units(2), Some(1), "the file in Q_1 kept its unit");
+    assert!(a.used_bytes() <= a.budget());
+}
+
 #[test]
 fn elastic_demotes_from_top_queue_first() {
     let mut a = Allocator::new(AllocConfig {
@@ -498,6 +528,37 @@ fn elastic_monkey_start_and_prior() {
     // An inherited count is kept as is.
     a.add_file(desc(4, 3, 0, 10, 100, 2), 7.0);
     assert_eq!(a.hotness(4), Some(7.0));
+}
+
+/// Under elastic-monkey a file starts with at least one unit, where it fits,
+/// even when Monkey's closed form gives its run no filter at all.
+#[test]
+fn elastic_monkey_never_starts_a_file_at_zero_units() {
+    let mut a = Allocator::new(AllocConfig {
+        policy: FilterPolicy::ElasticMonkey,
+        ..AllocConfig::default()
+    });
+    // 40 000 bytes for a run of 100 000 keys and one of 1 000 000: so little
+    // that Monkey gives the large run no filter (its rate comes out ≥ 1).
+    // The small run's file holds 3 units, so one unit's worth stays free.
+    a.set_budget(40_000);
+    a.add_file(desc(1, 1, 0, 100_000, 10_000, 3), 0.0);
+    let big = desc(2, 2, 0, 1_000_000, 10_000, 8);
+    let p = monkey::optimal_fprs(&[100_000.0, 1_000_000.0], 320_000.0);
+    assert_eq!(p[1], 1.0);
+    let monkey_says = monkey::closed_form_units(
+        &MonkeyFile {
+            run: (2, 0),
+            entries: 1_000_000,
+            unit_bytes: 10_000,
+            fpr: &big.fpr,
+        },
+        p[1],
+    );
+    assert_eq!(monkey_says, 0, "the setting must round the big run to 0");
+    a.add_file(big, 0.0);
+    assert_eq!(a.units(2), Some(1));
+    assert!(a.used_bytes() <= a.budget());
 }
 
 #[test]

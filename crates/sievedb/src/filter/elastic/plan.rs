@@ -1,0 +1,234 @@
+//! The allocator's plans: the per-file counts each policy starts a file at
+//! (Monkey's closed form, skew-at-write's greedy optimum, elastic's initial
+//! units) and the whole-tree re-plans of uniform and Monkey, with their
+//! fix-ups when the plan does not fit the budget.
+
+use super::greedy::{self, Item};
+use super::monkey::{self, MonkeyFile};
+use super::{Allocator, FileDesc, FilterPolicy, DEFAULT_INITIAL_UNITS, MAX_UNITS, SKEW_TIE_WEIGHT};
+
+impl Allocator {
+    /// The file's share of its run's entries: the chance that a lookup
+    /// probing the run probes this file.
+    pub(super) fn run_share(&self, desc: &FileDesc) -> f64 {
+        match self.runs.get(&(desc.level, desc.run)) {
+            Some(r) if r.entries > 0 => desc.entries as f64 / r.entries as f64,
+            _ => 1.0,
+        }
+    }
+
+    /// The prior count of a new file with no history under elastic-monkey:
+    /// Monkey assumes every run is probed by every lookup, so each run gets
+    /// the same share of accesses, the mean count per run of the live files
+    /// (`Σ f / runs`, the new file's run included); within its run a probe
+    /// lands on a file in proportion to its entries, so the file gets
+    /// `Σ f / runs × entries / run entries`.
+    pub(super) fn monkey_prior(&self, desc: &FileDesc) -> f64 {
+        let runs = self.runs.len();
+        let run_entries = self.runs[&(desc.level, desc.run)].entries;
+        if runs == 0 || run_entries == 0 {
+            return 0.0;
+        }
+        self.total_hot.max(0.0) / runs as f64 * desc.entries as f64 / run_entries as f64
+    }
+
+    /// Monkey's closed-form count for file `id` given the current runs and
+    /// budget (no fix-up: the multi-queue adjusts from there).
+    pub(super) fn monkey_units(&self, id: u64) -> u32 {
+        let f = &self.files[&id];
+        let keys: Vec<(usize, u64)> = self.runs.keys().copied().collect();
+        let entries: Vec<f64> = self.runs.values().map(|r| r.entries as f64).collect();
+        let p = monkey::optimal_fprs(&entries, self.budget as f64 * 8.0);
+        let run = (f.desc.level, f.desc.run);
+        let r = keys.iter().position(|&k| k == run).expect("run registered");
+        let mf = MonkeyFile {
+            run,
+            entries: f.desc.entries,
+            unit_bytes: f.desc.unit_bytes,
+            fpr: &f.desc.fpr,
+        };
+        monkey::closed_form_units(&mf, p[r])
+    }
+
+    /// The units a new file starts with under the elastic policies:
+    /// `initial_units` under elastic; under elastic-monkey Monkey's count for
+    /// its run, but at least one unit. Monkey gives the largest runs the
+    /// highest false-positive rate, and at a few bits per key its closed form
+    /// can round a last-level file down to no filter at all: every lookup
+    /// probing it would then read a block until the multi-queue moved memory
+    /// there, which it does only once the file is hot and others expired.
+    pub(super) fn start_units(&self, id: u64) -> u32 {
+        match self.cfg.policy {
+            FilterPolicy::ElasticMonkey => self.monkey_units(id).max(1),
+            _ => self.cfg.initial_units.unwrap_or(DEFAULT_INITIAL_UNITS),
+        }
+    }
+
+    /// Under the elastic policies, after memory was freed: files holding
+    /// fewer units than a new file starts with ([`start_units`](Self::start_units))
+    /// get up to that many from the free budget,
+    /// hottest first (then by id). A compaction's outputs register while
+    /// its inputs still hold their units, so they may start short; without
+    /// this they would wait for an access to take the memory the inputs
+    /// left.
+    pub(super) fn top_up_starts(&mut self) {
+        if !matches!(
+            self.cfg.policy,
+            FilterPolicy::Elastic | FilterPolicy::ElasticMonkey
+        ) {
+            return;
+        }
+        self.visit_all();
+        let mut order: Vec<(f64, u64)> = self.files.iter().map(|(&id, f)| (f.hot, id)).collect();
+        order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        for (_, id) in order {
+            if self.used >= self.budget {
+                break;
+            }
+            let want = self.start_units(id);
+            if self.files[&id].target < want {
+                let fit = self.fitting(id, want);
+                if fit > self.files[&id].target {
+                    self.set_target(id, fit);
+                }
+            }
+        }
+    }
+
+    /// Every file's units (in id order) in the greedy optimum of
+    /// `Σ (f + tie·share)·fp` under the whole budget, `share` the file's
+    /// share of its run's entries.
+    pub(super) fn greedy_plan(&self, tie: f64) -> Vec<u32> {
+        let mut items: Vec<Item<'_>> = self
+            .files
+            .values()
+            .map(|f| Item {
+                weight: f.hot + tie * self.run_share(&f.desc),
+                unit_bytes: f.desc.unit_bytes,
+                fpr: &f.desc.fpr,
+                n: 0,
+            })
+            .collect();
+        greedy::fill(&mut items, self.budget);
+        items.iter().map(|i| i.n).collect()
+    }
+
+    /// File `id`'s count in the greedy optimum of `Σ f·fp` over all live
+    /// files under the whole budget.
+    pub(super) fn skew_units(&mut self, id: u64) -> u32 {
+        self.visit_all();
+        let i = self.files.keys().position(|&k| k == id).expect("live file");
+        self.greedy_plan(SKEW_TIE_WEIGHT)[i]
+    }
+
+    /// Uniform and Monkey: recomputes every target.
+    pub(super) fn replan(&mut self) {
+        self.dirty = false;
+        // A plan, and (uniform) its binary search over unit counts.
+        self.work += self.files.len() as u64 * (1 + u64::from(MAX_UNITS.ilog2()));
+        let plan: Vec<(u64, u32)> = match self.cfg.policy {
+            FilterPolicy::Uniform => self.uniform_plan(),
+            FilterPolicy::Monkey => {
+                let files: Vec<MonkeyFile<'_>> = self
+                    .files
+                    .values()
+                    .map(|f| MonkeyFile {
+                        run: (f.desc.level, f.desc.run),
+                        entries: f.desc.entries,
+                        unit_bytes: f.desc.unit_bytes,
+                        fpr: &f.desc.fpr,
+                    })
+                    .collect();
+                let n = monkey::plan(&files, self.budget);
+                self.files.keys().copied().zip(n).collect()
+            }
+            _ => return,
+        };
+        // Decreases first, so `used` never passes the budget on the way.
+        let mut plan = plan;
+        plan.sort_by_key(|&(id, n)| (n > self.files[&id].target, id));
+        for (id, n) in plan {
+            self.set_target(id, n);
+        }
+    }
+
+    /// Uniform: the largest `n` with `Σ min(n, units)·unit_bytes ≤ budget`
+    /// for every file, then `+1` in ascending id order for files whose unit
+    /// still fits in what is left.
+    pub(super) fn uniform_plan(&self) -> Vec<(u64, u32)> {
+        let cost = |n: u32| -> u64 {
+            self.files
+                .values()
+                .map(|f| n.min(f.units) as u64 * f.desc.unit_bytes)
+                .fold(0u64, u64::saturating_add)
+        };
+        // Invariant: cost(lo) <= budget (cost(0) = 0), cost(hi + 1) > budget
+        // or hi = MAX_UNITS.
+        let (mut lo, mut hi) = (0u32, MAX_UNITS);
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            if cost(mid) <= self.budget {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        let mut left = self.budget - cost(lo);
+        self.files
+            .iter()
+            .map(|(&id, f)| {
+                let mut n = lo.min(f.units);
+                if n < f.units && f.desc.unit_bytes <= left {
+                    left -= f.desc.unit_bytes;
+                    n += 1;
+                }
+                (id, n)
+            })
+            .collect()
+    }
+
+    /// Elastic: drops the units costing least `f·Δfp` per byte until the plan
+    /// fits the budget.
+    pub(super) fn shrink_cheapest(&mut self) {
+        self.visit_all();
+        let excess = self.used - self.budget;
+        let ids: Vec<u64> = self.files.keys().copied().collect();
+        let mut items: Vec<Item<'_>> = self
+            .files
+            .values()
+            .map(|f| Item {
+                weight: f.hot,
+                unit_bytes: f.desc.unit_bytes,
+                fpr: &f.desc.fpr,
+                n: f.target,
+            })
+            .collect();
+        greedy::trim(&mut items, excess);
+        let plan: Vec<(u64, u32)> = ids.into_iter().zip(items.iter().map(|i| i.n)).collect();
+        for (id, n) in plan {
+            self.set_target(id, n);
+        }
+    }
+
+    /// Skew-at-write: empties the coldest files (then lowest id) first, one
+    /// unit at a time, until the plan fits the budget.
+    pub(super) fn shrink_coldest(&mut self) {
+        self.visit_all();
+        let mut order: Vec<(f64, u64)> = self
+            .files
+            .iter()
+            .filter(|(_, f)| f.target > 0)
+            .map(|(&id, f)| (f.hot, id))
+            .collect();
+        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        for (_, id) in order {
+            while self.used > self.budget && self.files[&id].target > 0 {
+                let t = self.files[&id].target;
+                self.set_target(id, t - 1);
+            }
+            if self.used <= self.budget {
+                break;
+            }
+        }
+    }
+}
