@@ -7,7 +7,10 @@
 #   scripts/issue20-stationary.sh SIEVEDB_BINARY OUT_DIR TREE_DIR NUM LEVEL1_SIZE
 #
 # TREE_DIR/sievedb as for scripts/issue20-open.sh. Environment: READS
-# (200000), ZIPF (0.99), REPEATS (1). Device reads = block-cache misses +
+# (200000), ZIPF (0.99), REPEATS (1), POLICIES (uniform monkey skew-at-write
+# elastic elastic-monkey), ORACLE (1: also uniform at 8 bits/key and the
+# oracle; 0: not), EXTRA (more flags for every run, e.g.
+# "--table-meta-cache-size 0"). Device reads = block-cache misses +
 # filter unit loads + table-open reads. The oracle: a first run with every
 # unit resident (12 bits/key budget) and counts that never decay writes the
 # whole run's access counts to HOTNESS at close; the measured run reads them
@@ -29,7 +32,7 @@ run() { # name, extra flags...
   "$BIN" bench --db "$TREE" --use-existing-db --benchmarks readmixed --alpha 0.5 --num "$NUM" \
     --key-size 24 --value-size 100 --size-ratio 10 --target-file-size 65536 --level1-size "$L1" \
     --use-direct-reads --block-cache-size 8388608 --distribution zipfian --zipf-s "$ZIPF" \
-    --reads "$READS" --json "$@" > "$OUT/last.json"
+    --reads "$READS" --json ${EXTRA:-} "$@" > "$OUT/last.json"
   python3 - "$OUT/last.json" "$name" "$ZIPF" "$r" >> "$CSV" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
@@ -43,10 +46,11 @@ for line in open(sys.argv[1]):
 PY
 }
 for r in $(seq 1 "$REPEATS"); do
-  for p in uniform monkey skew-at-write elastic elastic-monkey; do
+  for p in ${POLICIES:-uniform monkey skew-at-write elastic elastic-monkey}; do
     rm -f "$TREE/sievedb/HOTNESS"
     run "$p" --filter-memory-bits-per-key 4 --filter-policy "$p"
   done
+  [ "${ORACLE:-1}" = 1 ] || continue
   rm -f "$TREE/sievedb/HOTNESS"
   run uniform@8 --filter-memory-bits-per-key 8 --filter-policy uniform
   rm -f "$TREE/sievedb/HOTNESS"

@@ -289,6 +289,12 @@ pub struct BenchArgs {
     /// PCIe SSD, 113000 for a SATA SSD); counted in the breakdown's data phase
     #[arg(long, value_name = "NS", default_value_t = 0)]
     pub io_delay_ns: u64,
+    /// Bytes of table metadata (indexes, properties, filter indexes) sievedb
+    /// keeps past its open files (`Options::table_meta_cache_capacity`; 0:
+    /// read again at every table-cache miss, as LevelDB does)
+    #[arg(long, value_name = "BYTES",
+          default_value_t = sievedb::Options::default().table_meta_cache_capacity)]
+    pub table_meta_cache_size: u64,
 }
 
 impl Default for BenchArgs {
@@ -326,6 +332,7 @@ impl Default for BenchArgs {
             use_direct_reads: false,
             mmap_reads: sievedb::Options::default().use_mmap_reads,
             io_delay_ns: 0,
+            table_meta_cache_size: sievedb::Options::default().table_meta_cache_capacity,
             compression: Compression::None,
             compression_ratio: 1.0,
         }
@@ -375,6 +382,7 @@ impl BenchArgs {
             use_direct_reads: self.use_direct_reads,
             use_mmap_reads: self.mmap_reads,
             io_delay_ns: self.io_delay_ns,
+            table_meta_cache_size: self.table_meta_cache_size,
             compression: self.compression,
         }
     }

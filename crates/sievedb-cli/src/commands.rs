@@ -393,7 +393,7 @@ pub fn format_stats(s: &Stats) -> String {
         line(&cells);
     }
     t.push('\n');
-    let counters: [(&str, String); 21] = [
+    let counters: [(&str, String); 22] = [
         ("gets", s.gets.to_string()),
         ("puts", s.puts.to_string()),
         ("deletes", s.deletes.to_string()),
@@ -415,6 +415,7 @@ pub fn format_stats(s: &Stats) -> String {
         ("flushes", s.flushes.to_string()),
         ("filter_memory_bytes", s.filter_memory_bytes.to_string()),
         ("block_cache_bytes", s.block_cache_bytes.to_string()),
+        ("table_meta_bytes", s.table_meta_bytes.to_string()),
         ("memtable_bytes", s.memtable_bytes.to_string()),
         (
             "write_amplification",

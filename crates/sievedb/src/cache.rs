@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock, Weak};
 
-use quick_cache::{sync::Cache, Weighter};
+use quick_cache::sync::{Cache, DefaultLifecycle};
+use quick_cache::{UnitWeighter, Weighter};
 
 use crate::error::{Error, Result};
 use crate::filter::budget::{BudgetConfig, FilterBudget, UnitLoader};
@@ -12,11 +13,27 @@ use crate::filter::Filter;
 use crate::io::{filename, Access, FileSystem};
 use crate::options::Options;
 use crate::sst::block::Block;
+use crate::sst::meta::TableMeta;
 use crate::sst::TableReader;
 use crate::stats::Counters;
 
 /// Key of a cached block: (file number, block offset).
 pub type BlockKey = (u64, u64);
+
+/// The caches' hasher, with fixed seeds: which entries share a shard and
+/// which one eviction picks then depend on the keys alone, so the same
+/// operations on the same tree read the same blocks in every process (with
+/// a per-process random seed, the device reads of one experiment varied by
+/// several percent between runs). The keys are file numbers and offsets the
+/// engine chooses, never user input, so a fixed seed exposes nothing.
+fn fixed_hasher() -> ahash::RandomState {
+    ahash::RandomState::with_seeds(
+        0x243f_6a88_85a3_08d3,
+        0x1319_8a2e_0370_7344,
+        0xa409_3822_299f_31d0,
+        0x082e_fa98_ec4e_6c89,
+    )
+}
 
 #[derive(Clone)]
 struct BlockWeighter;
@@ -29,7 +46,7 @@ impl Weighter<BlockKey, Arc<Block>> for BlockWeighter {
 
 /// Uncompressed blocks shared by all readers, evicted by S3-FIFO under a byte budget.
 pub struct BlockCache {
-    cache: Cache<BlockKey, Arc<Block>, BlockWeighter>,
+    cache: Cache<BlockKey, Arc<Block>, BlockWeighter, ahash::RandomState>,
 }
 
 impl BlockCache {
@@ -37,7 +54,13 @@ impl BlockCache {
     pub fn new(capacity: u64) -> Self {
         let items = (capacity / 4096).max(16) as usize;
         BlockCache {
-            cache: Cache::with_weighter(items, capacity.max(1), BlockWeighter),
+            cache: Cache::with(
+                items,
+                capacity.max(1),
+                BlockWeighter,
+                fixed_hasher(),
+                DefaultLifecycle::default(),
+            ),
         }
     }
 
@@ -66,11 +89,26 @@ impl BlockCache {
     }
 }
 
-/// Open SSTs, bounded by `max_open_files`; also deletes files that compaction made obsolete.
+#[derive(Clone)]
+struct MetaWeighter;
+
+impl Weighter<u64, Arc<TableMeta>> for MetaWeighter {
+    fn weight(&self, _k: &u64, v: &Arc<TableMeta>) -> u64 {
+        v.memory_bytes()
+    }
+}
+
+/// Open SSTs, bounded by `max_open_files`, and the metadata their opens
+/// read (index, fences, properties, range tombstones, filter index),
+/// bounded by `table_meta_cache_capacity` bytes and kept past the closing
+/// of a file: reopening a file whose metadata is held opens it and reads
+/// nothing. Also deletes files that compaction made obsolete.
 pub struct TableCache {
     fs: Arc<dyn FileSystem>,
     dir: PathBuf,
-    tables: Cache<u64, Arc<TableReader>>,
+    tables: Cache<u64, Arc<TableReader>, UnitWeighter, ahash::RandomState>,
+    /// `None` when `table_meta_cache_capacity` is 0.
+    metas: Option<Cache<u64, Arc<TableMeta>, MetaWeighter, ahash::RandomState>>,
     blocks: Option<Arc<BlockCache>>,
     counters: Arc<Counters>,
     access: Access,
@@ -97,7 +135,22 @@ impl TableCache {
         TableCache {
             fs,
             dir,
-            tables: Cache::new(opts.max_open_files),
+            tables: Cache::with(
+                opts.max_open_files,
+                opts.max_open_files as u64,
+                UnitWeighter,
+                fixed_hasher(),
+                DefaultLifecycle::default(),
+            ),
+            metas: (opts.table_meta_cache_capacity > 0).then(|| {
+                Cache::with(
+                    opts.max_open_files,
+                    opts.table_meta_cache_capacity,
+                    MetaWeighter,
+                    fixed_hasher(),
+                    DefaultLifecycle::default(),
+                )
+            }),
             blocks,
             counters,
             access: opts.sst_access(),
@@ -139,23 +192,51 @@ impl TableCache {
         Ok(t)
     }
 
-    /// Opens file `number` without caching it.
+    /// Opens file `number` without caching the open file (its metadata is
+    /// cached): with its metadata held, no read.
     pub fn open(&self, number: u64) -> Result<TableReader> {
-        TableReader::open_access(
-            self.fs.as_ref(),
-            &filename::sst(&self.dir, number),
-            number,
-            self.access,
-            self.verify,
-            self.blocks.clone(),
-            self.counters.clone(),
-        )
-        .map(|t| t.with_io_delay_ns(self.io_delay_ns))
+        let path = filename::sst(&self.dir, number);
+        let file = TableReader::open_file(self.fs.as_ref(), &path, self.access)?;
+        let held = self.metas.as_ref().and_then(|m| m.get(&number));
+        let t = match held {
+            Some(meta) => TableReader::with_meta(
+                file,
+                &path,
+                number,
+                self.verify,
+                self.blocks.clone(),
+                self.counters.clone(),
+                meta,
+            ),
+            None => {
+                let t = TableReader::from_file(
+                    file,
+                    &path,
+                    number,
+                    self.verify,
+                    self.blocks.clone(),
+                    self.counters.clone(),
+                )?;
+                if let Some(m) = &self.metas {
+                    m.insert(number, t.meta().clone());
+                }
+                t
+            }
+        };
+        Ok(t.with_io_delay_ns(self.io_delay_ns))
+    }
+
+    /// Bytes of table metadata held past the open files (see [`TableCache`]).
+    pub fn meta_bytes(&self) -> u64 {
+        self.metas.as_ref().map_or(0, |m| m.weight())
     }
 
     /// Forgets file `number` and removes it from disk (it is obsolete).
     pub fn remove_file(&self, number: u64) {
         self.tables.remove(&number);
+        if let Some(m) = &self.metas {
+            m.remove(&number);
+        }
         if self.access == Access::Mapped {
             if let Some(blocks) = &self.blocks {
                 blocks.forget_file(number);

@@ -449,6 +449,9 @@ pub struct Stats {
     pub estimated_extra_io: f64,
     /// Bytes in the block cache.
     pub block_cache_bytes: u64,
+    /// Bytes of table metadata the table cache holds past its open files
+    /// ([`crate::Options::table_meta_cache_capacity`]).
+    pub table_meta_bytes: u64,
     /// Bytes in memtables.
     pub memtable_bytes: u64,
     /// (WAL + flush + compaction bytes written) / user bytes written.
@@ -747,10 +750,11 @@ impl std::fmt::Display for Stats {
         )?;
         writeln!(
             f,
-            "Table opens: {} ({} reads, {})",
+            "Table opens: {} ({} reads, {}), metadata held: {}",
             self.table_opens,
             self.table_open_reads,
-            human_bytes(self.table_open_bytes)
+            human_bytes(self.table_open_bytes),
+            human_bytes(self.table_meta_bytes)
         )
     }
 }

@@ -59,6 +59,9 @@ pub struct EngineConfig {
     /// sievedb: busy-wait this many nanoseconds per data block read from a
     /// file, emulating a slower device (the baselines list it as ignored).
     pub io_delay_ns: u64,
+    /// sievedb: bytes of table metadata kept past the open files
+    /// (`Options::table_meta_cache_capacity`).
+    pub table_meta_cache_size: u64,
     /// sievedb: block compression of every level (the baselines keep theirs off).
     pub compression: ::sievedb::Compression,
 }

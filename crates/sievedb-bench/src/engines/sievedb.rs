@@ -28,6 +28,7 @@ impl SieveDb {
             .compaction_style(cfg.compaction_style)
             .block_size(cfg.block_size)
             .max_open_files(cfg.max_open_files)
+            .table_meta_cache_capacity(cfg.table_meta_cache_size)
             .compression_per_level(vec![cfg.compression])
             .verify_checksums(true)
             .use_direct_reads(cfg.use_direct_reads)
@@ -126,6 +127,7 @@ impl Engine for SieveDb {
             "compaction_style": format!("{:?}", o.compaction_style).to_lowercase(),
             "level0_triggers": [o.level0_compaction_trigger, o.level0_slowdown_trigger, o.level0_stop_trigger],
             "max_open_files": o.max_open_files,
+            "table_meta_cache_bytes": o.table_meta_cache_capacity,
             "background_threads": o.background_threads,
         })
     }

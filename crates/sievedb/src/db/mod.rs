@@ -719,6 +719,7 @@ impl DbInner {
         (s.filter_memory_bytes, s.filter_memory_budget_bytes) = budget.usage();
         s.estimated_extra_io = budget.expected_extra_io();
         s.block_cache_bytes = self.tables.block_cache().map_or(0, |c| c.used_bytes());
+        s.table_meta_bytes = self.tables.meta_bytes();
         // The memtable lock is released before the background lock is taken:
         // the flush thread read-locks the memtables while it holds the
         // background lock, and a memtable switch waiting for the write lock

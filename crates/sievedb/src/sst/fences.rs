@@ -31,6 +31,11 @@ pub struct IndexFences {
 }
 
 impl IndexFences {
+    /// Bytes held: the common prefix, and 24 per data block.
+    pub fn memory_bytes(&self) -> usize {
+        self.common.len() + self.fences.len() * 8 + self.handles.len() * 16
+    }
+
     /// The fences of `index`, or `None` when it does not qualify (an entry
     /// that is not a restart point, or a malformed one: lookups then search
     /// the block itself and report what is wrong).

@@ -14,6 +14,7 @@
 
 pub mod block;
 pub mod fences;
+pub mod meta;
 pub mod properties;
 pub mod reader;
 pub mod writer;

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::block::{Block, BlockIter};
-use super::fences::IndexFences;
+use super::meta::TableMeta;
 use super::{
-    block_crc, BlockHandle, Footer, Properties, COMPRESSION_LZ4, COMPRESSION_NONE,
+    block_crc, BlockHandle, Properties, COMPRESSION_LZ4, COMPRESSION_NONE,
     COMPRESSION_ZSTD, FOOTER_LEN, MAX_BLOCK_LEN, TRAILER_LEN,
 };
 use crate::cache::BlockCache;
@@ -25,7 +25,7 @@ use crate::io::{Access, FileMap, FileSystem, RandomAccessFile};
 use crate::iter::InternalIterator;
 use crate::key::{self, Kind, SeqNo};
 use crate::memtable::Lookup;
-use crate::range_del::{Fragments, RangeTombstone};
+use crate::range_del::RangeTombstone;
 use crate::stats::{bump, Counters, FALSE_POSITIVES};
 
 /// An open SST.
@@ -36,24 +36,15 @@ pub struct TableReader {
     /// The file's map when it is read mapped: uncompressed data blocks are
     /// then used in place, with no copy (see [`Access::Mapped`]).
     map: Option<Arc<FileMap>>,
-    index: Arc<Block>,
-    /// A dense search structure over `index` for point lookups (`None`
-    /// when the index is not all restart points).
-    fences: Option<IndexFences>,
-    filter: Option<Arc<FilterIndex>>,
-    props: Properties,
-    /// Offset just past the last data block (data blocks come first in the
-    /// file: the filter section, or else the properties block, follows them).
-    data_end: u64,
+    /// What opening the file read: index, fences, properties, range
+    /// tombstones, filter index (shared with the table cache's metadata
+    /// cache, so that reopening the file reads none of it again).
+    meta: Arc<TableMeta>,
     cache: Option<Arc<BlockCache>>,
     counters: Arc<Counters>,
     verify: bool,
     /// Busy wait added to each data block read from the file (emulated device latency).
     io_delay_ns: u64,
-    /// The file's range tombstones, read at open, sorted by start.
-    range_dels: Vec<RangeTombstone>,
-    /// The same tombstones fragmented, for point lookups.
-    range_del_frags: Fragments,
 }
 
 /// Per-call read settings.
@@ -112,8 +103,19 @@ impl TableReader {
         cache: Option<Arc<BlockCache>>,
         counters: Arc<Counters>,
     ) -> Result<TableReader> {
+        let file = Self::open_file(fs, path, access)?;
+        Self::from_file(file, path, number, verify, cache, counters)
+    }
+
+    /// Opens the file of an SST at `path` as `access` says (what a table
+    /// open does before it reads anything).
+    pub fn open_file(
+        fs: &dyn FileSystem,
+        path: &Path,
+        access: Access,
+    ) -> Result<Arc<dyn RandomAccessFile>> {
         let direct = access == Access::Direct;
-        let file = access.open(fs, path).map_err(|e| {
+        access.open(fs, path).map_err(|e| {
             if direct && crate::io::os_error(&e) == Some(libc::EINVAL) {
                 Error::Unsupported(format!(
                     "the file system of {} refuses O_DIRECT (use_direct_reads)",
@@ -122,11 +124,11 @@ impl TableReader {
             } else {
                 Error::Io(e)
             }
-        })?;
-        Self::from_file(file, path, number, verify, cache, counters)
+        })
     }
 
-    /// Opens SST `number` from an already open file (`path` names it in errors).
+    /// Opens SST `number` from an already open file (`path` names it in
+    /// errors), reading its metadata ([`TableMeta::read`]).
     pub fn from_file(
         file: Arc<dyn RandomAccessFile>,
         path: &Path,
@@ -135,82 +137,59 @@ impl TableReader {
         cache: Option<Arc<BlockCache>>,
         counters: Arc<Counters>,
     ) -> Result<TableReader> {
-        let size = file.size();
-        let corrupt = |d: String| Error::corruption(path, d);
-        if size < FOOTER_LEN as u64 {
-            return Err(corrupt(format!(
-                "file of {size} bytes is too short for an SST"
-            )));
-        }
-        let footer_bytes = file.read_at(size - FOOTER_LEN as u64, FOOTER_LEN)?;
-        let footer = Footer::decode(&footer_bytes).map_err(corrupt)?;
-        let body = size - FOOTER_LEN as u64;
-        let mut t = TableReader {
+        let meta = Arc::new(TableMeta::read(&file, path, &counters)?);
+        Ok(Self::with_meta(file, path, number, verify, cache, counters, meta))
+    }
+
+    /// Opens SST `number` from an already open file with the metadata an
+    /// earlier open of the same file read: no read at all. Counts a table
+    /// open (`table_opens`) with no reads.
+    pub fn with_meta(
+        file: Arc<dyn RandomAccessFile>,
+        path: &Path,
+        number: u64,
+        verify: bool,
+        cache: Option<Arc<BlockCache>>,
+        counters: Arc<Counters>,
+        meta: Arc<TableMeta>,
+    ) -> TableReader {
+        bump(&counters.table_opens, 1);
+        TableReader {
             number,
             path: path.to_path_buf(),
             map: file.map().cloned(),
             file,
-            index: Arc::new(Block::new(vec![0, 0, 0, 0, 1, 0, 0, 0]).expect("empty block")),
-            fences: None,
-            filter: None,
-            props: Properties::default(),
-            data_end: if footer.filter.size > 0 {
-                footer.filter.offset.min(footer.properties.offset)
-            } else {
-                footer.properties.offset
-            },
+            meta,
             cache,
+            counters,
+            verify,
+            io_delay_ns: 0,
+        }
+    }
+
+    /// A reader of `file` for [`TableMeta::read`]: checksums on, no cache,
+    /// no metadata yet, not counted as an open.
+    pub(super) fn for_metadata(
+        file: Arc<dyn RandomAccessFile>,
+        path: &Path,
+        counters: Arc<Counters>,
+    ) -> TableReader {
+        TableReader {
+            number: 0,
+            path: path.to_path_buf(),
+            map: None,
+            file,
+            meta: Arc::new(TableMeta::empty()),
+            cache: None,
             counters,
             verify: true,
             io_delay_ns: 0,
-            range_dels: Vec::new(),
-            range_del_frags: Fragments::default(),
-        };
-        for h in [footer.index, footer.filter, footer.properties] {
-            if h.size != 0 && !h.fits(body) {
-                return Err(corrupt("block handle beyond the end of the file".into()));
-            }
         }
-        // What this open reads (the footer so far), for `Stats::table_open_*`.
-        let (mut reads, mut bytes) = (1u64, FOOTER_LEN as u64);
-        let mut read = |t: &TableReader, h: BlockHandle| {
-            reads += 1;
-            bytes += h.size + TRAILER_LEN as u64;
-            t.read_raw(h)
-        };
-        t.index = Arc::new(
-            Block::new(read(&t, footer.index)?).map_err(|d| corrupt(format!("index: {d}")))?,
-        );
-        t.fences = IndexFences::build(&t.index);
-        t.props = Properties::decode(&read(&t, footer.properties)?).map_err(corrupt)?;
-        if t.props.range_dels > 0 {
-            let h = t.props.range_del_block;
-            if !h.fits(body) {
-                return Err(corrupt(
-                    "range tombstone block beyond the end of the file".into(),
-                ));
-            }
-            let ts = crate::range_del::decode_block(&read(&t, h)?)
-                .map_err(|d| corrupt(format!("range tombstones: {d}")))?;
-            if ts.len() as u64 != t.props.range_dels {
-                return Err(corrupt(
-                    "range tombstone count disagrees with the properties".into(),
-                ));
-            }
-            t.range_del_frags = Fragments::new(&ts, crate::key::MAX_SEQ);
-            t.range_dels = ts;
-        }
-        if footer.filter.size > 0 {
-            let f = read(&t, footer.filter)?;
-            let (index, _) = FilterIndex::decode(&f, footer.filter.offset, footer.filter.size)
-                .map_err(|d| corrupt(format!("filter: {d}")))?;
-            t.filter = Some(Arc::new(index));
-        }
-        t.verify = verify;
-        bump(&t.counters.table_opens, 1);
-        bump(&t.counters.table_open_reads, reads);
-        bump(&t.counters.table_open_bytes, bytes);
-        Ok(t)
+    }
+
+    /// What opening the file read, shared by every open of it.
+    pub fn meta(&self) -> &Arc<TableMeta> {
+        &self.meta
     }
 
     /// Adds `ns` nanoseconds of busy wait to every data block this table
@@ -229,23 +208,23 @@ impl TableReader {
 
     /// The file's range tombstones, sorted by start (empty for most files).
     pub fn range_dels(&self) -> &[RangeTombstone] {
-        &self.range_dels
+        &self.meta.range_dels
     }
 
     /// The newest sequence `<= read_seq` of the file's range tombstones
     /// covering `user_key` (0: none), in `O(log n)`.
     pub fn max_covering(&self, user_key: &[u8], read_seq: SeqNo) -> SeqNo {
-        self.range_del_frags.max_seq_at(user_key, read_seq)
+        self.meta.range_del_frags.max_seq_at(user_key, read_seq)
     }
 
     /// The file's properties.
     pub fn properties(&self) -> &Properties {
-        &self.props
+        &self.meta.props
     }
 
     /// The table's filter index, if it has a filter.
     pub fn filter_index(&self) -> Option<&Arc<FilterIndex>> {
-        self.filter.as_ref()
+        self.meta.filter.as_ref()
     }
 
     /// `current` (a filter of this table) with units `current.resident()..to`
@@ -254,7 +233,7 @@ impl TableReader {
     /// an older section is read whole. Counts `filter_unit_loads`. Never
     /// returns a half-loaded filter: on error nothing is loaded.
     pub fn load_filter_units(&self, current: &Filter, to: u32) -> Result<Filter> {
-        let Some(index) = &self.filter else {
+        let Some(index) = &self.meta.filter else {
             return Err(Error::InvalidArgument(format!(
                 "{} has no filter",
                 self.path.display()
@@ -329,7 +308,7 @@ impl TableReader {
     }
 
     /// Reads a block and its trailer, checks the CRC and decompresses it.
-    fn read_raw(&self, h: BlockHandle) -> Result<Vec<u8>> {
+    pub(super) fn read_raw(&self, h: BlockHandle) -> Result<Vec<u8>> {
         self.read_raw_with(h, true)
     }
 
@@ -458,12 +437,12 @@ impl TableReader {
     /// (the end of the data blocks if it follows every key): the basis of
     /// [`crate::Db::approximate_size`]. Reads only the index (in memory).
     pub fn approximate_offset(&self, ikey: &[u8]) -> Result<u64> {
-        Ok(self.index_search(ikey)?.map_or(self.data_end, |h| h.offset))
+        Ok(self.index_search(ikey)?.map_or(self.meta.data_end, |h| h.offset))
     }
 
     /// Offset just past the last data block.
     pub fn data_end(&self) -> u64 {
-        self.data_end
+        self.meta.data_end
     }
 
     fn decode_handle(&self, v: &[u8]) -> Result<BlockHandle> {
@@ -517,12 +496,12 @@ impl TableReader {
 
     /// The handle of the only data block that may hold `seek`'s user key.
     fn index_search(&self, seek: &[u8]) -> Result<Option<BlockHandle>> {
-        if let Some(f) = &self.fences {
+        if let Some(f) = &self.meta.fences {
             return f
-                .seek(&self.index, seek)
+                .seek(&self.meta.index, seek)
                 .map_err(|e| super::block::corruption(&self.path, &e));
         }
-        with_scratch(|scratch| match self.index.seek_entry(seek, scratch) {
+        with_scratch(|scratch| match self.meta.index.seek_entry(seek, scratch) {
             Ok(Some(e)) => self.decode_handle(e.value).map(Some),
             Ok(None) => Ok(None),
             Err(e) => Err(super::block::corruption(&self.path, &e)),
@@ -561,7 +540,7 @@ impl TableReader {
     pub fn iter(self: &Arc<Self>, ctx: ReadCtx) -> TableIter {
         TableIter {
             table: self.clone(),
-            index: BlockIter::new(self.index.clone()),
+            index: BlockIter::new(self.meta.index.clone()),
             data: None,
             ctx,
         }
