@@ -1,0 +1,80 @@
+//! `sievedb.WriteBatch`: puts and deletes applied atomically by `Db.write`.
+
+use std::sync::Mutex;
+
+use pyo3::prelude::*;
+
+use crate::keys::{bytes_of, range_of};
+
+/// Writes applied all together or not at all by `Db.write(batch)`. The
+/// batch is kept after writing (clear it to reuse it).
+#[pyclass(module = "sievedb", name = "WriteBatch")]
+pub struct WriteBatch {
+    pub(crate) inner: Mutex<sievedb::WriteBatch>,
+}
+
+impl WriteBatch {
+    /// The batch's current contents.
+    pub(crate) fn snapshot(&self) -> sievedb::WriteBatch {
+        self.inner.lock().map(|b| b.clone()).unwrap_or_default()
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut sievedb::WriteBatch) -> R) -> PyResult<R> {
+        let mut b = self
+            .inner
+            .lock()
+            .map_err(|_| crate::errors::Error::new_err("write batch poisoned"))?;
+        Ok(f(&mut b))
+    }
+}
+
+#[pymethods]
+impl WriteBatch {
+    #[new]
+    fn new() -> Self {
+        WriteBatch {
+            inner: Mutex::new(sievedb::WriteBatch::new()),
+        }
+    }
+
+    /// Adds `key = value`.
+    fn put(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let (k, v) = (bytes_of(key, "key")?, bytes_of(value, "value")?);
+        self.with(|b| b.put(k, v))
+    }
+
+    /// Adds a delete of `key`.
+    fn delete(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        let k = bytes_of(key, "key")?;
+        self.with(|b| b.delete(k))
+    }
+
+    /// Adds a delete of every key in `[start, end)` (None: unbounded).
+    #[pyo3(signature = (start=None, end=None))]
+    fn delete_range(
+        &self,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let range = range_of(start, end)?;
+        self.with(|b| b.delete_range::<Vec<u8>, _>(range))
+    }
+
+    /// Removes every operation.
+    fn clear(&self) -> PyResult<()> {
+        self.with(|b| b.clear())
+    }
+
+    /// Bytes the batch takes.
+    fn size_in_bytes(&self) -> PyResult<usize> {
+        self.with(|b| b.size_in_bytes())
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        self.with(|b| b.len())
+    }
+
+    fn __repr__(&self) -> PyResult<String> {
+        self.with(|b| format!("WriteBatch({} operations)", b.len()))
+    }
+}

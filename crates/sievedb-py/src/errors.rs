@@ -1,0 +1,111 @@
+//! sievedb's errors as Python exceptions: `sievedb.Error` and one subclass
+//! per kind of [`sievedb::Error`]; I/O errors are Python's `OSError`.
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyOSError, PyValueError};
+use pyo3::prelude::*;
+
+create_exception!(
+    sievedb,
+    Error,
+    PyException,
+    "The base class of every error sievedb raises (I/O errors are OSError)."
+);
+create_exception!(
+    sievedb,
+    CorruptionError,
+    Error,
+    "Data on disk failed a checksum or is not in a format sievedb wrote."
+);
+create_exception!(
+    sievedb,
+    InvalidArgumentError,
+    Error,
+    "The engine refused an argument (nothing was written)."
+);
+create_exception!(
+    sievedb,
+    LockedError,
+    Error,
+    "The directory's LOCK is held by another open database."
+);
+create_exception!(
+    sievedb,
+    BusyError,
+    Error,
+    "Something still uses the database (e.g. close() while snapshots or iterators live)."
+);
+create_exception!(
+    sievedb,
+    PoisonedError,
+    Error,
+    "A write panicked; the database refuses writes until it is reopened."
+);
+create_exception!(
+    sievedb,
+    UnsupportedError,
+    Error,
+    "The operation is not supported here (e.g. O_DIRECT on this file system)."
+);
+create_exception!(
+    sievedb,
+    ReadOnlyError,
+    Error,
+    "The database is read-only (opened so, or after a background error)."
+);
+create_exception!(sievedb, ClosedError, Error, "The database has been closed.");
+
+/// The Python exception for an engine error.
+pub fn to_py(e: sievedb::Error) -> PyErr {
+    let msg = e.to_string();
+    match e {
+        sievedb::Error::Io(io) => match io.raw_os_error() {
+            Some(errno) => PyOSError::new_err((errno, msg)),
+            None => PyOSError::new_err(msg),
+        },
+        sievedb::Error::Corruption { .. } => CorruptionError::new_err(msg),
+        sievedb::Error::InvalidArgument(_) => InvalidArgumentError::new_err(msg),
+        sievedb::Error::Locked(_) => LockedError::new_err(msg),
+        sievedb::Error::Busy(_) => BusyError::new_err(msg),
+        sievedb::Error::Poisoned(_) => PoisonedError::new_err(msg),
+        sievedb::Error::Unsupported(_) => UnsupportedError::new_err(msg),
+        sievedb::Error::ReadOnly(_) => ReadOnlyError::new_err(msg),
+        sievedb::Error::Closed => ClosedError::new_err(msg),
+        _ => Error::new_err(msg),
+    }
+}
+
+/// `?` on an engine result inside a binding.
+pub trait OrPy<T> {
+    /// The value, or the engine error as a Python exception.
+    fn or_py(self) -> PyResult<T>;
+}
+
+impl<T> OrPy<T> for sievedb::Result<T> {
+    fn or_py(self) -> PyResult<T> {
+        self.map_err(to_py)
+    }
+}
+
+/// A `ValueError` naming option `name`.
+pub fn bad_option(name: &str, why: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(format!("option '{name}': {why}"))
+}
+
+/// Adds the exception classes to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("Error", py.get_type::<Error>())?;
+    m.add("CorruptionError", py.get_type::<CorruptionError>())?;
+    m.add(
+        "InvalidArgumentError",
+        py.get_type::<InvalidArgumentError>(),
+    )?;
+    m.add("LockedError", py.get_type::<LockedError>())?;
+    m.add("BusyError", py.get_type::<BusyError>())?;
+    m.add("PoisonedError", py.get_type::<PoisonedError>())?;
+    m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
+    m.add("ReadOnlyError", py.get_type::<ReadOnlyError>())?;
+    m.add("ClosedError", py.get_type::<ClosedError>())?;
+    Ok(())
+}

@@ -1,0 +1,121 @@
+//! Python iterators over a key range of the database or of a snapshot:
+//! `(key, value)` tuples, keys or values, in either direction. Entries are
+//! fetched from the engine in batches with the GIL released.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+use sievedb::DbIterator;
+
+use crate::errors::OrPy;
+
+/// What an iterator yields.
+#[derive(Clone, Copy)]
+pub enum Yield {
+    /// `(key, value)` tuples.
+    Items,
+    /// Keys.
+    Keys,
+    /// Values.
+    Values,
+}
+
+/// The first batch fetched; each next one doubles, up to [`MAX_BATCH`].
+const FIRST_BATCH: usize = 16;
+/// The largest batch fetched at once.
+const MAX_BATCH: usize = 1024;
+
+struct State {
+    it: Option<DbIterator>,
+    reverse: bool,
+    buf: VecDeque<(Vec<u8>, Vec<u8>)>,
+    batch: usize,
+}
+
+impl State {
+    /// Fetches the next batch (called with the GIL released).
+    fn fill(&mut self) -> sievedb::Result<()> {
+        let Some(it) = self.it.as_mut() else {
+            return Ok(());
+        };
+        for _ in 0..self.batch {
+            let next = if self.reverse {
+                it.next_back()
+            } else {
+                it.next()
+            };
+            match next {
+                Some(kv) => self.buf.push_back(kv?),
+                None => {
+                    self.it = None; // done: release the engine's pins now
+                    break;
+                }
+            }
+        }
+        self.batch = (self.batch * 2).min(MAX_BATCH);
+        Ok(())
+    }
+}
+
+/// An iterator over a key range (`db.items()`, `db.keys()`, `db.values()`,
+/// `db.prefix()`, and the same on a snapshot). It reads a consistent view:
+/// writes made after it was created are not seen.
+#[pyclass(module = "sievedb", name = "Iterator")]
+pub struct KeyIterator {
+    state: Mutex<State>,
+    kind: Yield,
+}
+
+impl KeyIterator {
+    /// Wraps an engine iterator.
+    pub fn new(it: DbIterator, kind: Yield, reverse: bool) -> KeyIterator {
+        KeyIterator {
+            state: Mutex::new(State {
+                it: Some(it),
+                reverse,
+                buf: VecDeque::new(),
+                batch: FIRST_BATCH,
+            }),
+            kind,
+        }
+    }
+}
+
+#[pymethods]
+impl KeyIterator {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<PyObject>> {
+        let mut st = self
+            .state
+            .lock()
+            .map_err(|_| crate::errors::Error::new_err("iterator poisoned"))?;
+        if st.buf.is_empty() {
+            let st = &mut *st;
+            py.allow_threads(|| st.fill()).or_py()?;
+        }
+        let Some((k, v)) = st.buf.pop_front() else {
+            return Ok(None);
+        };
+        Ok(Some(match self.kind {
+            Yield::Items => PyTuple::new(py, [PyBytes::new(py, &k), PyBytes::new(py, &v)])?
+                .into_any()
+                .unbind(),
+            Yield::Keys => PyBytes::new(py, &k).into_any().unbind(),
+            Yield::Values => PyBytes::new(py, &v).into_any().unbind(),
+        }))
+    }
+
+    /// Releases the iterator's view of the database at once (otherwise
+    /// released when it is exhausted or garbage-collected).
+    fn close(&self) {
+        if let Ok(mut st) = self.state.lock() {
+            st.it = None;
+            st.buf.clear();
+        }
+    }
+}

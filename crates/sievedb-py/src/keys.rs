@@ -1,0 +1,53 @@
+//! Keys and values from Python: `bytes` (borrowed, no copy), `str` (encoded
+//! as UTF-8) and `bytearray` (copied).
+
+use std::borrow::Cow;
+use std::ops::Bound as Edge;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyString};
+
+/// The bytes of `obj`, which must be bytes, str or bytearray.
+pub fn bytes_of<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<Cow<'a, [u8]>> {
+    if let Ok(b) = obj.downcast::<PyBytes>() {
+        return Ok(Cow::Borrowed(b.as_bytes()));
+    }
+    if let Ok(s) = obj.downcast::<PyString>() {
+        return Ok(Cow::Owned(s.to_cow()?.as_bytes().to_vec()));
+    }
+    if let Ok(b) = obj.downcast::<PyByteArray>() {
+        return Ok(Cow::Owned(b.to_vec()));
+    }
+    Err(PyTypeError::new_err(format!(
+        "{what} must be bytes or str, not {}",
+        obj.get_type().name()?
+    )))
+}
+
+/// `Some(bytes)` of an optional bound, `None` for Python's None.
+pub fn opt_bytes_of<'a>(
+    obj: Option<&'a Bound<'_, PyAny>>,
+    what: &str,
+) -> PyResult<Option<Cow<'a, [u8]>>> {
+    match obj {
+        Some(o) if !o.is_none() => bytes_of(o, what).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// A key range `[start, end)` of the engine's API.
+pub type KeyRange = (Edge<Vec<u8>>, Edge<Vec<u8>>);
+
+/// `[start, end)` from two optional Python keys (None: unbounded).
+pub fn range_of(
+    start: Option<&Bound<'_, PyAny>>,
+    end: Option<&Bound<'_, PyAny>>,
+) -> PyResult<KeyRange> {
+    let lo = opt_bytes_of(start, "start")?.map(|c| c.into_owned());
+    let hi = opt_bytes_of(end, "end")?.map(|c| c.into_owned());
+    Ok((
+        lo.map_or(Edge::Unbounded, Edge::Included),
+        hi.map_or(Edge::Unbounded, Edge::Excluded),
+    ))
+}

@@ -1,0 +1,31 @@
+//! The extension module `sievedb._sievedb` behind the Python package
+//! `sievedb` (see `python/sievedb/__init__.py`): a thin binding of the
+//! engine's Rust API, with no engine logic of its own.
+
+mod batch;
+mod db;
+mod errors;
+mod iter;
+mod keys;
+mod options;
+mod snapshot;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _sievedb(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<db::Db>()?;
+    m.add_class::<batch::WriteBatch>()?;
+    m.add_class::<snapshot::Snapshot>()?;
+    m.add_class::<iter::KeyIterator>()?;
+    errors::register(m)?;
+    m.add("OPTIONS", options::NAMES.to_vec())?;
+    m.add(
+        "FILTER_POLICIES",
+        sievedb::FilterPolicy::ALL
+            .iter()
+            .map(|p| p.name())
+            .collect::<Vec<_>>(),
+    )?;
+    Ok(())
+}

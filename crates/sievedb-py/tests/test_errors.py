@@ -1,0 +1,106 @@
+"""Errors: bad options raise ValueError naming them; engine errors are
+subclasses of sievedb.Error; I/O errors are OSError."""
+
+import pytest
+
+import sievedb
+
+
+def test_unknown_option_names_it(tmp_path):
+    with pytest.raises(ValueError, match="no_such_option"):
+        sievedb.Db(tmp_path / "db", no_such_option=1)
+
+
+@pytest.mark.parametrize(
+    "name,value",
+    [
+        ("write_buffer_size", "big"),
+        ("write_buffer_size", -1),
+        ("write_buffer_size", True),
+        ("bits_per_key", "ten"),
+        ("bits_per_key", float("nan")),
+        ("use_direct_reads", 1),
+        ("compaction_style", "sideways"),
+        ("filter_policy", "random"),
+        ("compression", "gzip9"),
+        ("compression_per_level", "none"),
+        ("bg_error_resume_retry_interval", -1.0),
+    ],
+)
+def test_bad_values_name_the_option(tmp_path, name, value):
+    with pytest.raises(ValueError, match=name):
+        sievedb.Db(tmp_path / "db", **{name: value})
+
+
+def test_values_the_engine_refuses_are_value_errors(tmp_path):
+    with pytest.raises(ValueError, match="max_open_files"):
+        sievedb.Db(tmp_path / "db", max_open_files=3)
+
+
+def test_locked_directory(tmp_path):
+    with sievedb.Db(tmp_path / "db"):
+        with pytest.raises(sievedb.LockedError) as e:
+            sievedb.Db(tmp_path / "db")
+        assert isinstance(e.value, sievedb.Error)
+
+
+def test_missing_database_without_create(tmp_path):
+    with pytest.raises(sievedb.Error):
+        sievedb.Db(tmp_path / "nothing", create_if_missing=False)
+
+
+def test_error_if_exists(tmp_path):
+    sievedb.Db(tmp_path / "db").close()
+    with pytest.raises(sievedb.Error):
+        sievedb.Db(tmp_path / "db", error_if_exists=True)
+
+
+def test_read_only(tmp_path):
+    with sievedb.Db(tmp_path / "db") as db:
+        db[b"k"] = b"v"
+    with sievedb.Db.open_read_only(tmp_path / "db") as ro:
+        assert ro[b"k"] == b"v"
+        with pytest.raises(sievedb.UnsupportedError, match="read-only"):
+            ro[b"k"] = b"w"
+
+
+def test_io_errors_are_os_errors(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(OSError):
+        sievedb.Db(blocker / "db")
+
+
+def test_corruption_is_reported_and_repair_reports(tmp_path):
+    path = tmp_path / "db"
+    with sievedb.Db(path) as db:
+        for i in range(1000):
+            db[b"k%04d" % i] = b"v" * 100
+        db.flush()
+    sst = sorted(path.glob("*.sst"))[0]
+    data = bytearray(sst.read_bytes())
+    data[100] ^= 0xFF
+    sst.write_bytes(bytes(data))
+    with pytest.raises(sievedb.CorruptionError):
+        with sievedb.Db(path, verify_checksums=True) as db:
+            list(db.items())
+    report = sievedb.Db.repair(path)
+    assert report["tables_damaged"] == 1
+    with sievedb.Db(path) as db:
+        list(db.items())
+
+
+def test_exception_hierarchy():
+    for cls in [
+        sievedb.CorruptionError,
+        sievedb.InvalidArgumentError,
+        sievedb.LockedError,
+        sievedb.BusyError,
+        sievedb.PoisonedError,
+        sievedb.UnsupportedError,
+        sievedb.ReadOnlyError,
+        sievedb.ClosedError,
+    ]:
+        assert issubclass(cls, sievedb.Error)
+        assert cls.__module__ == "sievedb"
+    assert issubclass(sievedb.Error, Exception)
