@@ -64,8 +64,13 @@ pub trait UnitLoader: Send + Sync {
 /// `elastic-table1` fell from 1.14–1.17× (every lookup) to 1.02–1.06×; with 4
 /// it is 1.11–1.14×, at 3% of a page-cache `readrandom`.
 pub const ACCESS_SAMPLE: u32 = 4;
-/// Log entries a thread gathers before it tries to replay them.
-pub const LOG_BATCH: usize = 64;
+/// Log entries a thread gathers before it hands them to the worker. Each
+/// hand-off may wake the worker (a futex wake in the lookup's thread): with
+/// 64 entries, a hand-off every ~50 lookups of a page-cache `readmissing`,
+/// the wakes made a budgeted lookup 0.37 µs against 0.31 with 1024 (0.27
+/// unlimited; BENCHMARKS.md). The allocator then hears of accesses ~800
+/// lookups late, well inside a file's lifetime.
+pub const LOG_BATCH: usize = 1024;
 /// Log entries past which a thread drops the oldest half of its log.
 pub const LOG_LIMIT: usize = 1 << 14;
 /// Least time between two saves of the hotness file while the database runs.
