@@ -1,0 +1,237 @@
+//! Reader tests: lookups, scans, checksums, compression, filters, table
+//! metadata; `build` and `open` are shared with other modules' tests.
+
+use super::*;
+use crate::filter::{FilterLayout, FilterOptions, HashSharing};
+use crate::io::StdFs;
+use crate::key::internal_key;
+use crate::options::Compression;
+use crate::sst::TableWriter;
+
+/// A table of keys `k0000..k0999` (even numbers) with 6-unit filters,
+/// its filter written as a version-4 index or a version-3 section.
+fn table(dir: &Path, legacy: bool) -> TableReader {
+    let fs = StdFs;
+    let path = dir.join(if legacy { "old.sst" } else { "new.sst" });
+    let opts = FilterOptions {
+        layout: FilterLayout::Units,
+        units: 6,
+        bits_per_key: 12.0,
+        ..FilterOptions::default()
+    };
+    let mut w = TableWriter::new(
+        fs.create(&path).unwrap(),
+        1,
+        256,
+        4,
+        Compression::None,
+        &opts,
+    );
+    w.legacy_filter = legacy;
+    for i in (0..1000).step_by(2) {
+        let k = internal_key(format!("k{i:04}").as_bytes(), 1, Kind::Put);
+        w.add(&k, b"v").unwrap();
+    }
+    w.finish().unwrap();
+    let counters = Arc::new(Counters::new(4));
+    TableReader::open(&fs, &path, 1, false, true, None, counters).unwrap()
+}
+
+/// Writes `entries` (sorted internal keys) as table `number` at `path`
+/// in small blocks, and opens it.
+pub(crate) fn write_table(
+    path: &Path,
+    number: u64,
+    entries: &[(Vec<u8>, Vec<u8>)],
+) -> TableReader {
+    let fs = StdFs;
+    let mut w = TableWriter::new(
+        fs.create(path).unwrap(),
+        1,
+        128,
+        3,
+        Compression::None,
+        &FilterOptions::default(),
+    );
+    for (k, v) in entries {
+        w.add(k, v).unwrap();
+    }
+    w.finish().unwrap();
+    let counters = Arc::new(Counters::new(4));
+    TableReader::open(&fs, path, number, false, true, None, counters).unwrap()
+}
+
+#[test]
+fn table_iter_in_both_directions() {
+    use crate::iter::testing::{check_bidirectional, random_entries};
+    let dir = tempfile::tempdir().unwrap();
+    for (seed, n) in [(1u64, 1usize), (2, 7), (3, 300), (4, 1000)] {
+        let entries = random_entries(seed, n);
+        let t = Arc::new(write_table(
+            &dir.path().join(format!("{seed}.sst")),
+            seed,
+            &entries,
+        ));
+        check_bidirectional(&mut t.iter(ReadCtx::new(0)), &entries, seed);
+    }
+}
+
+/// Old (version-3 section) and new (version-4 units) files load their
+/// units to the same filter, one prefix at a time, counted as loads.
+#[test]
+fn old_and_new_filter_sections_load_the_same_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = table(dir.path(), false);
+    let old = table(dir.path(), true);
+    let (ni, oi) = (new.filter_index().unwrap(), old.filter_index().unwrap());
+    assert!(matches!(ni.source(), UnitSource::Blocks(h) if h.len() == 6));
+    assert!(matches!(oi.source(), UnitSource::Section { .. }));
+    let mut nf = ni.empty().clone();
+    let mut of = oi.empty().clone();
+    for n in 1..=6 {
+        nf = new.load_filter_units(&nf, n).unwrap();
+        of = old.load_filter_units(&of, n).unwrap();
+        assert_eq!((nf.resident(), of.resident()), (n, n));
+        assert_eq!(nf.resident_bytes(), of.resident_bytes());
+        for i in 0..1000 {
+            let key = format!("k{i:04}");
+            let mut p = KeyProbe::new(key.as_bytes(), HashSharing::Levels);
+            let mut q = KeyProbe::new(key.as_bytes(), HashSharing::Levels);
+            let (a, b) = (nf.may_contain(&mut p), of.may_contain(&mut q));
+            assert_eq!(a, b);
+            assert!(i % 2 == 1 || a, "no false negative");
+        }
+    }
+    assert_eq!(
+        new.counters
+            .filter_unit_loads
+            .load(std::sync::atomic::Ordering::Relaxed),
+        6
+    );
+    // Loading is idempotent past the last unit and never half done.
+    assert_eq!(new.load_filter_units(&nf, 9).unwrap().resident(), 6);
+}
+
+#[test]
+fn a_damaged_unit_is_corruption_and_loads_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = table(dir.path(), false);
+    let index = t.filter_index().unwrap().clone();
+    let UnitSource::Blocks(handles) = index.source() else {
+        panic!("version 4")
+    };
+    let path = dir.path().join("new.sst");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[handles[3].0 as usize] ^= 0x10;
+    std::fs::write(&path, &bytes).unwrap();
+    let t = TableReader::open(
+        &StdFs,
+        &path,
+        1,
+        false,
+        true,
+        None,
+        Arc::new(Counters::new(4)),
+    )
+    .unwrap();
+    let two = t.load_filter_units(index.empty(), 2).unwrap();
+    let err = t.load_filter_units(&two, 6).expect_err("corruption");
+    assert!(matches!(err, Error::Corruption { .. }), "{err}");
+    assert!(err.to_string().contains("new.sst"), "{err}");
+}
+
+/// A table read through its map answers every lookup and scan exactly
+/// as one read with `pread`, with the same counters, its uncompressed
+/// data blocks used in place and cached once.
+#[test]
+fn mapped_and_pread_tables_read_the_same() {
+    use crate::iter::testing::random_entries;
+    use crate::key::MAX_SEQ;
+    use std::sync::atomic::Ordering::Relaxed;
+    let dir = tempfile::tempdir().unwrap();
+    let entries = random_entries(11, 2000);
+    let path = dir.path().join("t.sst");
+    drop(write_table(&path, 1, &entries));
+    let open = |access, cache: bool| {
+        let counters = Arc::new(Counters::new(4));
+        let cache = cache.then(|| Arc::new(BlockCache::new(1 << 20)));
+        TableReader::open_access(&StdFs, &path, 1, access, true, cache, counters).unwrap()
+    };
+    for cache in [false, true] {
+        let (m, b) = (open(Access::Mapped, cache), open(Access::Buffered, cache));
+        assert!(m.map.is_some() && b.map.is_none());
+        for (k, _) in entries.iter().step_by(3) {
+            let user = key::user_key(k);
+            let seek = key::internal_key(user, MAX_SEQ, Kind::Put);
+            let mut missing = user.to_vec();
+            missing.push(b'!');
+            let seek2 = key::internal_key(&missing, MAX_SEQ, Kind::Put);
+            for s in [&seek, &seek2] {
+                let get = |t: &TableReader| {
+                    let mut p = KeyProbe::new(key::user_key(s), HashSharing::Levels);
+                    t.get(&mut p, s, ReadCtx::new(0), false, 0).unwrap()
+                };
+                assert_eq!(get(&m), get(&b));
+            }
+        }
+        let (m, b) = (Arc::new(m), Arc::new(b));
+        for t in [&m, &b] {
+            let mut it = t.iter(ReadCtx::new(0));
+            it.seek_to_first().unwrap();
+            let mut n = 0;
+            while it.valid() {
+                assert_eq!((it.key(), it.value()), (&entries[n].0[..], &entries[n].1[..]));
+                n += 1;
+                it.next().unwrap();
+            }
+            assert_eq!(n, entries.len());
+        }
+        for c in [
+            |c: &Counters| c.bytes_read.load(Relaxed),
+            |c: &Counters| c.block_cache_hits.load(Relaxed),
+            |c: &Counters| c.block_cache_misses.load(Relaxed),
+        ] {
+            assert_eq!(c(&m.counters), c(&b.counters));
+        }
+        assert!(m.counters.block_cache_misses.load(Relaxed) > 0);
+    }
+}
+
+/// Through the map, a damaged data block is a checksum error and a
+/// handle past the end of the file a corruption error, never a fault.
+#[test]
+fn mapped_damage_is_corruption() {
+    use crate::iter::testing::random_entries;
+    let dir = tempfile::tempdir().unwrap();
+    let entries = random_entries(12, 500);
+    let path = dir.path().join("t.sst");
+    drop(write_table(&path, 1, &entries));
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[10] ^= 0x40;
+    std::fs::write(&path, &bytes).unwrap();
+    let t = TableReader::open_access(
+        &StdFs,
+        &path,
+        1,
+        Access::Mapped,
+        true,
+        None,
+        Arc::new(Counters::new(4)),
+    )
+    .unwrap();
+    assert!(t.map.is_some());
+    let first = t.index_search(&entries[0].0).unwrap().unwrap();
+    let e = t.fetch_block(first, true).err().expect("checksum");
+    assert!(matches!(e, Error::Corruption { .. }), "{e}");
+    let unchecked = t.fetch_block(first, false).map(|_| ());
+    assert!(unchecked.is_ok(), "unchecked reads skip the checksum");
+    let size = bytes.len() as u64;
+    for h in [
+        BlockHandle { offset: size - 3, size: 1 },
+        BlockHandle { offset: 0, size },
+        BlockHandle { offset: u64::MAX - 2, size: 10 },
+    ] {
+        let e = t.fetch_block(h, true).err().expect("out of range");
+        assert!(matches!(e, Error::Corruption { .. }), "{e}");
+    }
+}
