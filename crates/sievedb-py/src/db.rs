@@ -6,7 +6,7 @@
 //! by threads freely. `close()` waits for calls in flight on other threads.
 
 use std::path::PathBuf;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
@@ -14,6 +14,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use sievedb::WriteOptions;
 
 use crate::batch::WriteBatch;
+use crate::children::Children;
 use crate::errors::OrPy;
 use crate::iter::{KeyIterator, Yield};
 use crate::keys::{bytes_of, range_of};
@@ -31,6 +32,8 @@ use crate::snapshot::Snapshot;
 pub struct Db {
     inner: RwLock<Option<sievedb::Db>>,
     path: PathBuf,
+    /// Iterators and snapshots handed out, released by `close()`.
+    children: Arc<Children>,
 }
 
 fn wo(sync: bool) -> WriteOptions {
@@ -42,6 +45,7 @@ impl Db {
         Db {
             inner: RwLock::new(Some(db)),
             path,
+            children: Arc::new(Children::default()),
         }
     }
 
@@ -76,7 +80,7 @@ impl Db {
     ) -> PyResult<KeyIterator> {
         let range = range_of(start, end)?;
         let it = self.with_db(py, |db| db.range::<Vec<u8>, _>(range))?;
-        Ok(KeyIterator::new(it, kind, reverse))
+        Ok(KeyIterator::new(it, kind, reverse, &self.children))
     }
 }
 
@@ -246,12 +250,13 @@ impl Db {
     ) -> PyResult<KeyIterator> {
         let p = bytes_of(prefix, "prefix")?;
         let it = self.with_db(py, |db| db.prefix(&p))?;
-        Ok(KeyIterator::new(it, Yield::Items, reverse))
+        Ok(KeyIterator::new(it, Yield::Items, reverse, &self.children))
     }
 
     /// A point-in-time view (also a context manager that releases it).
     fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
-        self.with_db(py, |db| Ok(db.snapshot())).map(Snapshot::new)
+        let snap = self.with_db(py, |db| Ok(db.snapshot()))?;
+        Ok(Snapshot::new(snap, self.children.clone()))
     }
 
     /// Every counter of the engine as a dict (per level under `levels`).
@@ -312,15 +317,15 @@ impl Db {
     }
 
     /// Closes the database (waiting for calls in flight on other threads).
-    /// Raises `BusyError` if snapshots or iterators are still open: the
-    /// handle is closed anyway, and the directory stays locked until they
-    /// are released. Closing twice does nothing.
+    /// Its iterators and snapshots are released first: using them
+    /// afterwards raises `ClosedError`. Closing twice does nothing.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         py.allow_threads(|| {
             let mut g = self
                 .inner
                 .write()
                 .map_err(|_| sievedb::Error::Poisoned("the handle's lock".into()))?;
+            self.children.release_all();
             match g.take() {
                 Some(db) => db.close(),
                 None => Ok(()),

@@ -3,13 +3,14 @@
 //! fetched from the engine in batches with the GIL released.
 
 use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use sievedb::DbIterator;
 
-use crate::errors::OrPy;
+use crate::children::{Children, Release};
+use crate::errors::{ClosedError, OrPy};
 
 /// What an iterator yields.
 #[derive(Clone, Copy)]
@@ -29,6 +30,8 @@ const MAX_BATCH: usize = 1024;
 
 struct State {
     it: Option<DbIterator>,
+    /// The database was closed under the iterator.
+    released: bool,
     reverse: bool,
     buf: VecDeque<(Vec<u8>, Vec<u8>)>,
     batch: usize,
@@ -64,22 +67,35 @@ impl State {
 /// writes made after it was created are not seen.
 #[pyclass(module = "sievedb", name = "Iterator")]
 pub struct KeyIterator {
-    state: Mutex<State>,
+    state: Arc<Shared>,
     kind: Yield,
 }
 
-impl KeyIterator {
-    /// Wraps an engine iterator.
-    pub fn new(it: DbIterator, kind: Yield, reverse: bool) -> KeyIterator {
-        KeyIterator {
-            state: Mutex::new(State {
-                it: Some(it),
-                reverse,
-                buf: VecDeque::new(),
-                batch: FIRST_BATCH,
-            }),
-            kind,
+/// An iterator's state, shared with its database's list of children.
+struct Shared(Mutex<State>);
+
+impl Release for Shared {
+    fn release(&self) {
+        if let Ok(mut st) = self.0.lock() {
+            st.it = None;
+            st.buf.clear();
+            st.released = true;
         }
+    }
+}
+
+impl KeyIterator {
+    /// Wraps an engine iterator, registered with `children` (the database's).
+    pub fn new(it: DbIterator, kind: Yield, reverse: bool, children: &Children) -> KeyIterator {
+        let state = Arc::new(Shared(Mutex::new(State {
+            it: Some(it),
+            released: false,
+            reverse,
+            buf: VecDeque::new(),
+            batch: FIRST_BATCH,
+        })));
+        children.add(&(state.clone() as Arc<dyn Release>));
+        KeyIterator { state, kind }
     }
 }
 
@@ -92,8 +108,12 @@ impl KeyIterator {
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<PyObject>> {
         let mut st = self
             .state
+            .0
             .lock()
             .map_err(|_| crate::errors::Error::new_err("iterator poisoned"))?;
+        if st.released {
+            return Err(ClosedError::new_err("the database was closed"));
+        }
         if st.buf.is_empty() {
             let st = &mut *st;
             py.allow_threads(|| st.fill()).or_py()?;
@@ -113,7 +133,7 @@ impl KeyIterator {
     /// Releases the iterator's view of the database at once (otherwise
     /// released when it is exhausted or garbage-collected).
     fn close(&self) {
-        if let Ok(mut st) = self.state.lock() {
+        if let Ok(mut st) = self.state.0.lock() {
             st.it = None;
             st.buf.clear();
         }

@@ -3,6 +3,7 @@
 //! engine's Rust API, with no engine logic of its own.
 
 mod batch;
+mod children;
 mod db;
 mod errors;
 mod iter;

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use crate::children::{Children, Release};
 use crate::errors::{ClosedError, OrPy};
 use crate::iter::{KeyIterator, Yield};
 use crate::keys::{bytes_of, range_of};
@@ -14,19 +15,33 @@ use crate::keys::{bytes_of, range_of};
 /// garbage collection).
 #[pyclass(module = "sievedb", name = "Snapshot")]
 pub struct Snapshot {
-    inner: Mutex<Option<Arc<sievedb::Snapshot>>>,
+    inner: Arc<Slot>,
+    /// The database's children, which this snapshot's iterators join.
+    children: Arc<Children>,
+}
+
+/// The engine snapshot, until it is released.
+struct Slot(Mutex<Option<Arc<sievedb::Snapshot>>>);
+
+impl Release for Slot {
+    fn release(&self) {
+        if let Ok(mut s) = self.0.lock() {
+            s.take();
+        }
+    }
 }
 
 impl Snapshot {
-    /// Wraps an engine snapshot.
-    pub fn new(s: sievedb::Snapshot) -> Snapshot {
-        Snapshot {
-            inner: Mutex::new(Some(Arc::new(s))),
-        }
+    /// Wraps an engine snapshot, registered with `children` (the database's).
+    pub fn new(s: sievedb::Snapshot, children: Arc<Children>) -> Snapshot {
+        let inner = Arc::new(Slot(Mutex::new(Some(Arc::new(s)))));
+        children.add(&(inner.clone() as Arc<dyn Release>));
+        Snapshot { inner, children }
     }
 
     fn get_snap(&self) -> PyResult<Arc<sievedb::Snapshot>> {
         self.inner
+            .0
             .lock()
             .ok()
             .and_then(|s| s.clone())
@@ -44,7 +59,7 @@ impl Snapshot {
         let s = self.get_snap()?;
         let range = range_of(start, end)?;
         let it = py.allow_threads(|| s.range::<Vec<u8>, _>(range)).or_py()?;
-        Ok(KeyIterator::new(it, kind, reverse))
+        Ok(KeyIterator::new(it, kind, reverse, &self.children))
     }
 }
 
@@ -114,7 +129,7 @@ impl Snapshot {
         let s = self.get_snap()?;
         let p = bytes_of(prefix, "prefix")?;
         let it = py.allow_threads(|| s.prefix(&p)).or_py()?;
-        Ok(KeyIterator::new(it, Yield::Items, reverse))
+        Ok(KeyIterator::new(it, Yield::Items, reverse, &self.children))
     }
 
     /// The sequence number the snapshot reads at.
@@ -125,9 +140,7 @@ impl Snapshot {
 
     /// Releases the snapshot (reads on it then raise `ClosedError`).
     fn release(&self) {
-        if let Ok(mut s) = self.inner.lock() {
-            s.take();
-        }
+        self.inner.release();
     }
 
     fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {

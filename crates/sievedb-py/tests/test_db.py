@@ -216,13 +216,28 @@ def test_close_and_context_manager(tmp_path):
     assert db2.closed
 
 
-def test_close_with_a_live_snapshot_is_busy(tmp_path):
+def test_close_releases_live_snapshots_and_iterators(tmp_path):
     db = sievedb.Db(tmp_path / "db")
+    fill(db, 3000)
     snap = db.snapshot()
-    with pytest.raises(sievedb.BusyError):
-        db.close()
+    it = db.items()
+    next(it)
+    snap_it = snap.keys()
+    next(snap_it)
+    db.close()  # no BusyError: the children are released first
+    with pytest.raises(sievedb.ClosedError):
+        snap.get(b"key001")
+    with pytest.raises(sievedb.ClosedError):
+        next(it)
+    with pytest.raises(sievedb.ClosedError):
+        next(snap_it)
+    with sievedb.Db(tmp_path / "db") as again:  # the lock is free at once
+        assert again[b"key001"] == b"value001"
+
+
+def test_with_block_ends_cleanly_with_a_half_read_iterator(tmp_path):
+    with sievedb.Db(tmp_path / "db") as db:
+        fill(db, 100)
+        it = db.keys()
+        assert next(it) == b"key000"
     assert db.closed
-    assert snap.get(b"x") is None  # the snapshot still reads
-    snap.release()
-    with sievedb.Db(tmp_path / "db"):
-        pass  # the lock was released with the snapshot
