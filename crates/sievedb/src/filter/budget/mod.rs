@@ -231,13 +231,26 @@ impl FilterBudget {
     /// The resident filter bytes and the budget in bytes (`None` =
     /// unlimited), read together: every load and eviction happens under the
     /// lock this takes, so the pair is one moment's (the budget shrinks
-    /// before the evictions it calls for, under the same lock).
+    /// before the evictions it calls for, under the same lock). First the
+    /// calling thread's access log goes to the worker and every log handed
+    /// over is replayed, so the answer follows from every lookup this
+    /// thread made (other threads' logs count once full).
     pub fn usage(&self) -> (u64, Option<u64>) {
         let resident = || self.counters.filter_memory.load(Ordering::Relaxed);
         if !self.limited() {
             return (resident(), None);
         }
         if let Some(w) = self.worker.get() {
+            // This thread's log so far, whole lookups only (a log ends with
+            // the tick of its last lookup), so that what a thread reports
+            // follows from all it has read, however far its log is from full.
+            let log = self.with_log(|log| {
+                let whole = log.iter().rposition(|&e| e == TICK).map_or(0, |i| i + 1);
+                log.drain(..whole).collect::<Vec<u64>>()
+            });
+            if !log.is_empty() {
+                w.send(log);
+            }
             w.settle();
         }
         let mut st = self.state.lock();
