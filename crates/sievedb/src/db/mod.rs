@@ -679,6 +679,12 @@ impl DbInner {
     // ----- stats -----
 
     fn stats(&self) -> Stats {
+        // First the filter budget settles (this thread's access log replayed,
+        // the loads and drops it calls for done), so that the residency per
+        // level below and the totals agree: read before it, a level could
+        // show units the worker was still loading.
+        let budget = self.tables.filter_budget();
+        let filter_memory = budget.usage();
         let v = self.current.read().clone();
         let mut s = Stats {
             levels: v
@@ -715,8 +721,7 @@ impl DbInner {
             ..Stats::default()
         };
         self.counters.fill(&mut s);
-        let budget = self.tables.filter_budget();
-        (s.filter_memory_bytes, s.filter_memory_budget_bytes) = budget.usage();
+        (s.filter_memory_bytes, s.filter_memory_budget_bytes) = filter_memory;
         s.estimated_extra_io = budget.expected_extra_io();
         s.block_cache_bytes = self.tables.block_cache().map_or(0, |c| c.used_bytes());
         s.table_meta_bytes = self.tables.meta_bytes();
