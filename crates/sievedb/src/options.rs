@@ -132,7 +132,10 @@ pub enum WalRecovery {
     PointInTime,
     /// Any damage at all, including a torn tail of the newest WAL, fails the
     /// open with [`Error::Corruption`]. For databases written only with
-    /// synced writes that must never lose an acknowledged one.
+    /// synced writes that must never lose an acknowledged one. Under this
+    /// mode WALs are written with `write(2)` rather than through a
+    /// preallocated map (whose zero tail after a crash would fail the open),
+    /// so unsynced writes cost a system call each.
     AbsoluteConsistency,
 }
 

@@ -8,9 +8,11 @@
 //!
 //! Recovery rule: a record cut short by the end of the file, or an all-zero
 //! rest of file, is a torn tail and is dropped; damage anywhere before the tail
-//! is [`Error::Corruption`]. A complete last record whose payload fails its
-//! checksum is a torn tail under [`Tail::Lenient`] (the WAL: the OS may have
-//! persisted the file's length before its data) and corruption under
+//! is [`Error::Corruption`]. A last record that fails a checksum, ending at
+//! the end of the file or followed by zeros only, is a torn tail under
+//! [`Tail::Lenient`] (the WAL: the OS may have persisted the file's length
+//! before its data, and a preallocated WAL, written through a map, ends in
+//! zeros after a record a crash cut short) and corruption under
 //! [`Tail::Strict`] (the MANIFEST: every edit is fsynced before it is used, so
 //! an edit the engine relied on must never be dropped silently).
 //!
@@ -116,8 +118,10 @@ pub enum DamageKind {
     /// The rest of the file is zeros (the OS extended the file before its
     /// data reached the disk), or the last record's payload is all zeros.
     Zeroed,
-    /// The last record ends exactly at the end of the file but its payload
-    /// fails its checksum.
+    /// The last record fails its checksum (its header's or its payload's)
+    /// and ends exactly at the end of the file or is followed by zeros only:
+    /// a write a crash cut short, in a file that was extended before its
+    /// data reached the disk or that was preallocated (a mapped WAL).
     BadLastRecord,
     /// Damage with more data after it: a bad header checksum followed by
     /// non-zero bytes, a bad payload checksum on a record that is not the
@@ -252,9 +256,10 @@ impl<'f> LogReader<'f> {
         Ok(())
     }
 
-    /// Whether every byte from the read position to the end of the file is zero.
-    fn rest_is_zero(&self) -> Result<bool> {
-        if self.buf[self.pos..].iter().any(|&b| b != 0) {
+    /// Whether every byte from `skip` bytes past the read position to the
+    /// end of the file is zero (the caller filled at least `skip` bytes).
+    fn zero_after(&self, skip: usize) -> Result<bool> {
+        if self.buf[self.pos + skip..].iter().any(|&b| b != 0) {
             return Ok(false);
         }
         let mut off = self.buf_off + self.buf.len() as u64;
@@ -294,8 +299,14 @@ impl<'f> LogReader<'f> {
         let len = u32_at(h, 0) as usize;
         let pcrc = u32_at(h, 4);
         if mask_crc(crc32c::crc32c(&h[0..8])) != u32_at(h, 8) {
-            if self.rest_is_zero()? {
+            if self.zero_after(0)? {
                 return damaged(DamageKind::Zeroed, "zero-filled tail".into());
+            }
+            if self.zero_after(HEADER_LEN)? {
+                return damaged(
+                    DamageKind::BadLastRecord,
+                    "bad record header checksum on the last record".into(),
+                );
             }
             return damaged(DamageKind::Corrupt, "bad record header checksum".into());
         }
@@ -309,7 +320,7 @@ impl<'f> LogReader<'f> {
         let start = self.pos + HEADER_LEN;
         let payload = &self.buf[start..start + len];
         if mask_crc(crc32c::crc32c(payload)) != pcrc {
-            if (HEADER_LEN + len) as u64 == remaining {
+            if self.zero_after(HEADER_LEN + len)? {
                 if payload.iter().all(|&b| b == 0) {
                     return damaged(DamageKind::Zeroed, "zero-filled last record".into());
                 }
@@ -326,6 +337,30 @@ impl<'f> LogReader<'f> {
             payload: &self.buf[start..start + len],
         })
     }
+}
+
+/// The size of log file `path` for deciding whether it holds anything: its
+/// length, or 0 when every byte is zero (a preallocated log,
+/// [`FileSystem::create_log`](crate::io::FileSystem::create_log), that a
+/// crash left before its first record). Reads no more than a record header
+/// of a log that holds records.
+pub fn log_size(fs: &dyn crate::io::FileSystem, path: &Path) -> std::io::Result<u64> {
+    let size = fs.file_size(path)?;
+    if size == 0 {
+        return Ok(0);
+    }
+    let file = fs.open_random(path, false)?;
+    let mut off = 0;
+    let mut chunk = HEADER_LEN as u64;
+    while off < size {
+        let n = chunk.min(size - off);
+        if file.read_at(off, n as usize)?.iter().any(|&b| b != 0) {
+            return Ok(size);
+        }
+        off += n;
+        chunk = READ_CHUNK as u64;
+    }
+    Ok(0)
 }
 
 /// What replaying the write-ahead logs did when the database was opened
@@ -614,5 +649,53 @@ mod tests {
                 .len(),
             2
         );
+    }
+
+    /// A preallocated (mapped) WAL killed while copying its last record: the
+    /// record is partly written and zeros follow; whatever part was written,
+    /// the records before it are read and the tail is torn (WAL) but never
+    /// silently dropped from a MANIFEST. Damage with a non-zero byte after
+    /// it stays corruption.
+    #[test]
+    fn a_torn_record_followed_by_preallocated_zeros_is_a_torn_tail() {
+        let data = log_of(&[b"one", b"two", b"three-and-more"]);
+        let last = HEADER_LEN * 2 + 6;
+        let p = Path::new("x");
+        // The header is copied before the payload, but a copy need not store
+        // in order: each prefix of the last record's bytes; each byte of its
+        // header missing, with no payload; each byte of its payload missing.
+        let mut cases = Vec::new();
+        for keep in 1..data.len() - last {
+            let mut d = data.clone();
+            d[last + keep..].fill(0);
+            cases.push(d);
+        }
+        for hole in last..data.len() {
+            let mut d = data.clone();
+            d[hole] = 0;
+            if hole < last + HEADER_LEN {
+                d[last + HEADER_LEN..].fill(0);
+            }
+            cases.push(d);
+        }
+        for mut d in cases {
+            if d == data {
+                continue; // the zeroed byte was a zero already
+            }
+            d.extend(std::iter::repeat_n(0u8, 100));
+            let (got, end) = stream(&d, 7);
+            assert_eq!(got.len(), 2, "{d:?}");
+            let end = end.unwrap();
+            assert_eq!(end.offset, last as u64);
+            assert!(end.kind.is_torn_tail(Tail::Lenient), "{end:?}");
+            assert_eq!(read_records(&d, p, Tail::Lenient).unwrap().len(), 2);
+            if end.kind == DamageKind::BadLastRecord {
+                assert!(read_records(&d, p, Tail::Strict).is_err());
+            }
+            // One non-zero byte after the record: corruption, not a tail.
+            *d.last_mut().unwrap() = 1;
+            let end = stream(&d, 7).1.unwrap();
+            assert_eq!(end.kind, DamageKind::Corrupt, "{end:?}");
+        }
     }
 }

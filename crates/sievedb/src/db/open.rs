@@ -119,7 +119,9 @@ impl DbInner {
             // empty WAL without CURRENT is left over from an interrupted creation
             // (deleted below as obsolete); an SST or a non-empty WAL is data.
             Some(filename::FileKind::Sst(_)) => true,
-            Some(filename::FileKind::Wal(_)) => fs.file_size(&dir.join(n)).map_or(true, |s| s > 0),
+            Some(filename::FileKind::Wal(_)) => {
+                crate::wal::log_size(fs.as_ref(), &dir.join(n)).map_or(true, |s| s > 0)
+            }
             _ => false,
         }) {
             return Err(Error::corruption(
@@ -174,7 +176,7 @@ impl DbInner {
             }
             let wal_number = versions.new_file_number();
             let wal_path = filename::wal(&dir, wal_number);
-            let log = LogWriter::new(fs.create(&wal_path)?, wal_path);
+            let log = LogWriter::new(create_wal(fs.as_ref(), &opts, &wal_path)?, wal_path);
             fs.sync_dir(&dir)?;
             edit.log_number = Some(wal_number);
             edit.last_sequence = Some(last_seq);
@@ -262,6 +264,21 @@ const MEMTABLE_BYTES_PER_FILTER_KEY: usize = 64;
 
 /// A fresh active memtable for WAL `wal_number`, with a filter when the
 /// options ask for one.
+/// Creates a WAL: preallocated and mapped ([`FileSystem::create_log`]),
+/// except under [`WalRecovery::AbsoluteConsistency`], which fails an open on
+/// any zero tail and so needs a log that never runs ahead of its data.
+pub(super) fn create_wal(
+    fs: &dyn FileSystem,
+    opts: &Options,
+    path: &Path,
+) -> std::io::Result<Box<dyn crate::io::WritableFile>> {
+    if opts.wal_recovery == WalRecovery::AbsoluteConsistency {
+        fs.create(path)
+    } else {
+        fs.create_log(path)
+    }
+}
+
 pub(super) fn new_memtable(opts: &Options, wal_number: u64) -> Memtable {
     let filter = opts.filter.memtable_filter.then(|| {
         let keys = (opts.write_buffer_size / MEMTABLE_BYTES_PER_FILTER_KEY).max(1024);
@@ -336,7 +353,7 @@ fn replay_wals(
         .iter()
         .map(|&w| {
             let path = filename::wal(dir, w);
-            Ok(fs.file_size(&path)?)
+            Ok(crate::wal::log_size(fs, &path)?)
         })
         .collect::<Result<Vec<u64>>>()?;
     // Only the newest WAL holding bytes can have been cut short by a crash:

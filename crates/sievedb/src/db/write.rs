@@ -1,6 +1,6 @@
 //! The write path: group commit into the WAL, then the memtable.
 
-use super::open::new_memtable;
+use super::open::{create_wal, new_memtable};
 use super::*;
 
 /// Largest group a commit leader gathers.
@@ -174,7 +174,7 @@ impl DbInner {
         let number = self.versions.lock().new_file_number();
         let path = filename::wal(&self.dir, number);
         let created = (|| {
-            let file = self.fs.create(&path)?;
+            let file = create_wal(self.fs.as_ref(), &self.opts, &path)?;
             self.fs.sync_dir(&self.dir)?;
             // Everything acknowledged is already in the old WAL; sync it so a
             // later synced write in the new WAL never survives a power loss

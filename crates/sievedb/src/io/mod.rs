@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use crate::prefetch::prefetch_read;
 
+mod log_file;
+
 /// A file being written sequentially (WAL, MANIFEST, SST under construction).
 pub trait WritableFile: Send {
     /// Appends bytes (may stay in a user-space buffer until [`flush`](Self::flush)).
@@ -113,6 +115,14 @@ pub trait FileSystem: Send + Sync + 'static {
     fn create_dir_all(&self, path: &Path) -> io::Result<()>;
     /// Creates (truncating) a file for sequential writing.
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>>;
+    /// Creates (truncating) a write-ahead log. Unlike [`create`](Self::create)
+    /// the file may run ahead of what was appended, the rest zeros, until the
+    /// writer is dropped: the log format reads an all-zero rest of file as
+    /// its end. [`StdFs`] preallocates and maps it, so an unsynced commit
+    /// makes no system call. The default is [`create`](Self::create).
+    fn create_log(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        self.create(path)
+    }
     /// Opens a file for random reads, with O_DIRECT when `direct`.
     fn open_random(&self, path: &Path, direct: bool) -> io::Result<Arc<dyn RandomAccessFile>>;
     /// Opens an immutable file (an SST) for random reads through a read-only
@@ -273,6 +283,13 @@ impl FileSystem for NamedFs {
     }
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         let file = self.0.create(path).map_err(|e| with_path(e, path))?;
+        Ok(Box::new(NamedWritable {
+            file,
+            path: path.to_path_buf(),
+        }))
+    }
+    fn create_log(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        let file = self.0.create_log(path).map_err(|e| with_path(e, path))?;
         Ok(Box::new(NamedWritable {
             file,
             path: path.to_path_buf(),
@@ -518,6 +535,23 @@ impl FileSystem for StdFs {
             file,
             buf: Vec::with_capacity(WRITE_BUFFER),
         }))
+    }
+    /// Preallocates and maps the log ([`log_file`]); where the file system
+    /// cannot preallocate, writes it as [`create`](FileSystem::create) does.
+    fn create_log(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
+        match log_file::MappedLog::new(file.try_clone()?)? {
+            Some(log) => Ok(Box::new(log)),
+            None => Ok(Box::new(StdWritable {
+                file,
+                buf: Vec::with_capacity(WRITE_BUFFER),
+            })),
+        }
     }
     fn open_random(&self, path: &Path, direct: bool) -> io::Result<Arc<dyn RandomAccessFile>> {
         if direct {

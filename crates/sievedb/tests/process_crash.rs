@@ -1,0 +1,126 @@
+//! A process killed with SIGKILL in the middle of unsynced writes loses none
+//! it had acknowledged: whether the WAL is written through a shared map
+//! (the default) or with `write(2)` (`AbsoluteConsistency`), an acknowledged
+//! write is in the page cache, which outlives the process. The test runs
+//! its own binary as the writer (`child_writer`, which does nothing unless
+//! `CHILD_DIR` is set), kills it after a number of acknowledged puts, reopens
+//! the database and reads every acknowledged key back; six rounds on one
+//! database, so each round also recovers from the previous crash. A small
+//! write buffer makes the writer switch WALs and flush memtables while it is
+//! killed.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use sievedb::{Db, Options, WalRecovery};
+
+const CHILD_DIR: &str = "SIEVEDB_CRASH_CHILD_DIR";
+const CHILD_START: &str = "SIEVEDB_CRASH_CHILD_START";
+const CHILD_MODE: &str = "SIEVEDB_CRASH_CHILD_MODE";
+
+fn key(i: u64) -> Vec<u8> {
+    format!("key{:08}", i.wrapping_mul(0x9e37_79b9) % 100_000_000).into_bytes()
+}
+
+fn value(i: u64) -> Vec<u8> {
+    format!("value-{i}-").repeat(8).into_bytes()
+}
+
+fn options(mode: WalRecovery) -> Options {
+    Options::builder()
+        .write_buffer_size(256 << 10)
+        .wal_recovery(mode)
+        .build()
+}
+
+fn mode_named(name: &str) -> WalRecovery {
+    name.parse().expect("a recovery mode")
+}
+
+/// The writer: puts keys `start..` without sync, printing `ack I` once put
+/// `I` returned, until killed.
+#[test]
+fn child_writer() {
+    let Some(dir) = std::env::var_os(CHILD_DIR) else {
+        return;
+    };
+    let start: u64 = std::env::var(CHILD_START).unwrap().parse().unwrap();
+    let mode = mode_named(&std::env::var(CHILD_MODE).unwrap());
+    let db = Db::open(Path::new(&dir), options(mode)).unwrap();
+    let mut out = std::io::stdout().lock();
+    for i in start.. {
+        db.put(key(i), value(i)).unwrap();
+        writeln!(out, "ack {i}").unwrap();
+        out.flush().unwrap();
+    }
+}
+
+/// Runs the writer from `start` until it acknowledged `acks` puts, kills it,
+/// and returns the last put it acknowledged.
+fn write_and_kill(dir: &Path, mode: &str, start: u64, acks: u64) -> u64 {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["child_writer", "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD_DIR, dir)
+        .env(CHILD_START, start.to_string())
+        .env(CHILD_MODE, mode)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut last = None;
+    while last.is_none_or(|l| l + 1 - start < acks) {
+        let line = lines
+            .next()
+            .expect("the writer stopped before it was killed")
+            .unwrap();
+        if let Some(i) = line.strip_prefix("ack ") {
+            last = Some(i.parse().unwrap());
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // What it printed before it died was acknowledged too.
+    for line in lines {
+        if let Some(i) = line.unwrap().strip_prefix("ack ") {
+            last = Some(i.parse().unwrap());
+        }
+    }
+    last.unwrap()
+}
+
+fn killed_writers_lose_no_acknowledged_write(mode: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut next = 0;
+    for (round, acks) in [7_000, 23_000, 12_000, 3_000, 17_000, 9_000]
+        .into_iter()
+        .enumerate()
+    {
+        let last = write_and_kill(dir.path(), mode, next, acks);
+        let db = Db::open(dir.path(), options(mode_named(mode))).unwrap();
+        if let Some(d) = &db.recovery_report().dropped {
+            assert!(
+                d.torn_tail,
+                "round {round}: recovery dropped more than a torn tail: {d:?}"
+            );
+        }
+        for i in 0..=last {
+            assert_eq!(
+                db.get(key(i)).unwrap(),
+                Some(value(i)),
+                "round {round}: acknowledged put {i} of 0..={last} is lost"
+            );
+        }
+        next = last + 1;
+    }
+}
+
+#[test]
+fn killed_writers_lose_no_acknowledged_write_mapped_wal() {
+    killed_writers_lose_no_acknowledged_write("point-in-time");
+}
+
+#[test]
+fn killed_writers_lose_no_acknowledged_write_written_wal() {
+    killed_writers_lose_no_acknowledged_write("absolute-consistency");
+}
