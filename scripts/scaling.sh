@@ -65,14 +65,4 @@ for num in "${SIZES[@]}"; do
     rm -rf "$db"
   done
 done
-python3 - "$CSV" <<'PY'
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-print("| keys | engine | fillrandom µs | wait s | readrandom µs | readmissing µs | fill RSS MB | read RSS MB | write amp | disk MB | open s |")
-print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-for r in rows:
-    f = lambda k, d=3: f"{float(r[k]):.{d}f}"
-    print(f"| {int(r['num']):,} | {r['engine']} | {f('fillrandom_us')} | {f('waitforcompaction_s', 1)} | "
-          f"{f('readrandom_us')} | {f('readmissing_us')} | {int(r['fill_rss_kb']) / 1024:.0f} | "
-          f"{int(r['read_rss_kb']) / 1024:.0f} | {f('write_amp', 2)} | {int(r['disk_bytes']) / 1e6:.0f} | {f('open_s', 2)} |")
-PY
+python3 "$(dirname "$0")/scaling_table.py" "$CSV"

@@ -7,7 +7,10 @@
 //! the database and reads every acknowledged key back; six rounds on one
 //! database, so each round also recovers from the previous crash. A small
 //! write buffer makes the writer switch WALs and flush memtables while it is
-//! killed.
+//! killed. It complements the CLI's crash test (`sievedb-cli/tests/crash.rs`,
+//! one write at a time through `sievedb shell`, checked against a model):
+//! here the writer runs flat out, so the kill usually lands inside a put,
+//! often while its record is being copied into the WAL.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
