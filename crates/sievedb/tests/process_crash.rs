@@ -21,6 +21,7 @@ use sievedb::{Db, Options, WalRecovery};
 const CHILD_DIR: &str = "SIEVEDB_CRASH_CHILD_DIR";
 const CHILD_START: &str = "SIEVEDB_CRASH_CHILD_START";
 const CHILD_MODE: &str = "SIEVEDB_CRASH_CHILD_MODE";
+const CHILD_FSIZE: &str = "SIEVEDB_CRASH_CHILD_FSIZE";
 
 fn key(i: u64) -> Vec<u8> {
     format!("key{:08}", i.wrapping_mul(0x9e37_79b9) % 100_000_000).into_bytes()
@@ -50,12 +51,39 @@ fn child_writer() {
     };
     let start: u64 = std::env::var(CHILD_START).unwrap().parse().unwrap();
     let mode = mode_named(&std::env::var(CHILD_MODE).unwrap());
-    let db = Db::open(Path::new(&dir), options(mode)).unwrap();
+    let fsize: Option<u64> = std::env::var(CHILD_FSIZE).ok().map(|s| s.parse().unwrap());
+    let mut opts = options(mode);
+    if fsize.is_some() {
+        opts.write_buffer_size = 64 << 20; // no flush: only the WAL grows
+    }
+    let db = Db::open(Path::new(&dir), opts).unwrap();
+    if let Some(limit) = fsize {
+        limit_file_size(limit);
+    }
     let mut out = std::io::stdout().lock();
     for i in start.. {
-        db.put(key(i), value(i)).unwrap();
+        if let Err(e) = db.put(key(i), value(i)) {
+            writeln!(out, "error {e}").unwrap();
+            return;
+        }
         writeln!(out, "ack {i}").unwrap();
         out.flush().unwrap();
+    }
+}
+
+/// Files of this process may not grow past `bytes` (`RLIMIT_FSIZE`): growing
+/// one fails with `EFBIG`, as a full disk fails with `ENOSPC`. The signal
+/// that comes with it (`SIGXFSZ`) is ignored, so the call returns the error.
+fn limit_file_size(bytes: u64) {
+    let lim = libc::rlimit {
+        rlim_cur: bytes,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: plain system calls on this process, with a valid struct and a
+    // valid signal number; no memory is shared with them beyond the call.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+        assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &lim), 0);
     }
 }
 
@@ -126,4 +154,45 @@ fn killed_writers_lose_no_acknowledged_write_mapped_wal() {
 #[test]
 fn killed_writers_lose_no_acknowledged_write_written_wal() {
     killed_writers_lose_no_acknowledged_write("absolute-consistency");
+}
+
+/// The WAL cannot grow (files limited to 1.5 MiB, as a full disk would stop
+/// it): the put that needs a new window gets an I/O error naming the WAL, the
+/// writer is not killed by a fault in the map (its windows are reserved
+/// before they are mapped), and every put acknowledged before is there after
+/// a reopen.
+#[test]
+fn a_wal_that_cannot_grow_fails_the_write_and_keeps_what_was_acknowledged() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args(["child_writer", "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD_DIR, dir.path())
+        .env(CHILD_START, "0")
+        .env(CHILD_MODE, "point-in-time")
+        .env(CHILD_FSIZE, (3 << 19).to_string())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "the writer died: {:?}", out.status);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let error = text
+        .lines()
+        .find_map(|l| l.strip_prefix("error "))
+        .expect("a put failed once the WAL could not grow");
+    assert!(error.contains(".log"), "{error}");
+    let last: u64 = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("ack "))
+        .map(|i| i.parse().unwrap())
+        .max()
+        .expect("puts were acknowledged before");
+    let db = Db::open(dir.path(), options(WalRecovery::PointInTime)).unwrap();
+    for i in 0..=last {
+        assert_eq!(
+            db.get(key(i)).unwrap(),
+            Some(value(i)),
+            "acknowledged put {i} of 0..={last}"
+        );
+    }
 }
