@@ -22,9 +22,8 @@ pub mod plot;
 mod bpk;
 mod costmodel;
 mod devices;
-mod elastic;
-mod elastic_shift;
 mod filters;
+mod p001_elasticbf;
 mod tree;
 
 use crate::bulk::{BulkConfig, Progress};
@@ -211,37 +210,37 @@ pub fn registry() -> Vec<Experiment> {
             name: "elastic-table1",
             aliases: &[],
             title: "ElasticBF Table 1: device reads per filter policy (4 bits/key budget)",
-            run: elastic::table1,
+            run: p001_elasticbf::table1,
         },
         Experiment {
             name: "elastic-fig5",
             aliases: &[],
             title: "ElasticBF Figure 5: read throughput per filter policy",
-            run: elastic::fig5,
+            run: p001_elasticbf::fig5,
         },
         Experiment {
             name: "elastic-fig6",
             aliases: &[],
             title: "ElasticBF Figure 6: throughput and device reads vs bits/key budget",
-            run: elastic::fig6,
+            run: p001_elasticbf::fig6,
         },
         Experiment {
             name: "elastic-fig7",
             aliases: &[],
             title: "ElasticBF Figure 7: load throughput, one Bloom filter vs filter units",
-            run: elastic::fig7,
+            run: p001_elasticbf::fig7,
         },
         Experiment {
             name: "elastic-warmup",
             aliases: &[],
             title: "Hotness persistence: lookups to steady state after a restart, warm vs cold",
-            run: elastic::warmup,
+            run: p001_elasticbf::warmup,
         },
         Experiment {
             name: "elastic-shift",
             aliases: &[],
             title: "ElasticBF under a moving hot set: device reads per window, every policy and the oracle",
-            run: elastic_shift::shift,
+            run: p001_elasticbf::shift,
         },
     ]
 }

@@ -12,13 +12,13 @@
 //! the greedy optimum of `Σ f_i·fp_i(n_i)` (false positives saved per byte)
 //! over the restored counts at open and never moves a unit on a lookup.
 
-use super::elastic::{
+use super::{
     device_reads_of, load, lookups, min_max, tree_sentence, Column, Dist, Tree, BUDGET_BPK,
     DISK_BPK,
 };
-use super::plot::Chart;
-use super::{f, Ctx, ExpResult, Summary, Table};
 use crate::engines::EngineKind;
+use crate::experiment::plot::Chart;
+use crate::experiment::{f, Ctx, ExpResult, Summary, Table};
 use crate::keys::KeyGen;
 use crate::report::median;
 use crate::runner::{KeyChooser, KeyDistribution};
