@@ -1,6 +1,6 @@
 //! Paper 001 (ElasticBF): filter units kept resident by access hotness under a
-//! filter memory budget (Table 1, Figures 5, 6 and 7, and the persistence of
-//! hotness across a restart).
+//! filter memory budget (Table 1, Figures 5, 6 and 7, the persistence of
+//! hotness across a restart, and a hot set that moves).
 //!
 //! Every read experiment bulk-loads one tree whose files carry 6 filter units
 //! of 2 bits/key (12 bits/key on disk) and reads it with `readmixed` (half the
@@ -662,6 +662,7 @@ fn baseline_table(s: &mut Summary, g: &Grid, dists: &[Dist], head: &str) {
     s.table(&hr, rows);
 }
 
+/// The smallest and the largest of `xs`.
 fn min_max(xs: impl Iterator<Item = f64>) -> (f64, f64) {
     xs.filter(|x| x.is_finite())
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
