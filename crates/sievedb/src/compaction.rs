@@ -34,9 +34,9 @@ use crate::iter::{InternalIterator, MergingIterator};
 use crate::key::{self, Kind, SeqNo};
 use crate::options::{CompactionStyle, Options};
 use crate::range_del::{self, Fragments, RangeTombstone};
-use crate::run::RunIter;
 use crate::sst::reader::ReadCtx;
 use crate::sst::TableWriter;
+use crate::version::run::RunIter;
 use crate::version::{FileMeta, NewFile, Run, Version, VersionEdit};
 
 /// A chosen compaction.

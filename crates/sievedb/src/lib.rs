@@ -41,9 +41,14 @@ macro_rules! internal_mods {
 }
 
 internal_mods!(
-    batch, cache, clock, coding, compaction, fence, iter, key, memtable, range_del, run, skiplist,
-    sst, stats, version, wal,
+    batch, cache, clock, coding, compaction, fence, iter, key, memtable, range_del, skiplist, sst,
+    stats, version, wal,
 );
+
+/// The run cursor at its path from before it moved into `version`.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub use version::run;
 
 pub mod bulk;
 mod db;

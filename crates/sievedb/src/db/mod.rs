@@ -27,9 +27,9 @@ use crate::key::{self, SeqNo};
 use crate::memtable::{Lookup, Memtable};
 use crate::options::{Options, WalRecovery, WriteOptions};
 use crate::range_del::Fragments;
-use crate::run::RunIter;
 use crate::sst::reader::ReadCtx;
 use crate::stats::{bump, Counters, LevelStats, Stats};
+use crate::version::run::RunIter;
 use crate::version::{Version, VersionEdit, VersionSet};
 use crate::wal::{
     Damage, DamageKind, LogItem, LogReader, LogWriter, RecoveryReport, Tail, WalDrop, HEADER_LEN,

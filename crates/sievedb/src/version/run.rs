@@ -1,12 +1,80 @@
-//! A cursor over a sorted run: the concatenation of files with disjoint ranges.
+//! Sorted runs: a run of a level ([`Run`]: files with disjoint key ranges,
+//! sorted by key, and their fence pointers), and a cursor over a sorted run
+//! ([`RunIter`]): the concatenation of files with disjoint ranges.
 
 use std::sync::Arc;
 
 use crate::error::Result;
+use crate::fence::Fences;
 use crate::iter::InternalIterator;
 use crate::key;
 use crate::sst::reader::{ReadCtx, TableIter};
-use crate::version::FileMeta;
+
+use super::FileMeta;
+
+/// A sorted run: files with disjoint key ranges, sorted by key.
+#[derive(Clone)]
+pub struct Run {
+    /// Run id: larger is newer within a level.
+    pub id: u64,
+    /// The files, sorted by smallest key.
+    pub files: Vec<Arc<FileMeta>>,
+    /// Fence pointers over `files`, rebuilt by
+    /// [`Version::refresh_fences`](super::Version::refresh_fences) whenever
+    /// the files change (recovery and every applied edit do). A run whose
+    /// fences were never built (their length differs) is searched by its keys
+    /// directly.
+    pub(super) fences: Fences,
+}
+
+impl Run {
+    /// An empty run.
+    pub fn new(id: u64) -> Self {
+        Run {
+            id,
+            files: Vec::new(),
+            fences: Fences::default(),
+        }
+    }
+
+    /// The file that may hold `user_key` (binary search on largest keys).
+    ///
+    /// A file whose largest key is a range tombstone's end sentinel (see
+    /// [`crate::range_del::RangeTombstone::largest_key`]) holds nothing of
+    /// that user key, and the next file may start at it: such a file is
+    /// passed over for its largest user key.
+    #[inline]
+    pub fn file_for(&self, user_key: &[u8]) -> Option<&Arc<FileMeta>> {
+        let i = if self.fences.len() == self.files.len() {
+            self.fences.find(
+                user_key,
+                |i| self.files[i].smallest_user(),
+                |i| self.files[i].largest_user(),
+            )?
+        } else {
+            let i = self.files.partition_point(|f| f.largest_user() < user_key);
+            self.files
+                .get(i)
+                .filter(|f| f.smallest_user() <= user_key)?;
+            i
+        };
+        let f = &self.files[i];
+        if f.range_dels > 0
+            && crate::range_del::is_end_sentinel(&f.largest)
+            && f.largest_user() == user_key
+        {
+            return self
+                .files
+                .get(i + 1)
+                .filter(|g| g.smallest_user() <= user_key);
+        }
+        Some(f)
+    }
+    /// Total bytes.
+    pub fn bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.size).sum()
+    }
+}
 
 /// Iterates over `files` (sorted, disjoint) opening one table at a time.
 pub struct RunIter {

@@ -1,0 +1,442 @@
+//! [`VersionSet`]: the live version and the MANIFEST it is logged to
+//! (recovery, [`VersionSet::log_and_apply`], rolling to a fresh MANIFEST and
+//! [`set_current`]). The rules for a failed MANIFEST write are in the
+//! [`version`](super) module's docs.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering as AtOrd};
+use std::sync::{Arc, OnceLock};
+
+use crate::cache::TableCache;
+use crate::error::{Error, Result};
+use crate::filter::budget::FileShape;
+use crate::io::{filename, FileSystem};
+use crate::key::{self, SeqNo};
+use crate::wal::{read_records, LogWriter};
+
+use super::{FileMeta, NewFile, Run, Version, VersionEdit};
+
+/// The live version plus the MANIFEST it is logged to. Guarded by the database's
+/// version mutex; readers get versions through `Db`'s `current` pointer.
+pub struct VersionSet {
+    dir: PathBuf,
+    fs: Arc<dyn FileSystem>,
+    tables: Arc<TableCache>,
+    max_levels: usize,
+    current: Arc<Version>,
+    manifest: Option<LogWriter>,
+    manifest_number: u64,
+    /// A MANIFEST write failed and no fresh MANIFEST has been made current
+    /// since: the failed edit may still be replayed by the next open.
+    edit_in_doubt: bool,
+    /// Next unused file number.
+    pub next_file_number: u64,
+    /// WALs numbered below this are obsolete.
+    pub log_number: u64,
+    /// Last sequence number made durable in an SST or logged to the MANIFEST.
+    pub last_sequence: SeqNo,
+}
+
+/// Levels no valid [`crate::Options::max_levels`] reaches.
+const MAX_LEVELS: usize = 64;
+
+/// A MANIFEST larger than this is rewritten as a snapshot on the next edit.
+const MANIFEST_ROLL_BYTES: u64 = 32 << 20;
+
+impl VersionSet {
+    /// An empty set for a new database (nothing written yet).
+    pub fn new(
+        dir: &Path,
+        fs: Arc<dyn FileSystem>,
+        tables: Arc<TableCache>,
+        max_levels: usize,
+    ) -> Self {
+        VersionSet {
+            dir: dir.to_path_buf(),
+            fs,
+            tables,
+            max_levels,
+            current: Arc::new(Version {
+                levels: vec![Vec::new(); max_levels],
+            }),
+            manifest: None,
+            manifest_number: 0,
+            edit_in_doubt: false,
+            next_file_number: 2,
+            log_number: 0,
+            last_sequence: 0,
+        }
+    }
+
+    /// The live version.
+    pub fn current(&self) -> Arc<Version> {
+        self.current.clone()
+    }
+
+    /// Allocates a file number.
+    pub fn new_file_number(&mut self) -> u64 {
+        let n = self.next_file_number;
+        self.next_file_number += 1;
+        n
+    }
+
+    /// The live MANIFEST's number.
+    pub fn manifest_number(&self) -> u64 {
+        self.manifest_number
+    }
+
+    #[cfg(any(test, feature = "internals"))]
+    /// Whether a MANIFEST write failed and no fresh MANIFEST has been made
+    /// current since. While this holds, the edit whose write failed may still
+    /// be replayed by the next open, so the files it adds must not be deleted
+    /// (see the module docs). The next successful
+    /// [`log_and_apply`](Self::log_and_apply) clears it.
+    pub fn edit_in_doubt(&self) -> bool {
+        self.edit_in_doubt
+    }
+
+    /// Replays the MANIFEST named by CURRENT.
+    pub fn recover(&mut self) -> Result<()> {
+        let cur_path = filename::current(&self.dir);
+        let cur = self.fs.read_all(&cur_path)?;
+        let name = std::str::from_utf8(&cur)
+            .ok()
+            .and_then(|s| s.strip_suffix('\n'))
+            .filter(|s| s.starts_with("MANIFEST-") && !s.contains('/'))
+            .ok_or_else(|| Error::corruption(&cur_path, "CURRENT does not name a MANIFEST"))?;
+        let path = self.dir.join(name);
+        let data = self.fs.read_all(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                Error::corruption(&path, "MANIFEST named by CURRENT is missing")
+            }
+            _ => Error::Io(e),
+        })?;
+        let mut files: BTreeMap<u64, (usize, NewFile)> = BTreeMap::new();
+        let mut saw_next = false;
+        for rec in read_records(&data, &path, crate::wal::Tail::Strict)? {
+            let e = VersionEdit::decode(rec).map_err(|d| Error::corruption(&path, d))?;
+            if let Some(v) = e.log_number {
+                self.log_number = v;
+            }
+            if let Some(v) = e.next_file_number {
+                self.next_file_number = v;
+                saw_next = true;
+            }
+            if let Some(v) = e.last_sequence {
+                self.last_sequence = v;
+            }
+            for (level, number) in &e.deleted {
+                if files.remove(number).is_none_or(|(l, _)| l != *level) {
+                    return Err(Error::corruption(
+                        &path,
+                        format!("edit deletes unknown file {number}"),
+                    ));
+                }
+            }
+            for f in e.added {
+                files.insert(f.number, (f.level, f));
+            }
+        }
+        if !saw_next {
+            return Err(Error::corruption(
+                &path,
+                "MANIFEST has no file-number record",
+            ));
+        }
+        // Only the live files matter: a level emptied since may lie beyond.
+        if let Some((number, (level, _))) = files.iter().max_by_key(|(_, (l, _))| *l) {
+            if *level >= MAX_LEVELS {
+                return Err(Error::corruption(
+                    &path,
+                    format!("file {number} at level {level}, beyond any valid max_levels"),
+                ));
+            }
+            if *level >= self.max_levels {
+                return Err(Error::InvalidArgument(format!(
+                    "max_levels is {} but the database holds file {number} at level {level}: \
+                     open it with max_levels of at least {}",
+                    self.max_levels,
+                    level + 1
+                )));
+            }
+        }
+        let mut v = Version {
+            levels: vec![Vec::new(); self.max_levels],
+        };
+        for (_, (level, f)) in files {
+            if f.number >= self.next_file_number {
+                return Err(Error::corruption(
+                    &path,
+                    "file number beyond next_file_number",
+                ));
+            }
+            add_file(&mut v, level, f.run, self.meta(&f));
+        }
+        v.refresh_fences(|_| true);
+        register_filters(&v, |_| true);
+        self.tables.filter_budget().warm_start();
+        self.current = Arc::new(v);
+        self.manifest_number = name[9..].parse().unwrap_or(0);
+        Ok(())
+    }
+
+    fn meta(&self, f: &NewFile) -> Arc<FileMeta> {
+        Arc::new(FileMeta {
+            number: f.number,
+            size: f.size,
+            entries: f.entries,
+            smallest: f.smallest.clone(),
+            largest: f.largest.clone(),
+            range_dels: f.range_dels,
+            obsolete: AtomicBool::new(false),
+            tables: self.tables.clone(),
+            filter: OnceLock::new(),
+        })
+    }
+
+    /// Writes `edit` durably to the MANIFEST and installs the resulting version.
+    /// Files the edit deletes (and does not re-add) become obsolete.
+    ///
+    /// On error the live version is unchanged and the MANIFEST that failed is
+    /// abandoned: this call tries once to start a fresh one (a snapshot of the
+    /// unchanged version), and otherwise the next call does, instead of
+    /// appending after a possibly torn record (see the module docs).
+    pub fn log_and_apply(&mut self, mut edit: VersionEdit) -> Result<Arc<Version>> {
+        edit.next_file_number = Some(self.next_file_number);
+        if edit.log_number.is_none() {
+            edit.log_number = Some(self.log_number);
+        }
+        if edit.last_sequence.is_none() {
+            edit.last_sequence = Some(self.last_sequence);
+        }
+        let next = self.apply(&edit);
+        let roll = self
+            .manifest
+            .as_ref()
+            .is_none_or(|m| m.size() > MANIFEST_ROLL_BYTES);
+        if roll {
+            self.write_new_manifest(&next, &edit)?;
+        } else {
+            let m = self.manifest.as_mut().expect("manifest open");
+            if let Err(e) = m.add_record(&edit.encode()).and_then(|()| m.sync()) {
+                self.abandon_manifest();
+                return Err(e);
+            }
+        }
+        if let Some(v) = edit.log_number {
+            self.log_number = v;
+        }
+        if let Some(v) = edit.last_sequence {
+            self.last_sequence = self.last_sequence.max(v);
+        }
+        let readded: std::collections::HashSet<u64> = edit.added.iter().map(|f| f.number).collect();
+        for (_, number) in &edit.deleted {
+            if readded.contains(number) {
+                continue;
+            }
+            if let Some((_, f)) = self.current.files().find(|(_, f)| f.number == *number) {
+                f.obsolete.store(true, AtOrd::Release);
+            }
+        }
+        self.inherit_hotness(&edit, &next);
+        register_filters(&next, |n| edit.added.iter().any(|f| f.number == n));
+        self.current = Arc::new(next);
+        Ok(self.current.clone())
+    }
+
+    /// Gives the files `edit` writes the hotness of the files it deletes (a
+    /// flush deletes none; a move re-adds what it deletes).
+    fn inherit_hotness(&self, edit: &VersionEdit, next: &Version) {
+        let budget = self.tables.filter_budget();
+        if !budget.limited() {
+            return;
+        }
+        let moved = |n: u64| edit.added.iter().any(|f| f.number == n);
+        fn shape(level: usize, run: u64, f: &FileMeta) -> (FileShape, &[u8], &[u8]) {
+            (f.shape(level, run), f.smallest_user(), f.largest_user())
+        }
+        let mut inputs = Vec::new();
+        for (level, runs) in self.current.levels.iter().enumerate() {
+            for run in runs {
+                for f in &run.files {
+                    if !moved(f.number) && edit.deleted.contains(&(level, f.number)) {
+                        inputs.push(shape(level, run.id, f));
+                    }
+                }
+            }
+        }
+        let mut outputs = Vec::new();
+        for (level, runs) in next.levels.iter().enumerate() {
+            for run in runs {
+                for f in &run.files {
+                    let new = edit.added.iter().any(|a| a.number == f.number)
+                        && !edit.deleted.iter().any(|&(_, n)| n == f.number);
+                    if new {
+                        outputs.push(shape(level, run.id, f));
+                    }
+                }
+            }
+        }
+        budget.inherit(&inputs, &outputs);
+    }
+
+    /// After a failed append or sync of the live MANIFEST: never append to it
+    /// again, and try once to make a fresh MANIFEST of the (unchanged) live
+    /// version current, so that the failed edit is provably gone. If that
+    /// fails too, the next `log_and_apply` rolls over instead.
+    fn abandon_manifest(&mut self) {
+        self.manifest = None;
+        self.edit_in_doubt = true;
+        let v = self.current.clone();
+        let snapshot = VersionEdit {
+            log_number: Some(self.log_number),
+            last_sequence: Some(self.last_sequence),
+            ..VersionEdit::default()
+        };
+        let _ = self.write_new_manifest(&v, &snapshot);
+    }
+
+    /// The version `edit` makes of the current one.
+    fn apply(&self, edit: &VersionEdit) -> Version {
+        let mut v = (*self.current).clone();
+        for &(level, number) in &edit.deleted {
+            for run in &mut v.levels[level] {
+                run.files.retain(|f| f.number != number);
+            }
+            v.levels[level].retain(|r| !r.files.is_empty());
+        }
+        for nf in &edit.added {
+            let existing = self.current.files().find(|(_, f)| f.number == nf.number);
+            // A moved file keeps its metadata: versions from before and after the
+            // move share one `FileMeta`, so the file lives as long as either.
+            let meta = match existing {
+                Some((_, f)) => f.clone(),
+                None => self.meta(nf),
+            };
+            add_file(&mut v, nf.level, nf.run, meta);
+        }
+        v.refresh_fences(|level| {
+            edit.deleted.iter().any(|&(l, _)| l == level)
+                || edit.added.iter().any(|f| f.level == level)
+        });
+        v
+    }
+
+    /// Starts a new MANIFEST holding a snapshot of `v`, then points CURRENT at it.
+    ///
+    /// On failure the writer of the old MANIFEST is dropped too (the next edit
+    /// rolls over again). A failure before `CURRENT` was touched removes the
+    /// new file; a failure while switching `CURRENT` may have left it naming
+    /// the new MANIFEST, which holds `edit`, so that edit is in doubt.
+    fn write_new_manifest(&mut self, v: &Version, edit: &VersionEdit) -> Result<()> {
+        let number = self.new_file_number();
+        let path = filename::manifest(&self.dir, number);
+        let snap = VersionEdit {
+            log_number: edit.log_number,
+            next_file_number: Some(self.next_file_number),
+            last_sequence: edit.last_sequence,
+            ..VersionEdit::adding_all_of(v)
+        };
+        let written = (|| {
+            let mut w = LogWriter::new(self.fs.create(&path)?, path.clone());
+            w.add_record(&snap.encode())?;
+            w.sync()?;
+            Ok::<_, Error>(w)
+        })();
+        let w = match written {
+            Ok(w) => w,
+            Err(e) => {
+                self.manifest = None;
+                let _ = self.fs.remove_file(&path);
+                return Err(e);
+            }
+        };
+        if let Err(e) = set_current(self.fs.as_ref(), &self.dir, number) {
+            self.manifest = None;
+            self.edit_in_doubt = true;
+            return Err(e);
+        }
+        let old = self.manifest_number;
+        self.manifest = Some(w);
+        self.manifest_number = number;
+        self.edit_in_doubt = false;
+        if old != 0 {
+            let _ = self.fs.remove_file(&filename::manifest(&self.dir, old));
+        }
+        Ok(())
+    }
+}
+
+/// Tells the filter budget about the files of `v` that `chosen` selects by
+/// number (new files, or moved ones, which learn their new place), in one
+/// batch and without reading them: a file's filter is read at its first
+/// lookup ([`FileMeta::resident_filter`]), so opening a tree of any size
+/// reads no filter.
+fn register_filters(v: &Version, chosen: impl Fn(u64) -> bool) {
+    let Some((_, first)) = v.files().next() else {
+        return;
+    };
+    let budget = first.tables.filter_budget();
+    if !budget.limited() {
+        return;
+    }
+    budget.set_tree_entries(v.files().map(|(_, f)| f.entries).sum());
+    if budget.needs_shape() {
+        // One table of the largest level tells the shape the tree's filters
+        // have (one table open), so that the plan is made with it.
+        let last = v
+            .levels
+            .iter()
+            .rev()
+            .flatten()
+            .flat_map(|r| &r.files)
+            .next();
+        if let Some(table) = last.and_then(|f| f.tables.get(f.number).ok()) {
+            if let Some(index) = table.filter_index() {
+                budget.learn_shape(index);
+            }
+        }
+    }
+    let mut shapes = Vec::new();
+    for (level, runs) in v.levels.iter().enumerate() {
+        for run in runs {
+            for f in run.files.iter().filter(|f| chosen(f.number)) {
+                if !matches!(f.filter.get(), Some(None)) {
+                    shapes.push(f.shape(level, run.id));
+                }
+            }
+        }
+    }
+    budget.add_files(&shapes);
+}
+
+/// Atomically points CURRENT at MANIFEST `number` (write temp, fsync, rename, fsync dir).
+pub fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
+    let tmp = dir.join(format!("{number:06}.dbtmp.tmp"));
+    let mut f = fs.create(&tmp)?;
+    f.append(format!("MANIFEST-{number:06}\n").as_bytes())?;
+    f.sync()?;
+    drop(f);
+    fs.rename(&tmp, &filename::current(dir))?;
+    fs.sync_dir(dir)?;
+    Ok(())
+}
+
+/// Inserts `f` into run `run_id` of `level`, keeping the ordering invariants.
+fn add_file(v: &mut Version, level: usize, run_id: u64, f: Arc<FileMeta>) {
+    let runs = &mut v.levels[level];
+    let run = match runs.iter_mut().position(|r| r.id == run_id) {
+        Some(i) => &mut runs[i],
+        None => {
+            let pos = runs.partition_point(|r| r.id > run_id);
+            runs.insert(pos, Run::new(run_id));
+            &mut runs[pos]
+        }
+    };
+    let pos = run
+        .files
+        .partition_point(|g| key::compare(&g.smallest, &f.smallest) == Ordering::Less);
+    run.files.insert(pos, f);
+}
