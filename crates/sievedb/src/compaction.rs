@@ -315,10 +315,13 @@ fn next_files(v: &Version, opts: &Options, level: usize, ptrs: &mut Pointers) ->
         .iter()
         .position(|f| ptr.is_empty() || f.smallest_user() > ptr.as_slice())
         .unwrap_or(0);
-    let below = v.levels.get(level + 1).and_then(|runs| match runs.as_slice() {
-        [run] => Some(run),
-        _ => None,
-    });
+    let below = v
+        .levels
+        .get(level + 1)
+        .and_then(|runs| match runs.as_slice() {
+            [run] => Some(run),
+            _ => None,
+        });
     let overlap_bytes = |chosen: &[Arc<FileMeta>]| -> u64 {
         let (lo, hi) = range_of(chosen.iter()).unwrap_or_default();
         below.map_or(0, |r| overlapping(r, &lo, &hi).iter().map(|f| f.size).sum())
@@ -762,7 +765,11 @@ mod tests {
         // A file overlapping nothing below moves down alone.
         let v = version(&[&[], &l1, &[(b'z', b'z', kib)]]);
         let c = next_files(&v, &o, 1, &mut Pointers::default());
-        assert!(c.trivial_move && numbers(&c, 1) == [1], "{:?}", numbers(&c, 1));
+        assert!(
+            c.trivial_move && numbers(&c, 1) == [1],
+            "{:?}",
+            numbers(&c, 1)
+        );
     }
 
     #[test]

@@ -56,13 +56,12 @@ impl LogWriter {
 
     /// Appends one record (buffered until [`flush`](Self::flush) or [`sync`](Self::sync)).
     pub fn add_record(&mut self, payload: &[u8]) -> Result<()> {
-        let len = u32::try_from(payload.len())
-            .map_err(|_| {
-                Error::InvalidArgument(format!(
-                    "{}: log record larger than 4 GiB",
-                    self.path.display()
-                ))
-            })?;
+        let len = u32::try_from(payload.len()).map_err(|_| {
+            Error::InvalidArgument(format!(
+                "{}: log record larger than 4 GiB",
+                self.path.display()
+            ))
+        })?;
         let mut header = [0u8; HEADER_LEN];
         header[0..4].copy_from_slice(&len.to_le_bytes());
         header[4..8].copy_from_slice(&mask_crc(crc32c::crc32c(payload)).to_le_bytes());

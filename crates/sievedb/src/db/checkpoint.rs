@@ -8,7 +8,7 @@
 //!    (a WAL is being appended to: copying "up to a synced point" would
 //!    need the writers stopped or the WAL's synced length tracked).
 //! 3. Under the version lock, the current version is pinned (an `Arc`: no
-//!    file of a version still referenced is deleted, see `version.rs`)
+//!    file of a version still referenced is deleted, see `version/file_meta.rs`)
 //!    together with the last sequence number, WAL number and next file
 //!    number. The version is a consistent point in time: it holds exactly
 //!    the writes of the WALs numbered below its WAL number, a prefix of the

@@ -15,8 +15,8 @@ use std::sync::{Arc, OnceLock};
 use arc_swap::ArcSwap;
 
 use super::digest::Phase;
-use crate::prefetch::prefetch_addr;
 use super::{Filter, FilterIndex, KeyProbe};
+use crate::prefetch::prefetch_addr;
 use crate::stats::{bump, Counters, DIGESTS, NEGATIVES};
 
 /// The resident units of one file's filter.

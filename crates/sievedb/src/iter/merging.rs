@@ -247,9 +247,13 @@ mod tests {
 
     #[test]
     fn the_earlier_child_wins_equal_keys_in_both_directions() {
-        let k = |u: &str, seq: u64| crate::key::internal_key(u.as_bytes(), seq, crate::key::Kind::Put);
+        let k =
+            |u: &str, seq: u64| crate::key::internal_key(u.as_bytes(), seq, crate::key::Kind::Put);
         let child = |v: &str| {
-            let e = vec![(k("a", 1), b"x".to_vec()), (k("b", 5), v.as_bytes().to_vec())];
+            let e = vec![
+                (k("a", 1), b"x".to_vec()),
+                (k("b", 5), v.as_bytes().to_vec()),
+            ];
             Box::new(VecIter::new(e)) as Box<dyn InternalIterator>
         };
         let mut m = MergingIterator::new(vec![child("0"), child("1"), child("2")]);

@@ -9,8 +9,8 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::coding::{get_varint, put_varint, u32_at};
-use crate::io::FileMap;
 use crate::error::{Error, Result};
+use crate::io::FileMap;
 use crate::iter::InternalIterator;
 use crate::key;
 
@@ -727,7 +727,10 @@ mod tests {
         let e = block.seek_entry(&keys[17], &mut scratch).unwrap().unwrap();
         assert_eq!((e.key, e.value), (keys[17].as_slice(), &b"val"[..]));
         for (start, len) in [(7, data.len()), (file.len(), 1), (usize::MAX, 2), (0, 3)] {
-            assert!(Block::mapped(map.clone(), start, len).is_err(), "{start}+{len}");
+            assert!(
+                Block::mapped(map.clone(), start, len).is_err(),
+                "{start}+{len}"
+            );
         }
     }
 }

@@ -139,10 +139,21 @@ mod tests {
     fn fences_agree_with_the_block_search() {
         let mut sets: Vec<Vec<Vec<u8>>> = Vec::new();
         for seed in 1..6u64 {
-            sets.push(random_entries(seed, 1 + 40 * seed as usize).into_iter().map(|e| e.0).collect());
+            sets.push(
+                random_entries(seed, 1 + 40 * seed as usize)
+                    .into_iter()
+                    .map(|e| e.0)
+                    .collect(),
+            );
         }
         let digits: Vec<Vec<u8>> = (0..500u64)
-            .map(|i| internal_key(format!("{:016}", 1_000_000 + i * 7).as_bytes(), 9, Kind::Put))
+            .map(|i| {
+                internal_key(
+                    format!("{:016}", 1_000_000 + i * 7).as_bytes(),
+                    9,
+                    Kind::Put,
+                )
+            })
             .collect();
         sets.push(digits);
         let long: Vec<Vec<u8>> = (0..300u64)
@@ -195,7 +206,10 @@ mod tests {
         assert!(IndexFences::build(&index_of(&[k("a"), k("b")])).is_some());
         let mut b = BlockBuilder::new(4);
         for i in 0..10u32 {
-            b.add(&internal_key(format!("k{i}").as_bytes(), 1, Kind::Put), b"h");
+            b.add(
+                &internal_key(format!("k{i}").as_bytes(), 1, Kind::Put),
+                b"h",
+            );
         }
         assert!(IndexFences::build(&Block::new(b.finish()).unwrap()).is_none());
     }

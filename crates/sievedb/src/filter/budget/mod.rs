@@ -299,7 +299,10 @@ impl FilterBudget {
             return Ok(rf);
         }
         let desc = describe(shape, index);
-        let unread = st.files.get(&shape.number).is_some_and(|t| t.filter.is_none());
+        let unread = st
+            .files
+            .get(&shape.number)
+            .is_some_and(|t| t.filter.is_none());
         if st.alloc.target(shape.number).is_some() && !st.alloc.reshape(desc.clone()) {
             // Planned with another number of units than its own filter has.
             let hotness = st.alloc.hotness(shape.number).unwrap_or(0.0);
@@ -430,7 +433,6 @@ impl FilterBudget {
             self.apply(&mut st);
         }
     }
-
 
     /// Sizes a bits-per-key budget for a tree of `entries` live entries (the
     /// version being installed, before its new files register, so that they
@@ -642,9 +644,9 @@ impl FilterBudget {
         if full {
             match self.worker.get() {
                 Some(w) => {
-                    w.send(self.with_log(|log| {
-                        std::mem::replace(log, Vec::with_capacity(LOG_BATCH))
-                    }));
+                    w.send(
+                        self.with_log(|log| std::mem::replace(log, Vec::with_capacity(LOG_BATCH))),
+                    );
                 }
                 None => self.replay(),
             }
@@ -742,7 +744,11 @@ impl FilterBudget {
     /// Carries out the allocator's changes: drops first, then loads.
     fn apply(&self, st: &mut State) {
         for (number, target) in st.alloc.take_changes() {
-            let rf = match st.files.get(&number).map(|t| (t.filter.is_none(), t.live())) {
+            let rf = match st
+                .files
+                .get(&number)
+                .map(|t| (t.filter.is_none(), t.live()))
+            {
                 Some((_, Some(rf))) => rf,
                 Some((true, None)) => {
                     // Not read yet: the units stay reserved for its first

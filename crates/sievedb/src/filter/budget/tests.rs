@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::filter::resident::ON_DROP;
-use std::sync::atomic::AtomicUsize;
 use crate::filter::{FilterBuilder, FilterLayout, FilterOptions};
+use std::sync::atomic::AtomicUsize;
 
 /// Hands out the first `to` units of one filter, whatever the file.
 struct Units(Filter);
@@ -28,8 +28,7 @@ fn filter() -> (FilterIndex, Filter) {
         b.add(format!("key{i}").as_bytes());
     }
     let section = b.finish();
-    let (index, full) =
-        FilterIndex::decode(&section, 0, section.len() as u64).expect("decodes");
+    let (index, full) = FilterIndex::decode(&section, 0, section.len() as u64).expect("decodes");
     (index, full.expect("a whole section"))
 }
 
@@ -154,7 +153,11 @@ fn a_50000_file_tree_costs_n_log_n_work() {
         let shapes = shapes(n);
         budget.set_tree_entries(n * 256);
         budget.add_files(&shapes);
-        assert_eq!(loader.1.load(Ordering::Relaxed), 0, "{policy}: nothing read at open");
+        assert_eq!(
+            loader.1.load(Ordering::Relaxed),
+            0,
+            "{policy}: nothing read at open"
+        );
         let work = || budget.state.lock().alloc.work();
         let opened = work();
         assert!(opened <= bound, "{policy}: open visited {opened} > {bound}");
@@ -164,7 +167,10 @@ fn a_50000_file_tree_costs_n_log_n_work() {
             .step_by(50)
             .map(|&s| budget.register(s, &index).unwrap())
             .collect();
-        assert!(loader.1.load(Ordering::Relaxed) <= filters.len(), "{policy}: one load per file");
+        assert!(
+            loader.1.load(Ordering::Relaxed) <= filters.len(),
+            "{policy}: one load per file"
+        );
         for i in 0..100_000u64 {
             let f = &filters[(i * 7919 % filters.len() as u64) as usize];
             let mut st = budget.state.lock();
@@ -174,7 +180,10 @@ fn a_50000_file_tree_costs_n_log_n_work() {
             }
         }
         let (resident, limit) = budget.usage();
-        assert!(resident <= limit.unwrap(), "{policy}: {resident} > {limit:?}");
+        assert!(
+            resident <= limit.unwrap(),
+            "{policy}: {resident} > {limit:?}"
+        );
         let read = work() - opened;
         assert!(read <= bound, "{policy}: reads visited {read} > {bound}");
 
@@ -187,7 +196,14 @@ fn a_50000_file_tree_costs_n_log_n_work() {
         }
         budget.usage();
         let closed = work() - before_close;
-        assert!(closed <= bound, "{policy}: closing visited {closed} > {bound}");
-        assert_eq!(counters.filter_memory.load(Ordering::Relaxed), 0, "{policy}");
+        assert!(
+            closed <= bound,
+            "{policy}: closing visited {closed} > {bound}"
+        );
+        assert_eq!(
+            counters.filter_memory.load(Ordering::Relaxed),
+            0,
+            "{policy}"
+        );
     }
 }

@@ -1,9 +1,9 @@
 //! Allocator tests: the budget and target invariants under random call
 //! sequences for every policy, and each policy's specific behaviour.
 
-use super::*;
 use super::hotness::HotnessSnapshot;
 use super::monkey::{self, MonkeyFile};
+use super::*;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use super::block::{Block, BlockIter};
 use super::meta::TableMeta;
 use super::{
-    block_crc, BlockHandle, Properties, COMPRESSION_LZ4, COMPRESSION_NONE,
-    COMPRESSION_ZSTD, FOOTER_LEN, MAX_BLOCK_LEN, TRAILER_LEN,
+    block_crc, BlockHandle, Properties, COMPRESSION_LZ4, COMPRESSION_NONE, COMPRESSION_ZSTD,
+    FOOTER_LEN, MAX_BLOCK_LEN, TRAILER_LEN,
 };
 use crate::cache::BlockCache;
 use crate::coding::u32_at;
@@ -138,7 +138,9 @@ impl TableReader {
         counters: Arc<Counters>,
     ) -> Result<TableReader> {
         let meta = Arc::new(TableMeta::read(&file, path, &counters)?);
-        Ok(Self::with_meta(file, path, number, verify, cache, counters, meta))
+        Ok(Self::with_meta(
+            file, path, number, verify, cache, counters, meta,
+        ))
     }
 
     /// Opens SST `number` from an already open file with the metadata an
@@ -392,7 +394,9 @@ impl TableReader {
         let raw = start
             .checked_add(len + TRAILER_LEN)
             .and_then(|end| map.bytes().get(start..end))
-            .ok_or_else(|| Error::corruption(&self.path, "block extends past the end of the file"))?;
+            .ok_or_else(|| {
+                Error::corruption(&self.path, "block extends past the end of the file")
+            })?;
         bump(&self.counters.bytes_read, raw.len() as u64);
         match self.check_trailer(h, raw, verify)? {
             COMPRESSION_NONE => Block::mapped(map.clone(), start, len).map_err(corrupt),
@@ -437,7 +441,9 @@ impl TableReader {
     /// (the end of the data blocks if it follows every key): the basis of
     /// [`crate::Db::approximate_size`]. Reads only the index (in memory).
     pub fn approximate_offset(&self, ikey: &[u8]) -> Result<u64> {
-        Ok(self.index_search(ikey)?.map_or(self.meta.data_end, |h| h.offset))
+        Ok(self
+            .index_search(ikey)?
+            .map_or(self.meta.data_end, |h| h.offset))
     }
 
     /// Offset just past the last data block.

@@ -39,11 +39,7 @@ fn table(dir: &Path, legacy: bool) -> TableReader {
 
 /// Writes `entries` (sorted internal keys) as table `number` at `path`
 /// in small blocks, and opens it.
-pub(crate) fn write_table(
-    path: &Path,
-    number: u64,
-    entries: &[(Vec<u8>, Vec<u8>)],
-) -> TableReader {
+pub(crate) fn write_table(path: &Path, number: u64, entries: &[(Vec<u8>, Vec<u8>)]) -> TableReader {
     let fs = StdFs;
     let mut w = TableWriter::new(
         fs.create(path).unwrap(),
@@ -180,7 +176,10 @@ fn mapped_and_pread_tables_read_the_same() {
             it.seek_to_first().unwrap();
             let mut n = 0;
             while it.valid() {
-                assert_eq!((it.key(), it.value()), (&entries[n].0[..], &entries[n].1[..]));
+                assert_eq!(
+                    (it.key(), it.value()),
+                    (&entries[n].0[..], &entries[n].1[..])
+                );
                 n += 1;
                 it.next().unwrap();
             }
@@ -227,9 +226,15 @@ fn mapped_damage_is_corruption() {
     assert!(unchecked.is_ok(), "unchecked reads skip the checksum");
     let size = bytes.len() as u64;
     for h in [
-        BlockHandle { offset: size - 3, size: 1 },
+        BlockHandle {
+            offset: size - 3,
+            size: 1,
+        },
         BlockHandle { offset: 0, size },
-        BlockHandle { offset: u64::MAX - 2, size: 10 },
+        BlockHandle {
+            offset: u64::MAX - 2,
+            size: 10,
+        },
     ] {
         let e = t.fetch_block(h, true).err().expect("out of range");
         assert!(matches!(e, Error::Corruption { .. }), "{e}");
