@@ -1,0 +1,252 @@
+//! Leveling's choice of inputs: all of L0, a level holding several runs
+//! whole, or the next files of a level in round-robin order ([`Pointers`]),
+//! each with what it overlaps in the next level.
+
+use std::sync::Arc;
+
+use crate::options::Options;
+use crate::version::{FileMeta, Run, Version};
+
+use super::Compaction;
+
+/// Per-level round-robin positions for leveled compaction.
+#[derive(Clone, Default)]
+pub struct Pointers(Vec<Vec<u8>>);
+
+/// Files of `run` whose user keys meet `[lo, hi]`.
+///
+/// A file ending at a range tombstone's end sentinel `(e, MAX_SEQ)` holds no
+/// entry of `e`, but its user-key range is taken as `[.., e]`: the test may
+/// take one file more than needed (its neighbour starting at `e`), never one
+/// less, so the outputs still replace every file they overlap.
+fn overlapping(run: &Run, lo: &[u8], hi: &[u8]) -> Vec<Arc<FileMeta>> {
+    run.files
+        .iter()
+        .filter(|f| f.overlaps(Some(lo), Some(hi)))
+        .cloned()
+        .collect()
+}
+
+/// User-key range covered by `files`.
+fn range_of<'a>(files: impl Iterator<Item = &'a Arc<FileMeta>>) -> Option<(Vec<u8>, Vec<u8>)> {
+    let mut r: Option<(Vec<u8>, Vec<u8>)> = None;
+    for f in files {
+        let (s, l) = (f.smallest_user(), f.largest_user());
+        r = Some(match r {
+            None => (s.to_vec(), l.to_vec()),
+            Some((a, b)) => (a.min(s.to_vec()), b.max(l.to_vec())),
+        });
+    }
+    r
+}
+
+/// Leveling: the files of `level` a compaction writing keys `[lo, hi]` into it
+/// must take, and the run its outputs join. With one run, the files overlapping
+/// `[lo, hi]` (the rest of the run lies wholly outside the outputs' range, so the
+/// outputs join that run); with several runs (left by tiering), all of them, so
+/// the level ends up as one run and no output sits in a run older than data it
+/// replaces.
+/// Each run's files come as one list (a merge input is one sorted run).
+fn leveled_target(
+    v: &Version,
+    level: usize,
+    lo: &[u8],
+    hi: &[u8],
+) -> (Vec<Vec<Arc<FileMeta>>>, u64) {
+    match v.levels[level].as_slice() {
+        [] => (Vec::new(), 0),
+        [run] => (vec![overlapping(run, lo, hi)], run.id),
+        runs => (runs.iter().map(|r| r.files.clone()).collect(), 0),
+    }
+}
+
+/// Leveling: the inputs of `level` (newest first) plus what they need below.
+pub(super) fn leveled(
+    v: &Version,
+    level: usize,
+    output_level: usize,
+    mut inputs: Vec<(usize, Vec<Arc<FileMeta>>)>,
+    may_move: bool,
+) -> Compaction {
+    let (lo, hi) = range_of(inputs.iter().flat_map(|(_, f)| f)).unwrap_or_default();
+    let (below, run) = if output_level == level {
+        (Vec::new(), 0)
+    } else {
+        leveled_target(v, output_level, &lo, &hi)
+    };
+    let below: Vec<_> = below.into_iter().filter(|f| !f.is_empty()).collect();
+    let trivial_move = may_move && inputs.len() == 1 && inputs[0].1.len() == 1 && below.is_empty();
+    inputs.extend(below.into_iter().map(|f| (output_level, f)));
+    Compaction {
+        level,
+        output_level,
+        inputs,
+        trivial_move,
+        output_run: Some(run),
+    }
+}
+
+/// Leveling: all of L0 plus what it overlaps in L1.
+pub(super) fn level0(v: &Version) -> Compaction {
+    let inputs = v.levels[0].iter().map(|r| (0, r.files.clone())).collect();
+    leveled(v, 0, 1, inputs, true)
+}
+
+/// Leveling, for a level >= 1 holding several runs: all of them plus what they
+/// overlap in the next level, into one run there (the last level: merged in
+/// place into one run). Taking only the newest run would move newer data below
+/// the older runs left behind.
+pub(super) fn leveled_whole(v: &Version, level: usize, last: usize) -> Compaction {
+    let inputs = v.levels[level]
+        .iter()
+        .map(|r| (level, r.files.clone()))
+        .collect();
+    leveled(v, level, (level + 1).min(last), inputs, false)
+}
+
+/// Input bytes (both levels) a leveled compaction of a level >= 1 may grow
+/// to, in target file sizes (RocksDB's `max_compaction_bytes` default).
+const MAX_COMPACTION_FILES: u64 = 25;
+
+/// Leveling, for a level >= 1 holding one run: the next file of that run in
+/// round-robin order plus what it overlaps below, moved down untouched when
+/// nothing overlaps. Otherwise the following files of the run join while
+/// the level is still over its capacity without them and the inputs stay
+/// under [`MAX_COMPACTION_FILES`] target file sizes: one compaction of
+/// neighbouring files rewrites the file below they share once instead of
+/// once each, and pays the MANIFEST commit, and its fsync, once. The files
+/// taken are consecutive in the run, so nothing of the level between them
+/// stays behind.
+pub(super) fn next_files(
+    v: &Version,
+    opts: &Options,
+    level: usize,
+    ptrs: &mut Pointers,
+) -> Compaction {
+    if ptrs.0.len() <= level {
+        ptrs.0.resize(level + 1, Vec::new());
+    }
+    let files = &v.levels[level][0].files;
+    let ptr = &ptrs.0[level];
+    let start = files
+        .iter()
+        .position(|f| ptr.is_empty() || f.smallest_user() > ptr.as_slice())
+        .unwrap_or(0);
+    let below = v
+        .levels
+        .get(level + 1)
+        .and_then(|runs| match runs.as_slice() {
+            [run] => Some(run),
+            _ => None,
+        });
+    let overlap_bytes = |chosen: &[Arc<FileMeta>]| -> u64 {
+        let (lo, hi) = range_of(chosen.iter()).unwrap_or_default();
+        below.map_or(0, |r| overlapping(r, &lo, &hi).iter().map(|f| f.size).sum())
+    };
+    let mut end = start + 1;
+    if overlap_bytes(&files[start..end]) > 0 {
+        let limit = opts.target_file_size.saturating_mul(MAX_COMPACTION_FILES);
+        let excess = v
+            .level_bytes(level)
+            .saturating_sub(opts.level_capacity(level));
+        let mut taken = files[start].size;
+        while end < files.len() && taken < excess {
+            let next = taken + files[end].size;
+            if next + overlap_bytes(&files[start..=end]) > limit {
+                break;
+            }
+            taken = next;
+            end += 1;
+        }
+    }
+    let chosen = files[start..end].to_vec();
+    ptrs.0[level] = chosen[chosen.len() - 1].largest_user().to_vec();
+    leveled(v, level, level + 1, vec![(level, chosen)], true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::{self, Kind};
+
+    /// A version whose levels hold one run each of files `(first, last, size)`
+    /// (user keys of one letter).
+    fn version(levels: &[&[(u8, u8, u64)]]) -> Version {
+        let opts = Options::default();
+        let tables = Arc::new(crate::cache::TableCache::new(
+            Arc::new(crate::io::StdFs),
+            std::env::temp_dir(),
+            &opts,
+            None,
+            Arc::new(crate::stats::Counters::new(opts.max_levels)),
+        ));
+        let mut number = 0;
+        let runs = levels.iter().map(|files| {
+            let mut run = Run::new(1);
+            for &(a, b, size) in *files {
+                number += 1;
+                let ik = |u: u8| key::internal_key(&[u], 1, Kind::Put);
+                let mut f = FileMeta::for_test(number, ik(a), ik(b), tables.clone());
+                Arc::get_mut(&mut f).expect("fresh").size = size;
+                run.files.push(f);
+            }
+            if run.files.is_empty() {
+                Vec::new()
+            } else {
+                vec![run]
+            }
+        });
+        Version {
+            levels: runs.collect(),
+        }
+    }
+
+    #[test]
+    fn neighbouring_files_compact_together_up_to_the_excess_and_the_limit() {
+        let kib = 1024;
+        let o = Options {
+            level1_size: 300 * kib,
+            target_file_size: 100 * kib,
+            max_levels: 3,
+            ..Options::default()
+        };
+        // L1: six 100 KiB files (300 KiB over); L2 overlaps each of them.
+        let l1: Vec<_> = (0..6u8)
+            .map(|i| (b'a' + 2 * i, b'a' + 2 * i + 1, 100 * kib))
+            .collect();
+        let l2: Vec<_> = (0..6u8)
+            .map(|i| (b'a' + 2 * i, b'a' + 2 * i + 1, 100 * kib))
+            .collect();
+        let v = version(&[&[], &l1, &l2]);
+        let mut ptrs = Pointers::default();
+        let c = next_files(&v, &o, 1, &mut ptrs);
+        let numbers = |c: &Compaction, level| -> Vec<u64> {
+            c.inputs
+                .iter()
+                .filter(|(l, _)| *l == level)
+                .flat_map(|(_, fs)| fs.iter().map(|f| f.number))
+                .collect()
+        };
+        assert_eq!(numbers(&c, 1), [1, 2, 3], "the 300 KiB excess, in order");
+        assert_eq!(numbers(&c, 2), [7, 8, 9]);
+        assert!(!c.trivial_move);
+        // Round robin: the next pick starts after the last file taken.
+        let c = next_files(&v, &o, 1, &mut ptrs);
+        assert_eq!(numbers(&c, 1)[0], 4);
+        // The input limit (25 target sizes) stops the growth first.
+        let small = Options {
+            target_file_size: 4 * kib,
+            ..o.clone()
+        };
+        let c = next_files(&v, &small, 1, &mut Pointers::default());
+        assert_eq!(numbers(&c, 1), [1], "one file is always taken");
+        // A file overlapping nothing below moves down alone.
+        let v = version(&[&[], &l1, &[(b'z', b'z', kib)]]);
+        let c = next_files(&v, &o, 1, &mut Pointers::default());
+        assert!(
+            c.trivial_move && numbers(&c, 1) == [1],
+            "{:?}",
+            numbers(&c, 1)
+        );
+    }
+}

@@ -1,0 +1,45 @@
+//! Manual compaction: the inputs of a compaction of one level asked for by
+//! the user, chosen with the pickers of each style.
+
+use crate::options::{CompactionStyle, Options};
+use crate::version::Version;
+
+use super::leveling::{level0, leveled, leveled_whole};
+use super::tiering::whole_level;
+use super::Compaction;
+
+/// A manual compaction of `level` into the next one, restricted (where the
+/// invariants allow) to files overlapping `[lo, hi]`. `None` if nothing
+/// overlaps, or for a last level that already is one run.
+pub fn manual(
+    v: &Version,
+    opts: &Options,
+    level: usize,
+    lo: Option<&[u8]>,
+    hi: Option<&[u8]>,
+) -> Option<Compaction> {
+    let last = opts.max_levels - 1;
+    let any = v.levels[level]
+        .iter()
+        .any(|r| r.files.iter().any(|f| f.overlaps(lo, hi)));
+    let runs = v.levels[level].len();
+    if !any || (level == last && runs < 2) {
+        return None;
+    }
+    match opts.compaction_style {
+        // Runs of one level may overlap each other: moving part of a level down
+        // could put newer data below older data, so take the level whole.
+        CompactionStyle::Tiering => Some(whole_level(v, level, last)),
+        CompactionStyle::Leveling if level == 0 => Some(level0(v)),
+        CompactionStyle::Leveling if runs > 1 => Some(leveled_whole(v, level, last)),
+        CompactionStyle::Leveling => {
+            let files: Vec<_> = v.levels[level][0]
+                .files
+                .iter()
+                .filter(|f| f.overlaps(lo, hi))
+                .cloned()
+                .collect();
+            Some(leveled(v, level, level + 1, vec![(level, files)], false))
+        }
+    }
+}
