@@ -31,7 +31,9 @@ const CHILD_FSIZE: &str = "SIEVEDB_CRASH_CHILD_FSIZE";
 static SPAWNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn spawning() -> std::sync::MutexGuard<'static, ()> {
-    SPAWNING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    SPAWNING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn key(i: u64) -> Vec<u8> {

@@ -246,6 +246,20 @@ struct NamedWritable {
     path: PathBuf,
 }
 
+impl NamedWritable {
+    /// `created` (a file just created at `path`), naming `path` in its errors.
+    fn wrap(
+        created: io::Result<Box<dyn WritableFile>>,
+        path: &Path,
+    ) -> io::Result<Box<dyn WritableFile>> {
+        let file = created.map_err(|e| with_path(e, path))?;
+        Ok(Box::new(NamedWritable {
+            file,
+            path: path.to_path_buf(),
+        }))
+    }
+}
+
 impl WritableFile for NamedWritable {
     fn append(&mut self, data: &[u8]) -> io::Result<()> {
         self.file.append(data).map_err(|e| with_path(e, &self.path))
@@ -282,18 +296,10 @@ impl FileSystem for NamedFs {
         self.0.create_dir_all(path).map_err(|e| with_path(e, path))
     }
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        let file = self.0.create(path).map_err(|e| with_path(e, path))?;
-        Ok(Box::new(NamedWritable {
-            file,
-            path: path.to_path_buf(),
-        }))
+        NamedWritable::wrap(self.0.create(path), path)
     }
     fn create_log(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        let file = self.0.create_log(path).map_err(|e| with_path(e, path))?;
-        Ok(Box::new(NamedWritable {
-            file,
-            path: path.to_path_buf(),
-        }))
+        NamedWritable::wrap(self.0.create_log(path), path)
     }
     fn open_random(&self, path: &Path, direct: bool) -> io::Result<Arc<dyn RandomAccessFile>> {
         let file = self
