@@ -20,11 +20,9 @@
 pub mod plot;
 
 mod bpk;
-mod costmodel;
 mod devices;
-mod filters;
+mod p000_hash_sharing;
 mod p001_elasticbf;
-mod tree;
 
 use crate::bulk::{BulkConfig, Progress};
 use crate::keys::KeyGen;
@@ -144,61 +142,61 @@ pub fn registry() -> Vec<Experiment> {
             name: "table2",
             aliases: &[],
             title: "Table 2: FPR per hash function, one digest + rotation vs all k",
-            run: filters::table2,
+            run: p000_hash_sharing::table2,
         },
         Experiment {
             name: "fig2",
             aliases: &[],
             title: "Figure 2: single-filter query latency vs key size",
-            run: filters::fig2,
+            run: p000_hash_sharing::fig2,
         },
         Experiment {
             name: "table3",
             aliases: &["fig3"],
             title: "Table 3 + Figure 3: filter units, rotation vs double hashing",
-            run: filters::table3,
+            run: p000_hash_sharing::table3,
         },
         Experiment {
             name: "fig1",
             aliases: &[],
             title: "Figure 1: share of lookup time spent hashing vs data size and device",
-            run: tree::fig1,
+            run: p000_hash_sharing::fig1,
         },
         Experiment {
             name: "fig5a",
             aliases: &[],
             title: "Figure 5a: empty lookups vs key size, filter vs levels sharing",
-            run: tree::fig5a,
+            run: p000_hash_sharing::fig5a,
         },
         Experiment {
             name: "fig5b",
             aliases: &[],
             title: "Figure 5b: empty lookups vs tree height (T = 2)",
-            run: tree::fig5b,
+            run: p000_hash_sharing::fig5b,
         },
         Experiment {
             name: "fig6",
             aliases: &[],
             title: "Figure 6: gain of hash sharing per storage device",
-            run: tree::fig6,
+            run: p000_hash_sharing::fig6,
         },
         Experiment {
             name: "fig7",
             aliases: &[],
             title: "Figure 7: gain of hash sharing vs bits per key and device",
-            run: tree::fig7,
+            run: p000_hash_sharing::fig7,
         },
         Experiment {
             name: "fig8",
             aliases: &["fig9"],
             title: "Figures 8 and 9: lookups vs fraction of non-empty queries α (SSD, RAM disk)",
-            run: tree::fig8,
+            run: p000_hash_sharing::fig8,
         },
         Experiment {
             name: "costmodel",
             aliases: &[],
             title: "Cost model (Eq. 4 and 5) with measured T_H, T_P, T_D, f_p",
-            run: costmodel::costmodel,
+            run: p000_hash_sharing::costmodel,
         },
         Experiment {
             name: "bpk-sweep",

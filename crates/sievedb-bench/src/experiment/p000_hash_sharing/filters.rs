@@ -1,8 +1,8 @@
 //! The single-filter micro-benchmarks of paper 000 §4.1–4.2: Table 2, Figure 2,
 //! Table 3 and Figure 3, on [`crate::filterbench`].
 
-use super::plot::Chart;
-use super::{f, pct, Ctx, ExpResult, Summary, Table};
+use crate::experiment::plot::Chart;
+use crate::experiment::{f, pct, Ctx, ExpResult, Summary, Table};
 use crate::filterbench::{self, FilterBenchResult};
 use crate::keys::KeyGen;
 use crate::progress::Progress;

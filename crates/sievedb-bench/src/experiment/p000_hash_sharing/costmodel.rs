@@ -1,8 +1,8 @@
 //! The paper's cost model (000, §3–4.3, Eq. 4 and Eq. 5) evaluated with
 //! measured parameters, and set beside the tree experiments' measurements.
 
-use super::plot::Chart;
-use super::{f, gain_str, Ctx, ExpResult, Model, PairedRatio, Summary, Table};
+use crate::experiment::plot::Chart;
+use crate::experiment::{f, gain_str, Ctx, ExpResult, Model, PairedRatio, Summary, Table};
 use crate::keys::KeyGen;
 use sievedb::filter::{FilterBuilder, KeyDigest};
 use sievedb::{FilterOptions, HashFn};
