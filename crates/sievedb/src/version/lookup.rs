@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::filter::digest::Phase;
+use crate::filter::resident::FilterGuard;
 #[cfg(any(test, feature = "internals"))]
 use crate::filter::resident::ResidentFilter;
 use crate::filter::KeyProbe;
@@ -62,8 +63,9 @@ impl Version {
             }
         }
         probe.phase_end(start, Phase::Index);
+        let mut guard = FilterGuard::default();
         for c in found.iter().flatten() {
-            if let Some(done) = probe_file(c, probe, seek, policy)? {
+            if let Some(done) = probe_file(c, probe, seek, policy, &mut guard)? {
                 return Ok(done);
             }
         }
@@ -83,7 +85,7 @@ impl Version {
                         run: run.id,
                         file,
                     };
-                    if let Some(done) = probe_file(&c, probe, seek, policy)? {
+                    if let Some(done) = probe_file(&c, probe, seek, policy, &mut guard)? {
                         return Ok(done);
                     }
                 }
@@ -143,6 +145,7 @@ fn probe_file(
     probe: &mut KeyProbe<'_>,
     seek: &mut LazySeek<'_>,
     policy: ReadCtx,
+    guard: &mut FilterGuard,
 ) -> Result<Option<Lookup>> {
     let (f, level, user_key) = (c.file, c.level, probe.key());
     let ctx = ReadCtx { level, ..policy };
@@ -161,7 +164,7 @@ fn probe_file(
         if probe.record_accesses {
             f.tables.filter_budget().record(f.number);
         }
-        let (excluded, probed) = rf.excludes(probe, level);
+        let (excluded, probed) = rf.excludes(probe, level, guard);
         if excluded {
             return Ok((covered > 0).then_some(Lookup::Deleted));
         }

@@ -758,17 +758,18 @@ impl FilterBudget {
                 }
                 _ => continue,
             };
-            let current = rf.current();
-            let have = current.resident();
+            // Swaps of one file happen only here, under the budget's lock:
+            // what is read of the current filter below stays current.
+            let have = rf.with_filter(Filter::resident);
             if target < have {
-                rf.replace(current.truncated(target));
+                rf.replace(rf.with_filter(|current| current.truncated(target)));
                 bump(
                     &self.counters.filter_unit_evictions,
                     u64::from(have - target),
                 );
                 st.alloc.applied(number, target);
             } else if target > have {
-                match self.loader.load_units(number, &current, target) {
+                match rf.with_filter(|current| self.loader.load_units(number, current, target)) {
                     Ok(f) => {
                         rf.replace(f);
                         st.alloc.applied(number, target);

@@ -207,3 +207,44 @@ fn a_50000_file_tree_costs_n_log_n_work() {
         );
     }
 }
+
+/// Lookups probe a file's filter while its units are swapped again and
+/// again, each swap handing the filter before it to the epoch to free: every
+/// probe of a key the filter holds says "maybe" whatever is resident (a probe
+/// of a freed or half-built filter could say "no", or crash), and the memory
+/// counter ends at the last filter's bytes.
+#[test]
+fn probes_during_swaps_see_whole_filters() {
+    use crate::filter::resident::FilterGuard;
+    use crate::filter::{HashSharing, KeyProbe};
+    use std::sync::atomic::AtomicBool;
+    let (index, full) = filter();
+    let counters = Arc::new(Counters::new(7));
+    let rf = ResidentFilter::new(1, index, counters.clone());
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        for t in 0..2 {
+            let (rf, stop) = (&rf, &stop);
+            s.spawn(move || {
+                let mut i = t;
+                while !stop.load(Ordering::Relaxed) {
+                    let key = format!("key{}", i % 256);
+                    let mut probe = KeyProbe::new(key.as_bytes(), HashSharing::Levels);
+                    let mut guard = FilterGuard::default();
+                    assert!(!rf.excludes(&mut probe, 1, &mut guard).0, "{key}");
+                    i += 7;
+                }
+            });
+        }
+        for i in 0..20_000u32 {
+            rf.replace(full.truncated(i % 5));
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    let last = full.truncated(19_999 % 5);
+    assert_eq!(rf.resident(), last.resident());
+    assert_eq!(
+        counters.filter_memory.load(Ordering::Relaxed),
+        last.resident_bytes()
+    );
+}
