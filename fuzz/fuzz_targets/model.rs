@@ -2,7 +2,7 @@
 //! Model-based: arbitrary operation sequences against a BTreeMap, with flushes,
 //! compactions, reopens, checkpoints and range deletes (direct and in batches); reads in
 //! both directions, cursor walks, prefixes and snapshot reads through
-//! `ReadOptions`.
+//! `ReadOptions`; merges (direct and in batches) through an `Append` operator.
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 
@@ -35,8 +35,10 @@ enum Op {
     Checkpoint,
     /// `delete_range` from key `a` to key `b`; `shape` picks the bound kinds.
     DeleteRange(u8, u8, u8),
-    /// A batch mixing puts, deletes and range deletes, applied in order.
+    /// A batch mixing puts, deletes, range deletes and merges, applied in order.
     MixedBatch(Vec<BatchOp>),
+    /// `merge` of an operand into a key.
+    Merge(u8, Vec<u8>),
 }
 
 #[derive(Arbitrary, Debug)]
@@ -44,6 +46,21 @@ enum BatchOp {
     Put(u8, Vec<u8>),
     Delete(u8),
     DeleteRange(u8, u8, u8),
+    Merge(u8, Vec<u8>),
+}
+
+/// The model of the `Append(",")` merge operator: the operand after the
+/// value and a comma, or alone on a missing key.
+fn merge(model: &mut Model, k: Vec<u8>, operand: &[u8]) {
+    match model.get_mut(&k) {
+        Some(v) => {
+            v.push(b',');
+            v.extend_from_slice(operand);
+        }
+        None => {
+            model.insert(k, operand.to_vec());
+        }
+    }
 }
 
 type Range = (Bound<Vec<u8>>, Bound<Vec<u8>>);
@@ -99,6 +116,7 @@ fn options() -> Options {
         .level1_size(16384)
         .block_size(256)
         .level0_compaction_trigger(2)
+        .merge_operator(std::sync::Arc::new(sievedb::merge::Append::new(",")))
         .build()
 }
 
@@ -308,9 +326,17 @@ fuzz_target!(|ops: Vec<Op>| {
                             b.delete_range(r.clone());
                             model.retain(|k, _| !in_range(k, &r));
                         }
+                        BatchOp::Merge(k, v) => {
+                            b.merge(key(k), &v);
+                            merge(&mut model, key(k), &v);
+                        }
                     }
                 }
                 db.write(b).unwrap();
+            }
+            Op::Merge(k, v) => {
+                db.merge(key(k), &v).unwrap();
+                merge(&mut model, key(k), &v);
             }
             Op::Reopen => {
                 snapshots.clear();

@@ -393,10 +393,11 @@ pub fn format_stats(s: &Stats) -> String {
         line(&cells);
     }
     t.push('\n');
-    let counters: [(&str, String); 22] = [
+    let counters: [(&str, String); 23] = [
         ("gets", s.gets.to_string()),
         ("puts", s.puts.to_string()),
         ("deletes", s.deletes.to_string()),
+        ("merges", s.merges.to_string()),
         ("memtable_hits", s.memtable_hits.to_string()),
         ("digests_computed", s.digests_computed.to_string()),
         ("filter_probes", s.filter_probes.to_string()),

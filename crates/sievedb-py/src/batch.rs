@@ -43,6 +43,12 @@ impl WriteBatch {
         self.with(|b| b.put(k, v))
     }
 
+    /// Adds a merge of `operand` into `key`.
+    fn merge(&self, key: &Bound<'_, PyAny>, operand: &Bound<'_, PyAny>) -> PyResult<()> {
+        let (k, v) = (bytes_of(key, "key")?, bytes_of(operand, "operand")?);
+        self.with(|b| b.merge(k, v))
+    }
+
     /// Adds a delete of `key`.
     fn delete(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
         let k = bytes_of(key, "key")?;

@@ -157,6 +157,20 @@ impl Db {
         self.with_db(py, |db| db.put_with(&k, &v, &wo(sync)))
     }
 
+    /// Merges `operand` into `key` through the database's `merge_operator`
+    /// (a read of the key combines it with the older value).
+    #[pyo3(signature = (key, operand, sync=false))]
+    fn merge(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        operand: &Bound<'_, PyAny>,
+        sync: bool,
+    ) -> PyResult<()> {
+        let (k, v) = (bytes_of(key, "key")?, bytes_of(operand, "operand")?);
+        self.with_db(py, |db| db.merge_with(&k, &v, &wo(sync)))
+    }
+
     /// Deletes `key` (nothing happens if it is absent).
     #[pyo3(signature = (key, sync=false))]
     fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {

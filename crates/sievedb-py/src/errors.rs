@@ -54,6 +54,12 @@ create_exception!(
     "The database is read-only (opened so, or after a background error)."
 );
 create_exception!(sievedb, ClosedError, Error, "The database has been closed.");
+create_exception!(
+    sievedb,
+    MergeFailedError,
+    Error,
+    "A key's merge operands could not be combined (no merge_operator set, or it refused them)."
+);
 
 /// The Python exception for an engine error.
 pub fn to_py(e: sievedb::Error) -> PyErr {
@@ -71,6 +77,7 @@ pub fn to_py(e: sievedb::Error) -> PyErr {
         sievedb::Error::Unsupported(_) => UnsupportedError::new_err(msg),
         sievedb::Error::ReadOnly(_) => ReadOnlyError::new_err(msg),
         sievedb::Error::Closed => ClosedError::new_err(msg),
+        sievedb::Error::MergeFailed { .. } => MergeFailedError::new_err(msg),
         _ => Error::new_err(msg),
     }
 }
@@ -107,5 +114,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
     m.add("ReadOnlyError", py.get_type::<ReadOnlyError>())?;
     m.add("ClosedError", py.get_type::<ClosedError>())?;
+    m.add("MergeFailedError", py.get_type::<MergeFailedError>())?;
     Ok(())
 }

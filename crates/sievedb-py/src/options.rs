@@ -49,6 +49,8 @@ pub const NAMES: &[&str] = &[
     "filter_policy",
     "filter_lifetime",
     "initial_units",
+    "merge_operator",
+    "merge_separator",
     // FilterOptions
     "bits_per_key",
     "hash",
@@ -181,6 +183,8 @@ fn set(o: &mut Options, name: &str, v: &Bound<'_, PyAny>) -> PyResult<()> {
         "filter_policy" => o.filter_policy = named(name, v)?,
         "filter_lifetime" => o.filter_lifetime = opt_int(name, v)?,
         "initial_units" => o.initial_units = opt_int(name, v)?,
+        // Resolved after every option is read (the separator may come later).
+        "merge_operator" | "merge_separator" => {}
         "bits_per_key" => f.bits_per_key = float(name, v)?,
         "hash" => f.hash = named(name, v)?,
         "secondary_hash" => f.secondary_hash = named(name, v)?,
@@ -202,6 +206,41 @@ fn set(o: &mut Options, name: &str, v: &Bound<'_, PyAny>) -> PyResult<()> {
     Ok(())
 }
 
+/// The built-in merge operator `merge_operator=` names: `"u64add"`
+/// (little-endian u64 counters) or `"append"` (joined with
+/// `merge_separator`, default `b","`); `None` for none.
+fn merge_operator(
+    kw: &Bound<'_, PyDict>,
+) -> PyResult<Option<std::sync::Arc<dyn sievedb::MergeOperator>>> {
+    let sep = match kw.get_item("merge_separator")? {
+        Some(s) => Some(crate::keys::bytes_of(&s, "merge_separator")?.into_owned()),
+        None => None,
+    };
+    let Some(v) = kw.get_item("merge_operator")?.filter(|v| !v.is_none()) else {
+        if sep.is_some() {
+            return Err(bad_option(
+                "merge_separator",
+                "needs merge_operator=\"append\"",
+            ));
+        }
+        return Ok(None);
+    };
+    let name: String = v
+        .extract()
+        .map_err(|_| bad_option("merge_operator", "expected \"u64add\" or \"append\""))?;
+    Ok(Some(match name.as_str() {
+        "u64add" if sep.is_none() => std::sync::Arc::new(sievedb::merge::U64Add),
+        "u64add" => return Err(bad_option("merge_separator", "only \"append\" takes one")),
+        "append" => std::sync::Arc::new(sievedb::merge::Append::new(sep.unwrap_or(b",".to_vec()))),
+        other => {
+            return Err(bad_option(
+                "merge_operator",
+                format!("unknown operator {other:?} (known: \"u64add\", \"append\")"),
+            ))
+        }
+    }))
+}
+
 /// Options from keyword arguments over `Options::default()`, validated: a
 /// value the engine refuses raises `ValueError` with the engine's message,
 /// which names it.
@@ -212,6 +251,7 @@ pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
             let name: String = k.extract()?;
             set(&mut o, &name, &v)?;
         }
+        o.merge_operator = merge_operator(kw)?;
     }
     o.validate()
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;

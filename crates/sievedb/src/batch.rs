@@ -2,10 +2,11 @@
 //!
 //! Encoding (also the WAL record payload): `seq: u64 | count: u32 | entries`,
 //! each entry `kind: u8 | key (varint len + bytes) | value (varint len + bytes)`
-//! where the value is present for kinds 1 and 2 only:
+//! where the value is present for kinds 1, 2 and 4 only:
 //! - 0 delete `key`; 1 put `key` = `value`;
 //! - 2 range delete `[key, value)` (`value` is the exclusive end);
-//! - 3 range delete `[key, +infinity)`.
+//! - 3 range delete `[key, +infinity)`;
+//! - 4 merge operand `value` into `key`.
 //!
 //! Every entry, range deletes included, takes one sequence number.
 
@@ -19,6 +20,9 @@ use std::ops::{Bound, RangeBounds};
 const RANGE_DELETE: u8 = 2;
 /// Entry kind byte of a range delete to +infinity.
 const RANGE_DELETE_TO_END: u8 = 3;
+/// Entry kind byte of a merge operand (the internal key kind differs: see
+/// [`Kind::Merge`]).
+const MERGE: u8 = 4;
 
 const HEADER: usize = 12;
 /// Most bytes an entry adds besides its key and value: its tag and two
@@ -78,6 +82,21 @@ impl WriteBatch {
         self.rep.push(Kind::Put as u8);
         put_bytes(&mut self.rep, key);
         put_bytes(&mut self.rep, value);
+        self.count += 1;
+    }
+
+    /// Adds a merge of `operand` into `key`: the database's
+    /// [`MergeOperator`](crate::merge::MergeOperator) combines it with the
+    /// key's older value and operands when the key is read or compacted.
+    /// Writing needs no operator; reading a merged key without one is
+    /// [`Error::MergeFailed`].
+    pub fn merge(&mut self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) {
+        let (key, operand) = (key.as_ref(), operand.as_ref());
+        self.check(key, Some(operand));
+        self.rep.reserve(ENTRY_OVERHEAD + key.len() + operand.len());
+        self.rep.push(MERGE);
+        put_bytes(&mut self.rep, key);
+        put_bytes(&mut self.rep, operand);
         self.count += 1;
     }
 
@@ -203,6 +222,8 @@ pub enum EntryKind {
     DeleteRange,
     /// Deletes every key from `key` on.
     DeleteRangeToEnd,
+    /// Merges operand `value` into `key`.
+    Merge,
 }
 
 /// One decoded update.
@@ -221,7 +242,7 @@ impl BatchEntry<'_> {
         let end = match self.kind {
             EntryKind::DeleteRange => Some(self.value.to_vec()),
             EntryKind::DeleteRangeToEnd => None,
-            EntryKind::Put | EntryKind::Delete => return None,
+            EntryKind::Put | EntryKind::Delete | EntryKind::Merge => return None,
         };
         Some(RangeTombstone {
             start: self.key.to_vec(),
@@ -253,11 +274,12 @@ pub fn for_each_entry<'a>(
             b if b == Kind::Put as u8 => EntryKind::Put,
             RANGE_DELETE => EntryKind::DeleteRange,
             RANGE_DELETE_TO_END => EntryKind::DeleteRangeToEnd,
+            MERGE => EntryKind::Merge,
             _ => return Err("bad entry kind".into()),
         };
         let key = r.bytes().ok_or("batch key truncated")?;
         let value = match kind {
-            EntryKind::Put | EntryKind::DeleteRange => r.bytes().ok_or("batch value truncated")?,
+            EntryKind::Put | EntryKind::DeleteRange | EntryKind::Merge => r.bytes().ok_or("batch value truncated")?,
             EntryKind::Delete | EntryKind::DeleteRangeToEnd => &[][..],
         };
         if kind == EntryKind::DeleteRange && value <= key {
@@ -292,9 +314,10 @@ mod tests {
         b.delete_range::<&[u8], _>((Bound::Excluded(b"a".as_slice()), Bound::Unbounded));
         b.delete_range::<&[u8], _>(..);
         b.delete(b"d");
+        b.merge(b"m", b"+1");
         b.delete_range(b"c".as_slice()..b"c".as_slice()); // empty: not added
         b.delete_range(b"d".as_slice()..b"c".as_slice()); // empty: not added
-        assert_eq!(b.len(), 6);
+        assert_eq!(b.len(), 7);
         use EntryKind::*;
         let v = |s: &[u8]| s.to_vec();
         assert_eq!(
@@ -306,6 +329,7 @@ mod tests {
                 (DeleteRangeToEnd, v(b"a\0"), v(b"")),
                 (DeleteRangeToEnd, v(b""), v(b"")),
                 (Delete, v(b"d"), v(b"")),
+                (Merge, v(b"m"), v(b"+1")),
             ]
         );
         let (_, es) = decode(b.encode(7)).unwrap();

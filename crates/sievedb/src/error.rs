@@ -37,6 +37,15 @@ pub enum Error {
     ReadOnly(String),
     /// The database has been closed.
     Closed,
+    /// A key's merge operands could not be combined: no
+    /// [`MergeOperator`](crate::merge::MergeOperator) is set, or it answered
+    /// `None`. The operands stay stored; nothing was dropped.
+    MergeFailed {
+        /// The key whose operands failed.
+        key: Vec<u8>,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// `Result` with [`Error`].
@@ -92,6 +101,9 @@ impl fmt::Display for Error {
             Error::Unsupported(m) => write!(f, "unsupported: {m}"),
             Error::ReadOnly(m) => write!(f, "database is read-only after a background error: {m}"),
             Error::Closed => write!(f, "database is closed"),
+            Error::MergeFailed { key, reason } => {
+                write!(f, "merge failed for key {}: {reason}", key.escape_ascii())
+            }
         }
     }
 }
@@ -126,6 +138,10 @@ impl Clone for Error {
             Error::Unsupported(m) => Error::Unsupported(m.clone()),
             Error::ReadOnly(m) => Error::ReadOnly(m.clone()),
             Error::Closed => Error::Closed,
+            Error::MergeFailed { key, reason } => Error::MergeFailed {
+                key: key.clone(),
+                reason: reason.clone(),
+            },
         }
     }
 }

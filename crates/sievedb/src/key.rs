@@ -38,6 +38,9 @@ pub enum Kind {
     Delete = 0,
     /// The key was set to a value.
     Put = 1,
+    /// A merge operand: combined with the older entries of the key by the
+    /// database's [`MergeOperator`](crate::merge::MergeOperator).
+    Merge = 2,
 }
 
 impl Kind {
@@ -46,14 +49,15 @@ impl Kind {
         match b {
             0 => Some(Kind::Delete),
             1 => Some(Kind::Put),
+            2 => Some(Kind::Merge),
             _ => None,
         }
     }
 }
 
-/// The kind used in seek keys: the highest, so a seek for `(key, seq)` lands on
-/// the first entry with sequence `<= seq`.
-pub const KIND_FOR_SEEK: u8 = 1;
+/// The kind used in seek keys: the highest ([`Kind::Merge`]), so a seek for
+/// `(key, seq)` lands on the first entry with sequence `<= seq` whatever its kind.
+pub const KIND_FOR_SEEK: u8 = Kind::Merge as u8;
 
 /// Packs a trailer.
 #[inline]

@@ -55,6 +55,7 @@ mod db;
 pub mod error;
 pub mod filter;
 pub mod io;
+pub mod merge;
 pub mod options;
 mod prefetch;
 mod repair;
@@ -67,6 +68,7 @@ pub use filter::{
     UnitHashing,
 };
 pub use iter::DbIterator;
+pub use merge::MergeOperator;
 pub use options::{
     CompactionStyle, Compression, Options, OptionsBuilder, WalRecovery, WriteOptions,
 };

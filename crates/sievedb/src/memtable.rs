@@ -25,6 +25,21 @@ pub enum Lookup {
     Deleted,
     /// No visible entry for the key.
     Absent,
+    /// The newest visible entry is a merge operand: the answer needs the
+    /// key's older entries too (see [`crate::merge`]).
+    Merge,
+}
+
+impl Lookup {
+    /// What the newest visible entry, of kind byte `kind`, answers.
+    #[inline]
+    pub fn of(kind: u8, value: &[u8]) -> Lookup {
+        match kind {
+            k if k == Kind::Put as u8 => Lookup::Value(value.to_vec()),
+            k if k == Kind::Merge as u8 => Lookup::Merge,
+            _ => Lookup::Deleted,
+        }
+    }
 }
 
 /// A memtable.
@@ -98,6 +113,7 @@ impl Memtable {
         match e.kind {
             EntryKind::Put => self.insert(seq, Kind::Put, e.key, e.value),
             EntryKind::Delete => self.insert(seq, Kind::Delete, e.key, &[]),
+            EntryKind::Merge => self.insert(seq, Kind::Merge, e.key, e.value),
             EntryKind::DeleteRange | EntryKind::DeleteRangeToEnd => {
                 self.insert_range_del(e.range_tombstone(seq).expect("a range delete"));
             }
@@ -164,11 +180,7 @@ impl Memtable {
         if key::seq_of(c.key()) <= covered {
             return Lookup::Deleted;
         }
-        if key::kind_of(c.key()) == Kind::Put as u8 {
-            Lookup::Value(c.value().to_vec())
-        } else {
-            Lookup::Deleted
-        }
+        Lookup::of(key::kind_of(c.key()), c.value())
     }
 
     /// An iterator over all entries in internal-key order.

@@ -272,6 +272,12 @@ pub struct Options {
     /// Filter units a new file starts with under the `elastic` policy
     /// (`None` = 2, the ElasticBF prototype's default).
     pub initial_units: Option<u32>,
+    /// Combines the operands [`Db::merge`](crate::Db::merge) writes with the
+    /// key's older value (see [`crate::merge`]). Default `None`: merges can
+    /// be written, and reading a key that has operands is
+    /// [`Error::MergeFailed`](crate::Error::MergeFailed). Reopen a database
+    /// with the same operator (by meaning) it was written with.
+    pub merge_operator: Option<std::sync::Arc<dyn crate::merge::MergeOperator>>,
 }
 
 impl Default for Options {
@@ -310,6 +316,7 @@ impl Default for Options {
             filter_policy: FilterPolicy::Uniform,
             filter_lifetime: None,
             initial_units: None,
+            merge_operator: None,
         }
     }
 }
@@ -502,6 +509,13 @@ impl OptionsBuilder {
         filter_lifetime: Option<u64>);
     setter!(/// See [`Options::initial_units`].
         initial_units: Option<u32>);
+
+    /// See [`Options::merge_operator`].
+    #[must_use]
+    pub fn merge_operator(mut self, op: std::sync::Arc<dyn crate::merge::MergeOperator>) -> Self {
+        self.0.merge_operator = Some(op);
+        self
+    }
 
     /// Bits per key of the Bloom filters (0 = no filters). Default 10.
     #[must_use]

@@ -19,8 +19,10 @@
 //!    Without a readable MANIFEST such a leftover WAL cannot be recognised:
 //!    its records are merged by sequence number, which is right for values
 //!    overridden by entries still in the tables, but brings back values whose
-//!    delete was compacted away. (Sequence numbers alone cannot tell: an
-//!    interrupted repair leaves partial outputs holding newer entries.)
+//!    delete was compacted away, and applies its merge operands a second
+//!    time. (Sequence numbers alone cannot tell: an interrupted repair
+//!    leaves partial outputs holding newer entries, and a compaction's
+//!    partial merge stands for several operands under one number.)
 //! 4. Merges everything read (tables, salvaged entries, WAL records) in
 //!    internal-key order: user key ascending, then sequence number descending.
 //!    Sequence numbers order all writes of a database across every file, so

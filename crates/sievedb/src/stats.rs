@@ -112,6 +112,7 @@ pub struct Counters {
 pub struct WriteCounters {
     pub puts: AtomicU64,
     pub deletes: AtomicU64,
+    pub merges: AtomicU64,
     pub user_bytes_written: AtomicU64,
     pub wal_bytes_written: AtomicU64,
 }
@@ -384,8 +385,10 @@ pub struct Stats {
     pub gets: u64,
     /// Puts written.
     pub puts: u64,
-    /// Deletes written.
+    /// Deletes written (point and range).
     pub deletes: u64,
+    /// Merge operands written.
+    pub merges: u64,
     /// Lookups answered by a memtable.
     pub memtable_hits: u64,
     /// Key digests computed by lookups.
@@ -493,6 +496,7 @@ impl Counters {
         }
         s.puts = get(&self.writes.puts);
         s.deletes = get(&self.writes.deletes);
+        s.merges = get(&self.writes.merges);
         s.memtable_hits = get(&self.memtable_hits);
         s.block_cache_hits = get(&self.block_cache_hits);
         s.block_cache_misses = get(&self.block_cache_misses);
@@ -552,6 +556,7 @@ impl Stats {
             gets,
             puts,
             deletes,
+            merges,
             memtable_hits,
             digests_computed,
             filter_probes,
@@ -681,9 +686,10 @@ impl std::fmt::Display for Stats {
         writeln!(f, "** Writes **")?;
         writeln!(
             f,
-            "Puts: {}  Deletes: {}  User bytes: {}  Bytes written: {}  W-Amp: {:.2}",
+            "Puts: {}  Deletes: {}  Merges: {}  User bytes: {}  Bytes written: {}  W-Amp: {:.2}",
             self.puts,
             self.deletes,
+            self.merges,
             human_bytes(self.user_bytes_written),
             human_bytes(self.bytes_written),
             self.write_amplification

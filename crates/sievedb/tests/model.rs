@@ -488,7 +488,32 @@ fn options(cfg: &Config) -> Options {
     if let Some(tune) = cfg.tune_filter {
         tune(&mut o.filter);
     }
+    o.merge_operator = Some(std::sync::Arc::new(sievedb::merge::Append::new(MERGE_SEP)));
     o
+}
+
+/// The separator of the model's merge operator (`Append`).
+const MERGE_SEP: &[u8] = b",";
+
+/// A short merge operand.
+fn gen_operand(rng: &mut SmallRng, op: usize) -> Vec<u8> {
+    let mut v = format!("m{op}").into_bytes();
+    v.extend(std::iter::repeat_n(b'+', rng.gen_range(0..4)));
+    v
+}
+
+/// What `Append` does to the model: the operand after the value and a
+/// separator, or alone on a missing key.
+fn model_merge(model: &mut Model, k: Vec<u8>, operand: &[u8]) {
+    match model.get_mut(&k) {
+        Some(v) => {
+            v.extend_from_slice(MERGE_SEP);
+            v.extend_from_slice(operand);
+        }
+        None => {
+            model.insert(k, operand.to_vec());
+        }
+    }
 }
 
 fn run_ops(
@@ -515,7 +540,7 @@ fn run_ops(
     for i in 0..ops {
         let d = db.as_ref().expect("db open");
         let ctx = format!("[{} seed={seed} op={i}]", cfg.name);
-        let roll = rng.gen_range(0..1130);
+        let roll = rng.gen_range(0..1180);
         match roll {
             // put
             0..=299 => {
@@ -566,6 +591,11 @@ fn run_ops(
                         ));
                         b.delete_range(r.clone());
                         staged.retain(|k, _| !in_bounds(k, &r));
+                    } else if rng.gen_range(0..6) == 0 {
+                        let m = gen_operand(&mut rng, i);
+                        desc.push(format!("merge {} {}", show(&k), show(&m)));
+                        b.merge(&k, &m);
+                        model_merge(&mut staged, k, &m);
                     } else if rng.gen_bool(0.7) {
                         let v = gen_value(&mut rng, seed, i);
                         desc.push(format!("put {}", show(&k)));
@@ -842,6 +872,20 @@ fn run_ops(
                 }
                 record(format!("{i}: checkpoint"));
                 check_checkpoint(d, &model, dir, &opts, &ctx);
+            }
+            // merge an operand (often into a present key)
+            1130..=1179 => {
+                let k = if !model.is_empty() && rng.gen_bool(0.5) {
+                    let n = rng.gen_range(0..model.len());
+                    model.keys().nth(n).expect("nth key").clone()
+                } else {
+                    gen_key(&mut rng)
+                };
+                let m = gen_operand(&mut rng, i);
+                record(format!("{i}: merge {} {}", show(&k), show(&m)));
+                d.merge(&k, &m)
+                    .unwrap_or_else(|e| panic!("{ctx} merge: {e}"));
+                model_merge(&mut model, k, &m);
             }
             _ => unreachable!("roll {roll}"),
         }

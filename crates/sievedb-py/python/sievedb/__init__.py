@@ -22,6 +22,7 @@ from ._sievedb import (
     InvalidArgumentError,
     Iterator,
     LockedError,
+    MergeFailedError,
     PoisonedError,
     ReadOnlyError,
     Snapshot,
@@ -43,6 +44,7 @@ __all__ = [
     "UnsupportedError",
     "ReadOnlyError",
     "ClosedError",
+    "MergeFailedError",
     "OPTIONS",
     "FILTER_POLICIES",
 ]

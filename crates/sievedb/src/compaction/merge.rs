@@ -13,7 +13,9 @@ use crate::sst::TableWriter;
 use crate::version::run::RunIter;
 use crate::version::{NewFile, Version};
 
-use super::range_dels::{plan_range_dels, RangeDels};
+use super::range_dels::{plan_range_dels, OpenTombstones, RangeDels};
+use crate::merge::{MergeOperator, Operands};
+use crate::range_del::Fragments;
 use super::Compaction;
 
 /// What writing output files needs.
@@ -99,12 +101,19 @@ fn merge_into(
     range_dels: RangeDels<'_>,
     created: &mut Vec<u64>,
 ) -> Result<Vec<NewFile>> {
-    let (hide, mut open) = plan_range_dels(range_dels, ctx.smallest_snapshot);
-    let mut outputs = Vec::new();
-    let mut writer: Option<(TableWriter, u64)> = None;
+    let (hide, open) = plan_range_dels(range_dels, ctx.smallest_snapshot);
+    let mut out = Outputs {
+        ctx,
+        created,
+        open,
+        writer: None,
+        files: Vec::new(),
+    };
     let mut cur_key: Vec<u8> = Vec::new();
     let mut has_cur = false;
-    let mut last_seq_for_key = SeqNo::MAX;
+    // A newer put or delete of the current key that every reader sees: every
+    // older entry of the key is dropped.
+    let mut shadowed = false;
     input.seek_to_first()?;
     while input.valid() {
         let ik = input.key();
@@ -114,42 +123,148 @@ fn merge_into(
             cur_key.clear();
             cur_key.extend_from_slice(p.user_key);
             has_cur = true;
-            last_seq_for_key = SeqNo::MAX;
+            shadowed = false;
         }
-        let drop = last_seq_for_key <= ctx.smallest_snapshot
-            || (p.kind == Kind::Delete as u8
-                && p.seq <= ctx.smallest_snapshot
-                && is_bottom(p.user_key))
+        let visible_to_all = p.seq <= ctx.smallest_snapshot;
+        let drop = shadowed
+            || (p.kind == Kind::Delete as u8 && visible_to_all && is_bottom(p.user_key))
             || (!hide.is_empty() && hide.covers(p.user_key, p.seq));
-        last_seq_for_key = p.seq;
-        if !drop {
-            if let Some((w, _)) = &writer {
-                if ctx.split
-                    && new_key
-                    && w.estimated_size() >= ctx.opts.target_file_size
-                    && open.may_cut(p.user_key)
-                {
-                    let (mut w, n) = writer.take().expect("writer");
-                    open.assign(&mut w, Some(p.user_key));
-                    outputs.push(finish(w, n, ctx)?);
-                }
-            }
-            if writer.is_none() {
-                writer = Some(new_writer(ctx, created)?);
-            }
-            let (w, _) = writer.as_mut().expect("writer");
-            w.add(input.key(), input.value())?;
+        shadowed |= visible_to_all && p.kind != Kind::Merge as u8;
+        if drop {
+            input.next()?;
+            continue;
         }
+        if p.kind == Kind::Merge as u8 && visible_to_all {
+            if let Some(op) = &ctx.opts.merge_operator {
+                let merge = MergeInput {
+                    op: op.as_ref(),
+                    user_key: &cur_key,
+                    hide: &hide,
+                    is_bottom,
+                };
+                // Leaves `input` on the first entry it did not take.
+                shadowed |= merge.run(input, &mut out, new_key)?;
+                continue;
+            }
+        }
+        out.add(input.key(), input.value(), new_key.then_some(p.user_key))?;
         input.next()?;
     }
-    if writer.is_none() && open.next < open.kept.len() {
-        writer = Some(new_writer(ctx, created)?);
+    out.finish()
+}
+
+/// The output files of a merge, cut at the target file size.
+struct Outputs<'a, 'c> {
+    ctx: &'a OutputCtx<'a>,
+    created: &'c mut Vec<u64>,
+    open: OpenTombstones,
+    writer: Option<(TableWriter, u64)>,
+    files: Vec<NewFile>,
+}
+
+impl Outputs<'_, '_> {
+    /// Adds an entry; `first_of_key` (its user key, on the first entry kept
+    /// of a key) allows an output to be cut before it.
+    fn add(&mut self, ikey: &[u8], value: &[u8], first_of_key: Option<&[u8]>) -> Result<()> {
+        if let (Some((w, _)), Some(user_key)) = (&self.writer, first_of_key) {
+            if self.ctx.split
+                && w.estimated_size() >= self.ctx.opts.target_file_size
+                && self.open.may_cut(user_key)
+            {
+                let (mut w, n) = self.writer.take().expect("writer");
+                self.open.assign(&mut w, Some(user_key));
+                self.files.push(finish(w, n, self.ctx)?);
+            }
+        }
+        if self.writer.is_none() {
+            self.writer = Some(new_writer(self.ctx, self.created)?);
+        }
+        let (w, _) = self.writer.as_mut().expect("writer");
+        w.add(ikey, value)
     }
-    if let Some((mut w, n)) = writer {
-        open.assign(&mut w, None);
-        outputs.push(finish(w, n, ctx)?);
+
+    fn finish(mut self) -> Result<Vec<NewFile>> {
+        if self.writer.is_none() && self.open.next < self.open.kept.len() {
+            self.writer = Some(new_writer(self.ctx, self.created)?);
+        }
+        if let Some((mut w, n)) = self.writer.take() {
+            self.open.assign(&mut w, None);
+            self.files.push(finish(w, n, self.ctx)?);
+        }
+        Ok(self.files)
     }
-    Ok(outputs)
+}
+
+/// The merge operands of one key that every reader sees, from the newest
+/// (under the input cursor) down.
+struct MergeInput<'a, 'b> {
+    op: &'a dyn MergeOperator,
+    user_key: &'a [u8],
+    hide: &'a Fragments,
+    is_bottom: &'a BottomCheck<'b>,
+}
+
+impl MergeInput<'_, '_> {
+    /// Gathers the operands down to a put, a delete (point or range) or the
+    /// key's last entry, and writes what replaces them: one put of the
+    /// merged value when the base is known (found, or nothing older can
+    /// exist outside this merge), else one operand if the operator combines
+    /// them, else the entries as they were. When the operator refuses, the
+    /// entries are written unchanged (a read then reports the failure).
+    /// Returns whether the key's older entries are now shadowed.
+    fn run(
+        &self,
+        input: &mut dyn InternalIterator,
+        out: &mut Outputs<'_, '_>,
+        new_key: bool,
+    ) -> Result<bool> {
+        let newest = input.key().to_vec();
+        let mut taken: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        let mut operands = Operands::default();
+        // Whether the base is known, and the base value.
+        let (mut ended, mut base) = (false, None);
+        while input.valid() {
+            let ik = input.key();
+            let p = key::parse(ik).ok_or_else(|| key::malformed(ik))?;
+            if p.user_key != self.user_key || (!self.hide.is_empty() && self.hide.covers(p.user_key, p.seq)) {
+                // A covered entry is dropped by the caller; it ends the gathering.
+                ended = p.user_key == self.user_key;
+                break;
+            }
+            taken.push((ik.to_vec(), input.value().to_vec()));
+            if p.kind == Kind::Merge as u8 {
+                operands.push_older(input.value());
+                input.next()?;
+                continue;
+            }
+            if p.kind == Kind::Put as u8 {
+                base = Some(input.value().to_vec());
+            }
+            ended = true;
+            input.next()?;
+            break;
+        }
+        let ended = ended || (self.is_bottom)(self.user_key);
+        let first = new_key.then_some(self.user_key);
+        let p = key::parse(&newest).ok_or_else(|| key::malformed(&newest))?;
+        if ended {
+            if let Some(v) = self.op.full_merge(self.user_key, base.as_deref(), &operands.oldest_first()) {
+                let mut ik = Vec::with_capacity(newest.len());
+                key::append_internal_key(&mut ik, self.user_key, p.seq, Kind::Put as u8);
+                out.add(&ik, &v, first)?;
+                return Ok(true);
+            }
+        } else if let Some(v) = operands.partial_merge(self.op, self.user_key) {
+            out.add(&newest, &v, first)?;
+            return Ok(false);
+        }
+        // Unchanged: the operator refused, or cannot combine them.
+        let shadowed = ended && taken.len() > operands.len();
+        for (i, (k, v)) in taken.iter().enumerate() {
+            out.add(k, v, if i == 0 { first } else { None })?;
+        }
+        Ok(shadowed)
+    }
 }
 
 fn finish(w: TableWriter, number: u64, ctx: &OutputCtx<'_>) -> Result<NewFile> {

@@ -85,13 +85,7 @@ impl DbInner {
         };
         edit.log_number = Some(next_log);
         edit.last_sequence = Some(self.last_seq.load(Ordering::Acquire));
-        self.log_and_install(edit)?;
-        {
-            let mut m = self.mem.write();
-            let imm: Vec<_> = m.imm.iter().skip(1).cloned().collect();
-            m.imm = Arc::new(imm);
-        }
-        self.publish_view();
+        self.log_and_install(edit, Some(&imm))?;
         bump(&self.counters.flushes, 1);
         for name in self.fs.list_dir(&self.dir)? {
             if let Some(filename::FileKind::Wal(n)) = filename::parse(&name) {

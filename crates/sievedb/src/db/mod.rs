@@ -289,6 +289,27 @@ impl Db {
         self.write_with(b, wo)
     }
 
+    /// Merges `operand` into `key` through [`Options::merge_operator`]
+    /// (see [`crate::merge`]): a counter increment or an append without
+    /// reading the key first.
+    pub fn merge(&self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
+        self.merge_with(key, operand, &WriteOptions::default())
+    }
+
+    /// [`merge`](Self::merge) with explicit write options.
+    pub fn merge_with(
+        &self,
+        key: impl AsRef<[u8]>,
+        operand: impl AsRef<[u8]>,
+        wo: &WriteOptions,
+    ) -> Result<()> {
+        let (key, operand) = (key.as_ref(), operand.as_ref());
+        let mut b =
+            WriteBatch::with_capacity(key.len() + operand.len() + crate::batch::ENTRY_OVERHEAD);
+        b.merge(key, operand);
+        self.write_with(b, wo)
+    }
+
     /// Deletes `key` (a no-op for a missing key).
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
         self.delete_with(key, &WriteOptions::default())
@@ -635,12 +656,23 @@ impl DbInner {
     /// readers and writers see. Both happen under the version lock, so versions
     /// are installed in the order they were built (an older version installed
     /// after a newer one would lose the newer one's files).
-    fn log_and_install(&self, edit: VersionEdit) -> Result<()> {
+    ///
+    /// `flushed` (the frozen memtable the edit's new file holds) leaves the
+    /// memtables in the same step, under the memtable lock: no view ever has
+    /// a memtable beside the file its entries were flushed to (a read would
+    /// meet each entry twice, and apply a merge operand twice).
+    fn log_and_install(&self, edit: VersionEdit, flushed: Option<&Arc<Memtable>>) -> Result<()> {
         {
             let mut versions = self.versions.lock();
             let v = versions.log_and_apply(edit)?;
             self.l0_runs.store(v.levels[0].len(), Ordering::Relaxed);
+            let mut m = self.mem.write();
             *self.current.write() = v;
+            if let Some(flushed) = flushed {
+                let imm = m.imm.iter().filter(|x| !Arc::ptr_eq(x, flushed)).cloned();
+                m.imm = Arc::new(imm.collect());
+            }
+            drop(m);
             self.publish_view();
         }
         self.save_hotness(false);
@@ -661,8 +693,8 @@ impl DbInner {
     /// Publishes the current memtables and version as the view reads load.
     /// Called after every change of `mem` or `current`, before the change
     /// can matter to a read: a switched-in memtable is published before any
-    /// write enters it, and a flushed memtable is retired only after the
-    /// version holding its data was published.
+    /// write enters it, and a flushed memtable is retired in the same
+    /// publish as the version holding its data.
     fn publish_view(&self) {
         let _serial = self.view_lock.lock();
         let m = self.mem.read();

@@ -13,7 +13,7 @@ impl DbInner {
     /// view lacks holds a write up to that number: a switched-in memtable
     /// receives writes only after its publish finished (and a write seen
     /// through `last_seq` happened after it), and a retired memtable's data
-    /// is in a version published before it was retired.
+    /// is in the version published with its retirement.
     pub(super) fn view(&self) -> (SeqNo, arc_swap::Guard<Arc<View>>) {
         loop {
             // A publish stores its view before it counts itself, so an
@@ -59,8 +59,43 @@ impl DbInner {
         }
         Ok(match r? {
             Lookup::Value(v) => Some(v),
-            _ => None,
+            Lookup::Merge => Some(self.merge_in(view, key, seq, ctx)?),
+            Lookup::Deleted | Lookup::Absent => None,
         })
+    }
+
+    /// The value of `key` as of `seq` when its newest visible entry is a
+    /// merge operand: its entries are read newest first through a merged
+    /// cursor down to a value, a deletion (a range tombstone included) or
+    /// the last entry, and combined by [`Options::merge_operator`]. The fast
+    /// path stops at the operand, so this pays a seek per run, without
+    /// filters; keys without operands never come here.
+    fn merge_in(&self, view: &View, key: &[u8], seq: SeqNo, ctx: ReadCtx) -> Result<Vec<u8>> {
+        let range_dels = range_dels_of(view, seq)?;
+        let covered = |s: SeqNo| range_dels.as_ref().is_some_and(|rd| rd.covers(key, s));
+        let mut it = merged_cursor(view, ctx);
+        let mut target = Vec::with_capacity(key.len() + 8);
+        key::append_internal_key(&mut target, key, seq, key::KIND_FOR_SEEK);
+        it.seek(&target)?;
+        let mut operands = crate::merge::Operands::default();
+        let mut base = None;
+        while it.valid() {
+            let ik = it.key();
+            let p = key::parse(ik).ok_or_else(|| key::malformed(ik))?;
+            if p.user_key != key || covered(p.seq) {
+                break;
+            }
+            match key::Kind::from_u8(p.kind) {
+                Some(key::Kind::Merge) => operands.push_older(it.value()),
+                Some(key::Kind::Put) => {
+                    base = Some(it.value().to_vec());
+                    break;
+                }
+                _ => break,
+            }
+            it.next()?;
+        }
+        operands.full_merge(self.opts.merge_operator.as_ref(), key, base.as_deref())
     }
 
     /// The memtables, newest first, then the version.
@@ -150,6 +185,7 @@ impl DbInner {
         let view = view.clone();
         let factory: CursorFactory = Box::new(move || merged_cursor(&view, policy));
         let mut it = DbIterator::new(factory, seq, lo, hi, pins);
+        it.set_merge_operator(self.opts.merge_operator.clone());
         if let Some(rd) = range_dels {
             it.set_range_dels(rd);
         }

@@ -116,7 +116,7 @@ impl DbInner {
             compaction::sync_outputs(self.fs.as_ref(), &self.dir, &outputs)?;
             edit.added = outputs;
         }
-        self.log_and_install(edit)?;
+        self.log_and_install(edit, None)?;
         bump(&self.counters.compactions, 1);
         Ok(())
     }

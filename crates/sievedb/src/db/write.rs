@@ -134,7 +134,7 @@ impl DbInner {
         if let Err(e) = logged {
             return Err(self.set_bg_error(e));
         }
-        let (mut puts, mut dels, mut user_bytes, mut wal_bytes) = (0, 0, 0, 0);
+        let (mut puts, mut dels, mut merges, mut user_bytes, mut wal_bytes) = (0, 0, 0, 0, 0);
         let mut s = first;
         for b in batches.iter_mut() {
             let rec = b.encode(s);
@@ -145,6 +145,7 @@ impl DbInner {
                 user_bytes += (e.key.len() + e.value.len()) as u64;
                 match e.kind {
                     batch::EntryKind::Put => puts += 1,
+                    batch::EntryKind::Merge => merges += 1,
                     _ => dels += 1,
                 }
             })
@@ -154,6 +155,7 @@ impl DbInner {
         let c = &self.counters.writes;
         bump(&c.puts, puts);
         bump(&c.deletes, dels);
+        bump(&c.merges, merges);
         bump(&c.user_bytes_written, user_bytes);
         bump(&c.wal_bytes_written, wal_bytes);
         Ok(())

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use super::{InternalIterator, MergingIterator, Pin};
 use crate::error::Result;
 use crate::key::{self, Kind, ParsedKey, SeqNo, MAX_SEQ};
+use crate::merge::{MergeOperator, Operands};
 use crate::range_del::Fragments;
 
 /// Builds a fresh merged cursor over the data an iterator reads (the same
@@ -28,6 +29,8 @@ enum Visibility {
     Deleted,
     /// A value: the key's value if no newer visible entry exists.
     Live,
+    /// A merge operand: combined with the older entries of the key.
+    Operand,
 }
 
 /// Which way a [`UserCursor`]'s merged cursor is positioned. Either way,
@@ -35,7 +38,8 @@ enum Visibility {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Direction {
     /// The merged cursor is on the entry that is the current user entry
-    /// (whose value is read in place).
+    /// (whose value is read in place), or, after a merge, past the entries
+    /// the merge read (the value is then in `saved_value`).
     Forward,
     /// The merged cursor is before every entry of the current user key (on
     /// the last entry of a smaller key, or invalid); the current value is
@@ -57,8 +61,15 @@ struct UserCursor {
     /// whose older entries are skipped. A reused buffer (no allocation per
     /// step once grown).
     saved_key: Vec<u8>,
-    /// Reverse only: the current value (reused buffer).
+    /// Reverse, or forward after a merge: the current value (reused buffer).
     saved_value: Vec<u8>,
+    /// Forward only: the current value is a merge result in `saved_value`,
+    /// and the merged cursor stands after the entries that made it.
+    merged: bool,
+    /// Combines merge operands (`None`: reading one is an error).
+    merge: Option<Arc<dyn MergeOperator>>,
+    /// The operands of the key being resolved (reused).
+    operands: Operands,
     /// Internal seek targets (reused buffer).
     target: Vec<u8>,
     /// Every range tombstone visible to the read, fragmented once when the
@@ -73,6 +84,7 @@ impl UserCursor {
         lower: Bound<Vec<u8>>,
         upper: Bound<Vec<u8>>,
         range_dels: Option<Arc<Fragments>>,
+        merge: Option<Arc<dyn MergeOperator>>,
     ) -> Self {
         UserCursor {
             inner,
@@ -83,26 +95,32 @@ impl UserCursor {
             valid: false,
             saved_key: Vec::new(),
             saved_value: Vec::new(),
+            merged: false,
+            merge,
+            operands: Operands::default(),
             target: Vec::new(),
             range_dels,
         }
     }
 
     /// The one decision of what an entry means to this read; both directions
-    /// use it. A value that a range tombstone newer than it (and visible to
+    /// use it. An entry that a range tombstone newer than it (and visible to
     /// the read) covers counts as a deletion.
     fn visibility(&self, p: &ParsedKey<'_>) -> Visibility {
         if p.seq > self.seq {
             Visibility::Hidden
-        } else if p.kind != Kind::Put as u8
-            || self
-                .range_dels
-                .as_ref()
-                .is_some_and(|rd| rd.covers(p.user_key, p.seq))
+        } else if self
+            .range_dels
+            .as_ref()
+            .is_some_and(|rd| rd.covers(p.user_key, p.seq))
         {
             Visibility::Deleted
-        } else {
+        } else if p.kind == Kind::Put as u8 {
             Visibility::Live
+        } else if p.kind == Kind::Merge as u8 {
+            Visibility::Operand
+        } else {
+            Visibility::Deleted
         }
     }
 
@@ -134,8 +152,8 @@ impl UserCursor {
     fn value(&self) -> &[u8] {
         debug_assert!(self.valid);
         match self.direction {
-            Direction::Forward => self.inner.value(),
-            Direction::Reverse => &self.saved_value,
+            Direction::Forward if !self.merged => self.inner.value(),
+            _ => &self.saved_value,
         }
     }
 
@@ -212,7 +230,7 @@ impl UserCursor {
                 self.set_target(&self.saved_key.clone(), false);
                 self.inner.seek(&self.target)?;
             }
-        } else {
+        } else if !self.merged {
             // `saved_key` holds the current key: its older entries are skipped.
             self.inner.next()?;
         }
@@ -223,7 +241,13 @@ impl UserCursor {
         if !self.valid {
             return Ok(());
         }
-        if self.direction == Direction::Forward {
+        if self.direction == Direction::Forward && self.merged {
+            // The merged cursor may have run off the end while merging: seek
+            // to the last entry before the current key's.
+            self.set_target(&self.saved_key.clone(), false);
+            self.inner.seek_for_prev(&self.target)?;
+            self.direction = Direction::Reverse;
+        } else if self.direction == Direction::Forward {
             // Step the merged cursor back past every entry of the current
             // key (`saved_key`).
             loop {
@@ -242,6 +266,7 @@ impl UserCursor {
     /// Forward from the merged cursor to the first visible user entry,
     /// skipping entries of keys `<= saved_key` when `skipping`.
     fn find_next(&mut self, mut skipping: bool) -> Result<()> {
+        self.merged = false;
         while self.inner.valid() {
             let ik = self.inner.key();
             let p = key::parse(ik).ok_or_else(|| key::malformed(ik))?;
@@ -263,6 +288,11 @@ impl UserCursor {
                         self.valid = true;
                         return Ok(());
                     }
+                    Visibility::Operand => {
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(p.user_key);
+                        return self.merge_forward();
+                    }
                 }
             }
             self.inner.next()?;
@@ -271,11 +301,53 @@ impl UserCursor {
         Ok(())
     }
 
+    /// Forward from the newest visible entry of `saved_key`, a merge
+    /// operand under the merged cursor: gathers the operands below it down
+    /// to a value, a deletion or the key's last entry, and merges them into
+    /// `saved_value`. The merged cursor is left on the entry that ended the
+    /// gathering (`merged` tells [`next`](Self::next) not to step first).
+    fn merge_forward(&mut self) -> Result<()> {
+        self.operands.clear();
+        self.operands.push_older(self.inner.value());
+        let mut base = false;
+        self.inner.next()?;
+        while self.inner.valid() {
+            let ik = self.inner.key();
+            let p = key::parse(ik).ok_or_else(|| key::malformed(ik))?;
+            if p.user_key != self.saved_key.as_slice() {
+                break;
+            }
+            match self.visibility(&p) {
+                Visibility::Hidden => {}
+                Visibility::Operand => self.operands.push_older(self.inner.value()),
+                Visibility::Live => {
+                    self.saved_value.clear();
+                    self.saved_value.extend_from_slice(self.inner.value());
+                    base = true;
+                    break;
+                }
+                Visibility::Deleted => break,
+            }
+            self.inner.next()?;
+        }
+        let existing = base.then_some(self.saved_value.as_slice());
+        let merged = self
+            .operands
+            .full_merge(self.merge.as_ref(), &self.saved_key, existing)?;
+        self.saved_value = merged;
+        self.merged = true;
+        self.valid = true;
+        Ok(())
+    }
+
     /// Backward from the merged cursor: gathers the newest visible entry of
-    /// the largest key at or before it, leaving the merged cursor before
-    /// every entry of that key.
+    /// the largest key at or before it (with the operands above its base
+    /// value, merged), leaving the merged cursor before every entry of that
+    /// key. Entries of one key come oldest first going backward.
     fn find_prev(&mut self) -> Result<()> {
         let mut found = Visibility::Deleted;
+        self.merged = false;
+        self.operands.clear();
         while self.inner.valid() {
             let ik = self.inner.key();
             let p = key::parse(ik).ok_or_else(|| key::malformed(ik))?;
@@ -284,19 +356,34 @@ impl UserCursor {
             }
             let v = self.visibility(&p);
             if v != Visibility::Hidden {
-                if found == Visibility::Live && p.user_key < self.saved_key.as_slice() {
-                    // An older key: the entry gathered so far is the answer.
+                let answered = found == Visibility::Live || !self.operands.is_empty();
+                if answered && p.user_key < self.saved_key.as_slice() {
+                    // An older key: the entries gathered so far are the answer.
                     break;
                 }
-                found = v;
                 self.saved_key.clear();
                 self.saved_key.extend_from_slice(p.user_key);
-                self.saved_value.clear();
-                if v == Visibility::Live {
-                    self.saved_value.extend_from_slice(self.inner.value());
+                if v == Visibility::Operand {
+                    // Newer than the base value and operands gathered so far.
+                    self.operands.push_newer(self.inner.value());
+                } else {
+                    found = v;
+                    self.operands.clear();
+                    self.saved_value.clear();
+                    if v == Visibility::Live {
+                        self.saved_value.extend_from_slice(self.inner.value());
+                    }
                 }
             }
             self.inner.prev()?;
+        }
+        if !self.operands.is_empty() {
+            let existing = (found == Visibility::Live).then_some(self.saved_value.as_slice());
+            let merged = self
+                .operands
+                .full_merge(self.merge.as_ref(), &self.saved_key, existing)?;
+            self.saved_value = merged;
+            found = Visibility::Live;
         }
         self.valid = found == Visibility::Live;
         Ok(())
@@ -436,6 +523,8 @@ pub struct DbIterator {
     done: bool,
     /// The range tombstones every cursor of this iterator honours.
     range_dels: Option<Arc<Fragments>>,
+    /// Combines merge operands for every cursor of this iterator.
+    merge: Option<Arc<dyn MergeOperator>>,
     _pins: Vec<Pin>,
 }
 
@@ -456,6 +545,7 @@ impl DbIterator {
             back: None,
             done: false,
             range_dels: None,
+            merge: None,
             _pins: pins,
         }
     }
@@ -466,6 +556,11 @@ impl DbIterator {
         self.range_dels = Some(rd);
     }
 
+    /// Combines merge operands with `op` (set before the first step).
+    pub(crate) fn set_merge_operator(&mut self, op: Option<Arc<dyn MergeOperator>>) {
+        self.merge = op;
+    }
+
     fn make_end(&self) -> End {
         End {
             cursor: UserCursor::new(
@@ -474,6 +569,7 @@ impl DbIterator {
                 self.lower.clone(),
                 self.upper.clone(),
                 self.range_dels.clone(),
+                self.merge.clone(),
             ),
             state: EndState::Unpositioned,
         }

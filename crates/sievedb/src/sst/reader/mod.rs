@@ -23,7 +23,7 @@ use crate::filter::section::UnitSource;
 use crate::filter::{Filter, FilterIndex, KeyProbe};
 use crate::io::{Access, FileMap, FileSystem, RandomAccessFile};
 use crate::iter::InternalIterator;
-use crate::key::{self, Kind, SeqNo};
+use crate::key::{self, SeqNo};
 use crate::memtable::Lookup;
 use crate::range_del::RangeTombstone;
 use crate::stats::{bump, Counters, FALSE_POSITIVES};
@@ -534,11 +534,7 @@ impl TableReader {
             if key::seq_of(e.key) <= covered {
                 return Ok(Lookup::Deleted);
             }
-            Ok(if key::kind_of(e.key) == Kind::Put as u8 {
-                Lookup::Value(e.value.to_vec())
-            } else {
-                Lookup::Deleted
-            })
+            Ok(Lookup::of(key::kind_of(e.key), e.value))
         })
     }
 

@@ -4,7 +4,7 @@
 use super::*;
 use crate::filter::{FilterLayout, FilterOptions, HashSharing};
 use crate::io::StdFs;
-use crate::key::internal_key;
+use crate::key::{internal_key, Kind};
 use crate::options::Compression;
 use crate::sst::TableWriter;
 
