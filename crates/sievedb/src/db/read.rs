@@ -1,6 +1,7 @@
 //! The read path: views, point lookups and iterators.
 
 use super::*;
+use crate::version::operands::{self, Below};
 
 impl DbInner {
     /// The memtables and version to read, plus the newest sequence number they
@@ -49,7 +50,10 @@ impl DbInner {
         if start.is_some() {
             probe.enable_timing();
         }
-        let r = self.lookup(view, &mut probe, seq, ctx);
+        let r = match self.lookup(view, &mut probe, seq, ctx) {
+            Ok(Lookup::Merge) => self.merge_in(view, &mut probe, seq, ctx).map(Lookup::Value),
+            r => r,
+        };
         self.counters
             .finish_lookup(&probe.tally, probe.digests_computed);
         if let (Some(t0), Some(phases)) = (start, probe.phase_ticks()) {
@@ -59,43 +63,46 @@ impl DbInner {
         }
         Ok(match r? {
             Lookup::Value(v) => Some(v),
-            Lookup::Merge => Some(self.merge_in(view, key, seq, ctx)?),
-            Lookup::Deleted | Lookup::Absent => None,
+            Lookup::Merge | Lookup::Deleted | Lookup::Absent => None,
         })
     }
 
-    /// The value of `key` as of `seq` when its newest visible entry is a
-    /// merge operand: its entries are read newest first through a merged
-    /// cursor down to a value, a deletion (a range tombstone included) or
-    /// the last entry, and combined by [`Options::merge_operator`]. The fast
-    /// path stops at the operand, so this pays a seek per run, without
-    /// filters; keys without operands never come here.
-    fn merge_in(&self, view: &View, key: &[u8], seq: SeqNo, ctx: ReadCtx) -> Result<Vec<u8>> {
-        let range_dels = range_dels_of(view, seq)?;
-        let covered = |s: SeqNo| range_dels.as_ref().is_some_and(|rd| rd.covers(key, s));
-        let mut it = merged_cursor(view, ctx);
-        let mut target = Vec::with_capacity(key.len() + 8);
-        key::append_internal_key(&mut target, key, seq, key::KIND_FOR_SEEK);
-        it.seek(&target)?;
-        let mut operands = crate::merge::Operands::default();
-        let mut base = None;
-        while it.valid() {
-            let ik = it.key();
-            let p = key::parse(ik).ok_or_else(|| key::malformed(ik))?;
-            if p.user_key != key || covered(p.seq) {
+    /// The value of `probe.key()` as of `seq` when its newest visible entry
+    /// is a merge operand: the key's entries are gathered newest first (the
+    /// memtables, then each run's candidate file past its filter, with the
+    /// lookup's one digest) down to a value, a deletion (a range tombstone
+    /// included) or the last entry, and combined by
+    /// [`Options::merge_operator`]. Keys without operands never come here.
+    fn merge_in(
+        &self,
+        view: &View,
+        probe: &mut KeyProbe<'_>,
+        seq: SeqNo,
+        ctx: ReadCtx,
+    ) -> Result<Vec<u8>> {
+        let user_key = probe.key();
+        let mut seek = Vec::with_capacity(user_key.len() + 8);
+        key::append_internal_key(&mut seek, user_key, seq, key::KIND_FOR_SEEK);
+        let mut ops = crate::merge::Operands::default();
+        let mut below = Below::Nothing;
+        for m in std::iter::once(&view.mem).chain(view.imm.iter().rev()) {
+            let mut it = m.iter();
+            it.seek(&seek)?;
+            below = operands::gather(&mut it, user_key, m.max_covering(user_key, seq), &mut ops)?;
+            if below != Below::Nothing {
                 break;
             }
-            match key::Kind::from_u8(p.kind) {
-                Some(key::Kind::Merge) => operands.push_older(it.value()),
-                Some(key::Kind::Put) => {
-                    base = Some(it.value().to_vec());
-                    break;
-                }
-                _ => break,
-            }
-            it.next()?;
         }
-        operands.full_merge(self.opts.merge_operator.as_ref(), key, base.as_deref())
+        if below == Below::Nothing {
+            below = view
+                .version
+                .gather_operands(probe, &seek, seq, ctx, &mut ops)?;
+        }
+        let base = match &below {
+            Below::Base(v) => v.as_deref(),
+            Below::Nothing => None,
+        };
+        ops.full_merge(self.opts.merge_operator.as_ref(), probe.key(), base)
     }
 
     /// The memtables, newest first, then the version.

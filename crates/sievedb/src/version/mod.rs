@@ -54,6 +54,7 @@ use crate::fence::Fences;
 mod edit;
 mod file_meta;
 mod lookup;
+pub(crate) mod operands;
 pub mod run;
 mod set;
 
