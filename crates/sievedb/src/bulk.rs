@@ -435,6 +435,13 @@ impl BulkWriter {
             progress,
         } = b;
         opts.validate()?;
+        if opts.ttl.is_some() {
+            return Err(Error::InvalidArgument(
+                "a bulk load builds a database without TTL: its values carry no write-time \
+                 stamp, so Options::ttl must be unset"
+                    .into(),
+            ));
+        }
         shape.validate()?;
         let picker = LevelPicker::new(&shape)?;
         if shape.levels + 1 > opts.max_levels {
@@ -692,6 +699,7 @@ impl BulkWriter {
             last_sequence: Some(self.entries),
             deleted: Vec::new(),
             added,
+            ttl_stamped: false,
         };
         let path = filename::manifest(&self.dir, manifest);
         let file = self.fs.create(&path)?;
@@ -801,6 +809,7 @@ fn finish_table(w: TableWriter, number: u64, level: usize) -> Result<NewFile> {
         smallest: props.smallest,
         largest: props.largest,
         range_dels: props.range_dels,
+        creation_time: 0,
     })
 }
 

@@ -13,6 +13,7 @@ use crate::sst::TableWriter;
 use crate::version::run::RunIter;
 use crate::version::{NewFile, Version};
 
+use super::filter::{ActiveFilter, Filtered};
 use super::range_dels::{plan_range_dels, RangeDels};
 use super::Compaction;
 
@@ -34,6 +35,9 @@ pub struct OutputCtx<'a> {
     pub smallest_snapshot: SeqNo,
     /// Allocates file numbers.
     pub new_file_number: &'a (dyn Fn() -> u64 + Sync),
+    /// The compaction filter and TTL hook (`None` for flushes, which do not
+    /// filter, and when neither is configured).
+    pub filter: Option<ActiveFilter>,
 }
 
 /// Decides whether a tombstone for a user key may be dropped.
@@ -116,12 +120,22 @@ fn merge_into(
             has_cur = true;
             last_seq_for_key = SeqNo::MAX;
         }
-        let drop = last_seq_for_key <= ctx.smallest_snapshot
+        let mut drop = last_seq_for_key <= ctx.smallest_snapshot
             || (p.kind == Kind::Delete as u8
                 && p.seq <= ctx.smallest_snapshot
                 && is_bottom(p.user_key))
             || (!hide.is_empty() && hide.covers(p.user_key, p.seq));
         last_seq_for_key = p.seq;
+        // --- compaction filter / TTL (compaction/filter.rs) ---
+        let filtered = match &ctx.filter {
+            Some(f) if new_key && !drop && f.applies(&p) => f.apply(ctx.level, &p, input.value())?,
+            _ => Filtered::Keep,
+        };
+        if filtered == Filtered::Tombstone {
+            // The tombstone obeys the rule of every point tombstone.
+            drop = p.seq <= ctx.smallest_snapshot && is_bottom(p.user_key);
+        }
+        // --- end compaction filter ---
         if !drop {
             if let Some((w, _)) = &writer {
                 if ctx.split
@@ -138,7 +152,15 @@ fn merge_into(
                 writer = Some(new_writer(ctx, created)?);
             }
             let (w, _) = writer.as_mut().expect("writer");
-            w.add(input.key(), input.value())?;
+            match filtered {
+                Filtered::Keep => w.add(input.key(), input.value())?,
+                Filtered::Value(v) => w.add(input.key(), &v)?,
+                Filtered::Tombstone => {
+                    let mut tomb = Vec::with_capacity(p.user_key.len() + 8);
+                    key::append_internal_key(&mut tomb, p.user_key, p.seq, Kind::Delete as u8);
+                    w.add(&tomb, &[])?
+                }
+            }
         }
         input.next()?;
     }
@@ -163,6 +185,7 @@ fn finish(w: TableWriter, number: u64, ctx: &OutputCtx<'_>) -> Result<NewFile> {
         smallest: props.smallest,
         largest: props.largest,
         range_dels: props.range_dels,
+        creation_time: ctx.opts.file_creation_time(),
     })
 }
 

@@ -46,6 +46,7 @@ mod read_options;
 mod scheduler;
 mod snapshot;
 mod stall;
+mod ttl;
 mod write;
 
 pub use read_options::ReadOptions;
@@ -344,6 +345,7 @@ impl Db {
     /// Applies `batch` atomically with explicit write options.
     pub fn write_with(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
         self.writable("write")?;
+        let batch = self.inner.stamp_writes(batch)?; // TTL: values stamped (db/ttl.rs)
         self.inner.write(batch, wo.sync)
     }
 

@@ -57,10 +57,10 @@ impl DbInner {
                 .breakdown
                 .record(clock::ticks().wrapping_sub(t0), phases);
         }
-        Ok(match r? {
-            Lookup::Value(v) => Some(v),
-            _ => None,
-        })
+        match r? {
+            Lookup::Value(v) => self.unstamp(v), // TTL: stamp, expiry (db/ttl.rs)
+            _ => Ok(None),
+        }
     }
 
     /// The memtables, newest first, then the version.
@@ -152,6 +152,9 @@ impl DbInner {
         let mut it = DbIterator::new(factory, seq, lo, hi, pins);
         if let Some(rd) = range_dels {
             it.set_range_dels(rd);
+        }
+        if let Some(e) = self.expiry() {
+            it.set_expiry(e); // TTL (db/ttl.rs)
         }
         Ok(it)
     }

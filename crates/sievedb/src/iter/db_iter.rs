@@ -14,6 +14,7 @@ use super::{InternalIterator, MergingIterator, Pin};
 use crate::error::Result;
 use crate::key::{self, Kind, ParsedKey, SeqNo, MAX_SEQ};
 use crate::range_del::Fragments;
+use crate::ttl::Expiry;
 
 /// Builds a fresh merged cursor over the data an iterator reads (the same
 /// pinned memtables and version every time).
@@ -64,6 +65,8 @@ struct UserCursor {
     /// Every range tombstone visible to the read, fragmented once when the
     /// iterator was made (`None`: there is none).
     range_dels: Option<Arc<Fragments>>,
+    /// TTL: values carry write-time stamps; an expired one is a deletion.
+    expiry: Option<Expiry>,
 }
 
 impl UserCursor {
@@ -73,6 +76,7 @@ impl UserCursor {
         lower: Bound<Vec<u8>>,
         upper: Bound<Vec<u8>>,
         range_dels: Option<Arc<Fragments>>,
+        expiry: Option<Expiry>,
     ) -> Self {
         UserCursor {
             inner,
@@ -85,14 +89,16 @@ impl UserCursor {
             saved_value: Vec::new(),
             target: Vec::new(),
             range_dels,
+            expiry,
         }
     }
 
     /// The one decision of what an entry means to this read; both directions
     /// use it. A value that a range tombstone newer than it (and visible to
-    /// the read) covers counts as a deletion.
-    fn visibility(&self, p: &ParsedKey<'_>) -> Visibility {
-        if p.seq > self.seq {
+    /// the read) covers counts as a deletion, and so does an expired value
+    /// under a TTL (the merged cursor is on the entry: its value is read).
+    fn visibility(&self, p: &ParsedKey<'_>) -> Result<Visibility> {
+        Ok(if p.seq > self.seq {
             Visibility::Hidden
         } else if p.kind != Kind::Put as u8
             || self
@@ -101,8 +107,21 @@ impl UserCursor {
                 .is_some_and(|rd| rd.covers(p.user_key, p.seq))
         {
             Visibility::Deleted
+        } else if let Some(e) = &self.expiry {
+            match e.live(self.inner.value())? {
+                Some(_) => Visibility::Live,
+                None => Visibility::Deleted,
+            }
         } else {
             Visibility::Live
+        })
+    }
+
+    /// A value as the user sees it: without its stamp under a TTL.
+    fn user_value<'a>(&self, stored: &'a [u8]) -> &'a [u8] {
+        match self.expiry {
+            Some(_) => Expiry::strip(stored),
+            None => stored,
         }
     }
 
@@ -134,7 +153,7 @@ impl UserCursor {
     fn value(&self) -> &[u8] {
         debug_assert!(self.valid);
         match self.direction {
-            Direction::Forward => self.inner.value(),
+            Direction::Forward => self.user_value(self.inner.value()),
             Direction::Reverse => &self.saved_value,
         }
     }
@@ -250,7 +269,7 @@ impl UserCursor {
             }
             let skip = skipping && p.user_key <= self.saved_key.as_slice();
             if !skip {
-                match self.visibility(&p) {
+                match self.visibility(&p)? {
                     Visibility::Hidden => {}
                     Visibility::Deleted => {
                         self.saved_key.clear();
@@ -282,7 +301,7 @@ impl UserCursor {
             if self.below_lower(p.user_key) {
                 break;
             }
-            let v = self.visibility(&p);
+            let v = self.visibility(&p)?;
             if v != Visibility::Hidden {
                 if found == Visibility::Live && p.user_key < self.saved_key.as_slice() {
                     // An older key: the entry gathered so far is the answer.
@@ -293,7 +312,8 @@ impl UserCursor {
                 self.saved_key.extend_from_slice(p.user_key);
                 self.saved_value.clear();
                 if v == Visibility::Live {
-                    self.saved_value.extend_from_slice(self.inner.value());
+                    let value = self.user_value(self.inner.value());
+                    self.saved_value.extend_from_slice(value);
                 }
             }
             self.inner.prev()?;
@@ -436,6 +456,8 @@ pub struct DbIterator {
     done: bool,
     /// The range tombstones every cursor of this iterator honours.
     range_dels: Option<Arc<Fragments>>,
+    /// TTL: the expiry every cursor of this iterator applies.
+    expiry: Option<Expiry>,
     _pins: Vec<Pin>,
 }
 
@@ -456,6 +478,7 @@ impl DbIterator {
             back: None,
             done: false,
             range_dels: None,
+            expiry: None,
             _pins: pins,
         }
     }
@@ -466,6 +489,12 @@ impl DbIterator {
         self.range_dels = Some(rd);
     }
 
+    /// Applies the TTL rule `e`: values are stamped, expired ones deleted
+    /// (set before the first step, as [`set_range_dels`](Self::set_range_dels)).
+    pub(crate) fn set_expiry(&mut self, e: Expiry) {
+        self.expiry = Some(e);
+    }
+
     fn make_end(&self) -> End {
         End {
             cursor: UserCursor::new(
@@ -474,6 +503,7 @@ impl DbIterator {
                 self.lower.clone(),
                 self.upper.clone(),
                 self.range_dels.clone(),
+                self.expiry,
             ),
             state: EndState::Unpositioned,
         }
