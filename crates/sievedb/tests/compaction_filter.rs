@@ -100,7 +100,10 @@ fn remove_does_not_resurrect_an_older_version_below() {
     db.wait_for_compactions().unwrap();
     db.compact_range::<&[u8], _>(..).unwrap();
     let s = db.stats();
-    assert!(s.levels[2].entries >= 1, "old version at the last level: {s}");
+    assert!(
+        s.levels[2].entries >= 1,
+        "old version at the last level: {s}"
+    );
 
     db.put("k", "rm").unwrap();
     db.flush().unwrap();
@@ -111,7 +114,11 @@ fn remove_does_not_resurrect_an_older_version_below() {
         s.levels[2].entries >= 1,
         "the old version is still below: {s}"
     );
-    assert_eq!(db.get("k").unwrap(), None, "the old version must stay hidden");
+    assert_eq!(
+        db.get("k").unwrap(),
+        None,
+        "the old version must stay hidden"
+    );
     assert_eq!(db.iter().unwrap().count(), 1);
     assert_eq!(db.iter().unwrap().rev().count(), 1);
     assert_eq!(db.get("other").unwrap().as_deref(), Some(&b"x"[..]));
@@ -172,7 +179,11 @@ fn a_panicking_filter_fails_the_compaction_and_keeps_the_data() {
     assert_eq!(db.get("a").unwrap().as_deref(), Some(&b"1"[..]));
     assert_eq!(db.get("b").unwrap().as_deref(), Some(&b"boom"[..]));
     assert!(db.put("c", "3").is_err());
-    assert_eq!(common::sst_files(dir.path()), ssts, "partial outputs removed");
+    assert_eq!(
+        common::sst_files(dir.path()),
+        ssts,
+        "partial outputs removed"
+    );
     drop(db);
     let db = Db::open(dir.path(), Options::default()).unwrap();
     assert_eq!(db.get("b").unwrap().as_deref(), Some(&b"boom"[..]));
