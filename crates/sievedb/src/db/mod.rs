@@ -247,7 +247,10 @@ impl Db {
     /// `RepairDB`): every readable entry is merged by sequence number into one
     /// run of the last level of `opts`, keeping the newest version of each key
     /// and dropping deleted keys; damaged files are moved to `lost/`. See
-    /// the `repair` module for the steps and their crash safety.
+    /// the `repair` module for the steps and their crash safety. The
+    /// rebuilt MANIFEST records a TTL database (see [`Options::ttl`]) when
+    /// `opts.ttl` is set: repair a database with the TTL-ness it was
+    /// created with.
     pub fn repair(path: impl AsRef<Path>, opts: Options) -> Result<crate::RepairReport> {
         Self::repair_with_fs(path, opts, Arc::new(StdFs))
     }
