@@ -324,3 +324,37 @@ fn bad_durations_are_refused() {
     );
     assert!(matches!(r, Err(Error::InvalidArgument(_))));
 }
+
+#[test]
+fn the_filter_sees_unstamped_values_and_changes_keep_the_write_time() {
+    struct Upper;
+    impl sievedb::CompactionFilter for Upper {
+        fn filter(&self, _: usize, key: &[u8], value: &[u8]) -> sievedb::Decision {
+            match key {
+                b"rm" => sievedb::Decision::Remove,
+                _ => sievedb::Decision::ChangeValue(value.to_ascii_uppercase()),
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(T0);
+    let opts = Options {
+        compaction_filter: Some(Arc::new(Upper)),
+        ..ttl_options(&clock)
+    };
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    db.put("k1", "abc").unwrap();
+    db.put("rm", "x").unwrap();
+    clock.advance(TTL / 2);
+    db.compact_range::<&[u8], _>(..).unwrap();
+    assert_eq!(db.get("k1").unwrap().as_deref(), Some(&b"ABC"[..]));
+    assert_eq!(db.get("rm").unwrap(), None);
+    assert_eq!(keys(db.iter().unwrap()), [kv("k1", "ABC")]);
+    db.close().unwrap();
+    // Read-only opens strip and expire as well; the change kept T0.
+    let ro = Db::open_read_only(dir.path(), opts).unwrap();
+    assert_eq!(keys(ro.iter().unwrap().rev()), [kv("k1", "ABC")]);
+    clock.set(T0 + TTL);
+    assert_eq!(ro.get("k1").unwrap(), None);
+    assert_eq!(ro.iter().unwrap().count(), 0);
+}
