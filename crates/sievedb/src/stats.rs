@@ -719,6 +719,13 @@ impl std::fmt::Display for Stats {
             self.write_stops,
             self.write_stop_micros as f64 / 1e6
         )?;
+        if self.compaction_filter_removed + self.compaction_filter_changed > 0 {
+            writeln!(
+                f,
+                "Compaction filter: {} removed (TTL included), {} changed",
+                self.compaction_filter_removed, self.compaction_filter_changed
+            )?;
+        }
         writeln!(
             f,
             "Background errors: {}  Resumes: {}  Now: {}",

@@ -358,3 +358,27 @@ fn the_filter_sees_unstamped_values_and_changes_keep_the_write_time() {
     assert_eq!(ro.get("k1").unwrap(), None);
     assert_eq!(ro.iter().unwrap().count(), 0);
 }
+
+#[test]
+fn an_idle_database_runs_periodic_compactions_by_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(T0);
+    let db = Db::open(dir.path(), ttl_options(&clock)).unwrap();
+    for i in 0..10 {
+        db.put(format!("k{i}"), "v").unwrap();
+    }
+    db.compact_range::<&[u8], _>(..).unwrap();
+    assert_eq!(total_entries(&db), 10);
+    clock.advance(TTL);
+    // Nothing calls into the database: its compaction thread looks for due
+    // files on its own (every few seconds).
+    let start = std::time::Instant::now();
+    while total_entries(&db) > 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no periodic compaction: {}",
+            db.stats()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
