@@ -278,7 +278,10 @@ pub struct BulkLoad {
 impl BulkLoad {
     /// A bulk load of a new database in `path` with table settings from
     /// `opts` (filters, block size, restart interval, per-level compression,
-    /// target file size) and the given shape.
+    /// target file size) and the given shape. The database built has no
+    /// TTL: `opts.ttl` set makes the load fail with
+    /// [`Error::InvalidArgument`] (its values would carry no write-time
+    /// stamp).
     pub fn new(path: impl AsRef<Path>, opts: Options, shape: LevelShape) -> Self {
         BulkLoad {
             dir: path.as_ref().to_path_buf(),
