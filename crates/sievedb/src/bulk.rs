@@ -278,7 +278,10 @@ pub struct BulkLoad {
 impl BulkLoad {
     /// A bulk load of a new database in `path` with table settings from
     /// `opts` (filters, block size, restart interval, per-level compression,
-    /// target file size) and the given shape.
+    /// target file size) and the given shape. The database built has no
+    /// TTL: `opts.ttl` set makes the load fail with
+    /// [`Error::InvalidArgument`] (its values would carry no write-time
+    /// stamp).
     pub fn new(path: impl AsRef<Path>, opts: Options, shape: LevelShape) -> Self {
         BulkLoad {
             dir: path.as_ref().to_path_buf(),
@@ -435,6 +438,13 @@ impl BulkWriter {
             progress,
         } = b;
         opts.validate()?;
+        if opts.ttl.is_some() {
+            return Err(Error::InvalidArgument(
+                "a bulk load builds a database without TTL: its values carry no write-time \
+                 stamp, so Options::ttl must be unset"
+                    .into(),
+            ));
+        }
         shape.validate()?;
         let picker = LevelPicker::new(&shape)?;
         if shape.levels + 1 > opts.max_levels {
@@ -692,6 +702,7 @@ impl BulkWriter {
             last_sequence: Some(self.entries),
             deleted: Vec::new(),
             added,
+            ttl_stamped: false,
         };
         let path = filename::manifest(&self.dir, manifest);
         let file = self.fs.create(&path)?;
@@ -801,6 +812,7 @@ fn finish_table(w: TableWriter, number: u64, level: usize) -> Result<NewFile> {
         smallest: props.smallest,
         largest: props.largest,
         range_dels: props.range_dels,
+        creation_time: 0,
     })
 }
 

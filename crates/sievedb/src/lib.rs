@@ -51,6 +51,7 @@ internal_mods!(
 pub use version::run;
 
 pub mod bulk;
+pub mod compaction_filter;
 mod db;
 pub mod error;
 pub mod filter;
@@ -59,8 +60,10 @@ pub mod merge;
 pub mod options;
 mod prefetch;
 mod repair;
+pub mod ttl;
 
 pub use batch::WriteBatch;
+pub use compaction_filter::{CompactionFilter, Decision};
 pub use db::{Db, ReadOptions, Snapshot};
 pub use error::{Error, Result};
 pub use filter::{
@@ -74,4 +77,5 @@ pub use options::{
 };
 pub use repair::RepairReport;
 pub use stats::{LevelStats, LookupBreakdown, Stats};
+pub use ttl::{Clock, SystemClock};
 pub use wal::{RecoveryReport, WalDrop};

@@ -1,7 +1,12 @@
 //! Database options and their builder.
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::compaction_filter::CompactionFilter;
 use crate::error::{Error, Result};
 use crate::filter::{FilterMemory, FilterOptions, FilterPolicy};
+use crate::ttl::Clock;
 
 /// How runs are organised inside a level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -278,6 +283,33 @@ pub struct Options {
     /// [`Error::MergeFailed`](crate::Error::MergeFailed). Reopen a database
     /// with the same operator (by meaning) it was written with.
     pub merge_operator: Option<std::sync::Arc<dyn crate::merge::MergeOperator>>,
+    /// Called by compactions on the newest version of each key no snapshot
+    /// sees, to keep, change or remove it (RocksDB's compaction filter; not
+    /// called by flushes). See [`crate::compaction_filter`]. Default none.
+    pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
+    /// Time to live of every value (whole seconds, at least 1): a value
+    /// written more than `ttl` ago reads as deleted, and compactions remove
+    /// it (see [`crate::ttl`]). Default none. Every value of a database
+    /// opened with a TTL carries an 8-byte write-time stamp, so whether a
+    /// database has a TTL is recorded in it when it is created: opening it
+    /// with a TTL when it was created without one, or the other way round,
+    /// is [`Error::InvalidArgument`]. The duration itself may change between
+    /// opens (it applies to old values too: their write time is stored).
+    pub ttl: Option<Duration>,
+    /// Compact a file once it is this old, even if nothing else would
+    /// (RocksDB's `periodic_compaction_seconds`): expired values and
+    /// filtered entries then leave the disk although no write touches their
+    /// keys. A level above the last compacts such a file into the next
+    /// level; the last level rewrites it in place. These compactions run
+    /// only when no other compaction is due. `None` (the default) means the
+    /// TTL when one is set, else off; `Some(Duration::ZERO)` turns them off;
+    /// otherwise at least 1 second. A file's creation time is recorded in
+    /// the MANIFEST only while periodic compaction is on; a file without
+    /// one counts as created when the database was opened.
+    pub periodic_compaction: Option<Duration>,
+    /// The wall clock of TTL expiry and periodic compaction. Default
+    /// [`SystemClock`](crate::SystemClock).
+    pub clock: Arc<dyn Clock>,
 }
 
 impl Default for Options {
@@ -317,6 +349,10 @@ impl Default for Options {
             filter_lifetime: None,
             initial_units: None,
             merge_operator: None,
+            compaction_filter: None,
+            ttl: None,
+            periodic_compaction: None,
+            clock: crate::ttl::system_clock(),
         }
     }
 }
@@ -371,9 +407,40 @@ impl Options {
         cap
     }
 
+    /// The age (seconds) at which a file is compacted by periodic
+    /// compaction, if it is on (see [`Options::periodic_compaction`]).
+    pub fn periodic_compaction_secs(&self) -> Option<u64> {
+        match self.periodic_compaction {
+            Some(d) if d.is_zero() => None,
+            Some(d) => Some(crate::ttl::secs(d)),
+            None => self.ttl.map(crate::ttl::secs),
+        }
+    }
+
+    /// The creation time recorded for a file written now: the clock's time
+    /// (at least 1) while periodic compaction is on, else 0 (none recorded).
+    pub(crate) fn file_creation_time(&self) -> u64 {
+        match self.periodic_compaction_secs() {
+            Some(_) => self.clock.now_secs().max(1),
+            None => 0,
+        }
+    }
+
     /// Checks that the options make sense together.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: &str| Err(Error::InvalidArgument(m.to_string()));
+        if self.ttl.is_some_and(|d| d.as_secs() == 0) {
+            return bad("ttl must be at least 1 second");
+        }
+        if self.ttl.is_some() && self.merge_operator.is_some() {
+            return bad("ttl and merge_operator cannot be combined yet (values carry a write-time stamp that operands do not)");
+        }
+        if self
+            .periodic_compaction
+            .is_some_and(|d| !d.is_zero() && d.as_secs() == 0)
+        {
+            return bad("periodic_compaction must be 0 (off) or at least 1 second");
+        }
         if self.write_buffer_size < 4096 {
             return bad("write_buffer_size must be at least 4096 bytes");
         }
@@ -521,6 +588,35 @@ impl OptionsBuilder {
     #[must_use]
     pub fn bits_per_key(mut self, bits: f64) -> Self {
         self.0.filter.bits_per_key = bits;
+        self
+    }
+
+    /// Installs a compaction filter (see [`Options::compaction_filter`]).
+    #[must_use]
+    pub fn compaction_filter(mut self, f: Arc<dyn CompactionFilter>) -> Self {
+        self.0.compaction_filter = Some(f);
+        self
+    }
+
+    /// Sets the time to live of every value (see [`Options::ttl`]).
+    #[must_use]
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.0.ttl = Some(ttl);
+        self
+    }
+
+    /// Sets the age at which files are compacted (see
+    /// [`Options::periodic_compaction`]; `Duration::ZERO` turns it off).
+    #[must_use]
+    pub fn periodic_compaction(mut self, age: Duration) -> Self {
+        self.0.periodic_compaction = Some(age);
+        self
+    }
+
+    /// Sets the wall clock (see [`Options::clock`]).
+    #[must_use]
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.0.clock = clock;
         self
     }
 

@@ -390,6 +390,7 @@ fn write_merged(
             split: true,
             smallest_snapshot: MAX_SEQ,
             new_file_number: &new_number,
+            filter: None,
         };
         let mut merged = MergingIterator::new(inputs.children);
         // Tombstones are kept (as point tombstones are): a damaged table's
@@ -407,6 +408,9 @@ fn write_merged(
             last_sequence: Some(inputs.max_seq),
             deleted: Vec::new(),
             added: outputs,
+            // The marker of the lost MANIFEST cannot be read: repair takes
+            // the TTL-ness from the options (see `Db::repair`).
+            ttl_stamped: opts.ttl.is_some(),
         };
         let path = filename::manifest(dir, number);
         let mut w = LogWriter::new(fs.create(&path)?, path);

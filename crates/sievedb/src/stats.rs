@@ -84,6 +84,8 @@ pub struct Counters {
     pub block_cache_misses: AtomicU64,
     pub bytes_read: AtomicU64,
     pub compactions: AtomicU64,
+    pub compaction_filter_removed: AtomicU64,
+    pub compaction_filter_changed: AtomicU64,
     pub flushes: AtomicU64,
     pub bg_errors: AtomicU64,
     pub bg_error_resumes: AtomicU64,
@@ -225,6 +227,8 @@ impl Counters {
             block_cache_misses: AtomicU64::new(0),
             bytes_read: AtomicU64::new(0),
             compactions: AtomicU64::new(0),
+            compaction_filter_removed: AtomicU64::new(0),
+            compaction_filter_changed: AtomicU64::new(0),
             flushes: AtomicU64::new(0),
             bg_errors: AtomicU64::new(0),
             bg_error_resumes: AtomicU64::new(0),
@@ -419,6 +423,12 @@ pub struct Stats {
     pub user_bytes_written: u64,
     /// Compactions run.
     pub compactions: u64,
+    /// Entries compactions turned into tombstones: expired under
+    /// [`Options::ttl`](crate::Options::ttl), or removed by the
+    /// [`CompactionFilter`](crate::CompactionFilter).
+    pub compaction_filter_removed: u64,
+    /// Values the [`CompactionFilter`](crate::CompactionFilter) changed.
+    pub compaction_filter_changed: u64,
     /// Memtable flushes run.
     pub flushes: u64,
     /// Background errors that stopped writes (WAL, flush, compaction, MANIFEST).
@@ -507,6 +517,8 @@ impl Counters {
         s.bytes_read = get(&self.bytes_read);
         s.user_bytes_written = get(&self.writes.user_bytes_written);
         s.compactions = get(&self.compactions);
+        s.compaction_filter_removed = get(&self.compaction_filter_removed);
+        s.compaction_filter_changed = get(&self.compaction_filter_changed);
         s.flushes = get(&self.flushes);
         s.background_errors = get(&self.bg_errors);
         s.background_error_resumes = get(&self.bg_error_resumes);
@@ -569,6 +581,8 @@ impl Stats {
             bytes_read,
             user_bytes_written,
             compactions,
+            compaction_filter_removed,
+            compaction_filter_changed,
             flushes,
             filter_unit_loads,
             filter_unit_evictions,
@@ -711,6 +725,13 @@ impl std::fmt::Display for Stats {
             self.write_stops,
             self.write_stop_micros as f64 / 1e6
         )?;
+        if self.compaction_filter_removed + self.compaction_filter_changed > 0 {
+            writeln!(
+                f,
+                "Compaction filter: {} removed (TTL included), {} changed",
+                self.compaction_filter_removed, self.compaction_filter_changed
+            )?;
+        }
         writeln!(
             f,
             "Background errors: {}  Resumes: {}  Now: {}",

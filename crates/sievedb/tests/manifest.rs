@@ -161,6 +161,7 @@ fn add_file(number: u64) -> VersionEdit {
             smallest: ikey(format!("k{number}").as_bytes()),
             largest: ikey(format!("k{number}").as_bytes()),
             range_dels: 0,
+            creation_time: 0,
         }],
         ..VersionEdit::default()
     }

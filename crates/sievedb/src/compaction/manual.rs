@@ -8,9 +8,12 @@ use super::leveling::{level0, leveled, leveled_whole};
 use super::tiering::whole_level;
 use super::Compaction;
 
+
 /// A manual compaction of `level` into the next one, restricted (where the
 /// invariants allow) to files overlapping `[lo, hi]`. `None` if nothing
-/// overlaps, or for a last level that already is one run.
+/// overlaps, or for a last level that already is one run (unless a
+/// compaction filter or TTL is set: then its overlapping files are
+/// rewritten in place).
 pub fn manual(
     v: &Version,
     opts: &Options,
@@ -23,8 +26,23 @@ pub fn manual(
         .iter()
         .any(|r| r.files.iter().any(|f| f.overlaps(lo, hi)));
     let runs = v.levels[level].len();
-    if !any || (level == last && runs < 2) {
+    // With a compaction filter or a TTL, the last level is rewritten in
+    // place too (RocksDB's `bottommost_level_compaction` default,
+    // `kIfHaveCompactionFilter`): else its entries would never be filtered.
+    let filtering = opts.compaction_filter.is_some() || opts.ttl.is_some();
+    if !any || (level == last && runs < 2 && !filtering) {
         return None;
+    }
+    if level == last && runs == 1 {
+        let run = &v.levels[level][0];
+        let files: Vec<_> = run.files.iter().filter(|f| f.overlaps(lo, hi)).cloned().collect();
+        return Some(Compaction {
+            level,
+            output_level: level,
+            inputs: vec![(level, files)],
+            trivial_move: false,
+            output_run: Some(run.id),
+        });
     }
     match opts.compaction_style {
         // Runs of one level may overlap each other: moving part of a level down

@@ -13,6 +13,7 @@ use crate::sst::TableWriter;
 use crate::version::run::RunIter;
 use crate::version::{NewFile, Version};
 
+use super::filter::{ActiveFilter, Filtered};
 use super::range_dels::{plan_range_dels, OpenTombstones, RangeDels};
 use crate::merge::{MergeOperator, Operands};
 use crate::range_del::Fragments;
@@ -36,6 +37,9 @@ pub struct OutputCtx<'a> {
     pub smallest_snapshot: SeqNo,
     /// Allocates file numbers.
     pub new_file_number: &'a (dyn Fn() -> u64 + Sync),
+    /// The compaction filter and TTL hook (`None` for flushes, which do not
+    /// filter, and when neither is configured).
+    pub filter: Option<ActiveFilter>,
 }
 
 /// Decides whether a tombstone for a user key may be dropped.
@@ -126,10 +130,20 @@ fn merge_into(
             shadowed = false;
         }
         let visible_to_all = p.seq <= ctx.smallest_snapshot;
-        let drop = shadowed
+        let mut drop = shadowed
             || (p.kind == Kind::Delete as u8 && visible_to_all && is_bottom(p.user_key))
             || (!hide.is_empty() && hide.covers(p.user_key, p.seq));
         shadowed |= visible_to_all && p.kind != Kind::Merge as u8;
+        // --- compaction filter / TTL (compaction/filter.rs) ---
+        let filtered = match &ctx.filter {
+            Some(f) if new_key && !drop && f.applies(&p) => f.apply(ctx.level, &p, input.value())?,
+            _ => Filtered::Keep,
+        };
+        if filtered == Filtered::Tombstone {
+            // The tombstone obeys the rule of every point tombstone.
+            drop = visible_to_all && is_bottom(p.user_key);
+        }
+        // --- end compaction filter ---
         if drop {
             input.next()?;
             continue;
@@ -147,7 +161,16 @@ fn merge_into(
                 continue;
             }
         }
-        out.add(input.key(), input.value(), new_key.then_some(p.user_key))?;
+        let first = new_key.then_some(p.user_key);
+        match filtered {
+            Filtered::Keep => out.add(input.key(), input.value(), first)?,
+            Filtered::Value(v) => out.add(input.key(), &v, first)?,
+            Filtered::Tombstone => {
+                let mut tomb = Vec::with_capacity(p.user_key.len() + 8);
+                key::append_internal_key(&mut tomb, p.user_key, p.seq, Kind::Delete as u8);
+                out.add(&tomb, &[], first)?;
+            }
+        }
         input.next()?;
     }
     out.finish()
@@ -278,6 +301,7 @@ fn finish(w: TableWriter, number: u64, ctx: &OutputCtx<'_>) -> Result<NewFile> {
         smallest: props.smallest,
         largest: props.largest,
         range_dels: props.range_dels,
+        creation_time: ctx.opts.file_creation_time(),
     })
 }
 

@@ -37,12 +37,15 @@ use std::sync::Arc;
 use crate::options::{CompactionStyle, Options};
 use crate::version::{FileMeta, Version, VersionEdit};
 
+mod filter;
 mod leveling;
 mod manual;
 mod merge;
+mod periodic;
 mod range_dels;
 mod tiering;
 
+pub use filter::ActiveFilter;
 pub use leveling::Pointers;
 use leveling::{level0, leveled_whole, next_files};
 pub use manual::manual;
@@ -110,7 +113,10 @@ pub fn pick(v: &Version, opts: &Options, busy: &[bool], ptrs: &mut Pointers) -> 
             best = Some((score, l));
         }
     }
-    let (_, level) = best?;
+    let Some((_, level)) = best else {
+        // Nothing due: files past their age, if any (periodic.rs).
+        return periodic::pick(v, opts, &free);
+    };
     Some(match opts.compaction_style {
         CompactionStyle::Tiering => whole_level(v, level, last),
         CompactionStyle::Leveling if level == 0 => level0(v),

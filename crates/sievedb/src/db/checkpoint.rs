@@ -91,6 +91,7 @@ impl DbInner {
             log_number: Some(p.log_number),
             next_file_number: Some(number + 1),
             last_sequence: Some(p.last_sequence),
+            ttl_stamped: self.opts.ttl.is_some(),
             ..VersionEdit::adding_all_of(&p.version)
         };
         let path = filename::manifest(tmp, number);

@@ -65,6 +65,8 @@ impl DbInner {
                 split: false,
                 smallest_snapshot: self.smallest_snapshot(),
                 new_file_number: &new_number,
+                // Flushes do not filter (as RocksDB by default).
+                filter: None,
             };
             let mut it = imm.iter();
             let range_dels = compaction::RangeDels {

@@ -46,6 +46,7 @@ mod read_options;
 mod scheduler;
 mod snapshot;
 mod stall;
+mod ttl;
 mod write;
 
 pub use read_options::ReadOptions;
@@ -246,7 +247,10 @@ impl Db {
     /// `RepairDB`): every readable entry is merged by sequence number into one
     /// run of the last level of `opts`, keeping the newest version of each key
     /// and dropping deleted keys; damaged files are moved to `lost/`. See
-    /// the `repair` module for the steps and their crash safety.
+    /// the `repair` module for the steps and their crash safety. The
+    /// rebuilt MANIFEST records a TTL database (see [`Options::ttl`]) when
+    /// `opts.ttl` is set: repair a database with the TTL-ness it was
+    /// created with.
     pub fn repair(path: impl AsRef<Path>, opts: Options) -> Result<crate::RepairReport> {
         Self::repair_with_fs(path, opts, Arc::new(StdFs))
     }
@@ -365,6 +369,7 @@ impl Db {
     /// Applies `batch` atomically with explicit write options.
     pub fn write_with(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
         self.writable("write")?;
+        let batch = self.inner.stamp_writes(batch)?; // TTL: values stamped (db/ttl.rs)
         self.inner.write(batch, wo.sync)
     }
 

@@ -103,6 +103,7 @@ impl DbInner {
             counters.clone(),
         ));
         let mut versions = VersionSet::new(&dir, fs.clone(), tables.clone(), opts.max_levels);
+        versions.default_creation_time = opts.file_creation_time();
         let names = fs.list_dir(&dir)?;
         if fs.exists(&filename::current(&dir)) {
             if opts.error_if_exists {
@@ -114,6 +115,7 @@ impl DbInner {
             // Before the files register, so that they start as hot as they were.
             tables.filter_budget().load_hotness(fs.as_ref(), &dir)?;
             versions.recover()?;
+            super::ttl::check_marker(&dir, versions.ttl_stamped, &opts)?;
         } else if names.iter().any(|n| match filename::parse(n) {
             // Nothing is acknowledged before CURRENT exists, so a MANIFEST or an
             // empty WAL without CURRENT is left over from an interrupted creation
@@ -180,6 +182,9 @@ impl DbInner {
             fs.sync_dir(&dir)?;
             edit.log_number = Some(wal_number);
             edit.last_sequence = Some(last_seq);
+            // Records the TTL-ness of a new database (checked above for an
+            // existing one, so this repeats what it holds).
+            edit.ttl_stamped = opts.ttl.is_some();
             let current = versions.log_and_apply(edit)?;
             (log, current, Arc::new(new_memtable(&opts, wal_number)))
         };
@@ -307,6 +312,7 @@ fn recovery_flush(
         split: false,
         smallest_snapshot: 0,
         new_file_number: &new_number,
+        filter: None,
     };
     let mut it = mem.iter();
     let result = (|| {

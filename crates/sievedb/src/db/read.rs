@@ -61,10 +61,10 @@ impl DbInner {
                 .breakdown
                 .record(clock::ticks().wrapping_sub(t0), phases);
         }
-        Ok(match r? {
-            Lookup::Value(v) => Some(v),
-            Lookup::Merge | Lookup::Deleted | Lookup::Absent => None,
-        })
+        match r? {
+            Lookup::Value(v) => self.unstamp(v), // TTL: stamp, expiry (db/ttl.rs)
+            _ => Ok(None),
+        }
     }
 
     /// The value of `probe.key()` as of `seq` when its newest visible entry
@@ -195,6 +195,9 @@ impl DbInner {
         it.set_merge_operator(self.opts.merge_operator.clone());
         if let Some(rd) = range_dels {
             it.set_range_dels(rd);
+        }
+        if let Some(e) = self.expiry() {
+            it.set_expiry(e); // TTL (db/ttl.rs)
         }
         Ok(it)
     }

@@ -55,7 +55,13 @@ impl DbInner {
                             break c;
                         }
                     }
-                    self.bg_cv.wait(&mut bg);
+                    match self.opts.periodic_compaction_secs() {
+                        // Files age without any write: look again now and then.
+                        Some(_) => {
+                            self.bg_cv.wait_for(&mut bg, super::ttl::PERIODIC_CHECK);
+                        }
+                        None => self.bg_cv.wait(&mut bg),
+                    }
                 }
             };
             let r = self.unless_panicked("compaction", || self.run_compaction(&c));
@@ -95,6 +101,7 @@ impl DbInner {
                 split: true,
                 smallest_snapshot: self.smallest_snapshot(),
                 new_file_number: &new_number,
+                filter: self.compaction_filter(),
             };
             let mut input = compaction::input_iter(c);
             // On error the inputs stay (no edit is logged) and write_outputs

@@ -15,6 +15,7 @@ use crate::error::Result;
 use crate::key::{self, Kind, ParsedKey, SeqNo, MAX_SEQ};
 use crate::merge::{MergeOperator, Operands};
 use crate::range_del::Fragments;
+use crate::ttl::Expiry;
 
 /// Builds a fresh merged cursor over the data an iterator reads (the same
 /// pinned memtables and version every time).
@@ -75,6 +76,8 @@ struct UserCursor {
     /// Every range tombstone visible to the read, fragmented once when the
     /// iterator was made (`None`: there is none).
     range_dels: Option<Arc<Fragments>>,
+    /// TTL: values carry write-time stamps; an expired one is a deletion.
+    expiry: Option<Expiry>,
 }
 
 impl UserCursor {
@@ -85,6 +88,7 @@ impl UserCursor {
         upper: Bound<Vec<u8>>,
         range_dels: Option<Arc<Fragments>>,
         merge: Option<Arc<dyn MergeOperator>>,
+        expiry: Option<Expiry>,
     ) -> Self {
         UserCursor {
             inner,
@@ -100,14 +104,16 @@ impl UserCursor {
             operands: Operands::default(),
             target: Vec::new(),
             range_dels,
+            expiry,
         }
     }
 
     /// The one decision of what an entry means to this read; both directions
     /// use it. An entry that a range tombstone newer than it (and visible to
-    /// the read) covers counts as a deletion.
-    fn visibility(&self, p: &ParsedKey<'_>) -> Visibility {
-        if p.seq > self.seq {
+    /// the read) covers counts as a deletion, and so does an expired value
+    /// under a TTL (the merged cursor is on the entry: its value is read).
+    fn visibility(&self, p: &ParsedKey<'_>) -> Result<Visibility> {
+        Ok(if p.seq > self.seq {
             Visibility::Hidden
         } else if self
             .range_dels
@@ -115,12 +121,25 @@ impl UserCursor {
             .is_some_and(|rd| rd.covers(p.user_key, p.seq))
         {
             Visibility::Deleted
-        } else if p.kind == Kind::Put as u8 {
-            Visibility::Live
         } else if p.kind == Kind::Merge as u8 {
             Visibility::Operand
-        } else {
+        } else if p.kind != Kind::Put as u8 {
             Visibility::Deleted
+        } else if let Some(e) = &self.expiry {
+            match e.live(self.inner.value())? {
+                Some(_) => Visibility::Live,
+                None => Visibility::Deleted,
+            }
+        } else {
+            Visibility::Live
+        })
+    }
+
+    /// A value as the user sees it: without its stamp under a TTL.
+    fn user_value<'a>(&self, stored: &'a [u8]) -> &'a [u8] {
+        match self.expiry {
+            Some(_) => Expiry::strip(stored),
+            None => stored,
         }
     }
 
@@ -152,7 +171,7 @@ impl UserCursor {
     fn value(&self) -> &[u8] {
         debug_assert!(self.valid);
         match self.direction {
-            Direction::Forward if !self.merged => self.inner.value(),
+            Direction::Forward if !self.merged => self.user_value(self.inner.value()),
             _ => &self.saved_value,
         }
     }
@@ -275,7 +294,7 @@ impl UserCursor {
             }
             let skip = skipping && p.user_key <= self.saved_key.as_slice();
             if !skip {
-                match self.visibility(&p) {
+                match self.visibility(&p)? {
                     Visibility::Hidden => {}
                     Visibility::Deleted => {
                         self.saved_key.clear();
@@ -317,7 +336,7 @@ impl UserCursor {
             if p.user_key != self.saved_key.as_slice() {
                 break;
             }
-            match self.visibility(&p) {
+            match self.visibility(&p)? {
                 Visibility::Hidden => {}
                 Visibility::Operand => self.operands.push_older(self.inner.value()),
                 Visibility::Live => {
@@ -354,7 +373,7 @@ impl UserCursor {
             if self.below_lower(p.user_key) {
                 break;
             }
-            let v = self.visibility(&p);
+            let v = self.visibility(&p)?;
             if v != Visibility::Hidden {
                 let answered = found == Visibility::Live || !self.operands.is_empty();
                 if answered && p.user_key < self.saved_key.as_slice() {
@@ -371,7 +390,8 @@ impl UserCursor {
                     self.operands.clear();
                     self.saved_value.clear();
                     if v == Visibility::Live {
-                        self.saved_value.extend_from_slice(self.inner.value());
+                        let value = self.user_value(self.inner.value());
+                        self.saved_value.extend_from_slice(value);
                     }
                 }
             }
@@ -525,6 +545,8 @@ pub struct DbIterator {
     range_dels: Option<Arc<Fragments>>,
     /// Combines merge operands for every cursor of this iterator.
     merge: Option<Arc<dyn MergeOperator>>,
+    /// TTL: the expiry every cursor of this iterator applies.
+    expiry: Option<Expiry>,
     _pins: Vec<Pin>,
 }
 
@@ -546,6 +568,7 @@ impl DbIterator {
             done: false,
             range_dels: None,
             merge: None,
+            expiry: None,
             _pins: pins,
         }
     }
@@ -561,6 +584,12 @@ impl DbIterator {
         self.merge = op;
     }
 
+    /// Applies the TTL rule `e`: values are stamped, expired ones deleted
+    /// (set before the first step, as [`set_range_dels`](Self::set_range_dels)).
+    pub(crate) fn set_expiry(&mut self, e: Expiry) {
+        self.expiry = Some(e);
+    }
+
     fn make_end(&self) -> End {
         End {
             cursor: UserCursor::new(
@@ -570,6 +599,7 @@ impl DbIterator {
                 self.upper.clone(),
                 self.range_dels.clone(),
                 self.merge.clone(),
+                self.expiry,
             ),
             state: EndState::Unpositioned,
         }

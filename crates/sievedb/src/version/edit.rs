@@ -6,6 +6,9 @@ use crate::key::SeqNo;
 
 use super::Version;
 
+/// Tag 8's value: every value ends in an 8-byte TTL write-time stamp.
+const VALUE_FORMAT_TTL: u64 = 1;
+
 /// A change to a version, logged in the MANIFEST.
 ///
 /// Encoding: a sequence of tagged fields; tag (varint) then payload:
@@ -16,6 +19,12 @@ use super::Version;
 /// Tag 6 is written only for files with range tombstones, so databases that
 /// never used range deletes keep a MANIFEST older builds read, and older
 /// builds refuse (unknown tag) a MANIFEST whose files they would misread.
+/// 7 add a file with its creation time: the fields of 5, `range_dels`
+/// (varint, may be 0), `creation_time` (varint seconds since the epoch, > 0);
+/// written instead of 5 or 6 for files that have one (periodic compaction
+/// on). 8 value format: varint 1 = every value carries a TTL write-time
+/// stamp (written in the first edit of such a database and at the start of
+/// each of its MANIFESTs).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct VersionEdit {
     /// WALs numbered below this are no longer needed.
@@ -28,6 +37,8 @@ pub struct VersionEdit {
     pub deleted: Vec<(usize, u64)>,
     /// Files added.
     pub added: Vec<NewFile>,
+    /// The database's values carry TTL write-time stamps (tag 8).
+    pub ttl_stamped: bool,
 }
 
 /// A file added by an edit.
@@ -49,6 +60,8 @@ pub struct NewFile {
     pub largest: Vec<u8>,
     /// Range tombstones in the file.
     pub range_dels: u64,
+    /// When the file was written (seconds since the epoch; 0 = not recorded).
+    pub creation_time: u64,
 }
 
 impl VersionEdit {
@@ -70,15 +83,27 @@ impl VersionEdit {
             put_varint(&mut b, level as u64);
             put_varint(&mut b, number);
         }
+        if self.ttl_stamped {
+            put_varint(&mut b, 8);
+            put_varint(&mut b, VALUE_FORMAT_TTL);
+        }
         for f in &self.added {
-            put_varint(&mut b, if f.range_dels > 0 { 6 } else { 5 });
+            let tag = match (f.creation_time, f.range_dels) {
+                (0, 0) => 5,
+                (0, _) => 6,
+                _ => 7,
+            };
+            put_varint(&mut b, tag);
             for v in [f.level as u64, f.run, f.number, f.size, f.entries] {
                 put_varint(&mut b, v);
             }
             put_bytes(&mut b, &f.smallest);
             put_bytes(&mut b, &f.largest);
-            if f.range_dels > 0 {
+            if tag != 5 {
                 put_varint(&mut b, f.range_dels);
+            }
+            if tag == 7 {
+                put_varint(&mut b, f.creation_time);
             }
         }
         b
@@ -98,7 +123,11 @@ impl VersionEdit {
                     let level = r.varint().ok_or_else(t)? as usize;
                     e.deleted.push((level, r.varint().ok_or_else(t)?));
                 }
-                tag @ (5 | 6) => {
+                8 => match r.varint().ok_or_else(t)? {
+                    VALUE_FORMAT_TTL => e.ttl_stamped = true,
+                    f => return Err(format!("unknown value format {f}")),
+                },
+                tag @ (5..=7) => {
                     let mut v = [0u64; 5];
                     for x in &mut v {
                         *x = r.varint().ok_or_else(t)?;
@@ -108,7 +137,12 @@ impl VersionEdit {
                     if smallest.len() < 8 || largest.len() < 8 {
                         return Err("file key range malformed".into());
                     }
-                    let range_dels = if tag == 6 {
+                    let range_dels = if tag != 5 {
+                        r.varint().ok_or_else(t)?
+                    } else {
+                        0
+                    };
+                    let creation_time = if tag == 7 {
                         r.varint().ok_or_else(t)?
                     } else {
                         0
@@ -122,6 +156,7 @@ impl VersionEdit {
                         smallest,
                         largest,
                         range_dels,
+                        creation_time,
                     });
                 }
                 tag => return Err(format!("unknown version edit tag {tag}")),
@@ -163,6 +198,7 @@ mod tests {
             smallest: key::internal_key(b"a", 1, key::Kind::Put),
             largest: key::internal_key(b"b", 1, key::Kind::Put),
             range_dels,
+            creation_time: 0,
         };
         let plain = VersionEdit {
             added: vec![file(7, 0)],
@@ -178,5 +214,32 @@ mod tests {
         assert!(with.encode().contains(&6));
         let b = with.encode();
         assert!(VersionEdit::decode(&b[..b.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn creation_times_use_tag_7_and_the_ttl_marker_tag_8() {
+        let file = |number, range_dels, creation_time| NewFile {
+            level: 2,
+            run: 0,
+            number,
+            size: 10,
+            entries: 1,
+            smallest: key::internal_key(b"a", 1, key::Kind::Put),
+            largest: key::internal_key(b"b", 1, key::Kind::Put),
+            range_dels,
+            creation_time,
+        };
+        let e = VersionEdit {
+            added: vec![file(7, 0, 1_700_000_000), file(8, 2, 5), file(9, 0, 0)],
+            ttl_stamped: true,
+            ..VersionEdit::default()
+        };
+        let b = e.encode();
+        assert_eq!(&b[..2], &[8, 1]);
+        assert_eq!(b[2], 7);
+        assert_eq!(VersionEdit::decode(&b).unwrap(), e);
+        assert!(VersionEdit::decode(&[8, 2]).is_err(), "unknown value format");
+        let plain = VersionEdit::default();
+        assert!(plain.encode().is_empty());
     }
 }

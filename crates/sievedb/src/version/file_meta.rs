@@ -43,6 +43,10 @@ pub struct FileMeta {
     pub smallest: Vec<u8>,
     /// Largest internal key.
     pub largest: Vec<u8>,
+    /// When the file was written (seconds since the epoch) for periodic
+    /// compaction; a file recorded without one counts as written when the
+    /// database was opened (0 only while periodic compaction is off).
+    pub creation_time: u64,
     /// Set when an edit deletes the file: the last drop removes it.
     pub(super) obsolete: AtomicBool,
 }
@@ -64,6 +68,7 @@ impl FileMeta {
             smallest,
             largest,
             range_dels: 0,
+            creation_time: 0,
             obsolete: AtomicBool::new(false),
             tables,
             filter: OnceLock::new(),
@@ -81,6 +86,7 @@ impl FileMeta {
             smallest: self.smallest.clone(),
             largest: self.largest.clone(),
             range_dels: self.range_dels,
+            creation_time: self.creation_time,
         }
     }
 

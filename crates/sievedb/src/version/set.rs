@@ -37,6 +37,12 @@ pub struct VersionSet {
     pub log_number: u64,
     /// Last sequence number made durable in an SST or logged to the MANIFEST.
     pub last_sequence: SeqNo,
+    /// The values carry TTL write-time stamps (MANIFEST tag 8): recorded
+    /// when the database is created, repeated in every new MANIFEST.
+    pub ttl_stamped: bool,
+    /// The creation time given to a file the MANIFEST records without one
+    /// (the time of the open, while periodic compaction is on; else 0).
+    pub default_creation_time: u64,
 }
 
 /// Levels no valid [`crate::Options::max_levels`] reaches.
@@ -67,6 +73,8 @@ impl VersionSet {
             next_file_number: 2,
             log_number: 0,
             last_sequence: 0,
+            ttl_stamped: false,
+            default_creation_time: 0,
         }
     }
 
@@ -127,6 +135,7 @@ impl VersionSet {
             if let Some(v) = e.last_sequence {
                 self.last_sequence = v;
             }
+            self.ttl_stamped |= e.ttl_stamped;
             for (level, number) in &e.deleted {
                 if files.remove(number).is_none_or(|(l, _)| l != *level) {
                     return Err(Error::corruption(
@@ -190,6 +199,10 @@ impl VersionSet {
             smallest: f.smallest.clone(),
             largest: f.largest.clone(),
             range_dels: f.range_dels,
+            creation_time: match f.creation_time {
+                0 => self.default_creation_time,
+                t => t,
+            },
             obsolete: AtomicBool::new(false),
             tables: self.tables.clone(),
             filter: OnceLock::new(),
@@ -231,6 +244,7 @@ impl VersionSet {
         if let Some(v) = edit.last_sequence {
             self.last_sequence = self.last_sequence.max(v);
         }
+        self.ttl_stamped |= edit.ttl_stamped;
         let readded: std::collections::HashSet<u64> = edit.added.iter().map(|f| f.number).collect();
         for (_, number) in &edit.deleted {
             if readded.contains(number) {
@@ -337,6 +351,7 @@ impl VersionSet {
             log_number: edit.log_number,
             next_file_number: Some(self.next_file_number),
             last_sequence: edit.last_sequence,
+            ttl_stamped: self.ttl_stamped || edit.ttl_stamped,
             ..VersionEdit::adding_all_of(v)
         };
         let written = (|| {

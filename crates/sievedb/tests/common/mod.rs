@@ -207,3 +207,35 @@ pub fn dir_state(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     }
     out
 }
+
+/// A wall clock the test moves by hand (for TTL and periodic compaction).
+#[derive(Debug)]
+pub struct ManualClock(std::sync::atomic::AtomicU64);
+
+impl ManualClock {
+    /// A clock reading `secs` seconds since the epoch.
+    pub fn new(secs: u64) -> std::sync::Arc<ManualClock> {
+        std::sync::Arc::new(ManualClock(std::sync::atomic::AtomicU64::new(secs)))
+    }
+
+    /// Moves the clock forward by `secs`.
+    pub fn advance(&self, secs: u64) {
+        self.0.fetch_add(secs, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Sets the clock to `secs` (backwards too).
+    pub fn set(&self, secs: u64) {
+        self.0.store(secs, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The time it reads.
+    pub fn now(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl sievedb::Clock for ManualClock {
+    fn now_secs(&self) -> u64 {
+        self.now()
+    }
+}
