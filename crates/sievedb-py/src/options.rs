@@ -51,6 +51,8 @@ pub const NAMES: &[&str] = &[
     "initial_units",
     "merge_operator",
     "merge_separator",
+    "ttl",
+    "periodic_compaction",
     // FilterOptions
     "bits_per_key",
     "hash",
@@ -111,6 +113,18 @@ fn opt_int<T: TryFrom<i128>>(name: &str, v: &Bound<'_, PyAny>) -> PyResult<Optio
     } else {
         int(name, v).map(Some)
     }
+}
+
+/// Seconds (int or float, not negative) as a duration; `None` for None.
+fn opt_secs(name: &str, v: &Bound<'_, PyAny>) -> PyResult<Option<Duration>> {
+    if v.is_none() {
+        return Ok(None);
+    }
+    let s = float(name, v)?;
+    if !(s >= 0.0 && s.is_finite()) {
+        return Err(bad_option(name, "expected a finite number of seconds >= 0"));
+    }
+    Ok(Some(Duration::from_secs_f64(s)))
 }
 
 fn type_name(v: &Bound<'_, PyAny>) -> String {
@@ -183,6 +197,8 @@ fn set(o: &mut Options, name: &str, v: &Bound<'_, PyAny>) -> PyResult<()> {
         "filter_policy" => o.filter_policy = named(name, v)?,
         "filter_lifetime" => o.filter_lifetime = opt_int(name, v)?,
         "initial_units" => o.initial_units = opt_int(name, v)?,
+        "ttl" => o.ttl = opt_secs(name, v)?,
+        "periodic_compaction" => o.periodic_compaction = opt_secs(name, v)?,
         // Resolved after every option is read (the separator may come later).
         "merge_operator" | "merge_separator" => {}
         "bits_per_key" => f.bits_per_key = float(name, v)?,

@@ -67,3 +67,18 @@ def test_without_an_operator_reads_raise_merge_failed(tmp_path):
 def test_bad_merge_options_raise_value_error(tmp_path, kwargs):
     with pytest.raises(ValueError, match="merge_"):
         sievedb.Db(tmp_path / "db", **kwargs)
+
+
+def test_ttl_option_is_durable_and_refuses_merges(tmp_path):
+    path = tmp_path / "db"
+    with sievedb.Db(path, ttl=3600, periodic_compaction=0) as db:
+        db[b"k"] = b"v"
+        assert db[b"k"] == b"v"
+        with pytest.raises(sievedb.InvalidArgumentError):
+            db.merge(b"k", b"x")
+    with pytest.raises(sievedb.InvalidArgumentError, match="TTL|ttl"):
+        sievedb.Db(path)
+    with pytest.raises(ValueError, match="ttl"):
+        sievedb.Db(tmp_path / "other", ttl=60, merge_operator="u64add")
+    with pytest.raises(ValueError, match="ttl"):
+        sievedb.Db(tmp_path / "other", ttl=-1)
