@@ -3,14 +3,44 @@
 //! compactions, reopens, checkpoints and range deletes (direct and in batches); reads in
 //! both directions, cursor walks, prefixes and snapshot reads through
 //! `ReadOptions`; merges (direct and in batches) through an `Append` operator.
+//! One input in two runs with a TTL instead (a merge is then refused): a
+//! manual clock the input moves, every read compared with expiry applied.
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use sievedb::{Db, DbIterator, Options, ReadOptions, WriteBatch};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// The model with each value's write time (TTL runs read it through
+/// [`visible`]).
+type Stamped = BTreeMap<Vec<u8>, (Vec<u8>, u64)>;
+
+/// Seconds a value lives in a TTL run.
+const TTL: u64 = 5;
+
+/// The wall clock of a TTL run, moved by `Op::Tick`.
+struct ManualClock(AtomicU64);
+
+impl sievedb::Clock for ManualClock {
+    fn now_secs(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// What a read at `now` sees of `m`: everything without a TTL; with one,
+/// the values written less than `TTL` seconds ago.
+fn visible(m: &Stamped, ttl: bool, now: u64) -> Model {
+    m.iter()
+        .filter(|(_, (_, t))| !ttl || t + TTL > now)
+        .map(|(k, (v, _))| (k.clone(), v.clone()))
+        .collect()
+}
 
 #[derive(Arbitrary, Debug)]
 enum Op {
@@ -39,6 +69,8 @@ enum Op {
     MixedBatch(Vec<BatchOp>),
     /// `merge` of an operand into a key.
     Merge(u8, Vec<u8>),
+    /// Moves the clock of a TTL run forward by `n % 8` seconds.
+    Tick(u8),
 }
 
 #[derive(Arbitrary, Debug)]
@@ -50,15 +82,15 @@ enum BatchOp {
 }
 
 /// The model of the `Append(",")` merge operator: the operand after the
-/// value and a comma, or alone on a missing key.
-fn merge(model: &mut Model, k: Vec<u8>, operand: &[u8]) {
+/// value and a comma, or alone on a missing key (runs without a TTL only).
+fn merge(model: &mut Stamped, k: Vec<u8>, operand: &[u8]) {
     match model.get_mut(&k) {
-        Some(v) => {
+        Some((v, _)) => {
             v.push(b',');
             v.extend_from_slice(operand);
         }
         None => {
-            model.insert(k, operand.to_vec());
+            model.insert(k, (operand.to_vec(), 0));
         }
     }
 }
@@ -109,15 +141,21 @@ fn key(k: u8) -> Vec<u8> {
     }
 }
 
-fn options() -> Options {
-    Options::builder()
+/// Small files and levels; the `Append(",")` merge operator, or with
+/// `clock` a TTL of [`TTL`] seconds on it.
+fn options(clock: Option<&Arc<ManualClock>>) -> Options {
+    let b = Options::builder()
         .write_buffer_size(4096)
         .target_file_size(4096)
         .level1_size(16384)
         .block_size(256)
-        .level0_compaction_trigger(2)
-        .merge_operator(std::sync::Arc::new(sievedb::merge::Append::new(",")))
-        .build()
+        .level0_compaction_trigger(2);
+    match clock {
+        None => b
+            .merge_operator(Arc::new(sievedb::merge::Append::new(",")))
+            .build(),
+        Some(c) => b.ttl(Duration::from_secs(TTL)).clock(c.clone()).build(),
+    }
 }
 
 fn bounds(a: u8, b: u8) -> (Vec<u8>, Vec<u8>) {
@@ -215,19 +253,30 @@ fn walk(mut it: DbIterator, items: &[(Vec<u8>, Vec<u8>)], steps: &[Step]) {
 }
 
 fuzz_target!(|ops: Vec<Op>| {
+    let ops = &ops[..ops.len().min(200)];
+    run(ops, None);
+    run(ops, Some(Arc::new(ManualClock(AtomicU64::new(1_000)))));
+});
+
+/// Runs `ops` on a fresh database, with a TTL on `clock` if given.
+fn run(ops: &[Op], clock: Option<Arc<ManualClock>>) {
+    let ttl = clock.is_some();
+    let now = || clock.as_ref().map_or(0, |c| c.0.load(Ordering::SeqCst));
     let dir = tempfile::tempdir().unwrap();
-    let mut db = Db::open(dir.path(), options()).unwrap();
-    let mut model = Model::new();
-    let mut snapshots = Vec::new();
-    for op in ops.into_iter().take(200) {
+    let mut db = Db::open(dir.path(), options(clock.as_ref())).unwrap();
+    let mut stamped = Stamped::new();
+    let mut snapshots: Vec<(sievedb::Snapshot, Stamped)> = Vec::new();
+    for op in ops {
+        // What a read now sees.
+        let model = visible(&stamped, ttl, now());
         match op {
             Op::Put(k, v) => {
-                db.put(key(k), &v).unwrap();
-                model.insert(key(k), v);
+                db.put(key(*k), v).unwrap();
+                stamped.insert(key(*k), (v.clone(), now()));
             }
             Op::Delete(k) => {
-                db.delete(key(k)).unwrap();
-                model.remove(&key(k));
+                db.delete(key(*k)).unwrap();
+                stamped.remove(&key(*k));
             }
             Op::Batch(entries) => {
                 let mut b = WriteBatch::new();
@@ -238,17 +287,17 @@ fuzz_target!(|ops: Vec<Op>| {
                     }
                 }
                 db.write(b).unwrap();
-                for (k, v) in entries.into_iter().take(20) {
+                for (k, v) in entries.iter().take(20) {
                     match v {
-                        Some(v) => model.insert(key(k), v),
-                        None => model.remove(&key(k)),
+                        Some(v) => stamped.insert(key(*k), (v.clone(), now())),
+                        None => stamped.remove(&key(*k)),
                     };
                 }
             }
-            Op::Get(k) => assert_eq!(db.get(key(k)).unwrap(), model.get(&key(k)).cloned()),
+            Op::Get(k) => assert_eq!(db.get(key(*k)).unwrap(), model.get(&key(*k)).cloned()),
             Op::Scan(a, b) | Op::RevScan(a, b) => {
                 let reverse = matches!(op, Op::RevScan(..));
-                let (lo, hi) = bounds(a, b);
+                let (lo, hi) = bounds(*a, *b);
                 let got = collect(db.range(lo.clone()..hi.clone()).unwrap(), reverse);
                 let mut want = items(&model, &lo, &hi);
                 if reverse {
@@ -257,24 +306,24 @@ fuzz_target!(|ops: Vec<Op>| {
                 assert_eq!(got, want);
             }
             Op::DoubleEnded(a, b, sides) => {
-                let (lo, hi) = bounds(a, b);
+                let (lo, hi) = bounds(*a, *b);
                 let it = db.range(lo.clone()..hi.clone()).unwrap();
-                double_ended(it, items(&model, &lo, &hi).into(), &sides);
+                double_ended(it, items(&model, &lo, &hi).into(), sides);
             }
             Op::Walk(a, b, steps) => {
-                let (lo, hi) = bounds(a, b);
+                let (lo, hi) = bounds(*a, *b);
                 let it = db.range(lo.clone()..hi.clone()).unwrap();
-                walk(it, &items(&model, &lo, &hi), &steps);
+                walk(it, &items(&model, &lo, &hi), steps);
             }
-            Op::Prefix(mut p) => {
-                p.truncate(5);
+            Op::Prefix(p) => {
+                let p = &p[..p.len().min(5)];
                 let want: Vec<_> = model
                     .iter()
-                    .filter(|(k, _)| k.starts_with(&p))
+                    .filter(|(k, _)| k.starts_with(p))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
-                assert_eq!(collect(db.prefix(&p).unwrap(), false), want);
-                let mut back = collect(db.prefix(&p).unwrap(), true);
+                assert_eq!(collect(db.prefix(p).unwrap(), false), want);
+                let mut back = collect(db.prefix(p).unwrap(), true);
                 back.reverse();
                 assert_eq!(back, want);
             }
@@ -282,72 +331,95 @@ fuzz_target!(|ops: Vec<Op>| {
                 if snapshots.len() == 4 {
                     snapshots.remove(0);
                 }
-                snapshots.push((db.snapshot(), model.clone()));
+                snapshots.push((db.snapshot(), stamped.clone()));
             }
             Op::SnapshotScan(n, a, b, reverse) => {
                 if snapshots.is_empty() {
                     continue;
                 }
-                let (snap, smodel) = &snapshots[usize::from(n) % snapshots.len()];
-                let (lo, hi) = bounds(a, b);
+                let (snap, sstamped) = &snapshots[usize::from(*n) % snapshots.len()];
+                // A snapshot read expires values as of now, like any read.
+                let smodel = visible(sstamped, ttl, now());
+                let (lo, hi) = bounds(*a, *b);
                 let ro = ReadOptions::default()
                     .snapshot(snap)
                     .lower_bound(&lo)
                     .upper_bound(&hi)
-                    .fill_cache(reverse);
-                let mut want = items(smodel, &lo, &hi);
-                if reverse {
+                    .fill_cache(*reverse);
+                let mut want = items(&smodel, &lo, &hi);
+                if *reverse {
                     want.reverse();
                 }
-                assert_eq!(collect(db.iter_opt(&ro).unwrap(), reverse), want);
+                assert_eq!(collect(db.iter_opt(&ro).unwrap(), *reverse), want);
                 assert_eq!(db.get_opt(&lo, &ro).unwrap(), smodel.get(&lo).cloned());
             }
             Op::Flush => db.flush().unwrap(),
             Op::Compact => db.compact_range::<&[u8], _>(..).unwrap(),
             Op::DeleteRange(a, b, shape) => {
-                let r = range(a, b, shape);
+                let r = range(*a, *b, *shape);
                 db.delete_range(r.clone()).unwrap();
-                model.retain(|k, _| !in_range(k, &r));
+                stamped.retain(|k, _| !in_range(k, &r));
             }
             Op::MixedBatch(ops) => {
                 let mut b = WriteBatch::new();
-                for op in ops.into_iter().take(20) {
+                let mut staged = stamped.clone();
+                let mut merges = false;
+                for op in ops.iter().take(20) {
                     match op {
                         BatchOp::Put(k, v) => {
-                            b.put(key(k), &v);
-                            model.insert(key(k), v);
+                            b.put(key(*k), v);
+                            staged.insert(key(*k), (v.clone(), now()));
                         }
                         BatchOp::Delete(k) => {
-                            b.delete(key(k));
-                            model.remove(&key(k));
+                            b.delete(key(*k));
+                            staged.remove(&key(*k));
                         }
                         BatchOp::DeleteRange(x, y, shape) => {
-                            let r = range(x, y, shape);
+                            let r = range(*x, *y, *shape);
                             b.delete_range(r.clone());
-                            model.retain(|k, _| !in_range(k, &r));
+                            staged.retain(|k, _| !in_range(k, &r));
                         }
                         BatchOp::Merge(k, v) => {
-                            b.merge(key(k), &v);
-                            merge(&mut model, key(k), &v);
+                            b.merge(key(*k), v);
+                            merge(&mut staged, key(*k), v);
+                            merges = true;
                         }
                     }
                 }
-                db.write(b).unwrap();
+                if ttl && merges {
+                    // A TTL refuses merges: the whole batch is refused.
+                    assert!(matches!(
+                        db.write(b),
+                        Err(sievedb::Error::InvalidArgument(_))
+                    ));
+                } else {
+                    db.write(b).unwrap();
+                    stamped = staged;
+                }
+            }
+            Op::Merge(k, v) if ttl => {
+                let r = db.merge(key(*k), v);
+                assert!(matches!(r, Err(sievedb::Error::InvalidArgument(_))));
             }
             Op::Merge(k, v) => {
-                db.merge(key(k), &v).unwrap();
-                merge(&mut model, key(k), &v);
+                db.merge(key(*k), v).unwrap();
+                merge(&mut stamped, key(*k), v);
+            }
+            Op::Tick(n) => {
+                if let Some(c) = &clock {
+                    c.0.fetch_add(u64::from(n % 8), Ordering::SeqCst);
+                }
             }
             Op::Reopen => {
                 snapshots.clear();
                 drop(db);
-                db = Db::open(dir.path(), options()).unwrap();
+                db = Db::open(dir.path(), options(clock.as_ref())).unwrap();
             }
             Op::Checkpoint => {
                 let root = tempfile::tempdir().unwrap();
                 let cp = root.path().join("checkpoint");
                 db.checkpoint(&cp).unwrap();
-                let c = Db::open(&cp, options()).unwrap();
+                let c = Db::open(&cp, options(clock.as_ref())).unwrap();
                 let got: BTreeMap<_, _> = c.iter().unwrap().map(|r| r.unwrap()).collect();
                 assert_eq!(got, model);
                 c.put(b"\xffcheckpoint-only", b"x").unwrap();
@@ -355,9 +427,10 @@ fuzz_target!(|ops: Vec<Op>| {
             }
         }
     }
+    let model = visible(&stamped, ttl, now());
     let got: BTreeMap<_, _> = db.iter().unwrap().map(|r| r.unwrap()).collect();
     assert_eq!(got, model);
     let mut back: Vec<_> = db.iter().unwrap().rev().map(|r| r.unwrap()).collect();
     back.reverse();
     assert_eq!(back, model.into_iter().collect::<Vec<_>>());
-});
+}
