@@ -45,7 +45,7 @@
 //! The benchmarks that read entries (the lookups, `readseq`, the YCSB mixes,
 //! `readwhilewriting`) are refused on a database that holds none of the keys
 //! 0, N/2 and N−1 of `--num N`, instead of measuring nothing ("0 of N found").
-//! `sievedb bench --help` lists every benchmark ([`runner::Benchmark::help_list`]).
+//! `sievedb bench --help` lists every benchmark ([`bench::Benchmark::help_list`]).
 //! Progress goes to stderr ([`progress`]): a bar on a terminal, or a line
 //! every `--stats-interval` seconds.
 //!
@@ -63,6 +63,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bench;
 pub mod bulk;
 pub mod devices;
 pub mod engines;
@@ -73,14 +74,13 @@ pub mod filterprobe;
 pub mod keys;
 pub mod progress;
 pub mod report;
-pub mod runner;
 pub mod workload;
 
+use bench::{Benchmark, KeyDistribution, Workload};
 use engines::{EngineConfig, EngineKind, EngineResult};
 pub use filter_args::FilterArgs;
 use keys::{KeyGen, ValueGen};
 use report::{MedianRow, Record};
-use runner::{Benchmark, KeyDistribution, Workload};
 use sievedb::{Compression, FilterOptions};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -705,7 +705,7 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
                 }
                 has_data |= bench.is_fill() || bench.needs_data();
                 let before = engine.stats();
-                let m = runner::run_benchmark(&engine, bench, &workload)?;
+                let m = bench::run_benchmark(&engine, bench, &workload)?;
                 let stats = match (before, engine.stats()) {
                     (Some(b), Some(a)) => Some(a.delta_since(&b)),
                     _ => None,
