@@ -1,9 +1,11 @@
 //! The db_bench-style benchmarks: the [`Benchmark`] list, the [`Workload`]
 //! they run on, the [`Measurement`] each returns, and [`run_benchmark`],
-//! which dispatches to the timed loops of `fill` (writes), `read` (lookups
-//! and scans) and `mixed` (reads with concurrent writes, the YCSB mixes).
+//! which dispatches to the timed loops of `fill` (writes), `merge`
+//! (`mergerandom`), `read` (lookups and scans) and `mixed` (reads with
+//! concurrent writes, the YCSB mixes).
 
 mod fill;
+mod merge;
 mod mixed;
 mod read;
 
@@ -50,11 +52,14 @@ pub enum Benchmark {
     /// `readmissing`'s keys: lookups against the digest and filter probes
     /// alone, interleaved (sievedb only; see [`crate::filterprobe`]).
     FilterProbe,
+    /// `num` merges of a u64 add of 1 into uniformly random counters of their
+    /// own key space (engines with a merge operator: sievedb, RocksDB).
+    MergeRandom,
 }
 
 impl Benchmark {
     /// Every benchmark, in the default order.
-    pub const ALL: [Benchmark; 13] = [
+    pub const ALL: [Benchmark; 14] = [
         Benchmark::FillSeq,
         Benchmark::FillRandom,
         Benchmark::ReadRandom,
@@ -68,6 +73,7 @@ impl Benchmark {
         Benchmark::YcsbA,
         Benchmark::YcsbB,
         Benchmark::FilterProbe,
+        Benchmark::MergeRandom,
     ];
 
     /// The db_bench name.
@@ -86,6 +92,7 @@ impl Benchmark {
             Benchmark::YcsbA => "ycsba",
             Benchmark::YcsbB => "ycsbb",
             Benchmark::FilterProbe => "filterprobe",
+            Benchmark::MergeRandom => "mergerandom",
         }
     }
 
@@ -119,6 +126,9 @@ impl Benchmark {
             Benchmark::FilterProbe => {
                 "readmissing's keys: lookup vs one digest + its filter probes, ns and ratio (sievedb)"
             }
+            Benchmark::MergeRandom => {
+                "--num u64-add merges of 1 into random counters of their own keys (sievedb, rocksdb)"
+            }
         }
     }
 
@@ -138,6 +148,19 @@ impl Benchmark {
     /// for sievedb only (once per repeat).
     pub fn is_sievedb_only(self) -> bool {
         matches!(self, Benchmark::FilterBench | Benchmark::FilterProbe)
+    }
+
+    /// Whether the benchmark needs the engine's merge operator, so that it
+    /// is skipped (with a note) for the engines without one.
+    pub fn needs_merge(self) -> bool {
+        self == Benchmark::MergeRandom
+    }
+
+    /// Key plus value bytes of one operation, for MB/s: a merge writes an
+    /// 8-byte operand, the other writes and the reads a `value_size` value.
+    pub fn bytes_per_op(self, key_size: usize, value_size: usize) -> u64 {
+        let value = if self.needs_merge() { 8 } else { value_size };
+        (key_size + value) as u64
     }
 
     /// The `--benchmarks` part of `sievedb bench --help`: every benchmark
@@ -292,6 +315,7 @@ pub fn run_benchmark(
         Benchmark::Flush => timed_once(|| engine.flush()),
         Benchmark::WaitForCompaction => timed_once(|| engine.wait_for_compactions()),
         Benchmark::FilterProbe => filter_probe(engine.as_ref(), w, label),
+        Benchmark::MergeRandom => merge::merge_random(engine.as_ref(), w, label),
         Benchmark::FilterBench => {
             let pb = Progress::start(w.progress, w.reads, label);
             let r = crate::filterbench::run(&w.filter, &w.keys, w.num, w.reads, &pb)?;
@@ -442,5 +466,22 @@ mod tests {
         assert!(Benchmark::ReadWhileWriting.is_point_read());
         assert!(!Benchmark::YcsbA.is_point_read() && Benchmark::YcsbB.does_lookups());
         assert!(!Benchmark::ReadWhileWriting.is_fill());
+    }
+
+    #[test]
+    fn mergerandom_round_trips_and_needs_a_merge_operator() {
+        let b = Benchmark::parse_list("mergerandom").unwrap();
+        assert_eq!(b, [Benchmark::MergeRandom]);
+        assert_eq!(Benchmark::MergeRandom.name(), "mergerandom");
+        let merging: Vec<Benchmark> = Benchmark::ALL
+            .into_iter()
+            .filter(|b| b.needs_merge())
+            .collect();
+        assert_eq!(merging, [Benchmark::MergeRandom]);
+        let m = Benchmark::MergeRandom;
+        assert!(!m.is_fill() && !m.needs_data() && !m.does_lookups() && !m.is_elapsed_only());
+        assert!(!m.is_sievedb_only());
+        assert_eq!(m.bytes_per_op(16, 100), 24);
+        assert_eq!(Benchmark::FillRandom.bytes_per_op(16, 100), 116);
     }
 }
