@@ -21,7 +21,7 @@
 use crate::engines::{Engine, EngineResult};
 use crate::keys::KeyGen;
 use crate::progress::Progress;
-use crate::runner::KeyChooser;
+use crate::workload::distribution::KeyChooser;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use serde_json::{json, Value};
@@ -207,7 +207,7 @@ pub fn run(
 mod tests {
     use super::*;
     use crate::engines::sievedb::SieveDb;
-    use crate::runner::KeyDistribution;
+    use crate::workload::distribution::KeyDistribution;
 
     /// On a flushed database, the reference probes each lookup's candidate
     /// filter with one digest, and the lookups of missing keys find nothing.

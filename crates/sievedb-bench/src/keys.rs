@@ -10,6 +10,11 @@
 //! existing ones across every file of the database: a lookup of a missing key
 //! cannot be answered by key ranges (fence pointers, file boundaries) and must
 //! go through the filters.
+//!
+//! The counters `mergerandom` merges into have keys of their own: `'m'`, the
+//! zero-padded decimal of the counter's index (as many digits as a written
+//! key) and the same filler ([`KeyGen::fill_counter`]). They are neither
+//! written nor missing keys, and sort after all of them.
 
 use rand::{rngs::SmallRng, RngCore, SeedableRng};
 
@@ -21,6 +26,9 @@ const MISSING: u8 = b'1';
 const MAX_DIGITS: usize = 20;
 /// Byte that pads long keys after the marker.
 const FILLER: u8 = b'.';
+/// First byte of the counter keys of `mergerandom` (above every digit, so
+/// the counters sort after the written and the missing keys).
+const COUNTER_PREFIX: u8 = b'm';
 
 /// Number of decimal digits of `n` (1 for 0).
 fn decimal_digits(mut n: u64) -> usize {
@@ -86,6 +94,30 @@ impl KeyGen {
     pub fn key(&self, index: u64, missing: bool) -> Vec<u8> {
         let mut k = vec![0; self.key_size];
         self.fill(&mut k, index, missing);
+        k
+    }
+
+    /// Writes the key of `mergerandom`'s counter `index` into `buf` (which
+    /// must be `key_size` bytes long): `'m'`, then the index in as many
+    /// decimal digits as [`KeyGen::fill`] writes, then the filler of long
+    /// keys. It is never a key the fills write or a missing key, and sorts
+    /// after all of them.
+    pub fn fill_counter(&self, buf: &mut [u8], index: u64) {
+        debug_assert_eq!(buf.len(), self.key_size);
+        let digits = (buf.len() - 1).min(MAX_DIGITS);
+        buf[0] = COUNTER_PREFIX;
+        buf[digits + 1..].fill(FILLER);
+        let mut n = index;
+        for b in buf[1..=digits].iter_mut().rev() {
+            *b = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+    }
+
+    /// The key of counter `index` as a new vector; see [`KeyGen::fill_counter`].
+    pub fn counter_key(&self, index: u64) -> Vec<u8> {
+        let mut k = vec![0; self.key_size];
+        self.fill_counter(&mut k, index);
         k
     }
 }
@@ -216,6 +248,38 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn counter_keys_are_their_own_and_sort_last() {
+        for (size, num) in [(2, 10), (7, 1_000_000), (16, 5000), (512, 5000)] {
+            let g = KeyGen::new(size, num).unwrap();
+            let last = num - 1;
+            let mut counters: Vec<Vec<u8>> = [0, 1, num / 2, last]
+                .iter()
+                .map(|&i| g.counter_key(i))
+                .collect();
+            let sorted = counters.clone();
+            counters.sort();
+            assert_eq!(counters, sorted, "counters sort by index");
+            for c in &counters {
+                assert_eq!(c.len(), size);
+                assert_eq!(c[0], b'm');
+                for i in [0, 1, num / 2, last] {
+                    for missing in [false, true] {
+                        assert!(*c > g.key(i, missing), "size {size} index {i}");
+                    }
+                }
+            }
+            let distinct: HashSet<Vec<u8>> = (0..num.min(5000)).map(|i| g.counter_key(i)).collect();
+            assert_eq!(distinct.len() as u64, num.min(5000));
+        }
+        let g = KeyGen::new(16, 1000).unwrap();
+        assert_eq!(g.counter_key(123), b"m000000000000123");
+        assert_eq!(
+            KeyGen::new(24, 10).unwrap().counter_key(7),
+            b"m00000000000000000007..."
+        );
     }
 
     #[test]

@@ -40,12 +40,21 @@
 //!   the one digest and the probes of the filters those lookups would probe
 //!   (each run's candidate file, through the engine's own filter objects),
 //!   and the key generation (subtracted from both). Reports ns per key of
-//!   each and the ratio lookup ÷ reference ([`filterprobe`]).
+//!   each and the ratio lookup ÷ reference ([`filterprobe`]);
+//! - `mergerandom` (db_bench's; engines with a merge operator: sievedb and
+//!   RocksDB, skipped with a note for LevelDB and fjall): `--num` merges on
+//!   one thread, each of an 8-byte little-endian 1 through a u64-add
+//!   operator into a uniformly random counter of `0..--num`. The counters
+//!   have keys of their own (`m` and the index, [`keys::KeyGen::fill_counter`]),
+//!   so the reads of the fills' keys find what they found before (`readseq`
+//!   counts the counters too). After the timed part every counter (up to
+//!   65,536 of them, else an even sample) is read back and must have grown
+//!   by the merges it got, or the run fails. MB/s counts key + 8 bytes.
 //!
 //! The benchmarks that read entries (the lookups, `readseq`, the YCSB mixes,
 //! `readwhilewriting`) are refused on a database that holds none of the keys
 //! 0, N/2 and N−1 of `--num N`, instead of measuring nothing ("0 of N found").
-//! `sievedb bench --help` lists every benchmark ([`runner::Benchmark::help_list`]).
+//! `sievedb bench --help` lists every benchmark ([`bench::Benchmark::help_list`]).
 //! Progress goes to stderr ([`progress`]): a bar on a terminal, or a line
 //! every `--stats-interval` seconds.
 //!
@@ -63,6 +72,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bench;
 pub mod bulk;
 pub mod devices;
 pub mod engines;
@@ -73,14 +83,13 @@ pub mod filterprobe;
 pub mod keys;
 pub mod progress;
 pub mod report;
-pub mod runner;
 pub mod workload;
 
+use bench::{Benchmark, KeyDistribution, Workload};
 use engines::{EngineConfig, EngineKind, EngineResult};
 pub use filter_args::FilterArgs;
 use keys::{KeyGen, ValueGen};
 use report::{MedianRow, Record};
-use runner::{Benchmark, KeyDistribution, Workload};
 use sievedb::{Compression, FilterOptions};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -647,7 +656,6 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
             .then(|| std::time::Duration::from_millis(args.sample_interval_ms)),
     };
     let cfg = args.engine_config();
-    let bytes_per_op = (args.key_size + args.value_size) as u64;
     let prefix = kinds.len() > 1 || args.repeats > 1;
 
     if !args.json {
@@ -681,6 +689,22 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
                 if bench.is_sievedb_only() && kind != EngineKind::Sievedb {
                     continue; // sievedb's own filters, measured once per repeat
                 }
+                if bench.needs_merge() && !engine.supports_merge() {
+                    let reason = format!("{} has no merge operator", kind.name());
+                    if args.json {
+                        let line = serde_json::json!({"type": "skipped", "engine": kind.name(),
+                            "benchmark": bench.name(), "repeat": rep, "reason": reason});
+                        writeln!(out, "{line}")?;
+                    } else {
+                        let who = if prefix {
+                            format!("{:<8} #{:<2} ", kind.name(), rep)
+                        } else {
+                            String::new()
+                        };
+                        writeln!(out, "{who}{:<12} : skipped ({reason})", bench.name())?;
+                    }
+                    continue;
+                }
                 if bench.is_fill() {
                     if args.use_existing_db {
                         if args.json {
@@ -704,8 +728,10 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
                     refuse_if_empty(engine.as_ref(), bench, &workload, &loc.path)?;
                 }
                 has_data |= bench.is_fill() || bench.needs_data();
+                // Merges write: a later fill starts on an emptied database again.
+                fresh &= !bench.needs_merge();
                 let before = engine.stats();
-                let m = runner::run_benchmark(&engine, bench, &workload)?;
+                let m = bench::run_benchmark(&engine, bench, &workload)?;
                 let stats = match (before, engine.stats()) {
                     (Some(b), Some(a)) => Some(a.delta_since(&b)),
                     _ => None,
@@ -715,7 +741,7 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
                     benchmark: bench,
                     repeat: rep,
                     m,
-                    bytes_per_op,
+                    bytes_per_op: bench.bytes_per_op(args.key_size, args.value_size),
                     settings: settings.clone(),
                     stats,
                     files_per_level: engine.files_per_level(),

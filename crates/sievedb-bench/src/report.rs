@@ -1,6 +1,6 @@
 //! Formatting results: db_bench-style lines, JSON lines, and medians across repeats.
 
-use crate::runner::{Benchmark, Measurement};
+use crate::bench::{Benchmark, Measurement};
 use serde_json::{json, Value};
 
 /// Keys of sievedb's filter statistics copied to the top level of every

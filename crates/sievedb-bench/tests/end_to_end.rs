@@ -398,7 +398,7 @@ fn read_while_writing_and_ycsb_on_sievedb() {
         reads: OPS,
         threads: 2,
         benchmarks: "fillrandom,readwhilewriting,ycsba,ycsbb".into(),
-        distribution: sievedb_bench::runner::KeyDistribution::Zipfian,
+        distribution: sievedb_bench::bench::KeyDistribution::Zipfian,
         ..tiny(EngineChoice::Sievedb)
     };
     let lines = run_json(&args);

@@ -273,7 +273,7 @@ mod tests {
             .expect("bench")
             .render_help()
             .to_string();
-        for b in sievedb_bench::runner::Benchmark::ALL {
+        for b in sievedb_bench::bench::Benchmark::ALL {
             assert!(
                 help.lines()
                     .any(|l| l.split_whitespace().next() == Some(b.name())

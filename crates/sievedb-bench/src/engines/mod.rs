@@ -141,6 +141,21 @@ pub trait Engine: Send + Sync {
     }
     /// Writes `entries` atomically as one batch.
     fn write_batch(&self, entries: &[(&[u8], &[u8])]) -> EngineResult<()>;
+    /// Whether the engine opens with a merge operator, so that
+    /// [`Engine::merge`] works (sievedb and RocksDB; LevelDB and fjall have
+    /// none, and `mergerandom` is skipped for them).
+    fn supports_merge(&self) -> bool {
+        false
+    }
+    /// Merges `operand` into `key` through the engine's u64-add merge
+    /// operator: the value becomes the wrapping sum of the little-endian
+    /// u64 value (0 when missing) and the 8-byte little-endian `operand`;
+    /// a value or operand of another size fails the read of the key.
+    /// Engines without a merge operator answer an error.
+    fn merge(&self, key: &[u8], operand: &[u8]) -> EngineResult<()> {
+        let _ = (key, operand);
+        Err(format!("{} has no merge operator", self.name()).into())
+    }
     /// Reads every entry in key order; returns the number of entries read.
     fn scan_all(&self) -> EngineResult<u64>;
     /// Moves memtable contents into table files and waits until they are there

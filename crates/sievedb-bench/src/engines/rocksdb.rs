@@ -3,8 +3,8 @@
 
 use super::{Engine, EngineConfig, EngineResult};
 use ::rocksdb::{
-    BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, Options, ReadOptions,
-    WriteBatch, WriteOptions, DB,
+    BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, MergeOperands, Options,
+    ReadOptions, WriteBatch, WriteOptions, DB,
 };
 use serde_json::json;
 use std::ffi::c_int;
@@ -48,6 +48,26 @@ pub struct RocksDb {
     /// Keeps the block cache alive as long as the database (it is shared by reference).
     _cache: Cache,
     settings: serde_json::Value,
+}
+
+/// Name of [`u64_add`] in RocksDB (its OPTIONS file and errors).
+const MERGE_OPERATOR: &str = "u64add";
+
+/// RocksDB's merge operator for `mergerandom`, the same as sievedb's
+/// `merge::U64Add`: the wrapping sum of the little-endian u64 value (0 when
+/// missing) and the 8-byte little-endian operands; `None` (the read fails)
+/// when the value or an operand is not 8 bytes. Associative, so RocksDB uses
+/// it for partial merges too (with no value).
+fn u64_add(_key: &[u8], existing: Option<&[u8]>, operands: &MergeOperands) -> Option<Vec<u8>> {
+    let le = |b: &[u8]| Some(u64::from_le_bytes(b.try_into().ok()?));
+    let mut sum = match existing {
+        Some(v) => le(v)?,
+        None => 0,
+    };
+    for op in operands {
+        sum = sum.wrapping_add(le(op)?);
+    }
+    Some(sum.to_le_bytes().to_vec())
 }
 
 /// Read options of lookups and scans: checksums verified, blocks cached.
@@ -105,6 +125,8 @@ impl RocksDb {
         o.set_use_direct_io_for_flush_and_compaction(false);
         o.set_allow_mmap_reads(false);
         o.set_allow_mmap_writes(false);
+        // For `mergerandom`; RocksDB calls it only for keys that have operands.
+        o.set_merge_operator_associative(MERGE_OPERATOR, u64_add);
 
         let mut write = WriteOptions::default();
         write.set_sync(false);
@@ -167,6 +189,7 @@ impl RocksDb {
             "max_open_files": max_open,
             "background_threads": BACKGROUND_JOBS,
             "paranoid_checks": false,
+            "merge_operator": MERGE_OPERATOR,
         });
         Ok(RocksDb {
             db,
@@ -215,6 +238,14 @@ impl Engine for RocksDb {
             batch.put(k, v);
         }
         self.db.write_opt(batch, &self.write).map_err(err)
+    }
+
+    fn supports_merge(&self) -> bool {
+        true
+    }
+
+    fn merge(&self, key: &[u8], operand: &[u8]) -> EngineResult<()> {
+        self.db.merge_opt(key, operand, &self.write).map_err(err)
     }
 
     fn scan_all(&self) -> EngineResult<u64> {
@@ -301,5 +332,32 @@ mod tests {
         assert_eq!(db.settings()["version"], version_from_log(&path).unwrap());
         // The library that ran is the one whose headers the bindings were built from.
         assert_eq!(db.settings()["header_version"], db.settings()["version"]);
+    }
+
+    #[test]
+    fn merges_add_little_endian_u64s() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = crate::BenchArgs::default().engine_config();
+        let db = RocksDb::open(&dir.path().join("rocksdb"), &cfg).unwrap();
+        assert!(db.supports_merge());
+        let one = 1u64.to_le_bytes();
+        for _ in 0..3 {
+            db.merge(b"c", &one).unwrap();
+        }
+        assert_eq!(db.get(b"c").unwrap(), Some(3u64.to_le_bytes().to_vec()));
+        db.flush().unwrap();
+        db.merge(b"c", &u64::MAX.to_le_bytes()).unwrap(); // wraps: 3 - 1
+        db.put(b"base", &40u64.to_le_bytes()).unwrap();
+        db.merge(b"base", &2u64.to_le_bytes()).unwrap();
+        db.flush().unwrap();
+        db.merge(b"base", &one).unwrap();
+        assert_eq!(db.get(b"c").unwrap(), Some(2u64.to_le_bytes().to_vec()));
+        assert_eq!(db.get(b"base").unwrap(), Some(43u64.to_le_bytes().to_vec()));
+        // A value or an operand that is not 8 bytes fails the read.
+        db.put(b"text", b"abc").unwrap();
+        db.merge(b"text", &one).unwrap();
+        assert!(db.get(b"text").is_err());
+        db.merge(b"short", b"1").unwrap();
+        assert!(db.get(b"short").is_err());
     }
 }

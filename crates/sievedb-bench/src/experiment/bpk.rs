@@ -2,8 +2,8 @@
 
 use super::plot::Chart;
 use super::{f, Ctx, ExpResult, Summary, Table};
+use crate::bench::Benchmark;
 use crate::report::median;
-use crate::runner::Benchmark;
 use crate::BenchArgs;
 
 /// Bits per key of the study.

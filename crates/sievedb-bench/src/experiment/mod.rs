@@ -24,10 +24,10 @@ mod devices;
 mod p000_hash_sharing;
 mod p001_elasticbf;
 
+use crate::bench::KeyDistribution;
 use crate::bulk::{BulkConfig, Progress};
 use crate::keys::KeyGen;
 use crate::report::{median, Record};
-use crate::runner::KeyDistribution;
 use crate::{BenchArgs, DEFAULT_ZIPF_S};
 use serde_json::{json, Value};
 use sievedb::io::with_path;

@@ -3,10 +3,10 @@
 use super::{
     med, ratio_of, tree_spec, unit_filters, Column, Run, BLOCK_CACHE, BUDGET_BPK, DISK_BPK, UNITS,
 };
+use crate::bench::Benchmark;
 use crate::experiment::plot::Chart;
 use crate::experiment::{f, Ctx, ExpResult, PairedRatio, Summary, Table, GAIN_DEFINITION};
 use crate::report::median;
-use crate::runner::Benchmark;
 use crate::{BenchArgs, FilterArgs};
 use sievedb::{FilterLayout, FilterPolicy};
 

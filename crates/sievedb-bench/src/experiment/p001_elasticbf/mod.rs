@@ -29,10 +29,10 @@ pub(super) use warmup::warmup;
 use super::{
     f, Ctx, ExpResult, LoadedTree, PairedRatio, Summary, Table, TreeSpec, GAIN_DEFINITION,
 };
+use crate::bench::{Benchmark, KeyChooser, KeyDistribution};
 use crate::engines::{Engine, EngineKind};
 use crate::keys::KeyGen;
 use crate::report::{median, Record};
-use crate::runner::{Benchmark, KeyChooser, KeyDistribution};
 use crate::{BenchArgs, FilterArgs};
 use rand::rngs::SmallRng;
 use rand::Rng;

@@ -16,12 +16,12 @@ use super::{
     device_reads_of, load, lookups, min_max, tree_sentence, Column, Dist, Tree, BUDGET_BPK,
     DISK_BPK,
 };
+use crate::bench::{KeyChooser, KeyDistribution};
 use crate::engines::EngineKind;
 use crate::experiment::plot::Chart;
 use crate::experiment::{f, Ctx, ExpResult, Summary, Table};
 use crate::keys::KeyGen;
 use crate::report::median;
-use crate::runner::{KeyChooser, KeyDistribution};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use sievedb::FilterPolicy;

@@ -1,12 +1,12 @@
 //! `elastic-warmup`: hotness persistence across a restart, warm vs cold.
 
 use super::{device_reads_of, load, lookups, min_max, tree_sentence, Column, BUDGET_BPK, DISTS};
+use crate::bench::KeyChooser;
 use crate::engines::EngineKind;
 use crate::experiment::plot::Chart;
 use crate::experiment::{f, Ctx, ExpResult, Summary, Table};
 use crate::keys::KeyGen;
 use crate::report::median;
-use crate::runner::KeyChooser;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use sievedb::FilterPolicy;
