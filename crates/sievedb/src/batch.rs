@@ -279,7 +279,9 @@ pub fn for_each_entry<'a>(
         };
         let key = r.bytes().ok_or("batch key truncated")?;
         let value = match kind {
-            EntryKind::Put | EntryKind::DeleteRange | EntryKind::Merge => r.bytes().ok_or("batch value truncated")?,
+            EntryKind::Put | EntryKind::DeleteRange | EntryKind::Merge => {
+                r.bytes().ok_or("batch value truncated")?
+            }
             EntryKind::Delete | EntryKind::DeleteRangeToEnd => &[][..],
         };
         if kind == EntryKind::DeleteRange && value <= key {

@@ -44,9 +44,7 @@ impl ActiveFilter {
         largest_snapshot: Option<SeqNo>,
         counters: Option<Arc<Counters>>,
     ) -> Option<ActiveFilter> {
-        let ttl = opts
-            .ttl
-            .map(|d| (ttl::secs(d), opts.clock.now_secs()));
+        let ttl = opts.ttl.map(|d| (ttl::secs(d), opts.clock.now_secs()));
         if ttl.is_none() && opts.compaction_filter.is_none() {
             return None;
         }
@@ -157,7 +155,9 @@ mod tests {
 
     #[test]
     fn user_decisions_map_to_outputs() {
-        let opts = Options::builder().compaction_filter(Arc::new(ByKey)).build();
+        let opts = Options::builder()
+            .compaction_filter(Arc::new(ByKey))
+            .build();
         let counters = Arc::new(Counters::new(2));
         let f = ActiveFilter::new(&opts, None, Some(counters.clone())).expect("a filter");
         let put = |k| parsed(k, 5, Kind::Put);
@@ -173,7 +173,10 @@ mod tests {
         ));
         let mut s = crate::Stats::default();
         counters.fill(&mut s);
-        assert_eq!((s.compaction_filter_removed, s.compaction_filter_changed), (1, 1));
+        assert_eq!(
+            (s.compaction_filter_removed, s.compaction_filter_changed),
+            (1, 1)
+        );
         assert!(f.applies(&put(b"k")));
         assert!(!f.applies(&parsed(b"k", 5, Kind::Delete)));
         assert!(ActiveFilter::new(&Options::default(), None, None).is_none());
@@ -181,7 +184,9 @@ mod tests {
 
     #[test]
     fn snapshots_shield_what_they_see() {
-        let opts = Options::builder().compaction_filter(Arc::new(ByKey)).build();
+        let opts = Options::builder()
+            .compaction_filter(Arc::new(ByKey))
+            .build();
         let f = ActiveFilter::new(&opts, Some(10), None).expect("a filter");
         assert!(!f.applies(&parsed(b"k", 10, Kind::Put)));
         assert!(f.applies(&parsed(b"k", 11, Kind::Put)));
@@ -198,7 +203,10 @@ mod tests {
         let put = |k| parsed(k, 5, Kind::Put);
         // Expired: removed before the user's filter (which would panic) runs.
         let old = ttl::stamp(b"v", 990);
-        assert_eq!(f.apply(1, &put(b"panic"), &old).unwrap(), Filtered::Tombstone);
+        assert_eq!(
+            f.apply(1, &put(b"panic"), &old).unwrap(),
+            Filtered::Tombstone
+        );
         let fresh = ttl::stamp(b"v", 991);
         assert_eq!(f.apply(1, &put(b"keep"), &fresh).unwrap(), Filtered::Keep);
         assert_eq!(

@@ -8,7 +8,6 @@ use super::leveling::{level0, leveled, leveled_whole};
 use super::tiering::whole_level;
 use super::Compaction;
 
-
 /// A manual compaction of `level` into the next one, restricted (where the
 /// invariants allow) to files overlapping `[lo, hi]`. `None` if nothing
 /// overlaps, or for a last level that already is one run (unless a
@@ -35,7 +34,12 @@ pub fn manual(
     }
     if level == last && runs == 1 {
         let run = &v.levels[level][0];
-        let files: Vec<_> = run.files.iter().filter(|f| f.overlaps(lo, hi)).cloned().collect();
+        let files: Vec<_> = run
+            .files
+            .iter()
+            .filter(|f| f.overlaps(lo, hi))
+            .cloned()
+            .collect();
         return Some(Compaction {
             level,
             output_level: level,

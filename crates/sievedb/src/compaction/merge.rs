@@ -15,9 +15,9 @@ use crate::version::{NewFile, Version};
 
 use super::filter::{ActiveFilter, Filtered};
 use super::range_dels::{plan_range_dels, OpenTombstones, RangeDels};
+use super::Compaction;
 use crate::merge::{MergeOperator, Operands};
 use crate::range_del::Fragments;
-use super::Compaction;
 
 /// What writing output files needs.
 pub struct OutputCtx<'a> {
@@ -136,7 +136,9 @@ fn merge_into(
         shadowed |= visible_to_all && p.kind != Kind::Merge as u8;
         // --- compaction filter / TTL (compaction/filter.rs) ---
         let filtered = match &ctx.filter {
-            Some(f) if new_key && !drop && f.applies(&p) => f.apply(ctx.level, &p, input.value())?,
+            Some(f) if new_key && !drop && f.applies(&p) => {
+                f.apply(ctx.level, &p, input.value())?
+            }
             _ => Filtered::Keep,
         };
         if filtered == Filtered::Tombstone {
@@ -249,7 +251,9 @@ impl MergeInput<'_, '_> {
         while input.valid() {
             let ik = input.key();
             let p = key::parse(ik).ok_or_else(|| key::malformed(ik))?;
-            if p.user_key != self.user_key || (!self.hide.is_empty() && self.hide.covers(p.user_key, p.seq)) {
+            if p.user_key != self.user_key
+                || (!self.hide.is_empty() && self.hide.covers(p.user_key, p.seq))
+            {
                 // A covered entry is dropped by the caller; it ends the gathering.
                 ended = p.user_key == self.user_key;
                 break;
@@ -271,7 +275,10 @@ impl MergeInput<'_, '_> {
         let first = new_key.then_some(self.user_key);
         let p = key::parse(&newest).ok_or_else(|| key::malformed(&newest))?;
         if ended {
-            if let Some(v) = self.op.full_merge(self.user_key, base.as_deref(), &operands.oldest_first()) {
+            if let Some(v) =
+                self.op
+                    .full_merge(self.user_key, base.as_deref(), &operands.oldest_first())
+            {
                 let mut ik = Vec::with_capacity(newest.len());
                 key::append_internal_key(&mut ik, self.user_key, p.seq, Kind::Put as u8);
                 out.add(&ik, &v, first)?;

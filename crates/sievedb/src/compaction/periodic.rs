@@ -21,7 +21,11 @@ use super::Compaction;
 
 /// The periodic compaction due in `v` at the clock's time, if any, among
 /// levels `free` allows.
-pub(super) fn pick(v: &Version, opts: &Options, free: &dyn Fn(usize) -> bool) -> Option<Compaction> {
+pub(super) fn pick(
+    v: &Version,
+    opts: &Options,
+    free: &dyn Fn(usize) -> bool,
+) -> Option<Compaction> {
     let age = opts.periodic_compaction_secs()?;
     let now = opts.clock.now_secs();
     let last = opts.max_levels - 1;
@@ -48,12 +52,14 @@ pub(super) fn pick(v: &Version, opts: &Options, free: &dyn Fn(usize) -> bool) ->
                 let inputs = v.levels[0].iter().map(|r| (0, r.files.clone())).collect();
                 leveled(v, 0, 1, inputs, false)
             }
-            CompactionStyle::Leveling if v.levels[level].len() > 1 => {
-                leveled_whole(v, level, last)
-            }
-            CompactionStyle::Leveling => {
-                leveled(v, level, level + 1, vec![(level, vec![file.clone()])], false)
-            }
+            CompactionStyle::Leveling if v.levels[level].len() > 1 => leveled_whole(v, level, last),
+            CompactionStyle::Leveling => leveled(
+                v,
+                level,
+                level + 1,
+                vec![(level, vec![file.clone()])],
+                false,
+            ),
         });
     }
     None
@@ -120,7 +126,10 @@ mod tests {
     fn old_files_compact_down_or_in_place_at_the_last_level() {
         let v = version(&[&[], &[(b'a', 50), (b'c', 10)], &[(b'a', 5)]]);
         let all_free = |_: usize| true;
-        assert!(pick(&v, &opts(104), &all_free).is_none(), "nothing is 100 s old");
+        assert!(
+            pick(&v, &opts(104), &all_free).is_none(),
+            "nothing is 100 s old"
+        );
         // At 110 the L1 file created at 10 is due (and the L2 one): L1 first.
         let c = pick(&v, &opts(110), &all_free).expect("due");
         assert_eq!((c.level, c.output_level), (1, 2));

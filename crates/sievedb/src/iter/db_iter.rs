@@ -399,9 +399,9 @@ impl UserCursor {
         }
         if !self.operands.is_empty() {
             let existing = (found == Visibility::Live).then_some(self.saved_value.as_slice());
-            let merged = self
-                .operands
-                .full_merge(self.merge.as_ref(), &self.saved_key, existing)?;
+            let merged =
+                self.operands
+                    .full_merge(self.merge.as_ref(), &self.saved_key, existing)?;
             self.saved_value = merged;
             found = Visibility::Live;
         }

@@ -238,7 +238,10 @@ mod tests {
         assert_eq!(&b[..2], &[8, 1]);
         assert_eq!(b[2], 7);
         assert_eq!(VersionEdit::decode(&b).unwrap(), e);
-        assert!(VersionEdit::decode(&[8, 2]).is_err(), "unknown value format");
+        assert!(
+            VersionEdit::decode(&[8, 2]).is_err(),
+            "unknown value format"
+        );
         let plain = VersionEdit::default();
         assert!(plain.encode().is_empty());
     }
