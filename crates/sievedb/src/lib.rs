@@ -53,6 +53,7 @@ pub use version::run;
 pub mod bulk;
 pub mod compaction_filter;
 mod db;
+mod keyspace;
 pub mod error;
 pub mod filter;
 pub mod io;

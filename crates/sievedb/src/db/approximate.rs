@@ -8,7 +8,7 @@ impl DbInner {
     /// the distance between the data blocks where the bounds would be (read
     /// from its in-memory index). Memtables are not counted.
     fn approximate_size(&self, lo: &Bound<Vec<u8>>, hi: &Bound<Vec<u8>>) -> Result<u64> {
-        let v = self.current.read().clone();
+        let v = self.tree.version();
         let (lo, hi) = (bound_key(lo), bound_key(hi));
         if let (Some(l), Some(h)) = (lo, hi) {
             if l > h {

@@ -10,13 +10,13 @@ impl DbInner {
         self.bg.lock().stopped()?;
         let target = {
             let mut wal = self.wal.lock();
-            if !self.mem.read().mem.is_empty() {
+            if !self.tree.mem.read().mem.is_empty() {
                 self.switch_memtable(&mut wal)?;
             }
-            self.mem.read().imm.last().map(|m| m.wal_number())
+            self.tree.mem.read().imm.last().map(|m| m.wal_number())
         };
         let Some(target) = target else { return Ok(()) };
-        self.wait_background(|_| !self.mem.read().imm.iter().any(|m| m.wal_number() <= target))
+        self.wait_background(|_| !self.tree.mem.read().imm.iter().any(|m| m.wal_number() <= target))
     }
 
     pub(super) fn flush_loop(&self) {
@@ -31,7 +31,7 @@ impl DbInner {
                         // Flushes wait for the error to clear; this thread
                         // also retries clearing it when it is recoverable.
                         bg = self.auto_resume(bg);
-                    } else if self.mem.read().imm.is_empty() {
+                    } else if self.tree.mem.read().imm.is_empty() {
                         self.bg_cv.wait(&mut bg);
                     } else {
                         break;
@@ -49,8 +49,8 @@ impl DbInner {
 
     /// Writes the oldest frozen memtable to an L0 SST.
     pub(super) fn flush_oldest(&self) -> Result<()> {
-        let _one_at_a_time = self.flush_lock.lock();
-        let Some(imm) = self.mem.read().imm.first().cloned() else {
+        let _one_at_a_time = self.tree.flush_lock.lock();
+        let Some(imm) = self.tree.mem.read().imm.first().cloned() else {
             return Ok(());
         };
         let mut edit = VersionEdit::default();
@@ -82,7 +82,7 @@ impl DbInner {
             edit.added = outputs;
         }
         let next_log = {
-            let m = self.mem.read();
+            let m = self.tree.mem.read();
             m.imm.get(1).map_or(m.mem.wal_number(), |n| n.wal_number())
         };
         edit.log_number = Some(next_log);

@@ -3,16 +3,15 @@
 //! (recovery), `write` (group commit), `stall` (write throttling), `read`,
 //! `flush`, `scheduler` (background threads and compaction) and `snapshot`.
 
-use arc_swap::ArcSwap;
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::{Bound, RangeBounds};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use parking_lot::{Condvar, Mutex, RwLock};
+use parking_lot::{Condvar, Mutex};
 
 use crate::batch::{self, WriteBatch};
 use crate::cache::{BlockCache, TableCache};
@@ -23,6 +22,7 @@ use crate::filter::digest::Phase;
 use crate::filter::{KeyProbe, MemtableFilter};
 use crate::io::{filename, FileLock, FileSystem, StdFs, WritableFile};
 use crate::iter::{CursorFactory, DbIterator, InternalIterator, MergingIterator, Pin};
+use crate::keyspace::{Tree, View};
 use crate::key::{self, SeqNo};
 use crate::memtable::{Lookup, Memtable};
 use crate::options::{Options, WalRecovery, WriteOptions};
@@ -63,26 +63,10 @@ pub struct Db {
     threads: Vec<JoinHandle<()>>,
 }
 
-/// The memtables: the active one and the frozen ones waiting for flush.
-struct MemState {
-    mem: Arc<Memtable>,
-    /// Oldest first.
-    imm: Arc<Vec<Arc<Memtable>>>,
-}
-
 struct WalState {
     log: LogWriter,
     /// Paces writers while L0 is at its slowdown trigger (see `stall.rs`).
     throttle: stall::Throttle,
-}
-
-/// What a read looks at: the memtables and the version, pinned together.
-/// [`DbInner::publish_view`] publishes a new one whenever any part changes.
-#[derive(Clone)]
-struct View {
-    mem: Arc<Memtable>,
-    imm: Arc<Vec<Arc<Memtable>>>,
-    version: Arc<Version>,
 }
 
 /// One queued write: the batch travels to whichever writer leads the group.
@@ -113,16 +97,8 @@ pub(crate) struct DbInner {
     fs: Arc<dyn FileSystem>,
     counters: Arc<Counters>,
     tables: Arc<TableCache>,
-    mem: RwLock<MemState>,
-    current: RwLock<Arc<Version>>,
-    /// `mem` and `current` together, as reads load them (one lock-free load
-    /// instead of two locks and three reference counts per lookup).
-    view: ArcSwap<View>,
-    /// Serialises [`DbInner::publish_view`], so that the last view published
-    /// reflects the last change of `mem` or `current`.
-    view_lock: Mutex<()>,
-    /// Views published so far (incremented after each store into `view`).
-    views_published: AtomicU64,
+    /// The default keyspace's memtables, version and view.
+    tree: Tree,
     versions: Mutex<VersionSet>,
     wal: Mutex<WalState>,
     queue: Mutex<VecDeque<Arc<Slot>>>,
@@ -130,17 +106,12 @@ pub(crate) struct DbInner {
     last_seq: AtomicU64,
     /// Set once `bg.error` is set: lets writers skip the background lock.
     bg_failed: AtomicBool,
-    /// Runs in level 0 of the current version (read by writers without locking).
-    l0_runs: AtomicUsize,
     snapshots: Mutex<BTreeMap<SeqNo, usize>>,
     bg: Mutex<BgState>,
     /// Wakes background threads.
     bg_cv: Condvar,
     /// Wakes threads waiting for background work (stalled writers, flush, compact_range).
     done_cv: Condvar,
-    /// Held while a memtable is flushed: the flush thread and a resume never
-    /// flush the same memtable twice.
-    flush_lock: Mutex<()>,
     /// Opened with [`Db::open_read_only`]: no background threads, no writes.
     read_only: bool,
     /// What WAL replay did at open.
@@ -658,27 +629,16 @@ fn bounds<K: AsRef<[u8]>, R: RangeBounds<K>>(r: &R) -> Result<Bounds> {
 
 impl DbInner {
     /// Logs `edit` to the MANIFEST and makes the resulting version the one
-    /// readers and writers see. Both happen under the version lock, so versions
-    /// are installed in the order they were built (an older version installed
-    /// after a newer one would lose the newer one's files).
-    ///
-    /// `flushed` (the frozen memtable the edit's new file holds) leaves the
-    /// memtables in the same step, under the memtable lock: no view ever has
-    /// a memtable beside the file its entries were flushed to (a read would
-    /// meet each entry twice, and apply a merge operand twice).
+    /// readers and writers see (retiring `flushed`, the frozen memtable the
+    /// edit's new file holds: see [`Tree::install`]). Both happen under the
+    /// version lock, so versions are installed in the order they were built
+    /// (an older version installed after a newer one would lose the newer
+    /// one's files).
     fn log_and_install(&self, edit: VersionEdit, flushed: Option<&Arc<Memtable>>) -> Result<()> {
         {
             let mut versions = self.versions.lock();
             let v = versions.log_and_apply(edit)?;
-            self.l0_runs.store(v.levels[0].len(), Ordering::Relaxed);
-            let mut m = self.mem.write();
-            *self.current.write() = v;
-            if let Some(flushed) = flushed {
-                let imm = m.imm.iter().filter(|x| !Arc::ptr_eq(x, flushed)).cloned();
-                m.imm = Arc::new(imm.collect());
-            }
-            drop(m);
-            self.publish_view();
+            self.tree.install(v, flushed);
         }
         self.save_hotness(false);
         Ok(())
@@ -695,24 +655,6 @@ impl DbInner {
         }
     }
 
-    /// Publishes the current memtables and version as the view reads load.
-    /// Called after every change of `mem` or `current`, before the change
-    /// can matter to a read: a switched-in memtable is published before any
-    /// write enters it, and a flushed memtable is retired in the same
-    /// publish as the version holding its data.
-    fn publish_view(&self) {
-        let _serial = self.view_lock.lock();
-        let m = self.mem.read();
-        let view = View {
-            mem: m.mem.clone(),
-            imm: m.imm.clone(),
-            version: self.current.read().clone(),
-        };
-        drop(m);
-        self.view.store(Arc::new(view));
-        self.views_published.fetch_add(1, Ordering::Release);
-    }
-
     // ----- stats -----
 
     fn stats(&self) -> Stats {
@@ -722,7 +664,7 @@ impl DbInner {
         // show units the worker was still loading.
         let budget = self.tables.filter_budget();
         let filter_memory = budget.usage();
-        let v = self.current.read().clone();
+        let v = self.tree.version();
         let mut s = Stats {
             levels: v
                 .levels
@@ -766,18 +708,10 @@ impl DbInner {
         // the flush thread read-locks the memtables while it holds the
         // background lock, and a memtable switch waiting for the write lock
         // queues that read behind ours, so holding both here deadlocked.
-        s.memtable_bytes = self.memtable_bytes();
+        s.memtable_bytes = self.tree.memtable_bytes();
         s.last_sequence = self.last_seq.load(Ordering::Acquire);
         s.pending_compaction_bytes = compaction::pending_bytes(&v, &self.opts);
         s.background_error = self.bg.lock().error.as_ref().map(Error::to_string);
         s
-    }
-
-    /// Bytes held by the active and frozen memtables (the memtable lock is
-    /// released on return).
-    fn memtable_bytes(&self) -> u64 {
-        let m = self.mem.read();
-        (m.mem.approximate_size() + m.imm.iter().map(|x| x.approximate_size()).sum::<usize>())
-            as u64
     }
 }

@@ -188,18 +188,8 @@ impl DbInner {
             let current = versions.log_and_apply(edit)?;
             (log, current, Arc::new(new_memtable(&opts, wal_number)))
         };
-        let l0_runs = current.levels[0].len();
-        let imm = Arc::new(recovered);
         let inner = DbInner {
-            view: ArcSwap::from_pointee(View {
-                mem: mem.clone(),
-                imm: imm.clone(),
-                version: current.clone(),
-            }),
-            view_lock: Mutex::new(()),
-            views_published: AtomicU64::new(0),
-            mem: RwLock::new(MemState { mem, imm }),
-            current: RwLock::new(current),
+            tree: Tree::new(mem, recovered, current),
             wal: Mutex::new(WalState {
                 log,
                 throttle: super::stall::Throttle::default(),
@@ -208,7 +198,6 @@ impl DbInner {
             queue_cv: Condvar::new(),
             last_seq: AtomicU64::new(last_seq),
             bg_failed: AtomicBool::new(false),
-            l0_runs: AtomicUsize::new(l0_runs),
             snapshots: Mutex::new(BTreeMap::new()),
             bg: Mutex::new(BgState {
                 shutdown: false,
@@ -221,7 +210,6 @@ impl DbInner {
             }),
             bg_cv: Condvar::new(),
             done_cv: Condvar::new(),
-            flush_lock: Mutex::new(()),
             versions: Mutex::new(versions),
             dir,
             opts,

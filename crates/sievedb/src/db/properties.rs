@@ -16,7 +16,7 @@ impl DbInner {
     /// The value of property `name` (see [`Db::property`]); `None` if unknown.
     fn property_value(&self, name: &str) -> Option<Value> {
         let name = name.strip_prefix(PREFIX)?;
-        let v = || self.current.read().clone();
+        let v = || self.tree.version();
         let int = Value::Int;
         Some(match name {
             "stats" => Value::Text(self.stats().to_string()),
@@ -28,8 +28,8 @@ impl DbInner {
                 + self.counters.write_stop_micros.load(Ordering::Relaxed)),
             "filter-memory-bytes" => int(self.tables.filter_budget().usage().0),
             "num-snapshots" => int(self.snapshots.lock().values().sum::<usize>() as u64),
-            "num-immutable-mem-table" => int(self.mem.read().imm.len() as u64),
-            "cur-size-all-mem-tables" => int(self.memtable_bytes()),
+            "num-immutable-mem-table" => int(self.tree.mem.read().imm.len() as u64),
+            "cur-size-all-mem-tables" => int(self.tree.memtable_bytes()),
             _ => {
                 let level: usize = name.strip_prefix("num-files-at-level")?.parse().ok()?;
                 let v = v();
@@ -47,7 +47,7 @@ impl DbInner {
     /// every tombstone not yet compacted away counts (no file is opened).
     fn estimate_num_keys(&self, v: &Version) -> u64 {
         let mem = {
-            let m = self.mem.read();
+            let m = self.tree.mem.read();
             m.mem.len() + m.imm.iter().map(|x| x.len()).sum::<usize>()
         } as u64;
         mem + v.files().map(|(_, f)| f.entries).sum::<u64>()

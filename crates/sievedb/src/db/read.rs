@@ -19,10 +19,10 @@ impl DbInner {
         loop {
             // A publish stores its view before it counts itself, so an
             // unchanged count means no publish finished in between.
-            let before = self.views_published.load(Ordering::Acquire);
-            let view = self.view.load();
+            let before = self.tree.views_published.load(Ordering::Acquire);
+            let view = self.tree.view.load();
             let seq = self.last_seq.load(Ordering::Acquire);
-            if self.views_published.load(Ordering::Acquire) == before {
+            if self.tree.views_published.load(Ordering::Acquire) == before {
                 return (seq, view);
             }
         }
@@ -31,7 +31,7 @@ impl DbInner {
     /// A view for a sequence number a registered snapshot protects: every
     /// write up to it was published before the snapshot was taken.
     pub(super) fn view_at_snapshot(&self) -> arc_swap::Guard<Arc<View>> {
-        self.view.load()
+        self.tree.view.load()
     }
 
     /// Looks `key` up in `view` as of `seq`. One [`KeyProbe`] serves the

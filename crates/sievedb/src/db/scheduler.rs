@@ -33,7 +33,7 @@ impl DbInner {
     pub(super) fn wait_for_compactions(&self) -> Result<()> {
         self.wait_background(|bg| {
             let idle = !bg.busy.iter().any(|&b| b) && bg.manual_waiting == 0;
-            let v = self.current.read().clone();
+            let v = self.tree.version();
             idle && compaction::pick(&v, &self.opts, &bg.busy, &mut bg.pointers.clone()).is_none()
         })
     }
@@ -47,7 +47,7 @@ impl DbInner {
                         return;
                     }
                     if bg.error.is_none() && bg.manual_waiting == 0 {
-                        let v = self.current.read().clone();
+                        let v = self.tree.version();
                         let BgState { busy, pointers, .. } = &mut *bg;
                         if let Some(c) = compaction::pick(&v, &self.opts, busy, pointers) {
                             busy[c.level] = true;
@@ -79,7 +79,7 @@ impl DbInner {
     }
 
     pub(super) fn run_compaction(&self, c: &Compaction) -> Result<()> {
-        let version = self.current.read().clone();
+        let version = self.tree.version();
         let mut edit = VersionEdit::default();
         c.delete_inputs(&mut edit);
         if c.trivial_move {
@@ -131,7 +131,7 @@ impl DbInner {
     pub(super) fn compact_range(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Result<()> {
         self.flush()?;
         let deepest = {
-            let v = self.current.read();
+            let v = self.tree.current.read();
             (0..v.levels.len())
                 .rev()
                 .find(|&l| !v.levels[l].is_empty())
@@ -151,7 +151,7 @@ impl DbInner {
                         }
                         self.done_cv.wait_for(&mut bg, Duration::from_millis(100));
                     }
-                    let v = self.current.read().clone();
+                    let v = self.tree.version();
                     // The deepest level is merged in place only when it
                     // holds several runs (`manual` returns None otherwise).
                     let c = compaction::manual(&v, &self.opts, level, lo, hi);

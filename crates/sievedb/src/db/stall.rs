@@ -68,7 +68,7 @@ impl DbInner {
 
     /// Paces the group while L0 is at the slowdown trigger (see the module docs).
     fn slow_down(&self, wal: &mut WalState, bytes: usize) {
-        if self.l0_runs.load(Ordering::Relaxed) < self.opts.level0_slowdown_trigger {
+        if self.tree.l0_runs.load(Ordering::Relaxed) < self.opts.level0_slowdown_trigger {
             wal.throttle.reset();
             return;
         }
@@ -90,7 +90,7 @@ impl DbInner {
     ) -> Result<Arc<Memtable>> {
         loop {
             let (mem, imms) = {
-                let m = self.mem.read();
+                let m = self.tree.mem.read();
                 (m.mem.clone(), m.imm.len())
             };
             if mem.approximate_size() < self.opts.write_buffer_size {
@@ -104,7 +104,7 @@ impl DbInner {
                 return Err(Error::Closed);
             }
             if imms >= self.opts.max_immutable_memtables
-                || self.l0_runs.load(Ordering::Relaxed) >= self.opts.level0_stop_trigger
+                || self.tree.l0_runs.load(Ordering::Relaxed) >= self.opts.level0_stop_trigger
             {
                 stopped.get_or_insert_with(std::time::Instant::now);
                 self.bg_cv.notify_all();

@@ -196,13 +196,7 @@ impl DbInner {
             }
         };
         wal.log = LogWriter::new(file, path);
-        let mut m = self.mem.write();
-        let old = std::mem::replace(&mut m.mem, Arc::new(new_memtable(&self.opts, number)));
-        let mut imm = (*m.imm).clone();
-        imm.push(old);
-        m.imm = Arc::new(imm);
-        drop(m);
-        self.publish_view();
+        self.tree.freeze(new_memtable(&self.opts, number));
         let _bg = self.bg.lock();
         self.bg_cv.notify_all();
         Ok(())

@@ -1,0 +1,138 @@
+//! What one keyspace owns: its memtables, its current version and the view
+//! reads load of both (a [`Tree`]). What every keyspace shares (the WAL, the
+//! sequence number, snapshots, the MANIFEST and file numbers, the caches and
+//! the filter budget, the background threads) stays in `db/`.
+//!
+//! A database has one tree today, its default keyspace; the plan for several
+//! is `docs/design/keyspaces.md`.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use parking_lot::{Mutex, RwLock};
+
+use crate::memtable::Memtable;
+use crate::version::Version;
+
+/// The memtables: the active one and the frozen ones waiting for flush.
+pub(crate) struct MemState {
+    pub(crate) mem: Arc<Memtable>,
+    /// Oldest first.
+    pub(crate) imm: Arc<Vec<Arc<Memtable>>>,
+}
+
+/// What a read looks at: the memtables and the version, pinned together.
+/// [`Tree::publish_view`] publishes a new one whenever any part changes.
+#[derive(Clone)]
+pub(crate) struct View {
+    pub(crate) mem: Arc<Memtable>,
+    pub(crate) imm: Arc<Vec<Arc<Memtable>>>,
+    pub(crate) version: Arc<Version>,
+}
+
+/// One LSM tree: memtables, the current version, and the view of both.
+///
+/// Lock order: `mem` before `current` (as [`Tree::publish_view`] and the
+/// version installation take them); the view lock is taken before either.
+pub(crate) struct Tree {
+    pub(crate) mem: RwLock<MemState>,
+    pub(crate) current: RwLock<Arc<Version>>,
+    /// `mem` and `current` together, as reads load them (one lock-free load
+    /// instead of two locks and three reference counts per lookup).
+    pub(crate) view: ArcSwap<View>,
+    /// Serialises [`Tree::publish_view`], so that the last view published
+    /// reflects the last change of `mem` or `current`.
+    view_lock: Mutex<()>,
+    /// Views published so far (incremented after each store into `view`).
+    pub(crate) views_published: AtomicU64,
+    /// Runs in level 0 of the current version (read by writers without locking).
+    pub(crate) l0_runs: AtomicUsize,
+    /// Held while a memtable is flushed: the flush thread and a resume never
+    /// flush the same memtable twice.
+    pub(crate) flush_lock: Mutex<()>,
+}
+
+impl Tree {
+    /// A tree of the active memtable `mem`, the frozen memtables `imm`
+    /// (oldest first) and `version`.
+    pub(crate) fn new(mem: Arc<Memtable>, imm: Vec<Arc<Memtable>>, version: Arc<Version>) -> Self {
+        let imm = Arc::new(imm);
+        Tree {
+            view: ArcSwap::from_pointee(View {
+                mem: mem.clone(),
+                imm: imm.clone(),
+                version: version.clone(),
+            }),
+            view_lock: Mutex::new(()),
+            views_published: AtomicU64::new(0),
+            l0_runs: AtomicUsize::new(version.levels[0].len()),
+            mem: RwLock::new(MemState { mem, imm }),
+            current: RwLock::new(version),
+            flush_lock: Mutex::new(()),
+        }
+    }
+
+    /// Makes `v` the current version and, when `flushed` (the frozen
+    /// memtable whose entries `v` now holds in a file) is given, retires it
+    /// in the same step, under the memtable lock: no view ever has a
+    /// memtable beside the file its entries were flushed to (a read would
+    /// meet each entry twice, and apply a merge operand twice). The caller
+    /// holds the version lock, so versions are installed in the order they
+    /// were built.
+    pub(crate) fn install(&self, v: Arc<Version>, flushed: Option<&Arc<Memtable>>) {
+        self.l0_runs.store(v.levels[0].len(), Ordering::Relaxed);
+        let mut m = self.mem.write();
+        *self.current.write() = v;
+        if let Some(flushed) = flushed {
+            let imm = m.imm.iter().filter(|x| !Arc::ptr_eq(x, flushed)).cloned();
+            m.imm = Arc::new(imm.collect());
+        }
+        drop(m);
+        self.publish_view();
+    }
+
+    /// Freezes the active memtable behind the frozen ones and makes `fresh`
+    /// the active one, then publishes the view (before any write enters
+    /// `fresh`).
+    pub(crate) fn freeze(&self, fresh: Memtable) {
+        let mut m = self.mem.write();
+        let old = std::mem::replace(&mut m.mem, Arc::new(fresh));
+        let mut imm = (*m.imm).clone();
+        imm.push(old);
+        m.imm = Arc::new(imm);
+        drop(m);
+        self.publish_view();
+    }
+
+    /// Publishes the current memtables and version as the view reads load.
+    /// Called after every change of `mem` or `current`, before the change
+    /// can matter to a read: a switched-in memtable is published before any
+    /// write enters it, and a flushed memtable is retired in the same
+    /// publish as the version holding its data.
+    pub(crate) fn publish_view(&self) {
+        let _serial = self.view_lock.lock();
+        let m = self.mem.read();
+        let view = View {
+            mem: m.mem.clone(),
+            imm: m.imm.clone(),
+            version: self.current.read().clone(),
+        };
+        drop(m);
+        self.view.store(Arc::new(view));
+        self.views_published.fetch_add(1, Ordering::Release);
+    }
+
+    /// Bytes held by the active and frozen memtables (the memtable lock is
+    /// released on return).
+    pub(crate) fn memtable_bytes(&self) -> u64 {
+        let m = self.mem.read();
+        (m.mem.approximate_size() + m.imm.iter().map(|x| x.approximate_size()).sum::<usize>())
+            as u64
+    }
+
+    /// The current version.
+    pub(crate) fn version(&self) -> Arc<Version> {
+        self.current.read().clone()
+    }
+}
