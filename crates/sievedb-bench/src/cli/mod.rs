@@ -1,0 +1,6 @@
+//! The flags of the subcommands this crate serves: `sievedb bench`
+//! ([`bench_args`]) and the filter flags it shares with `sievedb bulkload`
+//! ([`filter_args`]).
+
+pub mod bench_args;
+pub mod filter_args;
