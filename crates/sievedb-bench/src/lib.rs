@@ -75,12 +75,12 @@
 pub mod bench;
 pub mod bulk;
 pub mod cli;
-pub mod devices;
 pub mod engines;
 pub mod experiment;
 pub mod filterbench;
 pub mod filterprobe;
 pub mod keys;
+pub mod micro;
 pub mod progress;
 pub mod report;
 pub mod workload;
@@ -95,3 +95,4 @@ pub use cli::bench_args::{
     DEFAULT_VALUE_SIZE, DEFAULT_WRITE_BUFFER_SIZE, DEFAULT_ZIPF_S, MAX_OPEN_FILES,
 };
 pub use cli::filter_args::{self, FilterArgs};
+pub use micro::devices;
