@@ -81,7 +81,6 @@ pub mod filterbench;
 pub mod filterprobe;
 pub mod keys;
 pub mod micro;
-pub mod progress;
 pub mod report;
 pub mod workload;
 
@@ -96,3 +95,4 @@ pub use cli::bench_args::{
 };
 pub use cli::filter_args::{self, FilterArgs};
 pub use micro::devices;
+pub use report::progress;
