@@ -2,12 +2,14 @@
 //! they run on, the [`Measurement`] each returns, and [`run_benchmark`],
 //! which dispatches to the timed loops of `fill` (writes), `merge`
 //! (`mergerandom`), `read` (lookups and scans) and `mixed` (reads with
-//! concurrent writes, the YCSB mixes).
+//! concurrent writes, the YCSB mixes). `runner` runs a whole `sievedb bench`
+//! invocation and writes its report.
 
 mod fill;
 mod merge;
 mod mixed;
 mod read;
+pub(crate) mod runner;
 
 pub use mixed::FilterMemoryPeak;
 

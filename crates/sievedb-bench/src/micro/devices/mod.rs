@@ -22,6 +22,10 @@
 //!   pays for its digest (median of several timed runs).
 //!
 //! [`measure`] returns a [`DevicesReport`]; [`run`] is the CLI's entry point.
+//!
+//! The result types are in `report.rs` (re-exported here); the flags
+//! ([`DevicesArgs`]) and [`run`] live in [`crate::cli::devices_args`] and are
+//! re-exported here too.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -29,14 +33,18 @@ use std::time::Instant;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
-use serde_json::{json, Value};
 use sievedb::clock::{ns_per_tick, spin_wait_ns, ticks};
 use sievedb::filter::KeyDigest;
 use sievedb::io::{FileSystem, RandomAccessFile, StdFs};
 use sievedb::HashFn;
 
 use crate::bulk::Progress;
-use crate::engines::{BoxError, EngineResult};
+use crate::engines::BoxError;
+
+mod report;
+
+pub use crate::cli::devices_args::{parse_size, run, DevicesArgs};
+pub use report::{DeviceLatency, DevicesReport, HashCost};
 
 /// Bytes of one read (the engines' data block size, the papers' 4 KB page).
 pub const PAGE: usize = 4096;
@@ -148,290 +156,6 @@ impl DevicesConfig {
 fn default_tmpfs_dir() -> Option<PathBuf> {
     let p = Path::new(DEFAULT_TMPFS_DIR);
     p.is_dir().then(|| p.to_path_buf())
-}
-
-/// Latency of 4 KiB random reads in one access mode.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DeviceLatency {
-    /// Mode name: `memory`, `buffered`, `direct`, `tmpfs`, or `emulated-<delay>`.
-    pub mode: String,
-    /// What the mode stands for in the papers (`SSD(D)`, `NVM (RAM disk)`, …).
-    pub stands_for: String,
-    /// The busy wait added per read (emulated modes), in nanoseconds.
-    pub delay_ns: u64,
-    /// The test file read (`None` for `memory`).
-    pub path: Option<PathBuf>,
-    /// Whether the mode could be measured; when not, the numbers are zero and
-    /// `note` says why.
-    pub supported: bool,
-    /// Why the mode is unsupported, or a remark on how it was measured.
-    pub note: Option<String>,
-    /// Reads timed.
-    pub reads: u64,
-    /// Mean latency in nanoseconds.
-    pub mean_ns: f64,
-    /// Median latency in nanoseconds.
-    pub p50_ns: f64,
-    /// 99th percentile latency in nanoseconds.
-    pub p99_ns: f64,
-}
-
-impl DeviceLatency {
-    fn unsupported(mode: &str, stands_for: &str, path: Option<PathBuf>, why: String) -> Self {
-        DeviceLatency {
-            mode: mode.into(),
-            stands_for: stands_for.into(),
-            delay_ns: 0,
-            path,
-            supported: false,
-            note: Some(why),
-            reads: 0,
-            mean_ns: 0.0,
-            p50_ns: 0.0,
-            p99_ns: 0.0,
-        }
-    }
-}
-
-/// Cost of one key digest with one hash function at one key size.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HashCost {
-    /// The hash function.
-    pub hash: HashFn,
-    /// Key size in bytes.
-    pub key_size: usize,
-    /// Median over the runs of nanoseconds per digest.
-    pub ns_per_hash: f64,
-    /// Fastest run, nanoseconds per digest.
-    pub min_ns: f64,
-    /// Slowest run, nanoseconds per digest.
-    pub max_ns: f64,
-    /// Digests computed per run.
-    pub hashes_per_run: u64,
-}
-
-/// Everything [`measure`] found.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DevicesReport {
-    /// One entry per access mode, `memory` first.
-    pub reads: Vec<DeviceLatency>,
-    /// One entry per hash function and key size, in configuration order.
-    pub hashes: Vec<HashCost>,
-    /// Test file size in bytes (whole pages).
-    pub file_size: u64,
-    /// Bytes per read.
-    pub block_size: usize,
-    /// Cost of reading the clock around one read (subtracted from nothing;
-    /// shown so that the `memory` figure can be judged).
-    pub timer_overhead_ns: f64,
-    /// `N * model` of this machine's CPU.
-    pub cpu: String,
-}
-
-impl DevicesReport {
-    /// The read latency of `mode`, if it was measured.
-    pub fn read(&self, mode: &str) -> Option<&DeviceLatency> {
-        self.reads.iter().find(|r| r.mode == mode && r.supported)
-    }
-
-    /// The cost of hashing a `key_size`-byte key with `hash`, if measured.
-    pub fn hash(&self, hash: HashFn, key_size: usize) -> Option<&HashCost> {
-        self.hashes
-            .iter()
-            .find(|h| h.hash == hash && h.key_size == key_size)
-    }
-
-    /// Median latency of the `memory` mode, the unit of the `x_memory`
-    /// columns (medians, which a busy machine disturbs less than means).
-    fn memory_ns(&self) -> Option<f64> {
-        self.read("memory").map(|m| m.p50_ns).filter(|&ns| ns > 0.0)
-    }
-
-    /// The report as one JSON object: `{"type": "devices", "cpu", "file_size",
-    /// "block_size", "timer_overhead_ns", "reads": [...], "hashes": [...]}`;
-    /// unmeasured numbers are `null`; `x_memory` (Table 1's "normalized"
-    /// column) is a read's p50, or a digest's ns, over the `memory` mode's p50.
-    pub fn to_json(&self) -> Value {
-        let mem = self.memory_ns();
-        let ratio = |ns: f64| mem.map(|m| ns / m);
-        let reads: Vec<Value> = self
-            .reads
-            .iter()
-            .map(|r| {
-                let num = |v: f64| if r.supported { json!(v) } else { Value::Null };
-                json!({
-                    "mode": r.mode,
-                    "stands_for": r.stands_for,
-                    "delay_ns": r.delay_ns,
-                    "path": r.path.as_ref().map(|p| p.display().to_string()),
-                    "supported": r.supported,
-                    "note": r.note,
-                    "reads": r.reads,
-                    "mean_ns": num(r.mean_ns),
-                    "p50_ns": num(r.p50_ns),
-                    "p99_ns": num(r.p99_ns),
-                    "x_memory": if r.supported { json!(ratio(r.p50_ns)) } else { Value::Null },
-                })
-            })
-            .collect();
-        let hashes: Vec<Value> = self
-            .hashes
-            .iter()
-            .map(|h| {
-                json!({
-                    "hash": h.hash.name(),
-                    "key_size": h.key_size,
-                    "ns_per_hash": h.ns_per_hash,
-                    "min_ns": h.min_ns,
-                    "max_ns": h.max_ns,
-                    "hashes_per_run": h.hashes_per_run,
-                    "x_memory": ratio(h.ns_per_hash),
-                })
-            })
-            .collect();
-        json!({
-            "type": "devices",
-            "cpu": self.cpu,
-            "file_size": self.file_size,
-            "block_size": self.block_size,
-            "timer_overhead_ns": self.timer_overhead_ns,
-            "reads": reads,
-            "hashes": hashes,
-        })
-    }
-
-    /// The report as text tables: read latency per mode, then ns per hash
-    /// (rows: hash functions, columns: key sizes).
-    pub fn text(&self) -> String {
-        use std::fmt::Write as _;
-        let mem = self.memory_ns();
-        let mut s = String::new();
-        let _ = writeln!(s, "CPU:        {}", self.cpu);
-        let _ = writeln!(
-            s,
-            "Reads:      {} B at random aligned offsets of a {:.1} MiB file, through sievedb's \
-             file layer (clock overhead {:.0} ns per read)",
-            self.block_size,
-            self.file_size as f64 / 1048576.0,
-            self.timer_overhead_ns
-        );
-        let _ = writeln!(s);
-        let _ = writeln!(
-            s,
-            "{:<16} {:<22} {:>11} {:>11} {:>11} {:>8} {:>10}  path / note",
-            "mode", "stands for", "mean ns", "p50 ns", "p99 ns", "reads", "x mem p50"
-        );
-        for r in &self.reads {
-            let place = r
-                .path
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default();
-            if !r.supported {
-                let _ = writeln!(
-                    s,
-                    "{:<16} {:<22} {:>11} {:>11} {:>11} {:>8} {:>10}  {}",
-                    r.mode,
-                    r.stands_for,
-                    "unsupported",
-                    "-",
-                    "-",
-                    0,
-                    "-",
-                    r.note.as_deref().unwrap_or(&place)
-                );
-                continue;
-            }
-            let x = mem.map_or("-".to_string(), |m| format!("{:.1}", r.p50_ns / m));
-            let mut tail = place;
-            if let Some(n) = &r.note {
-                if !tail.is_empty() {
-                    tail.push_str("; ");
-                }
-                tail.push_str(n);
-            }
-            let _ = writeln!(
-                s,
-                "{:<16} {:<22} {:>11.0} {:>11.0} {:>11.0} {:>8} {:>10}  {}",
-                r.mode, r.stands_for, r.mean_ns, r.p50_ns, r.p99_ns, r.reads, x, tail
-            );
-        }
-        if self.hashes.is_empty() {
-            return s;
-        }
-        let mut sizes: Vec<usize> = Vec::new();
-        let mut fns: Vec<HashFn> = Vec::new();
-        for h in &self.hashes {
-            if !sizes.contains(&h.key_size) {
-                sizes.push(h.key_size);
-            }
-            if !fns.contains(&h.hash) {
-                fns.push(h.hash);
-            }
-        }
-        let _ = writeln!(s);
-        let _ = writeln!(
-            s,
-            "Hash cost: ns per key digest (KeyDigest::compute, what a filter probe pays), \
-             median of runs"
-        );
-        let _ = write!(s, "{:<10}", "key bytes");
-        for k in &sizes {
-            let _ = write!(s, " {k:>8}");
-        }
-        let last = *sizes.last().expect("non-empty");
-        let _ = writeln!(s, "   x mem p50 ({last} B)");
-        for f in fns {
-            let _ = write!(s, "{:<10}", f.name());
-            for &k in &sizes {
-                match self.hash(f, k) {
-                    Some(h) => {
-                        let _ = write!(s, " {:>8.1}", h.ns_per_hash);
-                    }
-                    None => {
-                        let _ = write!(s, " {:>8}", "-");
-                    }
-                }
-            }
-            let x = match (self.hash(f, last), mem) {
-                (Some(h), Some(m)) => format!("{:.2}", h.ns_per_hash / m),
-                _ => "-".into(),
-            };
-            let _ = writeln!(s, "   {x:>8}");
-        }
-        s
-    }
-
-    /// The report as CSV: a header, then one row per access mode
-    /// (`kind=read`) and one per hash function and key size (`kind=hash`,
-    /// `mean_ns` = the median ns per digest).
-    pub fn csv(&self) -> String {
-        let mut s = String::from("kind,name,key_size,delay_ns,reads,mean_ns,p50_ns,p99_ns,note\n");
-        for r in &self.reads {
-            let note = r.note.as_deref().unwrap_or("").replace([',', '\n'], ";");
-            if r.supported {
-                s.push_str(&format!(
-                    "read,{},,{},{},{:.1},{:.1},{:.1},{}\n",
-                    r.mode, r.delay_ns, r.reads, r.mean_ns, r.p50_ns, r.p99_ns, note
-                ));
-            } else {
-                s.push_str(&format!(
-                    "read,{},,{},0,,,,unsupported: {}\n",
-                    r.mode, r.delay_ns, note
-                ));
-            }
-        }
-        for h in &self.hashes {
-            s.push_str(&format!(
-                "hash,{},{},,{},{:.2},,,\n",
-                h.hash.name(),
-                h.key_size,
-                h.hashes_per_run,
-                h.ns_per_hash
-            ));
-        }
-        s
-    }
 }
 
 /// A temporary directory holding one test file.
@@ -806,136 +530,9 @@ fn measure_hashes(
     out
 }
 
-/// Parses a byte size: a number with an optional `K`, `M`, `G` suffix (powers
-/// of 1024, `KiB`/`MiB`/`GiB` and `B` accepted).
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let lower = t.to_ascii_lowercase();
-    let lower = lower
-        .strip_suffix("ib")
-        .or_else(|| lower.strip_suffix('b'))
-        .unwrap_or(&lower);
-    let (num, shift) = match lower.chars().last() {
-        Some('k') => (&lower[..lower.len() - 1], 10),
-        Some('m') => (&lower[..lower.len() - 1], 20),
-        Some('g') => (&lower[..lower.len() - 1], 30),
-        _ => (lower, 0),
-    };
-    let n: u64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("not a size: {s:?} (e.g. 4096, 64K, 256M, 1G)"))?;
-    n.checked_mul(1u64 << shift)
-        .ok_or_else(|| format!("size too large: {s:?}"))
-}
-
-/// Flags of `sievedb devices`.
-#[derive(clap::Args, Clone, Debug, PartialEq)]
-pub struct DevicesArgs {
-    /// Existing directory for the test file of the buffered, O_DIRECT and
-    /// emulated modes (a temporary directory inside it, removed afterwards;
-    /// default: the system's temporary directory, e.g. /tmp)
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-    /// tmpfs directory of the emulated-NVM mode (default /dev/shm when present)
-    #[arg(long, value_name = "DIR")]
-    pub tmpfs_dir: Option<PathBuf>,
-    /// Skip the tmpfs mode
-    #[arg(long, conflicts_with = "tmpfs_dir")]
-    pub no_tmpfs: bool,
-    /// Size of the test files (and of the memory buffer): bytes, or K/M/G
-    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
-    pub file_size: u64,
-    /// Timed 4 KiB reads per access mode
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_READS)]
-    pub reads: u64,
-    /// Time limit of one access mode in seconds (slow devices stop early)
-    #[arg(long, value_name = "S", default_value_t = DEFAULT_SECONDS_PER_MODE)]
-    pub seconds_per_mode: f64,
-    /// Comma-separated emulated latencies in ns (the --io-delay-ns values to show)
-    #[arg(long, value_name = "LIST", value_delimiter = ',', default_values_t = DEFAULT_DELAYS_NS)]
-    pub delays_ns: Vec<u64>,
-    /// Comma-separated key sizes in bytes for the hash cost
-    #[arg(long, value_name = "LIST", value_delimiter = ',', default_values_t = DEFAULT_KEY_SIZES)]
-    pub key_sizes: Vec<usize>,
-    /// A few-second run: 8 MiB file, 2000 reads and 0.3 s per mode, short hash
-    /// runs (overrides --file-size, --reads and --seconds-per-mode)
-    #[arg(long)]
-    pub quick: bool,
-    /// Print one JSON object instead of text
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the figures as CSV to FILE
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-}
-
-impl Default for DevicesArgs {
-    fn default() -> Self {
-        DevicesArgs {
-            dir: None,
-            tmpfs_dir: None,
-            no_tmpfs: false,
-            file_size: DEFAULT_FILE_SIZE,
-            reads: DEFAULT_READS,
-            seconds_per_mode: DEFAULT_SECONDS_PER_MODE,
-            delays_ns: DEFAULT_DELAYS_NS.to_vec(),
-            key_sizes: DEFAULT_KEY_SIZES.to_vec(),
-            quick: false,
-            json: false,
-            csv: None,
-        }
-    }
-}
-
-impl DevicesArgs {
-    /// The measurement these flags ask for.
-    pub fn config(&self) -> DevicesConfig {
-        let base = if self.quick {
-            DevicesConfig::quick()
-        } else {
-            DevicesConfig {
-                file_size: self.file_size,
-                reads: self.reads,
-                seconds_per_mode: self.seconds_per_mode,
-                ..DevicesConfig::default()
-            }
-        };
-        DevicesConfig {
-            dir: self.dir.clone(),
-            tmpfs_dir: if self.no_tmpfs {
-                None
-            } else {
-                self.tmpfs_dir.clone().or(base.tmpfs_dir.clone())
-            },
-            delays_ns: self.delays_ns.clone(),
-            key_sizes: self.key_sizes.clone(),
-            ..base
-        }
-    }
-}
-
-/// Runs `sievedb devices`: measures, prints text (or JSON) to `out`, and
-/// writes the CSV file when asked.
-pub fn run(args: &DevicesArgs, out: &mut dyn Write) -> EngineResult<()> {
-    let report = measure(&args.config())?;
-    if let Some(path) = &args.csv {
-        std::fs::write(path, report.csv())
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
-    if args.json {
-        writeln!(out, "{}", report.to_json())?;
-    } else {
-        out.write_all(report.text().as_bytes())?;
-    }
-    out.flush()?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
 
     fn tiny() -> DevicesConfig {
         DevicesConfig {
@@ -1039,60 +636,5 @@ mod tests {
         .unwrap_err();
         assert!(e.to_string().contains("cannot write the test file"), "{e}");
         assert!(!missing.exists(), "--dir is not created");
-    }
-
-    #[test]
-    fn sizes_parse_with_suffixes() {
-        assert_eq!(parse_size("4096").unwrap(), 4096);
-        assert_eq!(parse_size("64K").unwrap(), 64 << 10);
-        assert_eq!(parse_size("256MiB").unwrap(), 256 << 20);
-        assert_eq!(parse_size("1g").unwrap(), 1 << 30);
-        assert_eq!(parse_size("8MB").unwrap(), 8 << 20);
-        assert!(parse_size("lots").is_err());
-        assert!(parse_size("99999999999G").is_err());
-    }
-
-    #[derive(Parser, Debug)]
-    struct Cli {
-        #[command(flatten)]
-        args: DevicesArgs,
-    }
-
-    #[test]
-    fn flags_parse_and_defaults_match() {
-        assert_eq!(
-            Cli::try_parse_from(["devices"]).unwrap().args,
-            DevicesArgs::default()
-        );
-        let a = Cli::try_parse_from([
-            "devices",
-            "--dir",
-            "/tmp/x",
-            "--file-size",
-            "64M",
-            "--reads",
-            "500",
-            "--delays-ns",
-            "70,1000",
-            "--key-sizes",
-            "16,1024",
-            "--no-tmpfs",
-            "--json",
-            "--csv",
-            "out.csv",
-        ])
-        .unwrap()
-        .args;
-        let c = a.config();
-        assert_eq!(c.dir.as_deref(), Some(Path::new("/tmp/x")));
-        assert_eq!((c.file_size, c.reads), (64 << 20, 500));
-        assert_eq!(c.delays_ns, [70, 1000]);
-        assert_eq!(c.key_sizes, [16, 1024]);
-        assert_eq!(c.tmpfs_dir, None);
-        assert!(a.json && a.csv.is_some());
-        let q = Cli::try_parse_from(["devices", "--quick"]).unwrap().args;
-        assert_eq!(q.config().file_size, DevicesConfig::quick().file_size);
-        assert!(Cli::try_parse_from(["devices", "--no-tmpfs", "--tmpfs-dir", "/x"]).is_err());
-        assert!(Cli::try_parse_from(["devices", "--file-size", "big"]).is_err());
     }
 }

@@ -1,0 +1,369 @@
+//! Running a `sievedb bench` invocation: the engines of `--engine`, the
+//! benchmarks of `--benchmarks`, `--repeats` times, each engine on its own
+//! database ([`run`], [`run_with_output`], [`run_records`]), and the text or
+//! JSON report (header, settings, one line per measurement, medians).
+
+use crate::bench::{self, Benchmark, Workload};
+use crate::engines::{self, EngineKind, EngineResult};
+use crate::keys::{KeyGen, ValueGen};
+use crate::progress;
+use crate::report::{self, MedianRow, Record};
+use crate::BenchArgs;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Runs the benchmarks selected by `args` and prints the report to stdout.
+pub fn run(args: &BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    run_with_output(args, &mut out)
+}
+
+/// Like [`run`], writing the report to `out` (progress bars still go to stderr
+/// when it is a terminal).
+pub fn run_with_output(
+    args: &BenchArgs,
+    out: &mut dyn Write,
+) -> Result<(), Box<dyn std::error::Error>> {
+    execute(args, out)
+        .map(drop)
+        .map_err(|e| -> Box<dyn std::error::Error> { e })
+}
+
+/// Runs the benchmarks selected by `args` without printing a report and
+/// returns every measured [`Record`] (per engine, benchmark and repeat), for
+/// callers that post-process results (the experiments). Progress bars still
+/// go to stderr when it is a terminal.
+pub fn run_records(args: &BenchArgs) -> EngineResult<Vec<Record>> {
+    execute(args, &mut std::io::sink())
+}
+
+/// Where one engine's database lives during one repeat.
+struct DbLocation {
+    path: PathBuf,
+    /// Keeps a temporary directory alive (and deletes it on drop).
+    _temp: Option<tempfile::TempDir>,
+}
+
+impl DbLocation {
+    fn new(args: &BenchArgs, kind: EngineKind) -> EngineResult<Self> {
+        match &args.db {
+            Some(dir) => {
+                // LevelDB and RocksDB create only the last component of a
+                // path: make `DIR` itself, as sievedb would.
+                std::fs::create_dir_all(dir).map_err(|e| format!("--db {}: {e}", dir.display()))?;
+                Ok(DbLocation {
+                    path: dir.join(kind.name()),
+                    _temp: None,
+                })
+            }
+            None => {
+                let temp = tempfile::Builder::new()
+                    .prefix(&format!("sievedb-bench-{}-", kind.name()))
+                    .tempdir()?;
+                Ok(DbLocation {
+                    path: temp.path().join(kind.name()),
+                    _temp: Some(temp),
+                })
+            }
+        }
+    }
+}
+
+/// Deletes the database at `path`, refusing to touch a non-empty directory that
+/// does not look like a database (see [`engines::looks_like_db`]).
+fn destroy_db(path: &Path) -> EngineResult<()> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    if !meta.is_dir() {
+        return Err(format!("{} exists and is not a directory", path.display()).into());
+    }
+    let empty = std::fs::read_dir(path)?.next().is_none();
+    if !empty && !engines::looks_like_db(path) {
+        return Err(format!(
+            "refusing to empty {}: it is not empty and does not look like a database",
+            path.display()
+        )
+        .into());
+    }
+    std::fs::remove_dir_all(path)?;
+    Ok(())
+}
+
+/// Fails when the database of `engine` holds none of the keys 0, N/2 and
+/// N−1 of the workload (N = `--num`): empty, or filled with other
+/// `--num`/`--key-size`. A read benchmark there would measure nothing. Three
+/// lookups, before the benchmark's statistics are taken.
+fn refuse_if_empty(
+    engine: &dyn engines::Engine,
+    bench: Benchmark,
+    w: &Workload,
+    path: &Path,
+) -> EngineResult<()> {
+    let mut key = vec![0u8; w.keys.key_size()];
+    for i in [0, w.num / 2, w.num.saturating_sub(1)] {
+        w.keys.fill(&mut key, i, false);
+        if engine.get_len(&key)?.is_some() {
+            return Ok(());
+        }
+    }
+    Err(format!(
+        "{}: database {} is empty (none of the keys 0, {}, {} of --num {} is there): run \
+         fillseq or fillrandom first (e.g. --benchmarks fillrandom,{}), or use \
+         --use-existing-db --db DIR with a database loaded with the same --num and --key-size",
+        bench.name(),
+        path.display(),
+        w.num / 2,
+        w.num.saturating_sub(1),
+        w.num,
+        bench.name()
+    )
+    .into())
+}
+
+/// `N * model` of this machine's CPU, from /proc/cpuinfo when available.
+pub(crate) fn cpu_description() -> String {
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, m)| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown model".into());
+    format!("{n} * {model}")
+}
+
+fn write_header(
+    out: &mut dyn Write,
+    args: &BenchArgs,
+    benches: &[Benchmark],
+    kinds: &[EngineKind],
+) -> std::io::Result<()> {
+    let raw = (args.key_size + args.value_size) as f64 * args.num as f64 / 1048576.0;
+    let names: Vec<&str> = benches.iter().map(|b| b.name()).collect();
+    let engines: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+    writeln!(out, "Engines:    {}", engines.join(", "))?;
+    writeln!(
+        out,
+        "Keys:       {} bytes each (zero-padded decimal index + marker byte)",
+        args.key_size
+    )?;
+    writeln!(
+        out,
+        "Values:     {} bytes each (pseudo-random, compressible to {:.2}; compression {})",
+        args.value_size, args.compression_ratio, args.compression
+    )?;
+    writeln!(out, "Entries:    {}", args.num)?;
+    writeln!(
+        out,
+        "Reads:      {} per read benchmark, {} thread(s)",
+        args.reads, args.threads
+    )?;
+    writeln!(out, "RawSize:    {raw:.1} MB (estimated)")?;
+    writeln!(out, "CPU:        {}", cpu_description())?;
+    writeln!(out, "Benchmarks: {}", names.join(","))?;
+    writeln!(out, "Repeats:    {}", args.repeats)?;
+    match &args.db {
+        Some(d) => writeln!(out, "Database:   {}/<engine>", d.display())?,
+        None => writeln!(
+            out,
+            "Database:   fresh temporary directory per engine and repeat"
+        )?,
+    }
+    writeln!(out, "------------------------------------------------")
+}
+
+fn write_settings(
+    out: &mut dyn Write,
+    name: &str,
+    settings: &serde_json::Value,
+) -> std::io::Result<()> {
+    writeln!(out, "{name} settings:")?;
+    if let Some(map) = settings.as_object() {
+        for (k, v) in map {
+            let shown = match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            writeln!(out, "  {k:<20} {shown}")?;
+        }
+    }
+    Ok(())
+}
+
+fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
+    args.validate()?;
+    let kinds = args.engines()?;
+    let benches = Benchmark::parse_list(&args.benchmarks)?;
+    let keys = KeyGen::new(args.key_size, args.num)?;
+    let workload = Workload {
+        keys,
+        values: Arc::new(ValueGen::with_compression_ratio(
+            args.value_size,
+            args.seed,
+            args.compression_ratio,
+        )),
+        num: args.num,
+        reads: args.reads,
+        threads: args.threads,
+        seed: args.seed,
+        progress: progress::ProgressMode::choose(
+            args.stats_interval,
+            std::io::stderr().is_terminal(),
+        ),
+        alpha: args.alpha,
+        filter: args.filter_options(),
+        distribution: args.distribution,
+        zipf_s: args.zipf_s,
+        hot_shift_every: args.hot_shift_every,
+        duration: (args.duration > 0).then(|| std::time::Duration::from_secs(args.duration)),
+        sample_interval: (args.sample_interval_ms > 0)
+            .then(|| std::time::Duration::from_millis(args.sample_interval_ms)),
+    };
+    let cfg = args.engine_config();
+    let prefix = kinds.len() > 1 || args.repeats > 1;
+
+    if !args.json {
+        write_header(out, args, &benches, &kinds)?;
+    }
+    let mut records: Vec<Record> = Vec::new();
+    let mut settings_shown = vec![false; kinds.len()];
+    for rep in 1..=args.repeats {
+        // Alternate which engine goes first, so neither always runs on a "cold" machine.
+        let mut order: Vec<usize> = (0..kinds.len()).collect();
+        if rep % 2 == 0 {
+            order.reverse();
+        }
+        for idx in order {
+            let kind = kinds[idx];
+            let loc = DbLocation::new(args, kind)?;
+            if !args.use_existing_db {
+                destroy_db(&loc.path)?;
+            }
+            let mut engine = kind.open(&loc.path, &cfg)?;
+            let settings = engine.settings();
+            if !args.json && !settings_shown[idx] {
+                write_settings(out, kind.name(), &settings)?;
+                writeln!(out, "------------------------------------------------")?;
+                settings_shown[idx] = true;
+            }
+            let mut fresh = true;
+            // Whether the database is known to hold entries (a fill ran, or a probe found some).
+            let mut has_data = false;
+            for &bench in &benches {
+                if bench.is_sievedb_only() && kind != EngineKind::Sievedb {
+                    continue; // sievedb's own filters, measured once per repeat
+                }
+                if bench.needs_merge() && !engine.supports_merge() {
+                    let reason = format!("{} has no merge operator", kind.name());
+                    if args.json {
+                        let line = serde_json::json!({"type": "skipped", "engine": kind.name(),
+                            "benchmark": bench.name(), "repeat": rep, "reason": reason});
+                        writeln!(out, "{line}")?;
+                    } else {
+                        let who = if prefix {
+                            format!("{:<8} #{:<2} ", kind.name(), rep)
+                        } else {
+                            String::new()
+                        };
+                        writeln!(out, "{who}{:<12} : skipped ({reason})", bench.name())?;
+                    }
+                    continue;
+                }
+                if bench.is_fill() {
+                    if args.use_existing_db {
+                        if args.json {
+                            let line = serde_json::json!({"type": "skipped", "engine": kind.name(),
+                                "benchmark": bench.name(), "repeat": rep,
+                                "reason": "--use-existing-db"});
+                            writeln!(out, "{line}")?;
+                        } else {
+                            writeln!(out, "{:<12} : skipped (--use-existing-db)", bench.name())?;
+                        }
+                        continue;
+                    }
+                    if !fresh {
+                        drop(engine);
+                        destroy_db(&loc.path)?;
+                        engine = kind.open(&loc.path, &cfg)?;
+                    }
+                    fresh = false;
+                }
+                if bench.needs_data() && !has_data {
+                    refuse_if_empty(engine.as_ref(), bench, &workload, &loc.path)?;
+                }
+                has_data |= bench.is_fill() || bench.needs_data();
+                // Merges write: a later fill starts on an emptied database again.
+                fresh &= !bench.needs_merge();
+                let before = engine.stats();
+                let m = bench::run_benchmark(&engine, bench, &workload)?;
+                let stats = match (before, engine.stats()) {
+                    (Some(b), Some(a)) => Some(a.delta_since(&b)),
+                    _ => None,
+                };
+                let rec = Record {
+                    engine: kind.name(),
+                    benchmark: bench,
+                    repeat: rep,
+                    m,
+                    bytes_per_op: bench.bytes_per_op(args.key_size, args.value_size),
+                    settings: settings.clone(),
+                    stats,
+                    files_per_level: engine.files_per_level(),
+                };
+                if args.json {
+                    writeln!(out, "{}", rec.to_json())?;
+                } else {
+                    writeln!(out, "{}", rec.text_line(prefix))?;
+                }
+                out.flush()?;
+                records.push(rec);
+            }
+            drop(engine);
+        }
+    }
+
+    if prefix {
+        let names: Vec<&'static str> = kinds.iter().map(|k| k.name()).collect();
+        let rows: Vec<MedianRow> = report::medians(&records, &names, &benches);
+        if args.json {
+            for row in &rows {
+                writeln!(out, "{}", row.to_json())?;
+            }
+        } else if !rows.is_empty() {
+            writeln!(out, "------------------------------------------------")?;
+            writeln!(out, "{}", report::median_header(args.repeats))?;
+            for row in &rows {
+                writeln!(out, "{}", row.text_line())?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_to_empty_foreign_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sievedb");
+        std::fs::create_dir(&p).unwrap();
+        std::fs::write(p.join("precious.txt"), b"x").unwrap();
+        assert!(destroy_db(&p).is_err());
+        assert!(p.join("precious.txt").exists());
+        std::fs::write(p.join("CURRENT"), b"MANIFEST-000001\n").unwrap();
+        destroy_db(&p).unwrap();
+        assert!(!p.exists());
+        destroy_db(&p).unwrap(); // missing is fine
+    }
+}

@@ -1,0 +1,611 @@
+//! The flags of `sievedb bench` ([`BenchArgs`], db_bench names), their
+//! defaults, and what they select: the engines and the engine settings.
+
+use crate::bench::{Benchmark, KeyDistribution};
+use crate::engines::{EngineConfig, EngineKind};
+use crate::FilterArgs;
+use sievedb::{Compression, FilterOptions};
+use std::path::PathBuf;
+
+/// Default `--benchmarks`.
+pub const DEFAULT_BENCHMARKS: &str = "fillseq,fillrandom,readrandom,readmissing,readseq";
+/// Default `--num`.
+pub const DEFAULT_NUM: u64 = 200_000;
+/// Default `--reads`.
+pub const DEFAULT_READS: u64 = 100_000;
+/// Default `--key-size`.
+pub const DEFAULT_KEY_SIZE: usize = 16;
+/// Default `--value-size`.
+pub const DEFAULT_VALUE_SIZE: usize = 100;
+/// Default `--bits-per-key`.
+pub const DEFAULT_BITS_PER_KEY: f64 = 10.0;
+/// Default `--size-ratio`.
+pub const DEFAULT_SIZE_RATIO: usize = 10;
+/// Default `--write-buffer-size` (4 MiB).
+pub const DEFAULT_WRITE_BUFFER_SIZE: usize = 4 << 20;
+/// Default `--target-file-size` (2 MiB).
+pub const DEFAULT_TARGET_FILE_SIZE: u64 = 2 << 20;
+/// Default `--block-cache-size` (8 MiB).
+pub const DEFAULT_BLOCK_CACHE_SIZE: u64 = 8 << 20;
+/// Default `--seed`.
+pub const DEFAULT_SEED: u64 = 301;
+/// Default `--zipf-s`, the exponent of zipfian key popularity (YCSB's 0.99).
+pub const DEFAULT_ZIPF_S: f64 = 0.99;
+/// Default `--max-levels` (L0 plus six), sievedb's default.
+pub const DEFAULT_MAX_LEVELS: usize = 7;
+/// Default `--breakdown-every`.
+pub const DEFAULT_BREAKDOWN_EVERY: u32 = 8;
+/// Default `--level1-size` (bytes), the engines' usual 10 MiB.
+pub const DEFAULT_LEVEL1_SIZE: u64 = 10 << 20;
+/// Default `--sample-interval-ms`.
+pub const DEFAULT_SAMPLE_INTERVAL_MS: u64 = 100;
+/// Data block size of every engine.
+pub const BLOCK_SIZE: usize = 4096;
+/// Table files every engine keeps open.
+pub const MAX_OPEN_FILES: usize = 1000;
+
+/// Which engine(s) to benchmark.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineChoice {
+    /// sievedb only.
+    Sievedb,
+    /// LevelDB only (needs feature `leveldb`).
+    Leveldb,
+    /// RocksDB only (needs feature `rocksdb`).
+    Rocksdb,
+    /// fjall only (needs feature `fjall`).
+    Fjall,
+    /// Every engine built into this binary (sievedb first), interleaved per repeat.
+    All,
+}
+
+/// Compaction style of sievedb.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompactionStyleArg {
+    /// One sorted run per level.
+    Leveling,
+    /// Up to size-ratio runs per level.
+    Tiering,
+}
+
+impl From<CompactionStyleArg> for sievedb::CompactionStyle {
+    fn from(c: CompactionStyleArg) -> Self {
+        match c {
+            CompactionStyleArg::Leveling => sievedb::CompactionStyle::Leveling,
+            CompactionStyleArg::Tiering => sievedb::CompactionStyle::Tiering,
+        }
+    }
+}
+
+/// Flags of the benchmark (db_bench names).
+#[derive(clap::Args, Clone, Debug, PartialEq)]
+pub struct BenchArgs {
+    /// Directory for the databases: each engine uses `DIR/<engine>` (default: a fresh
+    /// temporary directory per engine, deleted afterwards)
+    #[arg(long, value_name = "DIR")]
+    pub db: Option<PathBuf>,
+    /// Comma-separated benchmarks, run in order (listed with a description
+    /// under "Benchmarks" below)
+    #[arg(long, value_name = "LIST", default_value = DEFAULT_BENCHMARKS)]
+    pub benchmarks: String,
+    /// Engine(s) to benchmark; leveldb, rocksdb and fjall need a build with the
+    /// cargo feature of that name; all = every engine built into this binary
+    #[arg(long, value_enum, default_value_t = EngineChoice::Sievedb)]
+    pub engine: EngineChoice,
+    /// Entries written by each fill benchmark
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_NUM)]
+    pub num: u64,
+    /// Lookups of each read benchmark (all threads together)
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_READS)]
+    pub reads: u64,
+    /// Key size in bytes (zero-padded decimal index plus a marker byte)
+    #[arg(long, value_name = "B", default_value_t = DEFAULT_KEY_SIZE)]
+    pub key_size: usize,
+    /// Value size in bytes (pseudo-random, incompressible)
+    #[arg(long, value_name = "B", default_value_t = DEFAULT_VALUE_SIZE)]
+    pub value_size: usize,
+    /// Size ratio between levels (LevelDB's is fixed at 10)
+    #[arg(long, value_name = "T", default_value_t = DEFAULT_SIZE_RATIO)]
+    pub size_ratio: usize,
+    /// Capacity of level 1 in bytes (level i holds level1-size · T^(i-1)); small
+    /// values build deep trees from little data (LevelDB's is fixed)
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_LEVEL1_SIZE)]
+    pub level1_size: u64,
+    /// Levels including L0 (sievedb only); raise it to read bulk-loaded trees
+    /// deeper than 6 levels
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_LEVELS)]
+    pub max_levels: usize,
+    /// Memtable size in bytes, the same for every engine
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_WRITE_BUFFER_SIZE)]
+    pub write_buffer_size: usize,
+    /// Table file size in bytes, the same for every engine
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_TARGET_FILE_SIZE)]
+    pub target_file_size: u64,
+    /// Block cache size in bytes, the same for every engine
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_BLOCK_CACHE_SIZE)]
+    pub block_cache_size: u64,
+    /// Compaction style (sievedb only; the baselines always level)
+    #[arg(long, value_enum, default_value_t = CompactionStyleArg::Leveling)]
+    pub compaction_style: CompactionStyleArg,
+    /// Do not empty the database: skip the fill benchmarks and read the existing
+    /// database in --db (fill it first with the same --num, --key-size, --value-size)
+    #[arg(long)]
+    pub use_existing_db: bool,
+    /// Threads for the read benchmarks (writes always use one thread)
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub threads: usize,
+    /// Seed of the random key orders
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_SEED)]
+    pub seed: u64,
+    /// Popularity of the keys the read benchmarks look up: uniform, zipfian
+    /// (rank r drawn with probability ∝ 1/r^s, ranks scattered over the key
+    /// space) or latest (YCSB-D: zipfian over recency, the last written keys
+    /// hottest)
+    #[arg(long, value_enum, default_value_t = KeyDistribution::Uniform)]
+    pub distribution: KeyDistribution,
+    /// Exponent s of --distribution zipfian and latest
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_ZIPF_S)]
+    pub zipf_s: f64,
+    /// Move the hot keys every N lookups (per reader thread): each phase adds
+    /// ⌊0.382·num⌋ to every key index drawn (mod num), so the popular keys of
+    /// the next phase live in other files; with --distribution zipfian or latest
+    #[arg(long, value_name = "N")]
+    pub hot_shift_every: Option<u64>,
+    /// Repeat the whole benchmark list N times (engines interleaved per repeat) and
+    /// report medians
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeats: usize,
+    /// Print one JSON object per line instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Print a progress line to stderr every SECS seconds while a benchmark
+    /// runs (ops done, ops/s in the interval and overall; db_bench's
+    /// --stats_interval_seconds). 0 = none: a progress bar when stderr is a
+    /// terminal, else no progress output
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    pub stats_interval: u64,
+    /// The filter flags, shared with `sievedb bulkload`.
+    #[command(flatten)]
+    pub filters: FilterArgs,
+    /// Time one lookup in N phase by phase and report breakdown_ns
+    /// {hash, filter, index, data, other} per lookup (sievedb)
+    #[arg(long)]
+    pub breakdown: bool,
+    /// With --breakdown, time one lookup in this many
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_BREAKDOWN_EVERY)]
+    pub breakdown_every: u32,
+    /// readwhilewriting: read for SECS seconds instead of --reads lookups
+    /// (0 = until --reads lookups are done)
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    pub duration: u64,
+    /// readwhilewriting: snapshot sievedb's statistics every MS milliseconds
+    /// for the peak filter memory (filter_memory_max_bytes,
+    /// filter_memory_max_over_budget_bytes); 0 = no sampling
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_SAMPLE_INTERVAL_MS)]
+    pub sample_interval_ms: u64,
+    /// Fraction of readmixed lookups that hit existing keys (0..=1)
+    #[arg(long, value_name = "A", default_value_t = 0.5)]
+    pub alpha: f64,
+    /// Read table files with O_DIRECT, bypassing the page cache (sievedb and
+    /// RocksDB; LevelDB and fjall ignore it and say so in their settings). Fails
+    /// at open when the file system of --db refuses O_DIRECT
+    #[arg(long)]
+    pub use_direct_reads: bool,
+    /// sievedb: read table files through a read-only memory map
+    /// (`Options::use_mmap_reads`; --use-direct-reads takes precedence). The
+    /// baselines keep their own file access (listed in their settings)
+    #[arg(long, value_name = "BOOL", default_value_t = sievedb::Options::default().use_mmap_reads,
+          action = clap::ArgAction::Set)]
+    pub mmap_reads: bool,
+    /// Block compression of every level (sievedb only; the baselines keep theirs
+    /// off): none, lz4, zstd (level 3) or zstd:LEVEL
+    #[arg(long, value_name = "C", default_value = "none", value_parser = parse_compression)]
+    pub compression: Compression,
+    /// Values compress to about this fraction of their size (db_bench's
+    /// --compression_ratio); 1 = incompressible random bytes
+    #[arg(long, value_name = "R", default_value_t = 1.0)]
+    pub compression_ratio: f64,
+    /// Emulated device latency (sievedb only): busy-wait N ns on every data block
+    /// read from a file, i.e. every block-cache miss (e.g. 70 for NVM, 10000 for a
+    /// PCIe SSD, 113000 for a SATA SSD); counted in the breakdown's data phase
+    #[arg(long, value_name = "NS", default_value_t = 0)]
+    pub io_delay_ns: u64,
+    /// Bytes of table metadata (indexes, properties, filter indexes) sievedb
+    /// keeps past its open files (`Options::table_meta_cache_capacity`; 0:
+    /// read again at every table-cache miss, as LevelDB does)
+    #[arg(long, value_name = "BYTES",
+          default_value_t = sievedb::Options::default().table_meta_cache_capacity)]
+    pub table_meta_cache_size: u64,
+}
+
+impl Default for BenchArgs {
+    fn default() -> Self {
+        BenchArgs {
+            db: None,
+            benchmarks: DEFAULT_BENCHMARKS.to_string(),
+            engine: EngineChoice::Sievedb,
+            num: DEFAULT_NUM,
+            reads: DEFAULT_READS,
+            key_size: DEFAULT_KEY_SIZE,
+            value_size: DEFAULT_VALUE_SIZE,
+            size_ratio: DEFAULT_SIZE_RATIO,
+            level1_size: DEFAULT_LEVEL1_SIZE,
+            max_levels: DEFAULT_MAX_LEVELS,
+            write_buffer_size: DEFAULT_WRITE_BUFFER_SIZE,
+            target_file_size: DEFAULT_TARGET_FILE_SIZE,
+            block_cache_size: DEFAULT_BLOCK_CACHE_SIZE,
+            compaction_style: CompactionStyleArg::Leveling,
+            use_existing_db: false,
+            threads: 1,
+            seed: DEFAULT_SEED,
+            distribution: KeyDistribution::Uniform,
+            zipf_s: DEFAULT_ZIPF_S,
+            hot_shift_every: None,
+            repeats: 1,
+            json: false,
+            stats_interval: 0,
+            filters: FilterArgs::default(),
+            breakdown: false,
+            breakdown_every: DEFAULT_BREAKDOWN_EVERY,
+            duration: 0,
+            sample_interval_ms: DEFAULT_SAMPLE_INTERVAL_MS,
+            alpha: 0.5,
+            use_direct_reads: false,
+            mmap_reads: sievedb::Options::default().use_mmap_reads,
+            io_delay_ns: 0,
+            table_meta_cache_size: sievedb::Options::default().table_meta_cache_capacity,
+            compression: Compression::None,
+            compression_ratio: 1.0,
+        }
+    }
+}
+
+/// Parses `--compression` with sievedb's names (`none`, `lz4`, `zstd`, `zstd:LEVEL`).
+fn parse_compression(s: &str) -> Result<Compression, String> {
+    s.parse().map_err(|e: sievedb::Error| e.to_string())
+}
+
+impl BenchArgs {
+    /// The engines selected by `--engine`, or an error if one is not built in.
+    pub fn engines(&self) -> Result<Vec<EngineKind>, String> {
+        let kind = match self.engine {
+            EngineChoice::Sievedb => EngineKind::Sievedb,
+            EngineChoice::Leveldb => EngineKind::Leveldb,
+            EngineChoice::Rocksdb => EngineKind::Rocksdb,
+            EngineChoice::Fjall => EngineKind::Fjall,
+            EngineChoice::All => return Ok(EngineKind::built()),
+        };
+        if !kind.available() {
+            return Err(kind.not_built());
+        }
+        Ok(vec![kind])
+    }
+
+    /// The engine settings these flags ask for.
+    pub fn engine_config(&self) -> EngineConfig {
+        EngineConfig {
+            write_buffer_size: self.write_buffer_size,
+            bits_per_key: self.filters.bits_per_key,
+            block_cache_size: self.block_cache_size,
+            target_file_size: self.target_file_size,
+            size_ratio: self.size_ratio,
+            level1_size: self.level1_size,
+            max_levels: self.max_levels,
+            compaction_style: self.compaction_style.into(),
+            block_size: BLOCK_SIZE,
+            max_open_files: MAX_OPEN_FILES,
+            filters: self.filters.clone(),
+            lookup_breakdown_every: if self.breakdown {
+                self.breakdown_every
+            } else {
+                0
+            },
+            use_direct_reads: self.use_direct_reads,
+            use_mmap_reads: self.mmap_reads,
+            io_delay_ns: self.io_delay_ns,
+            table_meta_cache_size: self.table_meta_cache_size,
+            compression: self.compression,
+        }
+    }
+
+    /// The sievedb filter settings these flags ask for.
+    pub fn filter_options(&self) -> FilterOptions {
+        self.filters.filter_options()
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        if self.num == 0 {
+            return Err("--num must be at least 1".into());
+        }
+        if self.threads == 0 {
+            return Err("--threads must be at least 1".into());
+        }
+        if self.repeats == 0 {
+            return Err("--repeats must be at least 1".into());
+        }
+        if !(self.compression_ratio > 0.0 && self.compression_ratio <= 1.0) {
+            return Err("--compression-ratio must be in (0, 1]".into());
+        }
+        if self.use_existing_db && self.db.is_none() {
+            return Err("--use-existing-db needs --db DIR".into());
+        }
+        if !(0.0..=1.0).contains(&self.alpha) {
+            return Err("--alpha must be between 0 and 1".into());
+        }
+        if !(self.zipf_s.is_finite() && self.zipf_s > 0.0) {
+            return Err("--zipf-s must be above 0".into());
+        }
+        if self.hot_shift_every == Some(0) {
+            return Err("--hot-shift-every must be at least 1".into());
+        }
+        if self.breakdown && self.breakdown_every == 0 {
+            return Err("--breakdown-every must be at least 1".into());
+        }
+        self.filters.validate()
+    }
+}
+
+/// `clap` command `cmd` (the `bench` subcommand) with the list of
+/// benchmarks and their descriptions after its flags in `--help`: the list
+/// is [`Benchmark::help_list`], built from the table `--benchmarks` is
+/// parsed with, so it cannot drift from what runs.
+pub fn with_benchmark_list(cmd: clap::Command) -> clap::Command {
+    cmd.after_help(Benchmark::help_list())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run_with_output;
+    use clap::Parser;
+    use sievedb::{FilterLayout, HashFn, HashSharing, IndexScheme};
+    use std::path::Path;
+
+    #[derive(Parser, Debug)]
+    struct Cli {
+        #[command(flatten)]
+        args: BenchArgs,
+    }
+
+    #[test]
+    fn clap_defaults_match_default_impl() {
+        let parsed = Cli::try_parse_from(["bench"]).unwrap().args;
+        assert_eq!(parsed, BenchArgs::default());
+        let d = BenchArgs::default();
+        assert_eq!(d.num, 200_000);
+        assert_eq!(d.reads, 100_000);
+        assert_eq!(d.key_size, 16);
+        assert_eq!(d.value_size, 100);
+        assert_eq!(d.filters.bits_per_key, 10.0);
+        assert_eq!(d.write_buffer_size, 4 << 20);
+        assert_eq!(d.seed, 301);
+        assert_eq!(d.repeats, 1);
+        assert_eq!(d.engine, EngineChoice::Sievedb);
+        assert!(!d.use_direct_reads);
+        assert_eq!(d.mmap_reads, sievedb::Options::default().use_mmap_reads);
+        assert_eq!(d.io_delay_ns, 0);
+        assert_eq!(
+            Benchmark::parse_list(&d.benchmarks).unwrap(),
+            Benchmark::ALL[..6]
+                .iter()
+                .copied()
+                .filter(|b| *b != Benchmark::ReadMixed)
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(d.filter_options(), sievedb::FilterOptions::default());
+    }
+
+    #[test]
+    fn parses_db_bench_flags() {
+        let a = Cli::try_parse_from([
+            "bench",
+            "--db",
+            "/tmp/x",
+            "--benchmarks",
+            "fillrandom,readrandom",
+            "--num",
+            "10",
+            "--reads",
+            "5",
+            "--key-size",
+            "24",
+            "--value-size",
+            "8",
+            "--bits-per-key",
+            "5.5",
+            "--size-ratio",
+            "4",
+            "--write-buffer-size",
+            "65536",
+            "--target-file-size",
+            "65536",
+            "--block-cache-size",
+            "0",
+            "--compaction-style",
+            "tiering",
+            "--use-existing-db",
+            "--threads",
+            "2",
+            "--seed",
+            "7",
+            "--json",
+            "--engine",
+            "all",
+            "--repeats",
+            "3",
+            "--use-direct-reads",
+            "--io-delay-ns",
+            "10000",
+        ])
+        .unwrap()
+        .args;
+        assert!(a.use_direct_reads);
+        assert_eq!(a.io_delay_ns, 10_000);
+        for (flag, on) in [("false", false), ("true", true)] {
+            let m = Cli::try_parse_from(["bench", "--mmap-reads", flag])
+                .unwrap()
+                .args;
+            assert_eq!((m.mmap_reads, m.engine_config().use_mmap_reads), (on, on));
+        }
+        assert!(Cli::try_parse_from(["bench", "--mmap-reads", "maybe"]).is_err());
+        assert_eq!(
+            (a.compression, a.compression_ratio),
+            (Compression::None, 1.0)
+        );
+        let c = Cli::try_parse_from([
+            "bench",
+            "--compression",
+            "zstd:5",
+            "--compression-ratio",
+            "0.5",
+        ])
+        .unwrap()
+        .args;
+        assert_eq!(
+            (c.compression, c.compression_ratio),
+            (Compression::Zstd(5), 0.5)
+        );
+        assert_eq!(c.engine_config().compression, Compression::Zstd(5));
+        assert!(c.validate().is_ok());
+        assert!(Cli::try_parse_from(["bench", "--compression", "snappy"]).is_err());
+        let bad = BenchArgs {
+            compression_ratio: 0.0,
+            ..BenchArgs::default()
+        };
+        assert!(bad.validate().is_err());
+        let d = BenchArgs::default();
+        assert_eq!((d.duration, d.sample_interval_ms), (0, 100));
+        let a2 = Cli::try_parse_from([
+            "bench",
+            "--benchmarks",
+            "readwhilewriting,ycsba,ycsbb",
+            "--duration",
+            "60",
+            "--sample-interval-ms",
+            "0",
+        ])
+        .unwrap()
+        .args;
+        assert_eq!((a2.duration, a2.sample_interval_ms), (60, 0));
+        assert_eq!(Benchmark::parse_list(&a2.benchmarks).unwrap().len(), 3);
+        let cfg = a.engine_config();
+        assert!(cfg.use_direct_reads);
+        assert_eq!(cfg.io_delay_ns, 10_000);
+        assert_eq!(a.db.as_deref(), Some(Path::new("/tmp/x")));
+        assert_eq!(a.compaction_style, CompactionStyleArg::Tiering);
+        assert_eq!(a.engine, EngineChoice::All);
+        assert!(a.use_existing_db && a.json);
+        assert_eq!((a.threads, a.seed, a.repeats), (2, 7, 3));
+        assert!(Cli::try_parse_from(["bench", "--engine", "nope"]).is_err());
+        for (name, choice) in [
+            ("rocksdb", EngineChoice::Rocksdb),
+            ("fjall", EngineChoice::Fjall),
+        ] {
+            let a = Cli::try_parse_from(["bench", "--engine", name])
+                .unwrap()
+                .args;
+            assert_eq!(a.engine, choice);
+        }
+    }
+
+    #[test]
+    fn rejects_bad_arguments() {
+        let bad = |f: fn(&mut BenchArgs)| {
+            let mut a = BenchArgs::default();
+            f(&mut a);
+            run_with_output(&a, &mut Vec::new())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(bad(|a| a.threads = 0).contains("--threads"));
+        assert!(bad(|a| a.use_existing_db = true).contains("--db"));
+        assert!(bad(|a| a.benchmarks = "nope".into()).contains("unknown benchmark"));
+        assert!(bad(|a| a.key_size = 3).contains("--key-size"));
+        assert!(bad(|a| a.alpha = 1.5).contains("--alpha"));
+        assert!(bad(|a| a.filters.filter_units = 0).contains("units"));
+        assert!(Cli::try_parse_from(["bench", "--hash", "blake3"]).is_err());
+        let a = Cli::try_parse_from([
+            "bench",
+            "--hash",
+            "xxh3",
+            "--index-scheme",
+            "enhanced-double",
+            "--filter",
+            "units",
+            "--filter-units",
+            "4",
+            "--hash-sharing",
+            "filter",
+            "--memtable-filter",
+            "--breakdown",
+            "--alpha",
+            "0.25",
+        ])
+        .unwrap()
+        .args;
+        let f = a.filter_options();
+        assert_eq!(
+            (
+                f.hash,
+                f.scheme,
+                f.layout,
+                f.units,
+                f.sharing,
+                f.memtable_filter
+            ),
+            (
+                HashFn::Xxh3,
+                IndexScheme::EnhancedDouble,
+                FilterLayout::Units,
+                4,
+                HashSharing::Filter,
+                true
+            )
+        );
+        assert_eq!(a.engine_config().lookup_breakdown_every, 8);
+        assert_eq!(a.alpha, 0.25);
+    }
+
+    #[test]
+    fn engines_not_built_in_are_clear_errors() {
+        for (choice, kind, package) in [
+            (EngineChoice::Leveldb, EngineKind::Leveldb, "libleveldb-dev"),
+            (EngineChoice::Rocksdb, EngineKind::Rocksdb, "librocksdb-dev"),
+            (EngineChoice::Fjall, EngineKind::Fjall, "no system package"),
+        ] {
+            let a = BenchArgs {
+                engine: choice,
+                ..BenchArgs::default()
+            };
+            if kind.available() {
+                assert_eq!(a.engines().unwrap(), vec![kind]);
+                continue;
+            }
+            let msg = run_with_output(&a, &mut Vec::new())
+                .unwrap_err()
+                .to_string();
+            let feature = format!("--features {}", kind.name());
+            assert!(msg.contains(&feature) && msg.contains(package), "{msg}");
+        }
+    }
+
+    #[test]
+    fn all_is_every_built_engine_sievedb_first() {
+        let a = BenchArgs {
+            engine: EngineChoice::All,
+            ..BenchArgs::default()
+        };
+        let kinds = a.engines().unwrap();
+        assert_eq!(kinds[0], EngineKind::Sievedb);
+        let expected: Vec<EngineKind> = EngineKind::ALL
+            .into_iter()
+            .filter(|k| match k {
+                EngineKind::Sievedb => true,
+                EngineKind::Leveldb => cfg!(feature = "leveldb"),
+                EngineKind::Rocksdb => cfg!(feature = "rocksdb"),
+                EngineKind::Fjall => cfg!(feature = "fjall"),
+            })
+            .collect();
+        assert_eq!(kinds, expected);
+    }
+}

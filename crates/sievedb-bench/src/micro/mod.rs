@@ -1,0 +1,4 @@
+//! Micro-benchmarks of the machine rather than of an engine: `sievedb devices`
+//! ([`devices`]).
+
+pub mod devices;

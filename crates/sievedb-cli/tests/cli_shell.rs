@@ -1,0 +1,222 @@
+//! End-to-end tests of `sievedb shell`: every command in one session, sync
+//! and reopen, errors, a locked database, help and quit.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn shell_session_covers_every_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let input = "\
+put a 1
+put  b\t\t2
+get a
+get zz
+
+   \t
+put %00key%FF val%20ue
+get %00key%FF
+get %00key%fF
+put \"\" \"\"
+get \"\"
+put e \"\"
+get e
+del a
+get a
+del never-there
+batch put x 10 put y 20 del b put z %25
+get x
+get y
+get b
+get z
+scan - -
+scan b z
+scan %00 b
+scan z a
+flush
+compact
+get x
+scan y -
+stats
+frobnicate a b
+put onlykey
+get
+get a b
+put %G1 v
+put k %4
+get a\"b
+batch
+batch put x
+batch put x 1 get x
+scan a
+flush now
+put OK (nil)
+get OK
+scan OK OL
+put ERR END
+scan ERR ERS
+GET x
+";
+    let out = shell(&dir, &[], input);
+    let mut it = out.iter().map(String::as_str);
+    let mut expect = |want: &str| {
+        let got = it.next();
+        assert_eq!(got, Some(want), "full output: {out:#?}");
+    };
+    expect("OK"); // put a 1
+    expect("OK"); // put b 2
+    expect("1"); // get a
+    expect("(nil)"); // get zz
+    expect("OK"); // put binary
+    expect("val%20ue"); // get with other hex case
+    expect("val%20ue");
+    expect("OK"); // put "" ""
+    expect("\"\"");
+    expect("OK"); // put e ""
+    expect("\"\"");
+    expect("OK"); // del a
+    expect("(nil)");
+    expect("OK"); // del never-there
+    expect("OK"); // batch
+    expect("10");
+    expect("20");
+    expect("(nil)");
+    expect("%25");
+    // scan - -
+    expect("\"\" \"\"");
+    expect("%00key%FF val%20ue");
+    expect("e \"\"");
+    expect("x 10");
+    expect("y 20");
+    expect("z %25");
+    expect("END");
+    // scan b z
+    expect("e \"\"");
+    expect("x 10");
+    expect("y 20");
+    expect("END");
+    // scan %00 b
+    expect("%00key%FF val%20ue");
+    expect("END");
+    // scan z a (empty range)
+    expect("END");
+    expect("OK"); // flush
+    expect("OK"); // compact
+    expect("10"); // get x after compaction
+    expect("y 20");
+    expect("z %25");
+    expect("END");
+    let stats = it.next().expect("stats line");
+    let v: serde_json::Value = serde_json::from_str(stats).expect("stats JSON");
+    assert!(v["levels"].is_array());
+    for _ in 0..12 {
+        let line = it.next().expect("an ERR line");
+        assert!(
+            line.starts_with("ERR "),
+            "expected ERR, got {line:?}; full output {out:#?}"
+        );
+    }
+    let mut expect = |want: &str| {
+        let got = it.next();
+        assert_eq!(got, Some(want), "full output: {out:#?}");
+    };
+    // Values that spell an answer word are escaped so answers stay unambiguous.
+    expect("OK"); // put OK (nil)
+    expect("%28nil)"); // get OK
+    expect("%4FK %28nil)"); // scan OK OL
+    expect("END");
+    expect("OK"); // put ERR END
+    expect("%45RR %45ND"); // scan ERR ERS
+    expect("END");
+    expect("10"); // command names are case-insensitive
+    assert_eq!(it.next(), None, "full output: {out:#?}");
+
+    // Everything survived the shell's exit.
+    let db = db_arg(&dir);
+    assert_eq!(
+        ok(&sievedb(&["get", "--db", &db, "%00key%FF"])),
+        "val%20ue\n"
+    );
+    assert_eq!(ok(&sievedb(&["get", "--db", &db, "z"])), "%25\n");
+}
+
+#[test]
+fn shell_with_sync_and_reopen() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let out = shell(
+        &dir,
+        &["--sync"],
+        "put k v1\nbatch put k v2 put l w\nget k\n",
+    );
+    assert_eq!(out, ["OK", "OK", "v2"]);
+    let out = shell(&dir, &[], "get k\nget l\nscan - -\n");
+    assert_eq!(out, ["v2", "w", "k v2", "l w", "END"]);
+}
+
+#[test]
+fn shell_reports_engine_errors_and_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    // Keys are limited to 64 KiB: the engine refuses, the shell answers ERR and continues.
+    let big = "k".repeat(70 * 1024);
+    let out = shell(
+        &dir,
+        &[],
+        &format!("put {big} v\nbatch put a 1 put {big} v\nget a\nput a 2\nget a\n"),
+    );
+    assert_eq!(out.len(), 5, "{out:?}");
+    assert!(out[0].starts_with("ERR "), "{}", out[0]);
+    assert!(out[1].starts_with("ERR "), "{}", out[1]);
+    assert_eq!(
+        out[2], "(nil)",
+        "a rejected batch must not be partially applied"
+    );
+    assert_eq!(&out[3..], ["OK", "2"]);
+}
+
+#[test]
+fn shell_on_a_locked_database_fails_cleanly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let db = sievedb::Db::open(&dir, sievedb::Options::default()).expect("open");
+    let o = sievedb(&["put", "--db", &db_arg(&dir), "k", "v"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).starts_with("error: "), "{}", stderr(&o));
+    drop(db);
+    ok(&sievedb(&["put", "--db", &db_arg(&dir), "k", "v"]));
+}
+
+#[test]
+fn shell_help_and_quit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let out = shell(&dir, &[], "help\n");
+    assert_eq!(out.last().map(String::as_str), Some("END"));
+    for syntax in [
+        "put KEY VALUE",
+        "get KEY",
+        "del KEY",
+        "scan FROM TO",
+        "stats",
+        "quit",
+    ] {
+        assert!(
+            out.iter().any(|l| l.starts_with(syntax)),
+            "{syntax}: {out:?}"
+        );
+    }
+    // quit and exit end the session: later commands are not run.
+    for word in ["quit", "exit", "QUIT"] {
+        let out = shell(&dir, &[], &format!("put a 1\n{word}\nput b 2\n"));
+        assert_eq!(out, ["OK", "BYE"], "{word}");
+    }
+    assert_eq!(shell(&dir, &[], "get b\nget a\n"), ["(nil)", "1"]);
+    let out = shell(&dir, &[], "frobnicate\n");
+    assert!(
+        out[0].starts_with("ERR ") && out[0].contains("help"),
+        "{out:?}"
+    );
+}
