@@ -16,7 +16,15 @@ impl DbInner {
             self.tree.mem.read().imm.last().map(|m| m.wal_number())
         };
         let Some(target) = target else { return Ok(()) };
-        self.wait_background(|_| !self.tree.mem.read().imm.iter().any(|m| m.wal_number() <= target))
+        let frozen = || {
+            self.tree
+                .mem
+                .read()
+                .imm
+                .iter()
+                .any(|m| m.wal_number() <= target)
+        };
+        self.wait_background(|_| !frozen())
     }
 
     pub(super) fn flush_loop(&self) {
