@@ -280,7 +280,7 @@ pub struct Options {
     /// Combines the operands [`Db::merge`](crate::Db::merge) writes with the
     /// key's older value (see [`crate::merge`]). Default `None`: merges can
     /// be written, and reading a key that has operands is
-    /// [`Error::MergeFailed`](crate::Error::MergeFailed). Reopen a database
+    /// [`Error::MergeFailed`]. Reopen a database
     /// with the same operator (by meaning) it was written with.
     pub merge_operator: Option<std::sync::Arc<dyn crate::merge::MergeOperator>>,
     /// Called by compactions on the newest version of each key no snapshot

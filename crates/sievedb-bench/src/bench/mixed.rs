@@ -15,7 +15,7 @@ pub(super) const YCSB_A_READS: f64 = 0.5;
 /// Share of lookups in YCSB workload B (the rest are updates).
 pub(super) const YCSB_B_READS: f64 = 0.95;
 
-/// The peak filter memory seen by a [`Sampler`].
+/// The peak filter memory seen by a `Sampler`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FilterMemoryPeak {
     /// Statistics snapshots taken.

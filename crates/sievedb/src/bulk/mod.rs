@@ -23,7 +23,7 @@
 //! level is one sorted run (run id 0) cut into files at
 //! [`Options::target_file_size`]. Every level must receive at least one
 //! entry: a stream shorter than needed (level 1 gets its first entry after
-//! at most `W` entries) is refused with [`Error::InvalidArgument`].
+//! at most `W` entries) is refused with [`Error::InvalidArgument`](crate::Error::InvalidArgument).
 //!
 //! # Sequence numbers
 //!
@@ -118,7 +118,7 @@ impl BulkLoad {
     /// `opts` (filters, block size, restart interval, per-level compression,
     /// target file size) and the given shape. The database built has no
     /// TTL: `opts.ttl` set makes the load fail with
-    /// [`Error::InvalidArgument`] (its values would carry no write-time
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) (its values would carry no write-time
     /// stamp).
     pub fn new(path: impl AsRef<Path>, opts: Options, shape: LevelShape) -> Self {
         BulkLoad {

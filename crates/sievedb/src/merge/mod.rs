@@ -9,7 +9,7 @@
 //! "Merge operands").
 //!
 //! Operands are always handed to the operator oldest first. An operator that
-//! answers `None` fails the read with [`Error::MergeFailed`](crate::Error::MergeFailed)
+//! answers `None` fails the read with [`Error::MergeFailed`]
 //! naming the key; compaction then keeps the operands as they are, so no
 //! operand is ever dropped.
 
@@ -34,7 +34,7 @@ pub trait MergeOperator: Send + Sync {
     /// The value of `key` given its base value (`None`: the key did not
     /// exist or was deleted) and its operands, oldest first; `None` if the
     /// operands cannot be applied (the read fails with
-    /// [`Error::MergeFailed`](crate::Error::MergeFailed)).
+    /// [`Error::MergeFailed`]).
     fn full_merge(
         &self,
         key: &[u8],

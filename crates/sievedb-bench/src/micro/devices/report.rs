@@ -72,7 +72,7 @@ pub struct HashCost {
     pub hashes_per_run: u64,
 }
 
-/// Everything [`measure`] found.
+/// Everything `measure` found.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DevicesReport {
     /// One entry per access mode, `memory` first.
