@@ -40,7 +40,7 @@
 //! lookup, retirement, and carrying out the allocator's changes. `plan`
 //! plans files before their filters are read; `access_log` samples lookups
 //! and feeds their accesses to the allocator; `hotness` carries hotness
-//! across compactions and reopens; [`worker`] is the thread replaying logs.
+//! across compactions and reopens; `worker` is the thread replaying logs.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
