@@ -1,6 +1,7 @@
 //! Iterators: the internal iterator trait ([`InternalIterator`]), the merge of
-//! several sorted sources ([`MergingIterator`], in `merging.rs`) and the
-//! user-facing [`DbIterator`] (in `db_iter.rs`).
+//! several sorted sources ([`MergingIterator`], in `merging.rs`), the cursor
+//! turning merged internal entries into user entries (`UserCursor`, in
+//! `user_cursor.rs`) and the user-facing [`DbIterator`] (in `db_iter.rs`).
 
 use std::cmp::Ordering;
 
@@ -9,6 +10,7 @@ use crate::key;
 
 mod db_iter;
 mod merging;
+mod user_cursor;
 mod vec;
 
 pub use db_iter::DbIterator;

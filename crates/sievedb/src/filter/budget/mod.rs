@@ -34,49 +34,38 @@
 //! it under the lock as it forgets the file ([`FilterBudget::retire`]): every
 //! change to the resident bytes happens under the lock, so the allocator never
 //! gives out bytes still resident.
+//!
+//! # Files
+//! This file holds [`FilterBudget`] itself: registration at a file's first
+//! lookup, retirement, and carrying out the allocator's changes. `plan`
+//! plans files before their filters are read; `access_log` samples lookups
+//! and feeds their accesses to the allocator; `hotness` carries hotness
+//! across compactions and reopens; `worker` is the thread replaying logs.
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use parking_lot::Mutex;
 
-use super::elastic::{hotness, AllocConfig, Allocator, FileDesc, FilterPolicy};
+// `elastic` itself too: `hotness` reaches `super::elastic::inherit` through it.
+use super::elastic::{self, AllocConfig, Allocator, FilterPolicy};
 use super::resident::ResidentFilter;
-use super::{Filter, FilterBuilder, FilterIndex, FilterMemory, FilterOptions};
+use super::{Filter, FilterIndex, FilterMemory, FilterOptions};
 use crate::error::Result;
-use crate::io::FileSystem;
 use crate::stats::{bump, Counters};
+use access_log::TICK;
+use plan::{describe, shape_options};
+
+pub use access_log::{ACCESS_SAMPLE, LOG_BATCH, LOG_LIMIT};
+pub use hotness::HOTNESS_SAVE_INTERVAL;
 
 /// Reads filter units from the files (the table cache implements it).
 pub trait UnitLoader: Send + Sync {
     /// `current`, a filter of file `number`, with units up to `to` resident.
     fn load_units(&self, number: u64, current: &Filter, to: u32) -> Result<Filter>;
 }
-
-/// One lookup in this many records its filter accesses (counted this many
-/// times): the multi-queue's bookkeeping is then a quarter of its cost per
-/// lookup, and the counts stay unbiased. Sparser samples cost the allocator
-/// its aim: with 16, elastic's device-read gain over uniform in
-/// `elastic-table1` fell from 1.14–1.17× (every lookup) to 1.02–1.06×; with 4
-/// it is 1.11–1.14×, at 3% of a page-cache `readrandom`.
-pub const ACCESS_SAMPLE: u32 = 4;
-/// Log entries a thread gathers before it hands them to the worker. Each
-/// hand-off may wake the worker (a futex wake in the lookup's thread): with
-/// 64 entries, a hand-off every ~50 lookups of a page-cache `readmissing`,
-/// the wakes made a budgeted lookup 0.37 µs against 0.31 with 1024 (0.27
-/// unlimited; BENCHMARKS.md). The allocator then hears of accesses ~800
-/// lookups late, well inside a file's lifetime.
-pub const LOG_BATCH: usize = 1024;
-/// Log entries past which a thread drops the oldest half of its log.
-pub const LOG_LIMIT: usize = 1 << 14;
-/// Least time between two saves of the hotness file while the database runs.
-pub const HOTNESS_SAVE_INTERVAL: Duration = Duration::from_secs(1);
-/// The log entry that ends one lookup (a clock tick).
-const TICK: u64 = u64::MAX;
 
 /// Where a file sits in the tree (what policies allocate by).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,13 +133,6 @@ struct State {
 
 /// Source of [`FilterBudget`] ids (the key of a thread's access log).
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-
-thread_local! {
-    /// This thread's access log of each budget it has read through.
-    static LOGS: RefCell<Vec<(u64, Vec<u64>)>> = const { RefCell::new(Vec::new()) };
-    /// Lookups this thread starts before the next one it samples.
-    static UNTIL_SAMPLE: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
-}
 
 /// The filter memory of one database.
 pub struct FilterBudget {
@@ -339,101 +321,6 @@ impl FilterBudget {
         Ok(rf)
     }
 
-    /// Plans every file whose filter was not read yet again, in one batch,
-    /// with the shape of `unread_shape`, keeping their counts; files the
-    /// allocator knows that `st.files` does not are forgotten.
-    fn replan_unread(&self, st: &mut State) {
-        let mut shapes = Provisional::new(&st.unread_shape);
-        let unread: Vec<FileShape> = st
-            .files
-            .values()
-            .filter(|t| t.filter.is_none())
-            .map(|t| t.shape)
-            .collect();
-        let mut batch = Vec::with_capacity(unread.len());
-        for shape in unread {
-            let hotness = st.alloc.hotness(shape.number).unwrap_or(0.0);
-            st.alloc.remove_file(shape.number);
-            batch.push((shapes.desc(shape), hotness));
-        }
-        st.alloc.add_files(batch);
-    }
-
-    /// Learns the files of a version being installed (at open every file of
-    /// the tree; after a flush or a compaction its outputs) in one batch and
-    /// plans their units once, without reading them: a file is planned with
-    /// the shape of the configured filter ([`BudgetConfig::filter`]), and the
-    /// units the plan gives it are reserved in the budget, until its first
-    /// lookup reads its filter index and [`register`](Self::register) loads
-    /// them. Files known already learn their new place (see
-    /// [`relocate`](Self::relocate)). Nothing happens without a budget (a
-    /// filter is then read whole at its file's first lookup).
-    pub fn add_files(&self, shapes: &[FileShape]) {
-        if !self.limited() || shapes.is_empty() {
-            return;
-        }
-        let mut st = self.state.lock();
-        self.drain_forgotten(&mut st);
-        let mut planned = Provisional::new(&st.unread_shape);
-        let mut batch = Vec::new();
-        for &shape in shapes {
-            if st.files.contains_key(&shape.number) {
-                self.relocate_locked(&mut st, shape);
-                continue;
-            }
-            st.files.insert(
-                shape.number,
-                Tracked {
-                    filter: None,
-                    shape,
-                },
-            );
-            let hotness = st.pending.remove(&shape.number).unwrap_or(0.0);
-            batch.push((planned.desc(shape), hotness));
-        }
-        st.alloc.add_files(batch);
-        self.apply(&mut st);
-    }
-
-    /// Whether no file's filter shape is known yet: the next
-    /// [`add_files`](Self::add_files) would plan with the configured
-    /// options' shape, which a tree written with other options does not
-    /// have (then read one file's filter index first and
-    /// [`learn_shape`](Self::learn_shape)).
-    pub fn needs_shape(&self) -> bool {
-        self.limited() && !self.state.lock().shape_learnt
-    }
-
-    /// Plans the files whose filter was not read yet with the shape of
-    /// `index` (a filter of the tree, read before its files are planned).
-    pub fn learn_shape(&self, index: &FilterIndex) {
-        let f = index.empty();
-        let mut st = self.state.lock();
-        // The configured options, when they build filters of this layout
-        // and units, give the files' exact unit size; options derived from
-        // one filter (its bits per key, rounded up to whole words) are a
-        // little off for files of other sizes.
-        let o = &self.config.filter;
-        if !(o.bits_per_key > 0.0 && o.layout == f.layout() && o.effective_units() == f.units()) {
-            st.unread_shape = shape_options(f);
-        }
-        st.shape_learnt = true;
-    }
-
-    /// A file whose filter was planned in [`add_files`](Self::add_files)
-    /// turned out to have none: its reservation is released.
-    pub fn forget_unfiltered(&self, number: u64) {
-        if !self.limited() {
-            return;
-        }
-        let mut st = self.state.lock();
-        if st.files.get(&number).is_some_and(|t| t.filter.is_none()) {
-            st.files.remove(&number);
-            st.alloc.remove_file(number);
-            self.apply(&mut st);
-        }
-    }
-
     /// Sizes a bits-per-key budget for a tree of `entries` live entries (the
     /// version being installed, before its new files register, so that they
     /// are placed under the budget the tree will have).
@@ -445,120 +332,6 @@ impl FilterBudget {
         st.entries = entries;
         self.rebudget(&mut st);
         self.apply(&mut st);
-    }
-
-    /// Records that the file of `shape` now sits at its level and run (a
-    /// file moved down by a compaction keeps its units and hotness).
-    fn relocate_locked(&self, st: &mut State, shape: FileShape) {
-        let Some(t) = st.files.get_mut(&shape.number) else {
-            return;
-        };
-        if t.shape == shape {
-            return;
-        }
-        t.shape = shape;
-        let (desc, resident) = match (&t.filter, t.live()) {
-            (_, Some(rf)) => (describe(shape, rf.index()), Some(rf.resident())),
-            (None, None) => (Provisional::new(&st.unread_shape).desc(shape), None),
-            (Some(_), None) => return, // leaving
-        };
-        let hotness = st.alloc.hotness(shape.number).unwrap_or(0.0);
-        st.alloc.remove_file(shape.number);
-        st.alloc.add_file(desc, hotness);
-        if let Some(units) = resident {
-            st.alloc.applied(shape.number, units);
-        }
-    }
-
-    /// Gives compaction outputs the hotness of their inputs, in proportion
-    /// to the entries they take (see [`super::elastic::inherit`]); they pick
-    /// it up when they are registered.
-    pub fn inherit(
-        &self,
-        inputs: &[(FileShape, &[u8], &[u8])],
-        outputs: &[(FileShape, &[u8], &[u8])],
-    ) {
-        if !self.limited() || inputs.is_empty() || outputs.is_empty() {
-            return;
-        }
-        let mut st = self.state.lock();
-        let ins: Vec<_> = inputs
-            .iter()
-            .map(|&(s, lo, hi)| super::elastic::InheritInput {
-                hotness: st.alloc.hotness(s.number).unwrap_or(0.0),
-                entries: s.entries,
-                smallest: lo,
-                largest: hi,
-            })
-            .collect();
-        let outs: Vec<_> = outputs
-            .iter()
-            .map(|&(s, lo, hi)| super::elastic::InheritOutput {
-                entries: s.entries,
-                smallest: lo,
-                largest: hi,
-            })
-            .collect();
-        for ((s, _, _), h) in outputs.iter().zip(super::elastic::inherit(&ins, &outs)) {
-            st.pending.insert(s.number, h);
-        }
-    }
-
-    /// Reads the hotness file of `dir` (see [`hotness`]) so that files
-    /// registered later start with the access counts they had, and the
-    /// clock where it was. Without a budget, or when the file is missing or
-    /// damaged, nothing happens (the database starts cold). Call before the
-    /// files are registered.
-    pub fn load_hotness(&self, fs: &dyn FileSystem, dir: &Path) -> Result<()> {
-        if !self.limited() {
-            return Ok(());
-        }
-        if let Some(snap) = hotness::load(fs, dir)? {
-            let mut st = self.state.lock();
-            st.alloc.set_clock(snap.clock);
-            st.pending.extend(snap.files);
-        }
-        Ok(())
-    }
-
-    /// After the files of a reopened database registered: lets the policy
-    /// place units by the restored access counts at once (see
-    /// [`Allocator::warm_start`]).
-    pub fn warm_start(&self) {
-        if !self.limited() {
-            return;
-        }
-        let mut st = self.state.lock();
-        st.alloc.warm_start();
-        self.apply(&mut st);
-    }
-
-    /// Writes every registered file's hotness and the clock to the hotness
-    /// file of `dir` (atomically replaced). Nothing without a budget. A save
-    /// that is not `durable` (made while the database runs, after a flush or
-    /// compaction) skips the fsyncs and is skipped itself when the last save
-    /// was less than [`HOTNESS_SAVE_INTERVAL`] ago.
-    pub fn save_hotness(&self, fs: &dyn FileSystem, dir: &Path, durable: bool) -> Result<()> {
-        if !self.limited() || !self.config.policy.uses_counts() {
-            return Ok(());
-        }
-        {
-            let mut last = self.last_save.lock();
-            let now = Instant::now();
-            if !durable && last.is_some_and(|t| now.duration_since(t) < HOTNESS_SAVE_INTERVAL) {
-                return Ok(());
-            }
-            *last = Some(now);
-        }
-        let snap = {
-            let mut st = self.state.lock();
-            self.drain_forgotten(&mut st);
-            hotness::HotnessSnapshot {
-                clock: st.alloc.clock(),
-                files: st.alloc.hotness_snapshot(),
-            }
-        };
-        hotness::save(fs, dir, &snap, durable)
     }
 
     /// A file's metadata was dropped (the file left every version) before its
@@ -604,112 +377,6 @@ impl FilterBudget {
         if let Some(mut st) = self.state.try_lock() {
             self.drain_forgotten(&mut st);
         }
-    }
-
-    /// Whether the lookup this thread starts records its filter accesses:
-    /// under a budget, one in [`ACCESS_SAMPLE`].
-    #[inline]
-    pub fn sample_lookup(&self) -> bool {
-        if !self.limited() {
-            return false;
-        }
-        UNTIL_SAMPLE.with(|c| match c.get() {
-            0 => {
-                c.set(ACCESS_SAMPLE - 1);
-                true
-            }
-            n => {
-                c.set(n - 1);
-                false
-            }
-        })
-    }
-
-    /// Notes that the sampled lookup in progress on this thread probed the
-    /// filter of file `number`.
-    #[inline]
-    pub fn record(&self, number: u64) {
-        self.with_log(|log| log.push(number));
-    }
-
-    /// Ends the sampled lookup in progress on this thread ([`ACCESS_SAMPLE`]
-    /// ticks of the allocator's clock); a full log goes to the worker (or,
-    /// without one, is replayed here if the allocator's lock is free).
-    #[inline]
-    pub fn end_lookup(&self) {
-        let full = self.with_log(|log| {
-            log.push(TICK);
-            log.len() >= LOG_BATCH
-        });
-        if full {
-            match self.worker.get() {
-                Some(w) => {
-                    w.send(
-                        self.with_log(|log| std::mem::replace(log, Vec::with_capacity(LOG_BATCH))),
-                    );
-                }
-                None => self.replay(),
-            }
-        }
-    }
-
-    /// The worker's turn: replays `events` (a lookup thread's log) and
-    /// carries out the changes.
-    fn replay_log(&self, events: &[u64]) {
-        let mut st = self.state.lock();
-        self.drain_forgotten(&mut st);
-        Self::feed(&mut st, events);
-        self.apply(&mut st);
-    }
-
-    /// Replays this thread's log if the allocator's lock is free.
-    fn replay(&self) {
-        let Some(mut st) = self.state.try_lock() else {
-            self.with_log(|log| {
-                if log.len() > LOG_LIMIT {
-                    log.drain(..log.len() / 2);
-                }
-            });
-            return;
-        };
-        let events = self.with_log(std::mem::take);
-        self.drain_forgotten(&mut st);
-        Self::feed(&mut st, &events);
-        self.apply(&mut st);
-        // Give the buffer back, so the log does not reallocate.
-        let mut events = events;
-        events.clear();
-        self.with_log(|log| {
-            if log.is_empty() {
-                *log = events;
-            }
-        });
-    }
-
-    /// Replays logged events into the allocator: each sampled lookup and
-    /// access stands for [`ACCESS_SAMPLE`] of them.
-    fn feed(st: &mut State, events: &[u64]) {
-        for e in events {
-            if *e == TICK {
-                st.alloc.tick(u64::from(ACCESS_SAMPLE));
-            } else if st.files.contains_key(e) {
-                st.alloc.record_accesses(*e, f64::from(ACCESS_SAMPLE));
-            }
-        }
-    }
-
-    fn with_log<R>(&self, f: impl FnOnce(&mut Vec<u64>) -> R) -> R {
-        LOGS.with(|logs| {
-            let mut logs = logs.borrow_mut();
-            let i = match logs.iter().position(|(id, _)| *id == self.id) {
-                Some(i) => i,
-                None => {
-                    logs.push((self.id, Vec::with_capacity(LOG_BATCH)));
-                    logs.len() - 1
-                }
-            };
-            f(&mut logs[i].1)
-        })
     }
 
     /// Removes forgotten files from the allocator, dropping their filters
@@ -781,76 +448,9 @@ impl FilterBudget {
     }
 }
 
-/// The allocator's view of files whose filter index was not read: the shape
-/// of the filter the options build for a file's entries.
-struct Provisional {
-    builder: FilterBuilder,
-    filters: bool,
-    /// The last description made: files of one size share their shape (a
-    /// bulk-loaded or compacted level is mostly files of one size).
-    last: Option<FileDesc>,
-}
-
-impl Provisional {
-    fn new(opts: &FilterOptions) -> Self {
-        Provisional {
-            builder: FilterBuilder::new(opts),
-            filters: opts.bits_per_key > 0.0,
-            last: None,
-        }
-    }
-
-    fn desc(&mut self, shape: FileShape) -> FileDesc {
-        let placed = |d: &FileDesc| FileDesc {
-            id: shape.number,
-            level: shape.level,
-            run: shape.run,
-            ..d.clone()
-        };
-        if let Some(d) = self.last.as_ref().filter(|d| d.entries == shape.entries) {
-            return placed(d);
-        }
-        let f = self.builder.shape_for(shape.entries);
-        let units = if self.filters { f.units() } else { 0 };
-        let d = FileDesc {
-            id: shape.number,
-            level: shape.level,
-            run: shape.run,
-            entries: shape.entries,
-            unit_bytes: f.unit_memory_bytes() as u64,
-            fpr: std::iter::once(1.0)
-                .chain((1..=units).map(|j| f.theoretical_fpr_units(j)))
-                .collect(),
-        };
-        self.last = Some(d.clone());
-        d
-    }
-}
-
-/// Options that build filters of `f`'s shape (layout, units, probes, bits
-/// per key) for other key counts.
-fn shape_options(f: &Filter) -> FilterOptions {
-    FilterOptions {
-        bits_per_key: f.bits_per_key(),
-        layout: f.layout(),
-        units: f.units(),
-        num_probes: Some(f.probes_per_unit()),
-        ..FilterOptions::default()
-    }
-}
-
-/// The allocator's view of a file.
-fn describe(shape: FileShape, index: &FilterIndex) -> FileDesc {
-    FileDesc {
-        id: shape.number,
-        level: shape.level,
-        run: shape.run,
-        entries: shape.entries,
-        unit_bytes: index.unit_bytes(),
-        fpr: (0..=index.units()).map(|n| index.fpr(n)).collect(),
-    }
-}
-
+mod access_log;
+mod hotness;
+mod plan;
 #[cfg(test)]
 mod tests;
 mod worker;
