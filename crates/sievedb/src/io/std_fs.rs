@@ -108,7 +108,7 @@ impl FileSystem for StdFs {
             buf: Vec::with_capacity(WRITE_BUFFER),
         }))
     }
-    /// Preallocates and maps the log ([`log_file`]); where the file system
+    /// Preallocates and maps the log (`io::log_file`); where the file system
     /// cannot preallocate, writes it as [`create`](FileSystem::create) does.
     fn create_log(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         let file = OpenOptions::new()

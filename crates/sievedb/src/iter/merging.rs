@@ -23,7 +23,7 @@ enum Direction {
 /// distinct sources since sequence numbers are unique.
 ///
 /// The valid children are kept in a binary heap of child indices (`heap`),
-/// ordered by [`MergingIterator::before`]: a min-heap of keys moving forward,
+/// ordered by `MergingIterator::before`: a min-heap of keys moving forward,
 /// a max-heap moving backward, the earlier child first on equal keys in both.
 /// A step moves the top child and sifts it down: `O(log n)` key comparisons
 /// instead of a scan of every child.

@@ -22,7 +22,7 @@
 //! is sampled: it appends the numbers of the files whose filters it probed,
 //! then a clock tick, to a per-thread log, each standing for
 //! [`ACCESS_SAMPLE`] accesses; a log of [`LOG_BATCH`] entries is handed to
-//! the budget's worker thread ([`worker`]), which replays it into the
+//! the budget's worker thread (`worker`), which replays it into the
 //! allocator and carries out the changes, loads included, so a lookup does
 //! no allocator work and no load for another file. When the worker's queue
 //! is full the log is dropped (the accesses are a sample). A file's first
