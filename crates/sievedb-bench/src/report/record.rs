@@ -296,14 +296,19 @@ pub fn median(xs: &mut [f64]) -> f64 {
     }
 }
 
-/// Median rows per benchmark (in `benches` order) and engine (in `engines` order).
+/// Median rows per benchmark (in `benches` order, each benchmark once) and
+/// engine (in `engines` order). A benchmark named more than once in
+/// `benches` gets one row, over the runs of every occurrence.
 pub fn medians(
     records: &[Record],
     engines: &[&'static str],
     benches: &[Benchmark],
 ) -> Vec<MedianRow> {
     let mut rows = Vec::new();
-    for &b in benches {
+    for (i, &b) in benches.iter().enumerate() {
+        if benches[..i].contains(&b) {
+            continue;
+        }
         let mut sievedb_micros = None;
         let mut bench_rows = Vec::new();
         for &e in engines {
@@ -361,6 +366,41 @@ mod tests {
         // micros/op is per thread, as db_bench.
         assert_eq!(Rates::new(100, 1.0, 2, 10).micros_per_op, 20_000.0);
         assert_eq!(Rates::new(0, 1.0, 1, 10).ops_per_sec, 0.0);
+    }
+
+    #[test]
+    fn a_benchmark_named_twice_has_one_median_row() {
+        let rec = |benchmark, repeat, seconds| Record {
+            engine: "sievedb",
+            benchmark,
+            repeat,
+            m: Measurement {
+                ops: 1000,
+                seconds,
+                found: None,
+                threads: 1,
+                extra: None,
+                note: None,
+            },
+            bytes_per_op: 10,
+            settings: Value::Null,
+            stats: None,
+            files_per_level: None,
+        };
+        let records = [
+            rec(Benchmark::ReadRandom, 1, 1.0),
+            rec(Benchmark::FillRandom, 1, 2.0),
+            rec(Benchmark::ReadRandom, 1, 3.0),
+        ];
+        let benches = [
+            Benchmark::ReadRandom,
+            Benchmark::FillRandom,
+            Benchmark::ReadRandom,
+        ];
+        let rows = medians(&records, &["sievedb"], &benches);
+        let names: Vec<_> = rows.iter().map(|r| r.benchmark).collect();
+        assert_eq!(names, [Benchmark::ReadRandom, Benchmark::FillRandom]);
+        assert_eq!((rows[0].repeats, rows[0].seconds), (2, 2.0));
     }
 
     #[test]
