@@ -121,7 +121,7 @@ impl DbInner {
             let mut wal = self.wal.lock();
             self.switch_memtable_inner(&mut wal, false)?;
         }
-        while !self.tree.mem.read().imm.is_empty() {
+        while !self.tree.frozen().is_empty() {
             self.flush_oldest()?;
         }
         Ok(())

@@ -13,18 +13,10 @@ impl DbInner {
             if !self.tree.mem.read().mem.is_empty() {
                 self.switch_memtable(&mut wal)?;
             }
-            self.tree.mem.read().imm.last().map(|m| m.wal_number())
+            self.tree.frozen().last().map(|m| m.wal_number())
         };
         let Some(target) = target else { return Ok(()) };
-        let frozen = || {
-            self.tree
-                .mem
-                .read()
-                .imm
-                .iter()
-                .any(|m| m.wal_number() <= target)
-        };
-        self.wait_background(|_| !frozen())
+        self.wait_background(|_| !self.tree.frozen().iter().any(|m| m.wal_number() <= target))
     }
 
     pub(super) fn flush_loop(&self) {
@@ -39,7 +31,7 @@ impl DbInner {
                         // Flushes wait for the error to clear; this thread
                         // also retries clearing it when it is recoverable.
                         bg = self.auto_resume(bg);
-                    } else if self.tree.mem.read().imm.is_empty() {
+                    } else if self.tree.frozen().is_empty() {
                         self.bg_cv.wait(&mut bg);
                     } else {
                         break;
@@ -58,7 +50,7 @@ impl DbInner {
     /// Writes the oldest frozen memtable to an L0 SST.
     pub(super) fn flush_oldest(&self) -> Result<()> {
         let _one_at_a_time = self.tree.flush_lock.lock();
-        let Some(imm) = self.tree.mem.read().imm.first().cloned() else {
+        let Some(imm) = self.tree.frozen().first().cloned() else {
             return Ok(());
         };
         let mut edit = VersionEdit::default();

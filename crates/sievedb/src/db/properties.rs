@@ -28,7 +28,7 @@ impl DbInner {
                 + self.counters.write_stop_micros.load(Ordering::Relaxed)),
             "filter-memory-bytes" => int(self.tables.filter_budget().usage().0),
             "num-snapshots" => int(self.snapshots.lock().values().sum::<usize>() as u64),
-            "num-immutable-mem-table" => int(self.tree.mem.read().imm.len() as u64),
+            "num-immutable-mem-table" => int(self.tree.frozen().len() as u64),
             "cur-size-all-mem-tables" => int(self.tree.memtable_bytes()),
             _ => {
                 let level: usize = name.strip_prefix("num-files-at-level")?.parse().ok()?;

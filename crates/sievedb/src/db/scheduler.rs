@@ -131,7 +131,7 @@ impl DbInner {
     pub(super) fn compact_range(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Result<()> {
         self.flush()?;
         let deepest = {
-            let v = self.tree.current.read();
+            let v = self.tree.version();
             (0..v.levels.len())
                 .rev()
                 .find(|&l| !v.levels[l].is_empty())

@@ -110,7 +110,7 @@ impl Tree {
     /// can matter to a read: a switched-in memtable is published before any
     /// write enters it, and a flushed memtable is retired in the same
     /// publish as the version holding its data.
-    pub(crate) fn publish_view(&self) {
+    fn publish_view(&self) {
         let _serial = self.view_lock.lock();
         let m = self.mem.read();
         let view = View {
@@ -129,6 +129,11 @@ impl Tree {
         let m = self.mem.read();
         (m.mem.approximate_size() + m.imm.iter().map(|x| x.approximate_size()).sum::<usize>())
             as u64
+    }
+
+    /// The frozen memtables waiting for flush, oldest first.
+    pub(crate) fn frozen(&self) -> Arc<Vec<Arc<Memtable>>> {
+        self.mem.read().imm.clone()
     }
 
     /// The current version.
