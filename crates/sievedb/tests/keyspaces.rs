@@ -416,6 +416,68 @@ fn keyspace_handles_are_send_sync_and_used_from_threads() {
     assert_eq!(db.iter().unwrap().count(), 8000);
 }
 
+/// Until `keyspace_with` gives a keyspace recovered at open its options,
+/// its flushes and compactions must not apply the database's merge
+/// operator (found by the model test; fails today: the compaction that the
+/// recovery flush's second L0 file starts at open joins the `U64Add`
+/// operand to the value with the database's `Append`, for good).
+#[test]
+#[ignore = "engine bug: a recovered keyspace is compacted under the database's merge operator"]
+fn a_recovered_keyspace_is_not_compacted_with_the_databases_merge_operator() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options::builder()
+        .merge_operator(Arc::new(sievedb::merge::Append::new(",")))
+        .level0_compaction_trigger(2)
+        .build();
+    let counters = || KeyspaceOptions::default().merge_operator(Arc::new(U64Add));
+    {
+        let db = Db::open(dir.path(), opts.clone()).unwrap();
+        let c = db.keyspace_with("counters", counters()).unwrap();
+        c.put("k", 5u64.to_le_bytes()).unwrap();
+        db.flush().unwrap(); // one L0 file
+        c.merge("k", 3u64.to_le_bytes()).unwrap(); // in the WAL only
+    }
+    let db = Db::open(dir.path(), opts).unwrap();
+    // The recovery flush wrote a second L0 file: a compaction starts at
+    // once. (Opening the keyspace right away instead of waiting loses the
+    // race about one time in 25.)
+    db.wait_for_compactions().unwrap();
+    let c = db.keyspace_with("counters", counters()).unwrap();
+    assert_eq!(c.get("k").unwrap(), Some(8u64.to_le_bytes().to_vec()));
+}
+
+/// The same with the database's compaction filter: it removes the entries
+/// of a keyspace whose own filter keeps them.
+#[test]
+#[ignore = "engine bug: a recovered keyspace is compacted under the database's compaction filter"]
+fn a_recovered_keyspace_is_not_compacted_with_the_databases_compaction_filter() {
+    use sievedb::{CompactionFilter, Decision};
+    struct Fixed(Decision);
+    impl CompactionFilter for Fixed {
+        fn filter(&self, _: usize, _: &[u8], _: &[u8]) -> Decision {
+            self.0.clone()
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options::builder()
+        .compaction_filter(Arc::new(Fixed(Decision::Remove)))
+        .level0_compaction_trigger(2)
+        .build();
+    let kept = || KeyspaceOptions::default().compaction_filter(Arc::new(Fixed(Decision::Keep)));
+    {
+        let db = Db::open(dir.path(), opts.clone()).unwrap();
+        let k = db.keyspace_with("kept", kept()).unwrap();
+        k.put("a", "1").unwrap();
+        db.flush().unwrap();
+        k.put("b", "2").unwrap();
+    }
+    let db = Db::open(dir.path(), opts).unwrap();
+    db.wait_for_compactions().unwrap();
+    let k = db.keyspace_with("kept", kept()).unwrap();
+    assert_eq!(k.get("a").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(k.get("b").unwrap().as_deref(), Some(&b"2"[..]));
+}
+
 fn sst_count(dir: &std::path::Path) -> usize {
     std::fs::read_dir(dir)
         .unwrap()

@@ -1,5 +1,8 @@
 //! Model-based test: random operation sequences run against the engine and
-//! against a `BTreeMap`, compared after every read.
+//! against a `BTreeMap`, compared after every read. Beside the default
+//! keyspace, named keyspaces (`model_parts/keyspaces.rs`) with their own
+//! models take writes, merges, batches across keyspaces, snapshot reads,
+//! drops and recreations, and in two configurations a TTL on a manual clock.
 //!
 //! Scale with `SIEVEDB_MODEL_OPS` (operations per seed, default 3000) and pin
 //! one seed with `SIEVEDB_SEED`. A failure names the configuration, the seed
@@ -25,6 +28,8 @@ use model_parts::gen::{
     gen_delete_range, gen_key, gen_operand, gen_prefix, gen_range, gen_value, model_merge,
     MERGE_SEP,
 };
+use model_parts::keyspaces::{Keyspaces, KsTotals};
+use model_parts::ks_ops::Step;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use sievedb::{
@@ -34,7 +39,8 @@ use sievedb::{
 
 /// Live snapshots kept at once.
 const MAX_SNAPSHOTS: usize = 4;
-/// Operations remembered for the failure report.
+/// Operations remembered for the failure report (`SIEVEDB_MODEL_TRACE`
+/// changes it).
 const TRACE_LEN: usize = 40;
 
 struct Config {
@@ -47,6 +53,10 @@ struct Config {
     /// Further changes to the filter options (layout, scheme, memtable filter).
     tune_filter: Option<fn(&mut FilterOptions)>,
     seeds: &'static [u64],
+    /// A TTL keyspace among the named ones; the database then has no merge
+    /// operator (a keyspace cannot unset it, and a TTL refuses one), so the
+    /// default keyspace gets no merges.
+    ttl_keyspace: bool,
 }
 
 /// Counters summed over every incarnation of the database.
@@ -56,6 +66,8 @@ struct Totals {
     flushes: u64,
     compactions: u64,
     deepest_level_with_files: usize,
+    /// Of the named keyspaces.
+    keyspaces: KsTotals,
 }
 
 fn note_levels(db: &Db, totals: &mut Totals) {
@@ -94,7 +106,9 @@ fn options(cfg: &Config) -> Options {
     if let Some(tune) = cfg.tune_filter {
         tune(&mut o.filter);
     }
-    o.merge_operator = Some(std::sync::Arc::new(sievedb::merge::Append::new(MERGE_SEP)));
+    if !cfg.ttl_keyspace {
+        o.merge_operator = Some(std::sync::Arc::new(sievedb::merge::Append::new(MERGE_SEP)));
+    }
     o
 }
 
@@ -107,13 +121,18 @@ fn run_ops(
     trace: &RefCell<VecDeque<String>>,
 ) {
     let mut rng = SmallRng::seed_from_u64(seed);
-    let opts = options(cfg);
+    let clock = common::ManualClock::new(1_000_000);
+    let mut opts = options(cfg);
+    opts.clock = clock.clone();
+    let mut ks = Keyspaces::new(clock, cfg.style, cfg.ttl_keyspace);
+    let merges = !cfg.ttl_keyspace;
     let mut db = Some(Db::open(dir, opts.clone()).expect("open fresh db"));
     let mut model = Model::new();
     let mut snapshots: Vec<(Snapshot, Model, usize)> = Vec::new();
+    let trace_len = env_usize("SIEVEDB_MODEL_TRACE", TRACE_LEN);
     let record = |s: String| {
         let mut t = trace.borrow_mut();
-        if t.len() == TRACE_LEN {
+        if t.len() >= trace_len {
             t.pop_front();
         }
         t.push_back(s);
@@ -122,7 +141,7 @@ fn run_ops(
     for i in 0..ops {
         let d = db.as_ref().expect("db open");
         let ctx = format!("[{} seed={seed} op={i}]", cfg.name);
-        let roll = rng.gen_range(0..1180);
+        let roll = rng.gen_range(0..1480);
         match roll {
             // put
             0..=299 => {
@@ -173,7 +192,7 @@ fn run_ops(
                         ));
                         b.delete_range(r.clone());
                         staged.retain(|k, _| !in_bounds(k, &r));
-                    } else if rng.gen_range(0..6) == 0 {
+                    } else if rng.gen_range(0..6) == 0 && merges {
                         let m = gen_operand(&mut rng, i);
                         desc.push(format!("merge {} {}", show(&k), show(&m)));
                         b.merge(&k, &m);
@@ -288,6 +307,8 @@ fn run_ops(
                 }
                 record(format!("{i}: take snapshot"));
                 snapshots.push((d.snapshot(), model.clone(), i));
+                let live: Vec<usize> = snapshots.iter().map(|s| s.2).collect();
+                ks.snapshot_taken(i, &live);
             }
             // verify a snapshot against the model copy of its time
             830..=889 => {
@@ -326,6 +347,7 @@ fn run_ops(
                 record(format!("{i}: flush"));
                 d.flush().unwrap_or_else(|e| panic!("{ctx} flush: {e}"));
                 note_levels(d, totals);
+                ks.note_levels();
             }
             // compact a random range or everything
             915..=934 => {
@@ -358,8 +380,10 @@ fn run_ops(
                 if rng.gen_range(0..3) != 0 {
                     continue; // keep reopens rarer than the other ops
                 }
-                // Snapshots keep the database alive: release them first.
+                // Snapshots and keyspace handles keep the database alive:
+                // release them first.
                 snapshots.clear();
+                ks.release();
                 let d = db.take().expect("db open");
                 let s = d.stats();
                 totals.puts += s.puts;
@@ -375,6 +399,7 @@ fn run_ops(
                 }
                 let d = Db::open(dir, opts.clone()).unwrap_or_else(|e| panic!("{ctx} reopen: {e}"));
                 assert_db_equals(&d, &model, &format!("{ctx} after reopen"));
+                record(format!("  {}", ks.after_reopen(&mut rng, &d, false, &ctx)));
                 db = Some(d);
             }
             // reverse range scan, of the database or of a snapshot
@@ -453,9 +478,10 @@ fn run_ops(
                     continue; // each one flushes: keep them rare
                 }
                 record(format!("{i}: checkpoint"));
-                check_checkpoint(d, &model, dir, &opts, &ctx);
+                check_checkpoint(d, &model, dir, &opts, &ctx, &|c, ctx| ks.check_copy(c, ctx));
             }
             // merge an operand (often into a present key)
+            1130..=1179 if !merges => continue,
             1130..=1179 => {
                 let k = if !model.is_empty() && rng.gen_bool(0.5) {
                     let n = rng.gen_range(0..model.len());
@@ -469,6 +495,18 @@ fn run_ops(
                     .unwrap_or_else(|e| panic!("{ctx} merge: {e}"));
                 model_merge(&mut model, k, &m);
             }
+            // named keyspaces: writes, batches across keyspaces, reads,
+            // snapshot reads, create, drop, compaction, the TTL clock
+            1180..=1479 => {
+                let step = Step {
+                    d,
+                    seed,
+                    i,
+                    ctx: &ctx,
+                    record: &record,
+                };
+                ks.step(&mut rng, &step, &mut model, &snapshots);
+            }
             _ => unreachable!("roll {roll}"),
         }
     }
@@ -478,6 +516,7 @@ fn run_ops(
     let d = db.take().expect("db open");
     record("end: verify, flush, verify, reopen, verify".into());
     assert_db_equals(&d, &model, &ctx);
+    ks.check_all(&d, &ctx);
     for (snap, smodel, at) in &snapshots {
         let got = collect_all(snap.iter(), &ctx);
         assert_same_items(
@@ -489,6 +528,9 @@ fn run_ops(
     snapshots.clear();
     d.flush().unwrap_or_else(|e| panic!("{ctx} flush: {e}"));
     assert_db_equals(&d, &model, &format!("{ctx} after final flush"));
+    ks.check_all(&d, &format!("{ctx} after final flush"));
+    ks.note_levels();
+    ks.release();
     let s = d.stats();
     // Counters are per incarnation: the last one may have written nothing.
     assert!(s.gets > 0, "{ctx} stats.gets is 0: {s:?}");
@@ -508,6 +550,9 @@ fn run_ops(
     d.close().unwrap_or_else(|e| panic!("{ctx} close: {e}"));
     let d = Db::open(dir, opts).unwrap_or_else(|e| panic!("{ctx} final reopen: {e}"));
     assert_db_equals(&d, &model, &format!("{ctx} after final reopen"));
+    ks.after_reopen(&mut rng, &d, true, &format!("{ctx} final reopen"));
+    ks.release();
+    totals.keyspaces.add(&ks.totals);
 }
 
 fn run_config(cfg: &Config) {
@@ -517,9 +562,31 @@ fn run_config(cfg: &Config) {
         let tmp = tempfile::tempdir().expect("tempdir");
         run_seed(cfg, seed, ops, &tmp.path().join("db"), &mut totals);
     }
+    let k = &totals.keyspaces;
     eprintln!(
-        "{}: {} flushes, {} compactions, deepest level with files {}",
-        cfg.name, totals.flushes, totals.compactions, totals.deepest_level_with_files
+        "{}: {} flushes, {} compactions, deepest level with files {}; keyspaces: {} creates, \
+         {} drops, {} batches ({} refused), {} left unopened at a reopen, deepest level with \
+         files {}",
+        cfg.name,
+        totals.flushes,
+        totals.compactions,
+        totals.deepest_level_with_files,
+        k.creates,
+        k.drops,
+        k.batches,
+        k.refused_batches,
+        k.lazy_opens,
+        k.deepest_level_with_files
+    );
+    assert!(
+        k.creates > 0 && k.drops > 0 && k.batches > 0 && k.lazy_opens > 0,
+        "{}: the keyspace operations did not all run",
+        cfg.name
+    );
+    assert!(
+        !cfg.ttl_keyspace || k.refused_batches > 0,
+        "{}: no batch merged into the TTL keyspace",
+        cfg.name
     );
     assert!(totals.puts > 0, "{}: no put was counted", cfg.name);
     assert!(totals.flushes > 0, "{}: no flush happened", cfg.name);
@@ -545,6 +612,7 @@ fn model_leveling() {
         compression: Compression::None,
         filter_hash: None,
         tune_filter: None,
+        ttl_keyspace: false,
         seeds: &[1, 2],
     });
 }
@@ -558,6 +626,7 @@ fn model_tiering() {
         compression: Compression::None,
         filter_hash: None,
         tune_filter: None,
+        ttl_keyspace: false,
         seeds: &[11, 12],
     });
 }
@@ -571,6 +640,7 @@ fn model_leveling_no_filters() {
         compression: Compression::None,
         filter_hash: None,
         tune_filter: None,
+        ttl_keyspace: false,
         seeds: &[21],
     });
 }
@@ -584,6 +654,7 @@ fn model_lz4() {
         compression: Compression::Lz4,
         filter_hash: None,
         tune_filter: None,
+        ttl_keyspace: false,
         seeds: &[31],
     });
 }
@@ -597,6 +668,7 @@ fn model_zstd() {
         compression: Compression::zstd(),
         filter_hash: None,
         tune_filter: None,
+        ttl_keyspace: false,
         seeds: &[33],
     });
 }
@@ -610,6 +682,7 @@ fn model_tiering_lz4_no_filters() {
         compression: Compression::Lz4,
         filter_hash: None,
         tune_filter: None,
+        ttl_keyspace: false,
         seeds: &[41],
     });
 }
@@ -623,6 +696,7 @@ fn model_tiering_xxh3_per_filter_hashing() {
         compression: Compression::None,
         filter_hash: Some((HashFn::Xxh3, HashSharing::Filter)),
         tune_filter: None,
+        ttl_keyspace: false,
         seeds: &[51],
     });
 }
@@ -636,6 +710,7 @@ fn model_leveling_no_hash_sharing() {
         compression: Compression::None,
         filter_hash: Some((HashFn::Murmur3, HashSharing::None)),
         tune_filter: None,
+        ttl_keyspace: false,
         seeds: &[61],
     });
 }
@@ -653,6 +728,7 @@ fn model_leveling_blocked_double_memtable_filter() {
             f.scheme = IndexScheme::Double;
             f.memtable_filter = true;
         }),
+        ttl_keyspace: false,
         seeds: &[71],
     });
 }
@@ -672,6 +748,35 @@ fn model_tiering_units_memtable_filter() {
             f.scheme = IndexScheme::EnhancedDouble;
             f.memtable_filter = true;
         }),
+        ttl_keyspace: false,
         seeds: &[81],
+    });
+}
+
+#[test]
+fn model_keyspaces_ttl() {
+    run_config(&Config {
+        name: "keyspaces-ttl",
+        style: CompactionStyle::Leveling,
+        bits_per_key: 10.0,
+        compression: Compression::None,
+        filter_hash: None,
+        tune_filter: None,
+        ttl_keyspace: true,
+        seeds: &[91],
+    });
+}
+
+#[test]
+fn model_keyspaces_ttl_tiering() {
+    run_config(&Config {
+        name: "keyspaces-ttl-tiering",
+        style: CompactionStyle::Tiering,
+        bits_per_key: 10.0,
+        compression: Compression::Lz4,
+        filter_hash: None,
+        tune_filter: None,
+        ttl_keyspace: true,
+        seeds: &[92],
     });
 }

@@ -303,13 +303,22 @@ pub fn check_read_options(
 }
 
 /// Takes a checkpoint of `d` beside `dir`, opens it, compares it with the
-/// model, writes to it and checks that the write stays in the checkpoint.
-pub fn check_checkpoint(d: &Db, model: &Model, dir: &Path, opts: &Options, ctx: &str) {
+/// model (and with `more`: the named keyspaces), writes to it and checks
+/// that the write stays in the checkpoint.
+pub fn check_checkpoint(
+    d: &Db,
+    model: &Model,
+    dir: &Path,
+    opts: &Options,
+    ctx: &str,
+    more: &dyn Fn(&Db, &str),
+) {
     let cp = dir.with_extension("checkpoint");
     d.checkpoint(&cp)
         .unwrap_or_else(|e| panic!("{ctx} checkpoint: {e}"));
     let c = Db::open(&cp, opts.clone()).unwrap_or_else(|e| panic!("{ctx} open checkpoint: {e}"));
     assert_db_equals(&c, model, &format!("{ctx} checkpoint"));
+    more(&c, &format!("{ctx} checkpoint"));
     let probe = b"\xffcheckpoint-only";
     c.put(probe, b"x").unwrap();
     c.close()

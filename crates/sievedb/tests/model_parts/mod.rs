@@ -1,5 +1,8 @@
 //! The model test's parts (`tests/model.rs`): generators of keys, values,
-//! bounds and operands, and the checks of each read path against the model.
+//! bounds and operands, the checks of each read path against the model, and
+//! the named keyspaces with their operations.
 
 pub mod checks;
 pub mod gen;
+pub mod keyspaces;
+pub mod ks_ops;
