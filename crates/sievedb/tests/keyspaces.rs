@@ -172,6 +172,7 @@ fn drop_removes_a_keyspace_durably_and_its_files() {
         kept.put(format!("k{i:06}"), [8u8; 64]).unwrap();
     }
     db.flush().unwrap();
+    db.wait_for_compactions().unwrap();
     let files_before = sst_count(dir.path());
     let it = gone.iter().unwrap();
     db.drop_keyspace("gone").unwrap();
