@@ -383,6 +383,21 @@ impl Keyspace {
     }
 }
 
+impl Keyspace {
+    /// The value of the named property of this keyspace as text (the names
+    /// of [`Db::property`]; `sievedb.stats` covers this keyspace only).
+    pub fn property(&self, name: &str) -> Option<String> {
+        let v = self.inner.property_value(&self.tree, name)?;
+        Some(v.into_text())
+    }
+
+    /// The value of a numeric property of this keyspace (see
+    /// [`property`](Self::property)).
+    pub fn property_int(&self, name: &str) -> Option<u64> {
+        self.inner.property_value(&self.tree, name)?.into_int()
+    }
+}
+
 impl std::fmt::Debug for Keyspace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Keyspace")

@@ -344,20 +344,26 @@ fn recovery_flush(
 ) -> Result<()> {
     let next = AtomicU64::new(versions.next_file_number);
     let new_number = || next.fetch_add(1, Ordering::Relaxed);
-    let ctx = OutputCtx {
-        fs: fs.as_ref(),
-        dir,
-        opts,
-        level: 0,
-        run: 0,
-        split: false,
-        smallest_snapshot: 0,
-        new_file_number: &new_number,
-        filter: None,
-    };
+    let names: BTreeMap<u32, String> = versions
+        .keyspaces()
+        .iter()
+        .map(|(id, k)| (*id, k.name.clone()))
+        .collect();
     let mut written = Vec::new();
     let result = (|| {
         for (id, mem) in &mems {
+            let ctx = OutputCtx {
+                fs: fs.as_ref(),
+                dir,
+                opts,
+                level: 0,
+                run: 0,
+                split: false,
+                smallest_snapshot: 0,
+                new_file_number: &new_number,
+                filter: None,
+                keyspace: (*id, names.get(id).map_or("", String::as_str)),
+            };
             let mut it = mem.iter();
             let range_dels = compaction::RangeDels {
                 tombstones: mem.range_dels(),
