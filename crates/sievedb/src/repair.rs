@@ -605,6 +605,9 @@ fn scan_table(
     Ok((table, entries, max_seq))
 }
 
+/// A table's keyspace: id and name, from its properties.
+type TableKeyspace = (u32, String);
+
 /// The keyspace (id, name: the default one when unreadable) and the entries
 /// of a damaged table readable before its damage, in order.
 fn salvage_table(
@@ -612,7 +615,7 @@ fn salvage_table(
     path: &Path,
     number: u64,
     counters: &Arc<Counters>,
-) -> ((u32, String), Vec<(Vec<u8>, Vec<u8>)>) {
+) -> (TableKeyspace, Vec<(Vec<u8>, Vec<u8>)>) {
     let mut out = Vec::new();
     let Ok(table) = TableReader::open(fs, path, number, false, true, None, counters.clone()) else {
         return ((0, String::new()), out);
