@@ -1,5 +1,6 @@
 //! The one-shot subcommands: `get`, `put`, `delete`, `scan`, `stats`,
-//! `repair`, `bulkload` and `shell`.
+//! `keyspaces`, `create-keyspace`, `drop-keyspace`, `repair`, `bulkload` and
+//! `shell`.
 
 use std::error::Error;
 use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
@@ -8,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use sievedb::bulk::{BulkLoad, BulkLoadReport};
-use sievedb::{Db, Options, RepairReport, Stats};
+use sievedb::{Db, Keyspace, KeyspaceOptions, Options, RepairReport, Stats};
 use sievedb_bench::bulk::{self as bench_bulk, BulkConfig, Progress};
 use sievedb_bench::FilterArgs;
 
@@ -166,6 +167,58 @@ fn open_or_create(dir: &Path) -> Result<Db, Box<dyn Error>> {
     Ok(Db::open(dir, Options::default()).map_err(|e| in_dir(dir, e))?)
 }
 
+/// The name of the keyspace `Db`'s own methods use.
+pub const DEFAULT_KEYSPACE: &str = "default";
+
+/// The error of a command given a keyspace `dir` does not hold, listing
+/// those it does.
+fn no_such_keyspace(dir: &Path, name: &str, names: &[String]) -> Message {
+    Message(format!(
+        "no keyspace named {name:?} in {} (its keyspaces: {}); \
+         `sievedb create-keyspace --db {} {name}` creates one",
+        dir.display(),
+        names.join(", "),
+        dir.display()
+    ))
+}
+
+/// Keyspace `name` of `db` (`None`: the default keyspace). It must exist:
+/// no command but `create-keyspace` creates one (as ldb's
+/// `--column_family`), so a mistyped name is an error, not a new keyspace.
+fn existing_keyspace(db: &Db, dir: &Path, name: Option<&str>) -> Result<Keyspace, Box<dyn Error>> {
+    let Some(name) = name else {
+        return Ok(db.default_keyspace());
+    };
+    let names = db.list_keyspaces();
+    if !names.iter().any(|n| n == name) {
+        return Err(Box::new(no_such_keyspace(dir, name, &names)));
+    }
+    Ok(db.keyspace(name).map_err(|e| in_dir(dir, e))?)
+}
+
+/// The TTL [`keyspace_for_stats`] opens a TTL keyspace with (any value does;
+/// this one, about 136 years, overflows no time arithmetic).
+const ANY_TTL: std::time::Duration = std::time::Duration::from_secs(u32::MAX as u64);
+
+/// Keyspace `name` of `db`, opened for its statistics only. A keyspace
+/// created with a TTL opens only with one, whose value the command line
+/// does not know; the statistics do not depend on it, so such a keyspace is
+/// opened with a TTL of any value ([`ANY_TTL`]). The handle must serve
+/// nothing but [`Keyspace::stats`].
+fn keyspace_for_stats(db: &Db, dir: &Path, name: &str) -> Result<Keyspace, Box<dyn Error>> {
+    let names = db.list_keyspaces();
+    if !names.iter().any(|n| n == name) {
+        return Err(Box::new(no_such_keyspace(dir, name, &names)));
+    }
+    match db.keyspace(name) {
+        Ok(ks) => Ok(ks),
+        Err(first) if name != DEFAULT_KEYSPACE => db
+            .keyspace_with(name, KeyspaceOptions::default().ttl(ANY_TTL))
+            .map_err(|_| Box::new(in_dir(dir, first)) as Box<dyn Error>),
+        Err(e) => Err(Box::new(in_dir(dir, e))),
+    }
+}
+
 /// The value of `put --value-file PATH` (`-` = stdin), raw bytes.
 fn read_value_file(path: &Path) -> Result<Vec<u8>, Box<dyn Error>> {
     if path.as_os_str() == "-" {
@@ -184,9 +237,11 @@ fn read_value_file(path: &Path) -> Result<Vec<u8>, Box<dyn Error>> {
 
 /// `sievedb get`: prints the escaped value; a missing key prints `not found`
 /// on stderr and exits with status 1.
-pub fn get(dir: &Path, key: &Escaped) -> CmdResult {
+pub fn get(dir: &Path, keyspace: Option<&str>, key: &Escaped) -> CmdResult {
     let db = open_existing_read_only(dir)?;
-    let value = db.get(&key.0)?;
+    let ks = existing_keyspace(&db, dir, keyspace)?;
+    let value = ks.get(&key.0)?;
+    drop(ks);
     db.close()?;
     match value {
         Some(v) => {
@@ -203,9 +258,12 @@ pub fn get(dir: &Path, key: &Escaped) -> CmdResult {
 }
 
 /// `sievedb put`: sets KEY to VALUE (given, or read from `value_file`; `-`
-/// = stdin), creating the database if needed.
+/// = stdin) in `keyspace` (`None`: the default one), creating the database
+/// if needed. A keyspace other than the default must exist (so must the
+/// database, then).
 pub fn put(
     dir: &Path,
+    keyspace: Option<&str>,
     key: &Escaped,
     value: Option<&Escaped>,
     value_file: Option<&Path>,
@@ -221,58 +279,269 @@ pub fn put(
             )))
         }
     };
-    let db = open_or_create(dir)?;
-    db.put(&key.0, &value)?;
+    let db = match keyspace {
+        // Its keyspace must exist: a new database holds none but the default.
+        Some(name) if name != DEFAULT_KEYSPACE => open_existing(dir)?,
+        _ => open_or_create(dir)?,
+    };
+    let ks = existing_keyspace(&db, dir, keyspace)?;
+    ks.put(&key.0, &value)?;
+    drop(ks);
     db.close()?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// `sievedb delete`: removes KEY from an existing database.
-pub fn delete(dir: &Path, key: &Escaped) -> CmdResult {
+/// `sievedb delete`: removes KEY from `keyspace` (`None`: the default one)
+/// of an existing database.
+pub fn delete(dir: &Path, keyspace: Option<&str>, key: &Escaped) -> CmdResult {
     let db = open_existing(dir)?;
-    db.delete(&key.0)?;
+    let ks = existing_keyspace(&db, dir, keyspace)?;
+    ks.delete(&key.0)?;
+    drop(ks);
     db.close()?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// `sievedb scan`: prints `K V` lines for keys in `[from, to)`, at most `limit` of them.
+/// `sievedb scan`: prints `K V` lines for keys of `keyspace` (`None`: the
+/// default one) in `[from, to)`, at most `limit` of them.
 pub fn scan(
     dir: &Path,
+    keyspace: Option<&str>,
     from: Option<&Escaped>,
     to: Option<&Escaped>,
     limit: Option<usize>,
 ) -> CmdResult {
     let db = open_existing_read_only(dir)?;
+    let ks = existing_keyspace(&db, dir, keyspace)?;
     let lo = from.map_or(Bound::Unbounded, |k| Bound::Included(k.0.clone()));
     let hi = to.map_or(Bound::Unbounded, |k| Bound::Excluded(k.0.clone()));
     let empty = matches!((&lo, &hi), (Bound::Included(l), Bound::Excluded(h)) if l >= h);
     let mut out = BufWriter::new(io::stdout().lock());
     if !empty {
         let limit = limit.unwrap_or(usize::MAX);
-        for item in db.range((lo, hi))?.take(limit) {
+        for item in ks.range((lo, hi))?.take(limit) {
             let (k, v) = item?;
             writeln!(out, "{} {}", escape::encode(&k), escape::encode(&v))?;
         }
     }
     out.flush()?;
     drop(out);
+    drop(ks);
     db.close()?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `sievedb stats`: a per-level table and the counters, or one JSON line.
-pub fn stats(dir: &Path, json: bool) -> CmdResult {
+/// Without `keyspace`, the levels are every keyspace's together, and a table
+/// (JSON: `keyspaces`) gives each keyspace's files and bytes; with it, the
+/// levels are that keyspace's (JSON: `keyspace` names it). The counters are
+/// the database's either way.
+pub fn stats(dir: &Path, keyspace: Option<&str>, json: bool) -> CmdResult {
     let db = open_existing_read_only(dir)?;
-    let stats = db.stats();
+    let mut out = io::stdout().lock();
+    if let Some(name) = keyspace {
+        let ks = keyspace_for_stats(&db, dir, name)?;
+        let stats = ks.stats();
+        drop(ks);
+        db.close()?;
+        if json {
+            let name = serde_json::Value::from(name);
+            writeln!(out, "{}", json_with(&stats, "keyspace", &name)?)?;
+        } else {
+            writeln!(out, "keyspace {name}\n")?;
+            out.write_all(format_stats(&stats).as_bytes())?;
+            writeln!(out, "\n{PER_PROCESS_NOTE}")?;
+        }
+    } else {
+        let stats = db.stats();
+        let rows = keyspace_rows(&db, dir);
+        db.close()?;
+        if json {
+            let list = serde_json::Value::Array(rows.iter().map(KeyspaceRow::to_json).collect());
+            writeln!(out, "{}", json_with(&stats, "keyspaces", &list)?)?;
+        } else {
+            out.write_all(format_stats(&stats).as_bytes())?;
+            writeln!(out)?;
+            out.write_all(format_keyspaces(&rows).as_bytes())?;
+            writeln!(out, "\n{PER_PROCESS_NOTE}")?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The JSON object of `stats` with `key: value` added last (the fields of
+/// [`Stats`] keep their order, which a `serde_json::Value` would sort).
+fn json_with(
+    stats: &Stats,
+    key: &str,
+    value: &serde_json::Value,
+) -> Result<String, Box<dyn Error>> {
+    let json = serde_json::to_string(stats)?;
+    let Some(body) = json.strip_suffix('}') else {
+        return Err(Box::new(Message(format!(
+            "stats are not a JSON object: {json}"
+        ))));
+    };
+    let sep = if body.ends_with('{') { "" } else { "," };
+    Ok(format!(
+        "{body}{sep}{}:{value}}}",
+        serde_json::Value::from(key)
+    ))
+}
+
+/// One keyspace's line in `sievedb stats`: its name and what its levels
+/// and memtable hold, or why it could not be opened.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyspaceRow {
+    pub name: String,
+    pub shape: Result<KeyspaceShape, String>,
+}
+
+/// The sums over a keyspace's levels, and its memtable bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeyspaceShape {
+    pub files: u64,
+    pub bytes: u64,
+    pub entries: u64,
+    pub memtable_bytes: u64,
+}
+
+impl KeyspaceShape {
+    pub fn of(s: &Stats) -> Self {
+        let sum = |f: fn(&sievedb::LevelStats) -> u64| s.levels.iter().map(f).sum();
+        KeyspaceShape {
+            files: sum(|l| l.files as u64),
+            bytes: sum(|l| l.bytes),
+            entries: sum(|l| l.entries),
+            memtable_bytes: s.memtable_bytes,
+        }
+    }
+}
+
+impl KeyspaceRow {
+    fn to_json(&self) -> serde_json::Value {
+        match &self.shape {
+            Ok(s) => serde_json::json!({
+                "name": self.name,
+                "files": s.files,
+                "bytes": s.bytes,
+                "entries": s.entries,
+                "memtable_bytes": s.memtable_bytes,
+            }),
+            Err(e) => serde_json::json!({ "name": self.name, "error": e }),
+        }
+    }
+}
+
+/// Every keyspace of `db` with its shape, sorted by name.
+fn keyspace_rows(db: &Db, dir: &Path) -> Vec<KeyspaceRow> {
+    db.list_keyspaces()
+        .into_iter()
+        .map(|name| {
+            let shape = keyspace_for_stats(db, dir, &name)
+                .map(|ks| KeyspaceShape::of(&ks.stats()))
+                .map_err(|e| e.to_string());
+            KeyspaceRow { name, shape }
+        })
+        .collect()
+}
+
+/// The table of [`KeyspaceRow`]s `sievedb stats` prints under its counters;
+/// a keyspace that could not be opened shows `?` and the reason below.
+pub fn format_keyspaces(rows: &[KeyspaceRow]) -> String {
+    let header = ["keyspace", "files", "bytes", "entries", "memtable_bytes"];
+    let cells: Vec<[String; 5]> = rows
+        .iter()
+        .map(|r| match &r.shape {
+            Ok(s) => [
+                r.name.clone(),
+                s.files.to_string(),
+                s.bytes.to_string(),
+                s.entries.to_string(),
+                s.memtable_bytes.to_string(),
+            ],
+            Err(_) => [
+                r.name.clone(),
+                "?".into(),
+                "?".into(),
+                "?".into(),
+                "?".into(),
+            ],
+        })
+        .collect();
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            cells
+                .iter()
+                .map(|c| c[i].len())
+                .chain(std::iter::once(header[i].len()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut t = String::new();
+    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    for row in std::iter::once(&header[..]).chain(cells.iter().map(|c| &c[..])) {
+        let mut l = format!("{:<w$}", row[0], w = widths[0]);
+        for (c, w) in row.iter().zip(&widths).skip(1) {
+            l.push_str(&format!("  {c:>w$}"));
+        }
+        t.push_str(l.trim_end());
+        t.push('\n');
+    }
+    for r in rows {
+        if let Err(e) = &r.shape {
+            t.push_str(&format!("keyspace {:?}: {e}\n", r.name));
+        }
+    }
+    t
+}
+
+/// `sievedb keyspaces`: the names of the keyspaces, one per line (or one
+/// JSON array), sorted; `default` is among them.
+pub fn keyspaces(dir: &Path, json: bool) -> CmdResult {
+    let db = open_existing_read_only(dir)?;
+    let names = db.list_keyspaces();
     db.close()?;
     let mut out = io::stdout().lock();
     if json {
-        writeln!(out, "{}", serde_json::to_string(&stats)?)?;
+        writeln!(out, "{}", serde_json::to_string(&names)?)?;
     } else {
-        out.write_all(format_stats(&stats).as_bytes())?;
-        writeln!(out, "\n{PER_PROCESS_NOTE}")?;
+        for n in &names {
+            writeln!(out, "{n}")?;
+        }
     }
     out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `sievedb create-keyspace`: creates keyspace `name` with the database's
+/// options, creating the database if `dir` is missing or empty; an existing
+/// keyspace is an error (as ldb's `create_column_family`).
+pub fn create_keyspace(dir: &Path, name: &str) -> CmdResult {
+    let db = open_or_create(dir)?;
+    if db.list_keyspaces().iter().any(|n| n == name) {
+        return Err(Box::new(Message(format!(
+            "keyspace {name:?} already exists in {}",
+            dir.display()
+        ))));
+    }
+    drop(db.keyspace(name).map_err(|e| in_dir(dir, e))?);
+    db.close()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `sievedb drop-keyspace`: drops keyspace `name` and its data (as ldb's
+/// `drop_column_family`); the default keyspace cannot be dropped.
+pub fn drop_keyspace(dir: &Path, name: &str) -> CmdResult {
+    let db = open_existing(dir)?;
+    let names = db.list_keyspaces();
+    if !names.iter().any(|n| n == name) {
+        return Err(Box::new(no_such_keyspace(dir, name, &names)));
+    }
+    db.drop_keyspace(name).map_err(|e| in_dir(dir, e))?;
+    db.close()?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -600,5 +869,85 @@ mod tests {
             Some(vec!["L0", "3", "3", "123456", "1000"])
         );
         assert!(text.lines().any(|l| l.split_whitespace().eq(["puts", "7"])));
+    }
+
+    #[test]
+    fn keyspace_table_has_a_row_per_keyspace() {
+        let rows = [
+            KeyspaceRow {
+                name: "default".into(),
+                shape: Ok(KeyspaceShape {
+                    files: 2,
+                    bytes: 4096,
+                    entries: 10,
+                    memtable_bytes: 0,
+                }),
+            },
+            KeyspaceRow {
+                name: "sessions".into(),
+                shape: Err("cannot open".into()),
+            },
+        ];
+        let text = format_keyspaces(&rows);
+        let lines: Vec<Vec<&str>> = text
+            .lines()
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                vec!["keyspace", "files", "bytes", "entries", "memtable_bytes"],
+                vec!["default", "2", "4096", "10", "0"],
+                vec!["sessions", "?", "?", "?", "?"],
+                vec!["keyspace", "\"sessions\":", "cannot", "open"],
+            ]
+        );
+        let json: Vec<String> = rows.iter().map(|r| r.to_json().to_string()).collect();
+        assert_eq!(
+            json,
+            [
+                r#"{"bytes":4096,"entries":10,"files":2,"memtable_bytes":0,"name":"default"}"#,
+                r#"{"error":"cannot open","name":"sessions"}"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn keyspace_shape_sums_the_levels() {
+        let mut s = Stats::default();
+        for (level, files, bytes, entries) in [(0, 1, 100, 5), (1, 3, 900, 40)] {
+            s.levels.push(sievedb::LevelStats {
+                level,
+                files,
+                runs: 1,
+                bytes,
+                entries,
+                ..Default::default()
+            });
+        }
+        s.memtable_bytes = 7;
+        assert_eq!(
+            KeyspaceShape::of(&s),
+            KeyspaceShape {
+                files: 4,
+                bytes: 1000,
+                entries: 45,
+                memtable_bytes: 7
+            }
+        );
+    }
+
+    #[test]
+    fn json_with_adds_a_last_field() {
+        let s = Stats::default();
+        let plain: serde_json::Value = serde_json::to_value(&s).unwrap();
+        let text = json_with(&s, "keyspace", &serde_json::json!("a\"b")).unwrap();
+        assert!(text.ends_with(r#","keyspace":"a\"b"}"#), "{text}");
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["keyspace"], "a\"b");
+        v.as_object_mut().unwrap().remove("keyspace");
+        assert_eq!(v, plain);
+        // The fields of Stats keep their order: `levels` first.
+        assert!(text.starts_with(r#"{"levels":"#), "{text}");
     }
 }
