@@ -608,6 +608,9 @@ fn scan_table(
 /// A table's keyspace: id and name, from its properties.
 type TableKeyspace = (u32, String);
 
+/// An entry salvaged: internal key and value.
+type Entry = (Vec<u8>, Vec<u8>);
+
 /// The keyspace (id, name: the default one when unreadable) and the entries
 /// of a damaged table readable before its damage, in order.
 fn salvage_table(
@@ -615,7 +618,7 @@ fn salvage_table(
     path: &Path,
     number: u64,
     counters: &Arc<Counters>,
-) -> (TableKeyspace, Vec<(Vec<u8>, Vec<u8>)>) {
+) -> (TableKeyspace, Vec<Entry>) {
     let mut out = Vec::new();
     let Ok(table) = TableReader::open(fs, path, number, false, true, None, counters.clone()) else {
         return ((0, String::new()), out);
