@@ -14,6 +14,7 @@ use pyo3::types::PyList;
 
 use crate::children::{Children, Release};
 use crate::db::Db;
+use crate::errors::OrPy;
 use crate::iter::{KeyIterator, Yield};
 use crate::store::{self, Store, Target};
 
@@ -101,6 +102,12 @@ pub struct Keyspace {
 impl Keyspace {
     pub fn new(db: Py<Db>, slot: Arc<Slot>) -> Keyspace {
         Keyspace { slot, db }
+    }
+
+    /// Runs `f` on the engine handle, without releasing the GIL (for
+    /// in-memory work: adding to a batch).
+    pub fn with_handle<R>(&self, f: impl FnOnce(&sievedb::Keyspace) -> R) -> PyResult<R> {
+        self.slot.with(|ks| Ok(f(ks))).or_py()
     }
 }
 

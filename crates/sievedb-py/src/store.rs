@@ -4,10 +4,12 @@
 //! default keyspace through the Rust `Db`'s own methods or a named one
 //! through its `Keyspace` handle.
 
+use std::ops::Bound as Edge;
+
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
-use sievedb::{DbIterator, WriteOptions};
+use sievedb::{DbIterator, ReadOptions, WriteOptions};
 
 use crate::children::Children;
 use crate::iter::{KeyIterator, Yield};
@@ -32,6 +34,13 @@ impl Store<'_> {
         match self {
             Store::Default(db) => db.get(key),
             Store::Keyspace(_, ks) => ks.get(key),
+        }
+    }
+
+    pub fn get_opt(self, key: &[u8], ro: &ReadOptions) -> sievedb::Result<Option<Vec<u8>>> {
+        match self {
+            Store::Default(db) => db.get_opt(key, ro),
+            Store::Keyspace(_, ks) => ks.get_opt(key, ro),
         }
     }
 
@@ -88,6 +97,21 @@ impl Store<'_> {
         match self {
             Store::Default(db) => db.prefix(prefix),
             Store::Keyspace(_, ks) => ks.prefix(prefix),
+        }
+    }
+
+    /// An iterator over `range` with read options (a snapshot).
+    pub fn range_opt(self, range: KeyRange, ro: ReadOptions<'_>) -> sievedb::Result<DbIterator> {
+        let mut ro = ro;
+        if let Edge::Included(lo) | Edge::Excluded(lo) = range.0 {
+            ro = ro.lower_bound(lo);
+        }
+        if let Edge::Included(hi) | Edge::Excluded(hi) = range.1 {
+            ro = ro.upper_bound(hi);
+        }
+        match self {
+            Store::Default(db) => db.iter_opt(&ro),
+            Store::Keyspace(_, ks) => ks.iter_opt(&ro),
         }
     }
 
