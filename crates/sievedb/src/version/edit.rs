@@ -183,6 +183,7 @@ impl VersionEdit {
 
     /// Decodes an edit of one keyspace context (a record holding several
     /// is an error here: see [`decode_record`]).
+    #[cfg(any(test, feature = "internals"))]
     pub fn decode(b: &[u8]) -> std::result::Result<VersionEdit, String> {
         let mut edits = vec![VersionEdit::default()];
         Self::decode_into(b, &mut edits)?;
