@@ -9,11 +9,15 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use sievedb::bulk::{BulkLoad, BulkLoadReport};
-use sievedb::{Db, Keyspace, KeyspaceOptions, Options, RepairReport, Stats};
+use sievedb::{Db, Options, RepairReport, Stats};
 use sievedb_bench::bulk::{self as bench_bulk, BulkConfig, Progress};
 use sievedb_bench::FilterArgs;
 
 use crate::escape;
+use crate::keyspaces::{
+    existing_keyspace, format_keyspaces, keyspace_for_stats, keyspace_rows, KeyspaceRow,
+    DEFAULT_KEYSPACE,
+};
 use crate::shell;
 
 /// What a subcommand returns: the exit code, or an error for `main` to print.
@@ -65,7 +69,7 @@ fn check_existing(dir: &Path) -> Result<(), Box<dyn Error>> {
 
 /// Opens an existing database read-write without ever creating one: the
 /// directory and its `CURRENT` file must exist.
-fn open_existing(dir: &Path) -> Result<Db, Box<dyn Error>> {
+pub(crate) fn open_existing(dir: &Path) -> Result<Db, Box<dyn Error>> {
     check_existing(dir)?;
     let opts = Options {
         create_if_missing: false,
@@ -79,7 +83,7 @@ fn open_existing(dir: &Path) -> Result<Db, Box<dyn Error>> {
 /// Opens an existing database for reading only (`get`, `scan`, `stats`):
 /// nothing in the directory is created or changed, so these work on a
 /// read-only mount and on a database another process has open.
-fn open_existing_read_only(dir: &Path) -> Result<Db, Box<dyn Error>> {
+pub(crate) fn open_existing_read_only(dir: &Path) -> Result<Db, Box<dyn Error>> {
     check_existing(dir)?;
     let db = Db::open_read_only(dir, Options::default()).map_err(|e| in_dir(dir, e))?;
     warn_dropped(&db);
@@ -150,7 +154,7 @@ fn check_creatable(dir: &Path) -> Result<(), Box<dyn Error>> {
 }
 
 /// `e` with `dir` in its message, unless the message already names it.
-fn in_dir(dir: &Path, e: impl std::fmt::Display) -> Message {
+pub(crate) fn in_dir(dir: &Path, e: impl std::fmt::Display) -> Message {
     let msg = e.to_string();
     let shown = dir.display().to_string();
     if msg.contains(&shown) {
@@ -162,61 +166,9 @@ fn in_dir(dir: &Path, e: impl std::fmt::Display) -> Message {
 
 /// Opens the database, creating it when `dir` is missing or empty (see
 /// [`check_creatable`]).
-fn open_or_create(dir: &Path) -> Result<Db, Box<dyn Error>> {
+pub(crate) fn open_or_create(dir: &Path) -> Result<Db, Box<dyn Error>> {
     check_creatable(dir)?;
     Ok(Db::open(dir, Options::default()).map_err(|e| in_dir(dir, e))?)
-}
-
-/// The name of the keyspace `Db`'s own methods use.
-pub const DEFAULT_KEYSPACE: &str = "default";
-
-/// The error of a command given a keyspace `dir` does not hold, listing
-/// those it does.
-fn no_such_keyspace(dir: &Path, name: &str, names: &[String]) -> Message {
-    Message(format!(
-        "no keyspace named {name:?} in {} (its keyspaces: {}); \
-         `sievedb create-keyspace --db {} {name}` creates one",
-        dir.display(),
-        names.join(", "),
-        dir.display()
-    ))
-}
-
-/// Keyspace `name` of `db` (`None`: the default keyspace). It must exist:
-/// no command but `create-keyspace` creates one (as ldb's
-/// `--column_family`), so a mistyped name is an error, not a new keyspace.
-fn existing_keyspace(db: &Db, dir: &Path, name: Option<&str>) -> Result<Keyspace, Box<dyn Error>> {
-    let Some(name) = name else {
-        return Ok(db.default_keyspace());
-    };
-    let names = db.list_keyspaces();
-    if !names.iter().any(|n| n == name) {
-        return Err(Box::new(no_such_keyspace(dir, name, &names)));
-    }
-    Ok(db.keyspace(name).map_err(|e| in_dir(dir, e))?)
-}
-
-/// The TTL [`keyspace_for_stats`] opens a TTL keyspace with (any value does;
-/// this one, about 136 years, overflows no time arithmetic).
-const ANY_TTL: std::time::Duration = std::time::Duration::from_secs(u32::MAX as u64);
-
-/// Keyspace `name` of `db`, opened for its statistics only. A keyspace
-/// created with a TTL opens only with one, whose value the command line
-/// does not know; the statistics do not depend on it, so such a keyspace is
-/// opened with a TTL of any value ([`ANY_TTL`]). The handle must serve
-/// nothing but [`Keyspace::stats`].
-fn keyspace_for_stats(db: &Db, dir: &Path, name: &str) -> Result<Keyspace, Box<dyn Error>> {
-    let names = db.list_keyspaces();
-    if !names.iter().any(|n| n == name) {
-        return Err(Box::new(no_such_keyspace(dir, name, &names)));
-    }
-    match db.keyspace(name) {
-        Ok(ks) => Ok(ks),
-        Err(first) if name != DEFAULT_KEYSPACE => db
-            .keyspace_with(name, KeyspaceOptions::default().ttl(ANY_TTL))
-            .map_err(|_| Box::new(in_dir(dir, first)) as Box<dyn Error>),
-        Err(e) => Err(Box::new(in_dir(dir, e))),
-    }
 }
 
 /// The value of `put --value-file PATH` (`-` = stdin), raw bytes.
@@ -388,161 +340,6 @@ fn json_with(
         "{body}{sep}{}:{value}}}",
         serde_json::Value::from(key)
     ))
-}
-
-/// One keyspace's line in `sievedb stats`: its name and what its levels
-/// and memtable hold, or why it could not be opened.
-#[derive(Debug, Clone, PartialEq)]
-pub struct KeyspaceRow {
-    pub name: String,
-    pub shape: Result<KeyspaceShape, String>,
-}
-
-/// The sums over a keyspace's levels, and its memtable bytes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct KeyspaceShape {
-    pub files: u64,
-    pub bytes: u64,
-    pub entries: u64,
-    pub memtable_bytes: u64,
-}
-
-impl KeyspaceShape {
-    pub fn of(s: &Stats) -> Self {
-        let sum = |f: fn(&sievedb::LevelStats) -> u64| s.levels.iter().map(f).sum();
-        KeyspaceShape {
-            files: sum(|l| l.files as u64),
-            bytes: sum(|l| l.bytes),
-            entries: sum(|l| l.entries),
-            memtable_bytes: s.memtable_bytes,
-        }
-    }
-}
-
-impl KeyspaceRow {
-    fn to_json(&self) -> serde_json::Value {
-        match &self.shape {
-            Ok(s) => serde_json::json!({
-                "name": self.name,
-                "files": s.files,
-                "bytes": s.bytes,
-                "entries": s.entries,
-                "memtable_bytes": s.memtable_bytes,
-            }),
-            Err(e) => serde_json::json!({ "name": self.name, "error": e }),
-        }
-    }
-}
-
-/// Every keyspace of `db` with its shape, sorted by name.
-fn keyspace_rows(db: &Db, dir: &Path) -> Vec<KeyspaceRow> {
-    db.list_keyspaces()
-        .into_iter()
-        .map(|name| {
-            let shape = keyspace_for_stats(db, dir, &name)
-                .map(|ks| KeyspaceShape::of(&ks.stats()))
-                .map_err(|e| e.to_string());
-            KeyspaceRow { name, shape }
-        })
-        .collect()
-}
-
-/// The table of [`KeyspaceRow`]s `sievedb stats` prints under its counters;
-/// a keyspace that could not be opened shows `?` and the reason below.
-pub fn format_keyspaces(rows: &[KeyspaceRow]) -> String {
-    let header = ["keyspace", "files", "bytes", "entries", "memtable_bytes"];
-    let cells: Vec<[String; 5]> = rows
-        .iter()
-        .map(|r| match &r.shape {
-            Ok(s) => [
-                r.name.clone(),
-                s.files.to_string(),
-                s.bytes.to_string(),
-                s.entries.to_string(),
-                s.memtable_bytes.to_string(),
-            ],
-            Err(_) => [
-                r.name.clone(),
-                "?".into(),
-                "?".into(),
-                "?".into(),
-                "?".into(),
-            ],
-        })
-        .collect();
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| {
-            cells
-                .iter()
-                .map(|c| c[i].len())
-                .chain(std::iter::once(header[i].len()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut t = String::new();
-    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
-    for row in std::iter::once(&header[..]).chain(cells.iter().map(|c| &c[..])) {
-        let mut l = format!("{:<w$}", row[0], w = widths[0]);
-        for (c, w) in row.iter().zip(&widths).skip(1) {
-            l.push_str(&format!("  {c:>w$}"));
-        }
-        t.push_str(l.trim_end());
-        t.push('\n');
-    }
-    for r in rows {
-        if let Err(e) = &r.shape {
-            t.push_str(&format!("keyspace {:?}: {e}\n", r.name));
-        }
-    }
-    t
-}
-
-/// `sievedb keyspaces`: the names of the keyspaces, one per line (or one
-/// JSON array), sorted; `default` is among them.
-pub fn keyspaces(dir: &Path, json: bool) -> CmdResult {
-    let db = open_existing_read_only(dir)?;
-    let names = db.list_keyspaces();
-    db.close()?;
-    let mut out = io::stdout().lock();
-    if json {
-        writeln!(out, "{}", serde_json::to_string(&names)?)?;
-    } else {
-        for n in &names {
-            writeln!(out, "{n}")?;
-        }
-    }
-    out.flush()?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `sievedb create-keyspace`: creates keyspace `name` with the database's
-/// options, creating the database if `dir` is missing or empty; an existing
-/// keyspace is an error (as ldb's `create_column_family`).
-pub fn create_keyspace(dir: &Path, name: &str) -> CmdResult {
-    let db = open_or_create(dir)?;
-    if db.list_keyspaces().iter().any(|n| n == name) {
-        return Err(Box::new(Message(format!(
-            "keyspace {name:?} already exists in {}",
-            dir.display()
-        ))));
-    }
-    drop(db.keyspace(name).map_err(|e| in_dir(dir, e))?);
-    db.close()?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `sievedb drop-keyspace`: drops keyspace `name` and its data (as ldb's
-/// `drop_column_family`); the default keyspace cannot be dropped.
-pub fn drop_keyspace(dir: &Path, name: &str) -> CmdResult {
-    let db = open_existing(dir)?;
-    let names = db.list_keyspaces();
-    if !names.iter().any(|n| n == name) {
-        return Err(Box::new(no_such_keyspace(dir, name, &names)));
-    }
-    db.drop_keyspace(name).map_err(|e| in_dir(dir, e))?;
-    db.close()?;
-    Ok(ExitCode::SUCCESS)
 }
 
 /// What `sievedb stats` says under its counters: they are not persistent.
@@ -841,6 +638,7 @@ pub fn shell(dir: &Path, sync: bool) -> CmdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keyspaces::KeyspaceShape;
 
     #[test]
     fn stats_table_has_a_row_per_level_and_counters() {

@@ -6,6 +6,7 @@
 
 mod commands;
 mod escape;
+mod keyspaces;
 mod shell;
 
 use std::path::PathBuf;
@@ -265,9 +266,9 @@ fn run(command: Command) -> commands::CmdResult {
             limit,
         } => commands::scan(&db, keyspace.as_deref(), from.as_ref(), to.as_ref(), limit),
         Command::Stats { db, keyspace, json } => commands::stats(&db, keyspace.as_deref(), json),
-        Command::Keyspaces { db, json } => commands::keyspaces(&db, json),
-        Command::CreateKeyspace { db, name } => commands::create_keyspace(&db, &name),
-        Command::DropKeyspace { db, name } => commands::drop_keyspace(&db, &name),
+        Command::Keyspaces { db, json } => keyspaces::keyspaces(&db, json),
+        Command::CreateKeyspace { db, name } => keyspaces::create_keyspace(&db, &name),
+        Command::DropKeyspace { db, name } => keyspaces::drop_keyspace(&db, &name),
         Command::Checkpoint { db, out } => commands::checkpoint(&db, &out),
         Command::Repair { db, json } => commands::repair(&db, json),
         Command::Shell { db, sync } => commands::shell(&db, sync),

@@ -33,8 +33,8 @@ use std::ops::Bound;
 
 use sievedb::{Db, Keyspace, WriteBatch, WriteOptions};
 
-use crate::commands::DEFAULT_KEYSPACE;
 use crate::escape;
+use crate::keyspaces::DEFAULT_KEYSPACE;
 
 /// One parsed shell command.
 #[derive(Debug, PartialEq)]

@@ -553,3 +553,34 @@ fn a_database_written_before_keyspaces_opens_as_the_default_keyspace() {
         Some(&b"v"[..])
     );
 }
+
+/// A database that never made a keyspace keeps the formats of the builds
+/// before keyspaces: no MANIFEST record names a keyspace (tags 9-12) and no
+/// SST property does, so those builds still open it.
+#[test]
+fn a_database_without_keyspaces_writes_the_formats_older_builds_read() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open(dir.path(), small()).unwrap();
+        for i in 0..5000 {
+            db.put(format!("k{i:06}"), [3u8; 40]).unwrap();
+        }
+        db.wait_for_compactions().unwrap();
+        db.checkpoint(dir.path().join("cp")).unwrap();
+    }
+    for d in [dir.path().to_path_buf(), dir.path().join("cp")] {
+        let current = std::fs::read_to_string(d.join("CURRENT")).unwrap();
+        let manifest = std::fs::read(d.join(current.trim_end())).unwrap();
+        let path = d.join(current.trim_end());
+        let records =
+            sievedb::wal::read_records(&manifest, &path, sievedb::wal::Tail::Strict).unwrap();
+        assert!(!records.is_empty());
+        for rec in records {
+            let edits = sievedb::version::decode_record(rec).unwrap();
+            assert_eq!(edits.len(), 1, "{}", d.display());
+            let e = &edits[0];
+            assert!(e.keyspace == 0 && e.created.is_empty() && e.dropped.is_empty());
+            assert_eq!(e.next_keyspace_id, None, "{}", d.display());
+        }
+    }
+}
