@@ -122,7 +122,7 @@ impl Target for Keyspace {
         // while it releases the slots.
         self.db
             .get()
-            .with_db(py, |db| slot.with(|ks| f(Store::Keyspace(db, ks))))
+            .with_db(py, |_db| slot.with(|ks| f(Store::Keyspace(ks))))
     }
 
     fn children(&self) -> &Children {

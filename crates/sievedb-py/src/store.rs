@@ -20,9 +20,8 @@ use crate::keys::{bytes_of, range_of, KeyRange};
 pub enum Store<'a> {
     /// The default keyspace, through the database's own methods.
     Default(&'a sievedb::Db),
-    /// A named keyspace, with its database (for what the handle has no
-    /// method of its own for).
-    Keyspace(&'a sievedb::Db, &'a sievedb::Keyspace),
+    /// A named keyspace, through its handle.
+    Keyspace(&'a sievedb::Keyspace),
 }
 
 fn wo(sync: bool) -> WriteOptions {
@@ -33,70 +32,63 @@ impl Store<'_> {
     pub fn get(self, key: &[u8]) -> sievedb::Result<Option<Vec<u8>>> {
         match self {
             Store::Default(db) => db.get(key),
-            Store::Keyspace(_, ks) => ks.get(key),
+            Store::Keyspace(ks) => ks.get(key),
         }
     }
 
     pub fn get_opt(self, key: &[u8], ro: &ReadOptions) -> sievedb::Result<Option<Vec<u8>>> {
         match self {
             Store::Default(db) => db.get_opt(key, ro),
-            Store::Keyspace(_, ks) => ks.get_opt(key, ro),
+            Store::Keyspace(ks) => ks.get_opt(key, ro),
         }
     }
 
     pub fn put(self, key: &[u8], value: &[u8], sync: bool) -> sievedb::Result<()> {
         match self {
             Store::Default(db) => db.put_with(key, value, &wo(sync)),
-            Store::Keyspace(_, ks) => ks.put_with(key, value, &wo(sync)),
+            Store::Keyspace(ks) => ks.put_with(key, value, &wo(sync)),
         }
     }
 
     pub fn merge(self, key: &[u8], operand: &[u8], sync: bool) -> sievedb::Result<()> {
         match self {
             Store::Default(db) => db.merge_with(key, operand, &wo(sync)),
-            Store::Keyspace(_, ks) => ks.merge_with(key, operand, &wo(sync)),
+            Store::Keyspace(ks) => ks.merge_with(key, operand, &wo(sync)),
         }
     }
 
     pub fn delete(self, key: &[u8], sync: bool) -> sievedb::Result<()> {
         match self {
             Store::Default(db) => db.delete_with(key, &wo(sync)),
-            Store::Keyspace(_, ks) => ks.delete_with(key, &wo(sync)),
+            Store::Keyspace(ks) => ks.delete_with(key, &wo(sync)),
         }
     }
 
     pub fn delete_range(self, range: KeyRange, sync: bool) -> sievedb::Result<()> {
         match self {
             Store::Default(db) => db.delete_range_with::<Vec<u8>, _>(range, &wo(sync)),
-            Store::Keyspace(_, ks) if !sync => ks.delete_range::<Vec<u8>, _>(range),
-            // The handle has no `delete_range_with`: a batch of one carries
-            // the write options.
-            Store::Keyspace(db, ks) => {
-                let mut b = sievedb::WriteBatch::new();
-                b.delete_range_cf::<Vec<u8>, _>(ks, range);
-                db.write_with(b, &wo(true))
-            }
+            Store::Keyspace(ks) => ks.delete_range_with::<Vec<u8>, _>(range, &wo(sync)),
         }
     }
 
     pub fn multi_get(self, keys: &[Vec<u8>]) -> sievedb::Result<Vec<Option<Vec<u8>>>> {
         match self {
             Store::Default(db) => db.multi_get(keys),
-            Store::Keyspace(_, ks) => ks.multi_get(keys),
+            Store::Keyspace(ks) => ks.multi_get(keys),
         }
     }
 
     pub fn range(self, range: KeyRange) -> sievedb::Result<DbIterator> {
         match self {
             Store::Default(db) => db.range::<Vec<u8>, _>(range),
-            Store::Keyspace(_, ks) => ks.range::<Vec<u8>, _>(range),
+            Store::Keyspace(ks) => ks.range::<Vec<u8>, _>(range),
         }
     }
 
     pub fn prefix(self, prefix: &[u8]) -> sievedb::Result<DbIterator> {
         match self {
             Store::Default(db) => db.prefix(prefix),
-            Store::Keyspace(_, ks) => ks.prefix(prefix),
+            Store::Keyspace(ks) => ks.prefix(prefix),
         }
     }
 
@@ -111,21 +103,21 @@ impl Store<'_> {
         }
         match self {
             Store::Default(db) => db.iter_opt(&ro),
-            Store::Keyspace(_, ks) => ks.iter_opt(&ro),
+            Store::Keyspace(ks) => ks.iter_opt(&ro),
         }
     }
 
     pub fn compact_range(self, range: KeyRange) -> sievedb::Result<()> {
         match self {
             Store::Default(db) => db.compact_range::<Vec<u8>, _>(range),
-            Store::Keyspace(_, ks) => ks.compact_range::<Vec<u8>, _>(range),
+            Store::Keyspace(ks) => ks.compact_range::<Vec<u8>, _>(range),
         }
     }
 
     pub fn stats(self) -> sievedb::Stats {
         match self {
             Store::Default(db) => db.stats(),
-            Store::Keyspace(_, ks) => ks.stats(),
+            Store::Keyspace(ks) => ks.stats(),
         }
     }
 }

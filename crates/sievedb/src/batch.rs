@@ -53,10 +53,17 @@ pub struct WriteBatch {
     rep: Vec<u8>,
     count: u32,
     invalid: Option<String>,
-    /// The keyspaces other than the default one the batch writes to.
-    keyspaces: Vec<u32>,
-    /// The database whose keyspaces those are (0: none yet): a keyspace id
-    /// means nothing in another database.
+    /// The keyspaces other than the default one the batch writes to (boxed:
+    /// a batch of the default keyspace stays small to move).
+    keyspaces: Option<Box<Keyspaces>>,
+}
+
+/// The keyspaces besides the default one a batch writes to.
+#[derive(Clone, Debug)]
+struct Keyspaces {
+    /// Their ids.
+    ids: Vec<u32>,
+    /// The database they belong to: a keyspace id means nothing in another.
     owner: usize,
 }
 
@@ -80,8 +87,7 @@ impl WriteBatch {
             rep,
             count: 0,
             invalid: None,
-            keyspaces: Vec::new(),
-            owner: 0,
+            keyspaces: None,
         }
     }
 
@@ -134,16 +140,13 @@ impl WriteBatch {
             return;
         }
         self.check(key, value);
-        self.claim(owner);
         self.rep.push(kind + KEYSPACE_KIND);
         put_varint(&mut self.rep, u64::from(keyspace));
         put_bytes(&mut self.rep, key);
         if let Some(v) = value {
             put_bytes(&mut self.rep, v);
         }
-        if !self.keyspaces.contains(&keyspace) {
-            self.keyspaces.push(keyspace);
-        }
+        self.claim(owner, keyspace);
         self.count += 1;
     }
 
@@ -161,7 +164,6 @@ impl WriteBatch {
         let Some(t) = self.normalise(&range) else {
             return;
         };
-        self.claim(owner);
         let kind = if t.end.is_some() {
             RANGE_DELETE
         } else {
@@ -173,31 +175,36 @@ impl WriteBatch {
         if let Some(end) = &t.end {
             put_bytes(&mut self.rep, end);
         }
-        if !self.keyspaces.contains(&keyspace) {
-            self.keyspaces.push(keyspace);
-        }
+        self.claim(owner, keyspace);
         self.count += 1;
     }
 
-    /// Records that the batch writes to keyspaces of database `owner`; a
-    /// batch mixing two databases' keyspaces is invalid.
-    fn claim(&mut self, owner: usize) {
-        if self.owner == 0 {
-            self.owner = owner;
-        } else if self.owner != owner && self.invalid.is_none() {
+    /// Records that the batch writes to keyspace `id` of database `owner`;
+    /// a batch mixing two databases' keyspaces is invalid.
+    fn claim(&mut self, owner: usize, id: u32) {
+        let ks = self.keyspaces.get_or_insert_with(|| {
+            Box::new(Keyspaces {
+                ids: Vec::new(),
+                owner,
+            })
+        });
+        if ks.owner != owner && self.invalid.is_none() {
             self.invalid = Some("a write batch names keyspaces of two databases".into());
+        }
+        if !ks.ids.contains(&id) {
+            ks.ids.push(id);
         }
     }
 
     /// The database whose keyspaces the batch writes to (0: only the
     /// default keyspace, which every database has).
     pub(crate) fn owner(&self) -> usize {
-        self.owner
+        self.keyspaces.as_ref().map_or(0, |k| k.owner)
     }
 
     /// The keyspaces other than the default one the batch writes to.
     pub(crate) fn keyspaces(&self) -> &[u32] {
-        &self.keyspaces
+        self.keyspaces.as_ref().map_or(&[], |k| &k.ids)
     }
 
     /// Adds a delete of `key`.
