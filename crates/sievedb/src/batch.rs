@@ -465,6 +465,43 @@ mod tests {
     }
 
     #[test]
+    fn keyspace_entries_round_trip_with_their_ids() {
+        let mut b = WriteBatch::new();
+        b.put(b"d", b"0");
+        b.push_in(7, 3, 1, b"k", Some(b"v"));
+        b.push_in(7, 3, 0, b"x", None);
+        b.push_in(7, 200, 4, b"m", Some(b"+1"));
+        b.delete_range_in(7, 3, b"a".as_slice()..b"c".as_slice());
+        b.delete_range_in(7, 3, b"q".as_slice()..);
+        b.push_in(7, 0, 1, b"z", Some(b"default"));
+        assert_eq!((b.owner(), b.keyspaces()), (7, &[3, 200][..]));
+        let (_, es) = decode(b.encode(1)).unwrap();
+        let got: Vec<_> = es.iter().map(|e| (e.keyspace, e.kind, e.key, e.value)).collect();
+        use EntryKind::*;
+        assert_eq!(
+            got,
+            [
+                (0, Put, &b"d"[..], &b"0"[..]),
+                (3, Put, b"k", b"v"),
+                (3, Delete, b"x", b""),
+                (200, Merge, b"m", b"+1"),
+                (3, DeleteRange, b"a", b"c"),
+                (3, DeleteRangeToEnd, b"q", b""),
+                (0, Put, b"z", b"default"),
+            ]
+        );
+        // Keyspaces of two databases in one batch: refused.
+        b.push_in(8, 3, 1, b"k", Some(b"v"));
+        assert!(b.validate().is_err());
+        // Keyspace id 0 in the keyspace kinds is damage.
+        let mut rec = vec![0u8; 8];
+        rec.extend_from_slice(&1u32.to_le_bytes());
+        rec.extend_from_slice(&[KEYSPACE_KIND, 0]);
+        put_bytes(&mut rec, b"k");
+        assert!(decode(&rec).is_err());
+    }
+
+    #[test]
     fn bad_range_deletes_are_refused() {
         let mut b = WriteBatch::new();
         b.delete_range(vec![0u8; key::MAX_KEY_LEN + 1]..vec![1u8]);
