@@ -6,11 +6,15 @@
 //! - 0 delete `key`; 1 put `key` = `value`;
 //! - 2 range delete `[key, value)` (`value` is the exclusive end);
 //! - 3 range delete `[key, +infinity)`;
-//! - 4 merge operand `value` into `key`.
+//! - 4 merge operand `value` into `key`;
+//! - 5 to 9: kinds 0 to 4 of keyspace `keyspace` (a varint > 0 right after
+//!   the kind byte, before the key). The default keyspace (0) keeps kinds
+//!   0 to 4, so a batch that names no other keyspace is encoded as older
+//!   builds wrote it, and older builds refuse (bad kind) one that does.
 //!
 //! Every entry, range deletes included, takes one sequence number.
 
-use crate::coding::{put_bytes, Reader};
+use crate::coding::{put_bytes, put_varint, Reader};
 use crate::error::{Error, Result};
 use crate::key::{self, Kind, SeqNo, MAX_VALUE_LEN};
 use crate::range_del::RangeTombstone;
@@ -23,6 +27,8 @@ const RANGE_DELETE_TO_END: u8 = 3;
 /// Entry kind byte of a merge operand (the internal key kind differs: see
 /// [`Kind::Merge`]).
 const MERGE: u8 = 4;
+/// What an entry of a keyspace other than the default adds to its kind.
+const KEYSPACE_KIND: u8 = 5;
 
 const HEADER: usize = 12;
 /// Most bytes an entry adds besides its key and value: its tag and two
@@ -47,6 +53,11 @@ pub struct WriteBatch {
     rep: Vec<u8>,
     count: u32,
     invalid: Option<String>,
+    /// The keyspaces other than the default one the batch writes to.
+    keyspaces: Vec<u32>,
+    /// The database whose keyspaces those are (0: none yet): a keyspace id
+    /// means nothing in another database.
+    owner: usize,
 }
 
 impl Default for WriteBatch {
@@ -69,6 +80,8 @@ impl WriteBatch {
             rep,
             count: 0,
             invalid: None,
+            keyspaces: Vec::new(),
+            owner: 0,
         }
     }
 
@@ -98,6 +111,93 @@ impl WriteBatch {
         put_bytes(&mut self.rep, key);
         put_bytes(&mut self.rep, operand);
         self.count += 1;
+    }
+
+    /// Adds an entry of kind `kind` (0 to 4) to keyspace `keyspace` of the
+    /// database `owner` (see [`WriteBatch::owner`]): `value` is the value, the
+    /// operand or the range end, for the kinds that have one.
+    pub(crate) fn push_in(
+        &mut self,
+        owner: usize,
+        keyspace: u32,
+        kind: u8,
+        key: &[u8],
+        value: Option<&[u8]>,
+    ) {
+        if keyspace == 0 {
+            match (kind, value) {
+                (1, Some(v)) => self.put(key, v),
+                (4, Some(v)) => self.merge(key, v),
+                (0, None) => self.delete(key),
+                _ => unreachable!("kinds of the keyspace handle"),
+            }
+            return;
+        }
+        self.check(key, value);
+        self.claim(owner);
+        self.rep.push(kind + KEYSPACE_KIND);
+        put_varint(&mut self.rep, u64::from(keyspace));
+        put_bytes(&mut self.rep, key);
+        if let Some(v) = value {
+            put_bytes(&mut self.rep, v);
+        }
+        if !self.keyspaces.contains(&keyspace) {
+            self.keyspaces.push(keyspace);
+        }
+        self.count += 1;
+    }
+
+    /// Adds a delete of `range` in keyspace `keyspace` of the database
+    /// `owner` (as [`WriteBatch::delete_range`]).
+    pub(crate) fn delete_range_in<K: AsRef<[u8]>, R: RangeBounds<K>>(
+        &mut self,
+        owner: usize,
+        keyspace: u32,
+        range: R,
+    ) {
+        if keyspace == 0 {
+            return self.delete_range(range);
+        }
+        let Some(t) = self.normalise(&range) else {
+            return;
+        };
+        self.claim(owner);
+        let kind = if t.end.is_some() {
+            RANGE_DELETE
+        } else {
+            RANGE_DELETE_TO_END
+        };
+        self.rep.push(kind + KEYSPACE_KIND);
+        put_varint(&mut self.rep, u64::from(keyspace));
+        put_bytes(&mut self.rep, &t.start);
+        if let Some(end) = &t.end {
+            put_bytes(&mut self.rep, end);
+        }
+        if !self.keyspaces.contains(&keyspace) {
+            self.keyspaces.push(keyspace);
+        }
+        self.count += 1;
+    }
+
+    /// Records that the batch writes to keyspaces of database `owner`; a
+    /// batch mixing two databases' keyspaces is invalid.
+    fn claim(&mut self, owner: usize) {
+        if self.owner == 0 {
+            self.owner = owner;
+        } else if self.owner != owner && self.invalid.is_none() {
+            self.invalid = Some("a write batch names keyspaces of two databases".into());
+        }
+    }
+
+    /// The database whose keyspaces the batch writes to (0: only the
+    /// default keyspace, which every database has).
+    pub(crate) fn owner(&self) -> usize {
+        self.owner
+    }
+
+    /// The keyspaces other than the default one the batch writes to.
+    pub(crate) fn keyspaces(&self) -> &[u32] {
+        &self.keyspaces
     }
 
     /// Adds a delete of `key`.
@@ -228,6 +328,8 @@ pub enum EntryKind {
 
 /// One decoded update.
 pub struct BatchEntry<'a> {
+    /// The keyspace it writes to (0: the default one).
+    pub keyspace: u32,
     /// What the update does.
     pub kind: EntryKind,
     /// The key (the start of a range delete).
@@ -269,7 +371,17 @@ pub fn for_each_entry<'a>(
     let seq = r.u64().ok_or("batch header truncated")?;
     let count = r.u32().ok_or("batch header truncated")?;
     for _ in 0..count {
-        let kind = match r.u8().ok_or("batch entry truncated")? {
+        let mut byte = r.u8().ok_or("batch entry truncated")?;
+        let mut keyspace = 0;
+        if (KEYSPACE_KIND..KEYSPACE_KIND + 5).contains(&byte) {
+            byte -= KEYSPACE_KIND;
+            let id = r.varint().ok_or("batch keyspace truncated")?;
+            keyspace = match u32::try_from(id) {
+                Ok(id) if id > 0 => id,
+                _ => return Err(format!("bad keyspace id {id}")),
+            };
+        }
+        let kind = match byte {
             b if b == Kind::Delete as u8 => EntryKind::Delete,
             b if b == Kind::Put as u8 => EntryKind::Put,
             RANGE_DELETE => EntryKind::DeleteRange,
@@ -287,7 +399,12 @@ pub fn for_each_entry<'a>(
         if kind == EntryKind::DeleteRange && value <= key {
             return Err("empty range delete".into());
         }
-        f(BatchEntry { kind, key, value });
+        f(BatchEntry {
+            keyspace,
+            kind,
+            key,
+            value,
+        });
     }
     if r.remaining() != 0 {
         return Err("trailing bytes after batch".into());

@@ -65,13 +65,14 @@ pub mod ttl;
 
 pub use batch::WriteBatch;
 pub use compaction_filter::{CompactionFilter, Decision};
-pub use db::{Db, ReadOptions, Snapshot};
+pub use db::{Db, Keyspace, ReadOptions, Snapshot};
 pub use error::{Error, Result};
 pub use filter::{
     FilterLayout, FilterMemory, FilterOptions, FilterPolicy, HashFn, HashSharing, IndexScheme,
     UnitHashing,
 };
 pub use iter::DbIterator;
+pub use keyspace::KeyspaceOptions;
 pub use merge::MergeOperator;
 pub use options::{
     CompactionStyle, Compression, Options, OptionsBuilder, WalRecovery, WriteOptions,

@@ -3,7 +3,7 @@
 //! Invariant: entries are never removed from a memtable; it is frozen when full,
 //! flushed to an L0 SST and then dropped whole.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
@@ -45,8 +45,9 @@ impl Lookup {
 /// A memtable.
 pub struct Memtable {
     list: SkipList,
-    /// Number of the WAL whose records this memtable holds.
-    wal_number: u64,
+    /// Number of the WAL whose records this memtable holds (changed only
+    /// while it is empty: [`Memtable::renumber`]).
+    wal_number: AtomicU64,
     /// Filter over the user keys inserted, if enabled. Invariant: a key is in
     /// the filter before its entry is in the list.
     filter: Option<MemtableFilter>,
@@ -72,7 +73,7 @@ impl Memtable {
     pub fn with_filter(wal_number: u64, filter: Option<MemtableFilter>) -> Self {
         Memtable {
             list: SkipList::new(key::compare),
-            wal_number,
+            wal_number: AtomicU64::new(wal_number),
             filter,
             range_dels: RwLock::new(Vec::new()),
             has_range_dels: AtomicBool::new(false),
@@ -95,7 +96,15 @@ impl Memtable {
 
     /// The WAL this memtable's entries were logged to.
     pub fn wal_number(&self) -> u64 {
-        self.wal_number
+        self.wal_number.load(Ordering::Acquire)
+    }
+
+    /// Moves an empty memtable to WAL `wal_number` (a memtable switch keeps
+    /// the empty memtables of idle keyspaces instead of freezing them). The
+    /// caller holds the WAL lock, so no write enters it meanwhile.
+    pub fn renumber(&self, wal_number: u64) {
+        debug_assert!(self.is_empty());
+        self.wal_number.store(wal_number, Ordering::Release);
     }
 
     /// Inserts one entry. Callers serialise inserts (the WAL lock, or recovery).

@@ -411,6 +411,7 @@ fn write_merged(
             // The marker of the lost MANIFEST cannot be read: repair takes
             // the TTL-ness from the options (see `Db::repair`).
             ttl_stamped: opts.ttl.is_some(),
+            ..VersionEdit::default()
         };
         let path = filename::manifest(dir, number);
         let mut w = LogWriter::new(fs.create(&path)?, path);

@@ -116,31 +116,42 @@ pub(crate) fn short_value() -> Error {
     )
 }
 
-/// `batch` with every put's value stamped with `write_time`; deletes and
-/// range deletes unchanged. An invalid batch is refused as it would be
-/// unstamped, and so is a merge (operands carry no stamp).
-pub(crate) fn stamp_batch(mut batch: WriteBatch, write_time: u64) -> Result<WriteBatch> {
+/// `batch` with the value of every put to a keyspace `stamped` selects
+/// stamped with `write_time`; everything else unchanged. An invalid batch
+/// is refused as it would be unstamped, and so is a merge into a stamped
+/// keyspace (operands carry no stamp).
+pub(crate) fn stamp_batch(
+    mut batch: WriteBatch,
+    write_time: u64,
+    stamped: impl Fn(u32) -> bool,
+) -> Result<WriteBatch> {
     batch.validate()?;
+    let owner = batch.owner();
     let stamp_bytes = write_time.to_le_bytes();
     let mut out = WriteBatch::with_capacity(batch.size_in_bytes() + batch.len() * STAMP_LEN);
     let mut value = Vec::new();
     let mut merges = false;
-    batch::for_each_entry(batch.encode(0), |e| match e.kind {
-        EntryKind::Put => {
-            value.clear();
-            value.extend_from_slice(e.value);
-            value.extend_from_slice(&stamp_bytes);
-            out.put(e.key, &value);
+    batch::for_each_entry(batch.encode(0), |e| {
+        let ks = e.keyspace;
+        match e.kind {
+            EntryKind::Put if stamped(ks) => {
+                value.clear();
+                value.extend_from_slice(e.value);
+                value.extend_from_slice(&stamp_bytes);
+                out.push_in(owner, ks, 1, e.key, Some(&value));
+            }
+            EntryKind::Put => out.push_in(owner, ks, 1, e.key, Some(e.value)),
+            EntryKind::Delete => out.push_in(owner, ks, 0, e.key, None),
+            EntryKind::DeleteRange => out.delete_range_in(owner, ks, e.key..e.value),
+            EntryKind::DeleteRangeToEnd => out.delete_range_in(owner, ks, e.key..),
+            EntryKind::Merge if stamped(ks) => merges = true,
+            EntryKind::Merge => out.push_in(owner, ks, 4, e.key, Some(e.value)),
         }
-        EntryKind::Delete => out.delete(e.key),
-        EntryKind::DeleteRange => out.delete_range(e.key..e.value),
-        EntryKind::DeleteRangeToEnd => out.delete_range(e.key..),
-        EntryKind::Merge => merges = true,
     })
     .map_err(|d| Error::InvalidArgument(format!("write batch does not decode: {d}")))?;
     if merges {
         return Err(Error::InvalidArgument(
-            "merge is not supported on a database with a TTL".into(),
+            "merge is not supported in a keyspace with a TTL".into(),
         ));
     }
     out.validate()?;
@@ -183,7 +194,7 @@ mod tests {
         b.delete(b"d");
         b.delete_range(b"a".as_slice()..b"b".as_slice());
         b.delete_range(b"x".as_slice()..);
-        let mut s = stamp_batch(b, 42).unwrap();
+        let mut s = stamp_batch(b, 42, |_| true).unwrap();
         let entries = batch::decode(s.encode(5)).unwrap().1;
         let kinds: Vec<_> = entries.iter().map(|e| e.kind).collect();
         assert_eq!(

@@ -328,6 +328,7 @@ impl BulkWriter {
             deleted: Vec::new(),
             added,
             ttl_stamped: false,
+            ..VersionEdit::default()
         };
         let path = filename::manifest(&self.dir, manifest);
         let file = self.fs.create(&path)?;

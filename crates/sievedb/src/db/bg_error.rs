@@ -121,7 +121,7 @@ impl DbInner {
             let mut wal = self.wal.lock();
             self.switch_memtable_inner(&mut wal, false)?;
         }
-        while !self.tree.frozen().is_empty() {
+        while self.oldest_frozen().is_some() {
             self.flush_oldest()?;
         }
         Ok(())

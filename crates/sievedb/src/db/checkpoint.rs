@@ -42,10 +42,12 @@ impl DbInner {
         let pinned = {
             let vs = self.versions.lock();
             Pinned {
-                version: vs.current(),
+                versions: vs.versions().clone(),
+                keyspaces: vs.keyspaces().clone(),
                 log_number: vs.log_number,
                 last_sequence: vs.last_sequence,
                 next_file_number: vs.next_file_number,
+                next_keyspace_id: vs.next_keyspace_id,
             }
         };
         self.fs.create_dir_all(&tmp)?;
@@ -66,7 +68,7 @@ impl DbInner {
     /// Fills `tmp` with the files of `p` and a MANIFEST and CURRENT naming them.
     fn build(&self, p: &Pinned, tmp: &Path) -> Result<()> {
         let fs = self.fs.as_ref();
-        for (_, f) in p.version.files() {
+        for (_, f) in p.versions.values().flat_map(|v| v.files()) {
             let (from, to) = (
                 filename::sst(&self.dir, f.number),
                 filename::sst(tmp, f.number),
@@ -87,16 +89,18 @@ impl DbInner {
                 }
             }
         }
-        let edit = VersionEdit {
+        let head = VersionEdit {
             log_number: Some(p.log_number),
             next_file_number: Some(number + 1),
             last_sequence: Some(p.last_sequence),
             ttl_stamped: self.opts.ttl.is_some(),
-            ..VersionEdit::adding_all_of(&p.version)
+            next_keyspace_id: Some(p.next_keyspace_id),
+            ..VersionEdit::default()
         };
+        let record = crate::version::snapshot_record(&p.versions, &p.keyspaces, head);
         let path = filename::manifest(tmp, number);
         let mut w = LogWriter::new(fs.create(&path)?, path);
-        w.add_record(&edit.encode())?;
+        w.add_record(&record)?;
         w.sync()?;
         drop(w);
         crate::version::set_current(fs, tmp, number)
@@ -105,8 +109,12 @@ impl DbInner {
 
 /// What a checkpoint copies, taken together under the version lock.
 struct Pinned {
-    /// Keeps every file it names from deletion until the checkpoint is done.
-    version: Arc<Version>,
+    /// Every keyspace's version: keeps every file it names from deletion
+    /// until the checkpoint is done.
+    versions: BTreeMap<u32, Arc<Version>>,
+    /// The keyspaces besides the default one.
+    keyspaces: BTreeMap<u32, crate::version::KeyspaceRecord>,
+    next_keyspace_id: u32,
     log_number: u64,
     last_sequence: SeqNo,
     next_file_number: u64,

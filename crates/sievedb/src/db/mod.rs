@@ -16,7 +16,7 @@ use parking_lot::{Condvar, Mutex};
 use crate::batch::{self, WriteBatch};
 use crate::cache::{BlockCache, TableCache};
 use crate::clock;
-use crate::compaction::{self, Compaction, OutputCtx, Pointers};
+use crate::compaction::{self, Compaction, OutputCtx};
 use crate::error::{Error, Result};
 use crate::filter::digest::Phase;
 use crate::filter::{KeyProbe, MemtableFilter};
@@ -34,11 +34,13 @@ use crate::version::{Version, VersionEdit, VersionSet};
 use crate::wal::{
     Damage, DamageKind, LogItem, LogReader, LogWriter, RecoveryReport, Tail, WalDrop, HEADER_LEN,
 };
+use parking_lot::RwLock;
 
 mod approximate;
 mod bg_error;
 mod checkpoint;
 mod flush;
+mod keyspaces;
 mod open;
 mod properties;
 mod read;
@@ -49,6 +51,7 @@ mod stall;
 mod ttl;
 mod write;
 
+pub use keyspaces::Keyspace;
 pub use read_options::ReadOptions;
 pub use snapshot::Snapshot;
 
@@ -84,9 +87,10 @@ struct BgState {
     resuming: bool,
     /// Automatic resume attempts since the error was set.
     resume_attempts: u32,
-    /// Levels a running compaction occupies.
-    busy: Vec<bool>,
-    pointers: Pointers,
+    /// Compactions running (over every keyspace).
+    running: usize,
+    /// Where the next search for a compaction starts among the keyspaces.
+    rotate: usize,
     /// Manual compactions waiting: automatic ones yield to them.
     manual_waiting: usize,
 }
@@ -98,7 +102,17 @@ pub(crate) struct DbInner {
     counters: Arc<Counters>,
     tables: Arc<TableCache>,
     /// The default keyspace's memtables, version and view.
-    tree: Tree,
+    tree: Arc<Tree>,
+    /// Every live keyspace by id, the default one included. Changed (a
+    /// keyspace created or dropped) only under the WAL lock, so a writer
+    /// holding it sees a stable set.
+    trees: RwLock<BTreeMap<u32, Arc<Tree>>>,
+    /// Some keyspace besides the default one is live: writers then look
+    /// at every keyspace's memtable when making room.
+    multi: AtomicBool,
+    /// Held while memtables are flushed: the flush thread and a resume
+    /// never flush the same memtable twice.
+    flush_lock: Mutex<()>,
     versions: Mutex<VersionSet>,
     wal: Mutex<WalState>,
     queue: Mutex<VecDeque<Arc<Slot>>>,
@@ -352,9 +366,7 @@ impl Db {
     /// The value of `key` with explicit read options (their snapshot, cache
     /// and checksum settings; bounds do not apply to point lookups).
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        let key = user_key(key.as_ref())?;
-        let (seq, view) = self.read_point(ro)?;
-        self.inner.get_in(&view, key, seq, block_policy(ro))
+        self.inner.get_opt(&self.inner.tree, key.as_ref(), ro)
     }
 
     /// The values of several keys, all read at the same sequence number.
@@ -372,11 +384,7 @@ impl Db {
         keys: impl IntoIterator<Item = K>,
         ro: &ReadOptions,
     ) -> Result<Vec<Option<Vec<u8>>>> {
-        let (seq, view) = self.read_point(ro)?;
-        let policy = block_policy(ro);
-        keys.into_iter()
-            .map(|k| self.inner.get_in(&view, user_key(k.as_ref())?, seq, policy))
-            .collect()
+        self.inner.multi_get_opt(&self.inner.tree, keys, ro)
     }
 
     /// An iterator over every key in ascending order (a
@@ -387,12 +395,7 @@ impl Db {
 
     /// An iterator over the keys in `range`, ascending (`.rev()`: descending).
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<DbIterator> {
-        let bounds = bounds(&range)?;
-        let (seq, view) = self.inner.view();
-        // The iterator keeps the database open (its LOCK held) while it lives.
-        let pin: Pin = Box::new(self.inner.clone());
-        self.inner
-            .iter_in(&view, seq, bounds, vec![pin], ReadCtx::new(0))
+        DbInner::range(&self.inner, &self.inner.tree, bounds(&range)?)
     }
 
     /// An iterator over the keys that start with `prefix` (fjall's name):
@@ -421,36 +424,7 @@ impl Db {
     /// (`lower_bound` inclusive, `upper_bound` exclusive), cache and checksum
     /// settings. (The `rocksdb` crate calls it `iterator_opt`.)
     pub fn iter_opt(&self, ro: &ReadOptions) -> Result<DbIterator> {
-        let lo = match &ro.lower_bound {
-            Some(l) => Bound::Included(user_key(l)?.to_vec()),
-            None => Bound::Unbounded,
-        };
-        let hi = match &ro.upper_bound {
-            Some(u) => Bound::Excluded(user_key(u)?.to_vec()),
-            None => Bound::Unbounded,
-        };
-        let (seq, view) = self.read_point(ro)?;
-        let pin: Pin = match ro.snapshot {
-            Some(s) => s.pin(),
-            None => Box::new(self.inner.clone()),
-        };
-        self.inner
-            .iter_in(&view, seq, (lo, hi), vec![pin], block_policy(ro))
-    }
-
-    /// The sequence number and view `ro` reads at: its snapshot's, which
-    /// must belong to this database, or the latest.
-    fn read_point(&self, ro: &ReadOptions) -> Result<(SeqNo, arc_swap::Guard<Arc<View>>)> {
-        match ro.snapshot {
-            None => Ok(self.inner.view()),
-            Some(s) if s.belongs_to(&self.inner) => {
-                Ok((s.sequence(), self.inner.view_at_snapshot()))
-            }
-            Some(_) => Err(Error::InvalidArgument(format!(
-                "ReadOptions::snapshot was taken from another database than {}",
-                self.inner.dir.display()
-            ))),
-        }
+        DbInner::iter_opt(&self.inner, &self.inner.tree, ro)
     }
 
     /// A consistent point-in-time view of the database.
@@ -473,6 +447,7 @@ impl Db {
     /// Writes the memtables to SST files and waits until they are flushed.
     pub fn flush(&self) -> Result<()> {
         self.writable("flush")?;
+        // Every keyspace's memtable is frozen and flushed together.
         self.inner.flush()
     }
 
@@ -494,7 +469,7 @@ impl Db {
             Bound::Unbounded => None,
         };
         self.inner
-            .compact_range(key(&lo).as_deref(), key(&hi).as_deref())
+            .compact_range(&self.inner.tree, key(&lo).as_deref(), key(&hi).as_deref())
     }
 
     /// `Error::Unsupported` naming `what` on a read-only handle.
@@ -505,9 +480,11 @@ impl Db {
         Ok(())
     }
 
-    /// Current statistics.
+    /// Current statistics: the levels are every keyspace's together (see
+    /// [`Keyspace::stats`] for one keyspace's).
     pub fn stats(&self) -> Stats {
-        self.inner.stats()
+        let trees: Vec<Arc<Tree>> = self.inner.trees.read().values().cloned().collect();
+        self.inner.stats(&trees)
     }
 
     /// Stops background work, syncs the WAL and closes the database, reporting
@@ -634,14 +611,20 @@ impl DbInner {
     /// version lock, so versions are installed in the order they were built
     /// (an older version installed after a newer one would lose the newer
     /// one's files).
-    fn log_and_install(&self, edit: VersionEdit, flushed: Option<&Arc<Memtable>>) -> Result<()> {
+    fn log_and_install(&self, tree: &Tree, edit: VersionEdit) -> Result<()> {
         {
             let mut versions = self.versions.lock();
-            let v = versions.log_and_apply(edit)?;
-            self.tree.install(v, flushed);
+            if let Some(v) = versions.log_and_apply_all(vec![edit])?.pop() {
+                tree.install(v.1, None);
+            }
         }
         self.save_hotness(false);
         Ok(())
+    }
+
+    /// The live keyspaces, default first.
+    fn trees(&self) -> Vec<Arc<Tree>> {
+        self.trees.read().values().cloned().collect()
     }
 
     /// Saves the filter budget's access counts, `durable` at close (advisory:
@@ -657,20 +640,19 @@ impl DbInner {
 
     // ----- stats -----
 
-    fn stats(&self) -> Stats {
+    fn stats(&self, trees: &[Arc<Tree>]) -> Stats {
         // First the filter budget settles (this thread's access log replayed,
         // the loads and drops it calls for done), so that the residency per
         // level below and the totals agree: read before it, a level could
         // show units the worker was still loading.
         let budget = self.tables.filter_budget();
         let filter_memory = budget.usage();
-        let v = self.tree.version();
+        let versions: Vec<Arc<Version>> = trees.iter().map(|t| t.version()).collect();
         let mut s = Stats {
-            levels: v
-                .levels
-                .iter()
-                .enumerate()
-                .map(|(level, runs)| {
+            levels: (0..self.opts.max_levels)
+                .map(|level| {
+                    let runs: Vec<&crate::version::Run> =
+                        versions.iter().flat_map(|v| &v.levels[level]).collect();
                     let files = runs.iter().flat_map(|r| &r.files);
                     let mut ls = LevelStats {
                         level,
@@ -708,9 +690,13 @@ impl DbInner {
         // the flush thread read-locks the memtables while it holds the
         // background lock, and a memtable switch waiting for the write lock
         // queues that read behind ours, so holding both here deadlocked.
-        s.memtable_bytes = self.tree.memtable_bytes();
+        s.memtable_bytes = trees.iter().map(|t| t.memtable_bytes()).sum();
         s.last_sequence = self.last_seq.load(Ordering::Acquire);
-        s.pending_compaction_bytes = compaction::pending_bytes(&v, &self.opts);
+        s.pending_compaction_bytes = trees
+            .iter()
+            .zip(&versions)
+            .map(|(t, v)| compaction::pending_bytes(v, &t.opts()))
+            .sum();
         s.background_error = self.bg.lock().error.as_ref().map(Error::to_string);
         s
     }

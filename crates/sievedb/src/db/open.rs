@@ -156,22 +156,45 @@ impl DbInner {
             .collect();
         wals.sort_unstable();
 
-        let mut edit = VersionEdit::default();
-        let mut recovered = Vec::new();
+        let mut edits: BTreeMap<u32, VersionEdit> = BTreeMap::new();
+        let mut recovered: BTreeMap<u32, Vec<Arc<Memtable>>> = BTreeMap::new();
         let manifest_seq = versions.last_sequence;
-        let mut report = replay_wals(fs.as_ref(), &dir, &wals, &opts, manifest_seq, |mem| {
-            if read_only {
-                recovered.push(mem);
-                Ok(())
-            } else {
-                recovery_flush(&mut versions, &fs, &dir, &opts, &mem, &mut edit)
+        // Entries of a dropped keyspace are skipped; an id never created is damage.
+        let live_ids: Vec<u32> = versions.keyspaces().keys().copied().collect();
+        let next_id = versions.next_keyspace_id;
+        let live = |id: u32| -> std::result::Result<bool, String> {
+            match id {
+                0 => Ok(true),
+                id if live_ids.contains(&id) => Ok(true),
+                id if id < next_id => Ok(false),
+                id => Err(format!(
+                    "an entry names keyspace {id}, which was never created"
+                )),
             }
-        })?;
+        };
+        let mut report = replay_wals(
+            fs.as_ref(),
+            &dir,
+            &wals,
+            &opts,
+            manifest_seq,
+            live,
+            |mems| {
+                if read_only {
+                    for (id, mem) in mems {
+                        recovered.entry(id).or_default().push(mem);
+                    }
+                    Ok(())
+                } else {
+                    recovery_flush(&mut versions, &fs, &dir, &opts, mems, &mut edits)
+                }
+            },
+        )?;
         let last_seq = report.last_sequence;
 
-        let (log, current, mem) = if read_only {
+        let (log, wal_number) = if read_only {
             let log = LogWriter::new(Box::new(NoWal), dir.join("(no WAL: read-only)"));
-            (log, versions.current(), Arc::new(Memtable::new(0)))
+            (log, 0)
         } else {
             if let Some(d) = report.dropped.as_mut().filter(|d| !d.torn_tail) {
                 d.kept_in = Some(keep_lost(fs.as_ref(), &dir, d)?);
@@ -180,16 +203,44 @@ impl DbInner {
             let wal_path = filename::wal(&dir, wal_number);
             let log = LogWriter::new(create_wal(fs.as_ref(), &opts, &wal_path)?, wal_path);
             fs.sync_dir(&dir)?;
-            edit.log_number = Some(wal_number);
-            edit.last_sequence = Some(last_seq);
+            let mut edits: Vec<VersionEdit> = edits.into_values().collect();
+            if edits.first().is_none_or(|e| e.keyspace != 0) {
+                edits.insert(0, VersionEdit::default());
+            }
+            edits[0].log_number = Some(wal_number);
+            edits[0].last_sequence = Some(last_seq);
             // Records the TTL-ness of a new database (checked above for an
             // existing one, so this repeats what it holds).
-            edit.ttl_stamped = opts.ttl.is_some();
-            let current = versions.log_and_apply(edit)?;
-            (log, current, Arc::new(new_memtable(&opts, wal_number)))
+            edits[0].ttl_stamped = opts.ttl.is_some();
+            versions.log_and_apply_all(edits)?;
+            (log, wal_number)
         };
+        let opts_arc = Arc::new(opts.clone());
+        let mut trees = BTreeMap::new();
+        for (&id, v) in versions.versions() {
+            let (name, tree_opts) = match versions.keyspaces().get(&id) {
+                None => (crate::keyspace::DEFAULT, opts_arc.clone()),
+                // Until its options are given (`Db::keyspace_with`), a
+                // recovered keyspace runs on the database's without a TTL
+                // (a stamped keyspace's values are then kept as they are).
+                Some(k) => (
+                    k.name.as_str(),
+                    Arc::new(Options {
+                        ttl: None,
+                        ..opts.clone()
+                    }),
+                ),
+            };
+            let mem = Arc::new(new_memtable(&tree_opts, wal_number));
+            let imm = recovered.remove(&id).unwrap_or_default();
+            let tree = Tree::new(id, name, tree_opts, mem, imm, v.clone());
+            trees.insert(id, Arc::new(tree));
+        }
         let inner = DbInner {
-            tree: Tree::new(mem, recovered, current),
+            tree: trees[&0].clone(),
+            multi: AtomicBool::new(trees.len() > 1),
+            trees: RwLock::new(trees),
+            flush_lock: Mutex::new(()),
             wal: Mutex::new(WalState {
                 log,
                 throttle: super::stall::Throttle::default(),
@@ -204,8 +255,8 @@ impl DbInner {
                 error: None,
                 resuming: false,
                 resume_attempts: 0,
-                busy: vec![false; opts.max_levels],
-                pointers: Pointers::default(),
+                running: 0,
+                rotate: 0,
                 manual_waiting: 0,
             }),
             bg_cv: Condvar::new(),
@@ -230,8 +281,7 @@ impl DbInner {
     pub(super) fn delete_obsolete_files(&self) -> Result<()> {
         let (live, log_number, manifest) = {
             let vs = self.versions.lock();
-            let live: std::collections::HashSet<u64> =
-                vs.current().files().map(|(_, f)| f.number).collect();
+            let live: std::collections::HashSet<u64> = vs.live_files().map(|f| f.number).collect();
             (live, vs.log_number, vs.manifest_number())
         };
         for name in self.fs.list_dir(&self.dir)? {
@@ -280,14 +330,17 @@ pub(super) fn new_memtable(opts: &Options, wal_number: u64) -> Memtable {
     Memtable::with_filter(wal_number, filter)
 }
 
-/// Flushes a memtable rebuilt from the WAL during recovery into an L0 file.
+/// Flushes the memtables rebuilt from the WAL during recovery (one per
+/// keyspace) into L0 files, adding them to each keyspace's edit. A keyspace
+/// recovered at open is flushed under the database's options (its own are
+/// given later, at `Db::keyspace_with`).
 fn recovery_flush(
     versions: &mut VersionSet,
     fs: &Arc<dyn FileSystem>,
     dir: &Path,
     opts: &Options,
-    mem: &Arc<Memtable>,
-    edit: &mut VersionEdit,
+    mems: BTreeMap<u32, Arc<Memtable>>,
+    edits: &mut BTreeMap<u32, VersionEdit>,
 ) -> Result<()> {
     let next = AtomicU64::new(versions.next_file_number);
     let new_number = || next.fetch_add(1, Ordering::Relaxed);
@@ -302,29 +355,38 @@ fn recovery_flush(
         new_file_number: &new_number,
         filter: None,
     };
-    let mut it = mem.iter();
+    let mut written = Vec::new();
     let result = (|| {
-        let range_dels = compaction::RangeDels {
-            tombstones: mem.range_dels(),
-            is_bottom: &|_| false,
-        };
-        for mut f in compaction::write_outputs(&mut it, &ctx, &|_| false, range_dels)? {
-            f.run = f.number;
-            edit.added.push(f);
+        for (id, mem) in &mems {
+            let mut it = mem.iter();
+            let range_dels = compaction::RangeDels {
+                tombstones: mem.range_dels(),
+                is_bottom: &|_| false,
+            };
+            let edit = edits.entry(*id).or_insert_with(|| VersionEdit {
+                keyspace: *id,
+                ..VersionEdit::default()
+            });
+            for mut f in compaction::write_outputs(&mut it, &ctx, &|_| false, range_dels)? {
+                f.run = f.number;
+                written.push(f.number);
+                edit.added.push(f);
+            }
         }
         fs.sync_dir(dir).map_err(Error::from)
     })();
     versions.next_file_number = next.into_inner();
     if result.is_err() {
         // Open fails: no MANIFEST references the files of this recovery yet.
-        let numbers = edit.added.drain(..).map(|f| f.number).collect();
-        compaction::remove_files(fs.as_ref(), dir, numbers);
+        compaction::remove_files(fs.as_ref(), dir, written);
     }
     result
 }
 
-/// Replays WALs `wals` (oldest first) under `opts.wal_recovery`, handing each
-/// memtable that fills up, and the last one, to `full`. Reads each WAL with a
+/// Replays WALs `wals` (oldest first) under `opts.wal_recovery`, handing the
+/// memtables (one per keyspace `live` keeps; it skips a dropped one's
+/// entries and refuses an unknown one's) to `full` when they fill up, and
+/// at the end. Reads each WAL with a
 /// streaming [`LogReader`], so memory is bounded by the memtables plus the
 /// largest record and one read chunk. `manifest_seq` is the MANIFEST's last
 /// sequence number.
@@ -334,7 +396,8 @@ fn replay_wals(
     wals: &[u64],
     opts: &Options,
     manifest_seq: SeqNo,
-    mut full: impl FnMut(Arc<Memtable>) -> Result<()>,
+    live: impl Fn(u32) -> std::result::Result<bool, String>,
+    mut full: impl FnMut(BTreeMap<u32, Arc<Memtable>>) -> Result<()>,
 ) -> Result<RecoveryReport> {
     let mode = opts.wal_recovery;
     let mut report = RecoveryReport {
@@ -355,7 +418,7 @@ fn replay_wals(
     let newest = sizes.iter().rposition(|&s| s > 0);
     // The sequence number the next record must start at (a gap means a lost WAL).
     let mut expected: Option<SeqNo> = None;
-    let mut mem = Arc::new(Memtable::new(0));
+    let mut mems: BTreeMap<u32, Arc<Memtable>> = BTreeMap::new();
     'wals: for (i, &w) in wals.iter().enumerate() {
         if sizes[i] == 0 {
             continue;
@@ -389,16 +452,25 @@ fn replay_wals(
                     expected.map_or(manifest_seq, |e| e - 1)
                 ));
             }
+            if let Some(d) = entries.iter().find_map(|e| live(e.keyspace).err()) {
+                break bad(d);
+            }
             for (j, e) in entries.iter().enumerate() {
-                mem.apply(seq + j as u64, e);
+                if live(e.keyspace) == Ok(true) {
+                    let mem = mems
+                        .entry(e.keyspace)
+                        .or_insert_with(|| Arc::new(Memtable::new(0)));
+                    mem.apply(seq + j as u64, e);
+                }
             }
             let n = entries.len() as u64;
             report.last_sequence = report.last_sequence.max(seq + n - u64::from(n > 0));
             expected = Some(seq + n);
             report.records_applied += 1;
             report.bytes_applied += (HEADER_LEN + payload.len()) as u64;
-            if mem.approximate_size() >= opts.write_buffer_size {
-                full(std::mem::replace(&mut mem, Arc::new(Memtable::new(0))))?;
+            if mems.values().map(|m| m.approximate_size()).sum::<usize>() >= opts.write_buffer_size
+            {
+                full(std::mem::take(&mut mems))?;
             }
         };
         let torn_tail = Some(i) == newest && damage.kind.is_torn_tail(Tail::Lenient);
@@ -432,8 +504,9 @@ fn replay_wals(
         });
         break;
     }
-    if !mem.is_empty() {
-        full(mem)?;
+    mems.retain(|_, m| !m.is_empty());
+    if !mems.is_empty() {
+        full(mems)?;
     }
     Ok(report)
 }

@@ -19,7 +19,7 @@ impl DbInner {
         let v = || self.tree.version();
         let int = Value::Int;
         Some(match name {
-            "stats" => Value::Text(self.stats().to_string()),
+            "stats" => Value::Text(self.stats(&self.trees()).to_string()),
             "levels" => Value::Text(levels_table(&v())),
             "total-sst-files-size" => int(v().files().map(|(_, f)| f.size).sum()),
             "estimate-num-keys" => int(self.estimate_num_keys(&v())),

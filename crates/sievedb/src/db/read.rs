@@ -15,14 +15,14 @@ impl DbInner {
     /// receives writes only after its publish finished (and a write seen
     /// through `last_seq` happened after it), and a retired memtable's data
     /// is in the version published with its retirement.
-    pub(super) fn view(&self) -> (SeqNo, arc_swap::Guard<Arc<View>>) {
+    pub(super) fn view(&self, tree: &Tree) -> (SeqNo, arc_swap::Guard<Arc<View>>) {
         loop {
             // A publish stores its view before it counts itself, so an
             // unchanged count means no publish finished in between.
-            let before = self.tree.views_published.load(Ordering::Acquire);
-            let view = self.tree.view.load();
+            let before = tree.views_published.load(Ordering::Acquire);
+            let view = tree.view.load();
             let seq = self.last_seq.load(Ordering::Acquire);
-            if self.tree.views_published.load(Ordering::Acquire) == before {
+            if tree.views_published.load(Ordering::Acquire) == before {
                 return (seq, view);
             }
         }
@@ -30,8 +30,77 @@ impl DbInner {
 
     /// A view for a sequence number a registered snapshot protects: every
     /// write up to it was published before the snapshot was taken.
-    pub(super) fn view_at_snapshot(&self) -> arc_swap::Guard<Arc<View>> {
-        self.tree.view.load()
+    pub(super) fn view_at_snapshot(&self, tree: &Tree) -> arc_swap::Guard<Arc<View>> {
+        tree.view.load()
+    }
+
+    /// The sequence number and view of `tree` that `ro` reads at: its
+    /// snapshot's, which must belong to this database, or the latest.
+    pub(super) fn read_point(
+        self: &Arc<Self>,
+        tree: &Tree,
+        ro: &ReadOptions,
+    ) -> Result<(SeqNo, arc_swap::Guard<Arc<View>>)> {
+        match ro.snapshot {
+            None => Ok(self.view(tree)),
+            Some(s) if s.belongs_to(self) => Ok((s.sequence(), self.view_at_snapshot(tree))),
+            Some(_) => Err(Error::InvalidArgument(format!(
+                "ReadOptions::snapshot was taken from another database than {}",
+                self.dir.display()
+            ))),
+        }
+    }
+
+    /// [`Db::get_opt`] in `tree`.
+    pub(super) fn get_opt(
+        self: &Arc<Self>,
+        tree: &Tree,
+        key: &[u8],
+        ro: &ReadOptions,
+    ) -> Result<Option<Vec<u8>>> {
+        let key = user_key(key)?;
+        let (seq, view) = self.read_point(tree, ro)?;
+        self.get_in(&view, key, seq, block_policy(ro))
+    }
+
+    /// [`Db::multi_get_opt`] in `tree`.
+    pub(super) fn multi_get_opt<K: AsRef<[u8]>>(
+        self: &Arc<Self>,
+        tree: &Tree,
+        keys: impl IntoIterator<Item = K>,
+        ro: &ReadOptions,
+    ) -> Result<Vec<Option<Vec<u8>>>> {
+        let (seq, view) = self.read_point(tree, ro)?;
+        let policy = block_policy(ro);
+        keys.into_iter()
+            .map(|k| self.get_in(&view, user_key(k.as_ref())?, seq, policy))
+            .collect()
+    }
+
+    /// [`Db::range`] in `tree`: the iterator keeps the database open (its
+    /// LOCK held) while it lives.
+    pub(super) fn range(this: &Arc<Self>, tree: &Tree, bounds: Bounds) -> Result<DbIterator> {
+        let (seq, view) = this.view(tree);
+        let pin: Pin = Box::new(this.clone());
+        this.iter_in(&view, seq, bounds, vec![pin], ReadCtx::new(0))
+    }
+
+    /// [`Db::iter_opt`] in `tree`.
+    pub(super) fn iter_opt(this: &Arc<Self>, tree: &Tree, ro: &ReadOptions) -> Result<DbIterator> {
+        let lo = match &ro.lower_bound {
+            Some(l) => Bound::Included(user_key(l)?.to_vec()),
+            None => Bound::Unbounded,
+        };
+        let hi = match &ro.upper_bound {
+            Some(u) => Bound::Excluded(user_key(u)?.to_vec()),
+            None => Bound::Unbounded,
+        };
+        let (seq, view) = this.read_point(tree, ro)?;
+        let pin: Pin = match ro.snapshot {
+            Some(s) => s.pin(),
+            None => Box::new(this.clone()),
+        };
+        this.iter_in(&view, seq, (lo, hi), vec![pin], block_policy(ro))
     }
 
     /// Looks `key` up in `view` as of `seq`. One [`KeyProbe`] serves the
@@ -62,7 +131,7 @@ impl DbInner {
                 .record(clock::ticks().wrapping_sub(t0), phases);
         }
         match r? {
-            Lookup::Value(v) => self.unstamp(v), // TTL: stamp, expiry (db/ttl.rs)
+            Lookup::Value(v) => self.unstamp(&view.opts, v), // TTL: stamp, expiry (db/ttl.rs)
             _ => Ok(None),
         }
     }
@@ -102,7 +171,7 @@ impl DbInner {
             Below::Base(v) => v.as_deref(),
             Below::Nothing => None,
         };
-        ops.full_merge(self.opts.merge_operator.as_ref(), probe.key(), base)
+        ops.full_merge(view.opts.merge_operator.as_ref(), probe.key(), base)
     }
 
     /// The memtables, newest first, then the version.
@@ -189,14 +258,15 @@ impl DbInner {
         policy: ReadCtx,
     ) -> Result<DbIterator> {
         let range_dels = range_dels_of(view, seq)?;
+        let opts = view.opts.clone();
         let view = view.clone();
         let factory: CursorFactory = Box::new(move || merged_cursor(&view, policy));
         let mut it = DbIterator::new(factory, seq, lo, hi, pins);
-        it.set_merge_operator(self.opts.merge_operator.clone());
+        it.set_merge_operator(opts.merge_operator.clone());
         if let Some(rd) = range_dels {
             it.set_range_dels(rd);
         }
-        if let Some(e) = self.expiry() {
+        if let Some(e) = super::ttl::expiry(&opts) {
             it.set_expiry(e); // TTL (db/ttl.rs)
         }
         Ok(it)
@@ -218,7 +288,7 @@ impl Db {
         key: &[u8],
         out: &mut Vec<Arc<crate::filter::resident::ResidentFilter>>,
     ) -> Result<()> {
-        let (_, view) = self.inner.view();
+        let (_, view) = self.inner.view(&self.inner.tree);
         view.version.candidate_filters(key, out)
     }
 }

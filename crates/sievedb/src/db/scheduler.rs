@@ -32,42 +32,72 @@ impl DbInner {
 
     pub(super) fn wait_for_compactions(&self) -> Result<()> {
         self.wait_background(|bg| {
-            let idle = !bg.busy.iter().any(|&b| b) && bg.manual_waiting == 0;
-            let v = self.tree.version();
-            idle && compaction::pick(&v, &self.opts, &bg.busy, &mut bg.pointers.clone()).is_none()
+            let idle = bg.running == 0 && bg.manual_waiting == 0;
+            idle && self.trees().iter().all(|t| {
+                let st = t.compaction.lock();
+                let mut pointers = st.pointers.clone();
+                compaction::pick(&t.version(), &t.opts(), &st.busy, &mut pointers).is_none()
+            })
         })
+    }
+
+    /// The most urgent compaction of some keyspace, its levels marked busy
+    /// (caller holds the background lock). Keyspaces are tried in turn from
+    /// a rotating start, so that one busy keyspace does not starve the others.
+    fn pick_compaction(&self, bg: &mut BgState) -> Option<(Arc<Tree>, Compaction)> {
+        let trees = self.trees();
+        bg.rotate = bg.rotate.wrapping_add(1);
+        let n = trees.len();
+        for i in 0..n {
+            let t = &trees[(bg.rotate + i) % n];
+            let mut st = t.compaction.lock();
+            let st = &mut *st;
+            if let Some(c) = compaction::pick(&t.version(), &t.opts(), &st.busy, &mut st.pointers) {
+                st.busy[c.level] = true;
+                st.busy[c.output_level] = true;
+                bg.running += 1;
+                return Some((t.clone(), c));
+            }
+        }
+        None
+    }
+
+    /// Frees the levels of `c` in `tree` (caller holds the background lock).
+    fn release(&self, bg: &mut BgState, tree: &Tree, c: &Compaction) {
+        let mut st = tree.compaction.lock();
+        st.busy[c.level] = false;
+        st.busy[c.output_level] = false;
+        bg.running -= 1;
     }
 
     pub(super) fn compaction_loop(&self) {
         loop {
-            let c = {
+            let (tree, c) = {
                 let mut bg = self.bg.lock();
                 loop {
                     if bg.shutdown {
                         return;
                     }
                     if bg.error.is_none() && bg.manual_waiting == 0 {
-                        let v = self.tree.version();
-                        let BgState { busy, pointers, .. } = &mut *bg;
-                        if let Some(c) = compaction::pick(&v, &self.opts, busy, pointers) {
-                            busy[c.level] = true;
-                            busy[c.output_level] = true;
-                            break c;
+                        if let Some(picked) = self.pick_compaction(&mut bg) {
+                            break picked;
                         }
                     }
-                    match self.opts.periodic_compaction_secs() {
+                    let periodic = self
+                        .trees()
+                        .iter()
+                        .any(|t| t.opts().periodic_compaction_secs().is_some());
+                    if periodic {
                         // Files age without any write: look again now and then.
-                        Some(_) => {
-                            self.bg_cv.wait_for(&mut bg, super::ttl::PERIODIC_CHECK);
-                        }
-                        None => self.bg_cv.wait(&mut bg),
+                        self.bg_cv.wait_for(&mut bg, super::ttl::PERIODIC_CHECK);
+                    } else {
+                        self.bg_cv.wait(&mut bg);
                     }
                 }
             };
-            let r = self.unless_panicked("compaction", || self.run_compaction(&c));
+            let r = self.unless_panicked("compaction", || self.run_compaction(&tree, &c));
             let mut bg = self.bg.lock();
-            bg.busy[c.level] = false;
-            bg.busy[c.output_level] = false;
+            self.release(&mut bg, &tree, &c);
             drop(bg);
             if let Err(e) = r {
                 self.set_bg_error(e);
@@ -78,9 +108,13 @@ impl DbInner {
         }
     }
 
-    pub(super) fn run_compaction(&self, c: &Compaction) -> Result<()> {
-        let version = self.tree.version();
-        let mut edit = VersionEdit::default();
+    pub(super) fn run_compaction(&self, tree: &Tree, c: &Compaction) -> Result<()> {
+        let version = tree.version();
+        let opts = tree.opts();
+        let mut edit = VersionEdit {
+            keyspace: tree.id,
+            ..VersionEdit::default()
+        };
         c.delete_inputs(&mut edit);
         if c.trivial_move {
             let f = &c.inputs[0].1[0];
@@ -95,13 +129,13 @@ impl DbInner {
             let ctx = OutputCtx {
                 fs: self.fs.as_ref(),
                 dir: &self.dir,
-                opts: &self.opts,
+                opts: &opts,
                 level: c.output_level,
                 run,
                 split: true,
                 smallest_snapshot: self.smallest_snapshot(),
                 new_file_number: &new_number,
-                filter: self.compaction_filter(),
+                filter: self.compaction_filter(&opts),
             };
             let mut input = compaction::input_iter(c);
             // On error the inputs stay (no edit is logged) and write_outputs
@@ -123,21 +157,27 @@ impl DbInner {
             compaction::sync_outputs(self.fs.as_ref(), &self.dir, &outputs)?;
             edit.added = outputs;
         }
-        self.log_and_install(edit, None)?;
+        self.log_and_install(tree, edit)?;
         bump(&self.counters.compactions, 1);
         Ok(())
     }
 
-    pub(super) fn compact_range(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Result<()> {
+    pub(super) fn compact_range(
+        &self,
+        tree: &Tree,
+        lo: Option<&[u8]>,
+        hi: Option<&[u8]>,
+    ) -> Result<()> {
         self.flush()?;
+        let opts = tree.opts();
         let deepest = {
-            let v = self.tree.version();
+            let v = tree.version();
             (0..v.levels.len())
                 .rev()
                 .find(|&l| !v.levels[l].is_empty())
                 .unwrap_or(0)
         };
-        let last = deepest.max(1).min(self.opts.max_levels - 1);
+        let last = deepest.max(1).min(opts.max_levels - 1);
         self.bg.lock().manual_waiting += 1;
         let result = (|| {
             for level in 0..=last {
@@ -145,25 +185,28 @@ impl DbInner {
                     let mut bg = self.bg.lock();
                     loop {
                         bg.stopped()?;
-                        let out = (level + 1).min(self.opts.max_levels - 1);
-                        if !bg.busy[level] && !bg.busy[out] {
+                        let out = (level + 1).min(opts.max_levels - 1);
+                        let st = tree.compaction.lock();
+                        if !st.busy[level] && !st.busy[out] {
                             break;
                         }
+                        drop(st);
                         self.done_cv.wait_for(&mut bg, Duration::from_millis(100));
                     }
-                    let v = self.tree.version();
+                    let v = tree.version();
                     // The deepest level is merged in place only when it
                     // holds several runs (`manual` returns None otherwise).
-                    let c = compaction::manual(&v, &self.opts, level, lo, hi);
+                    let c = compaction::manual(&v, &opts, level, lo, hi);
                     let Some(c) = c else { continue };
-                    bg.busy[c.level] = true;
-                    bg.busy[c.output_level] = true;
+                    let mut st = tree.compaction.lock();
+                    st.busy[c.level] = true;
+                    st.busy[c.output_level] = true;
+                    bg.running += 1;
                     c
                 };
-                let r = self.unless_panicked("compaction", || self.run_compaction(&c));
+                let r = self.unless_panicked("compaction", || self.run_compaction(tree, &c));
                 let mut bg = self.bg.lock();
-                bg.busy[c.level] = false;
-                bg.busy[c.output_level] = false;
+                self.release(&mut bg, tree, &c);
                 self.done_cv.notify_all();
                 drop(bg);
                 if let Err(e @ Error::Poisoned(_)) = &r {

@@ -26,7 +26,7 @@ impl Snapshot {
     /// The value of `key` as of the snapshot.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         let key = user_key(key.as_ref())?;
-        let view = self.inner.view_at_snapshot();
+        let view = self.inner.view_at_snapshot(&self.inner.tree);
         self.inner.get_in(&view, key, self.seq, ReadCtx::new(0))
     }
 
@@ -47,7 +47,7 @@ impl Snapshot {
     }
 
     fn iter_bounds(&self, bounds: Bounds) -> Result<DbIterator> {
-        let view = self.inner.view_at_snapshot();
+        let view = self.inner.view_at_snapshot(&self.inner.tree);
         self.inner
             .iter_in(&view, self.seq, bounds, vec![self.pin()], ReadCtx::new(0))
     }

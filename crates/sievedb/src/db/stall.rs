@@ -68,7 +68,7 @@ impl DbInner {
 
     /// Paces the group while L0 is at the slowdown trigger (see the module docs).
     fn slow_down(&self, wal: &mut WalState, bytes: usize) {
-        if self.tree.l0_runs.load(Ordering::Relaxed) < self.opts.level0_slowdown_trigger {
+        if self.l0_runs() < self.opts.level0_slowdown_trigger {
             wal.throttle.reset();
             return;
         }
@@ -89,11 +89,19 @@ impl DbInner {
         stopped: &mut Option<std::time::Instant>,
     ) -> Result<Arc<Memtable>> {
         loop {
-            let (mem, imms) = {
+            let (mem, mut imms) = {
                 let m = self.tree.mem.read();
                 (m.mem.clone(), m.imm.len())
             };
-            if mem.approximate_size() < self.opts.write_buffer_size {
+            let mut full = mem.approximate_size() >= self.opts.write_buffer_size;
+            if self.multi.load(Ordering::Acquire) {
+                for t in self.trees().iter().filter(|t| t.id != 0) {
+                    let m = t.mem.read();
+                    imms = imms.max(m.imm.len());
+                    full |= m.mem.approximate_size() >= t.opts().write_buffer_size;
+                }
+            }
+            if !full {
                 return Ok(mem);
             }
             let mut bg = self.bg.lock();
@@ -104,7 +112,7 @@ impl DbInner {
                 return Err(Error::Closed);
             }
             if imms >= self.opts.max_immutable_memtables
-                || self.tree.l0_runs.load(Ordering::Relaxed) >= self.opts.level0_stop_trigger
+                || self.l0_runs() >= self.opts.level0_stop_trigger
             {
                 stopped.get_or_insert_with(std::time::Instant::now);
                 self.bg_cv.notify_all();
@@ -114,6 +122,25 @@ impl DbInner {
             drop(bg);
             self.switch_memtable(wal)?;
         }
+    }
+}
+
+impl DbInner {
+    /// The most runs in level 0 of any keyspace (what the stall triggers
+    /// compare: a keyspace behind on compaction slows every writer, as the
+    /// WAL and the memtable switch are shared).
+    fn l0_runs(&self) -> usize {
+        let default = self.tree.l0_runs.load(Ordering::Relaxed);
+        if !self.multi.load(Ordering::Acquire) {
+            return default;
+        }
+        let others = self
+            .trees
+            .read()
+            .values()
+            .map(|t| t.l0_runs.load(Ordering::Relaxed))
+            .max();
+        default.max(others.unwrap_or(0))
     }
 }
 

@@ -15,35 +15,49 @@ pub(super) const PERIODIC_CHECK: Duration = Duration::from_secs(10);
 /// MANIFEST) without a TTL, or one whose values are not with a TTL: either
 /// way a read would mistake user data for a stamp or the other way round.
 pub(super) fn check_marker(dir: &Path, stamped: bool, opts: &Options) -> Result<()> {
+    check_keyspace_marker(
+        &format!("database {}", dir.display()),
+        "Options",
+        stamped,
+        opts,
+    )
+}
+
+/// [`check_marker`] for `what` (a database or a keyspace), whose TTL is set
+/// in `setting` (`Options` or `KeyspaceOptions`).
+pub(super) fn check_keyspace_marker(
+    what: &str,
+    setting: &str,
+    stamped: bool,
+    opts: &Options,
+) -> Result<()> {
     match (stamped, opts.ttl.is_some()) {
         (true, false) => Err(Error::InvalidArgument(format!(
-            "database {} was created with a TTL (every value carries a write-time stamp): \
-             open it with Options::ttl set",
-            dir.display()
+            "{what} was created with a TTL (every value carries a write-time stamp): \
+             open it with {setting}::ttl set",
         ))),
         (false, true) => Err(Error::InvalidArgument(format!(
-            "database {} was created without a TTL (its values carry no write-time stamp): \
-             open it without Options::ttl, or load its data into a new database opened with one",
-            dir.display()
+            "{what} was created without a TTL (its values carry no write-time stamp): \
+             open it without {setting}::ttl, or load its data into a new one opened with one",
         ))),
         _ => Ok(()),
     }
 }
 
-impl DbInner {
-    /// The expiry rule of a read starting now (`None`: no TTL).
-    pub(super) fn expiry(&self) -> Option<Expiry> {
-        self.opts.ttl.map(|d| Expiry {
-            now: self.opts.clock.now_secs(),
-            ttl: ttl::secs(d),
-        })
-    }
+/// The expiry rule under `opts` of a read starting now (`None`: no TTL).
+pub(super) fn expiry(opts: &Options) -> Option<Expiry> {
+    opts.ttl.map(|d| Expiry {
+        now: opts.clock.now_secs(),
+        ttl: ttl::secs(d),
+    })
+}
 
+impl DbInner {
     /// The value a point lookup found, as the user sees it: without its
     /// stamp, or `None` if it expired (an expired newest version is a
     /// deletion: it hides the older ones, which the lookup never reads).
-    pub(super) fn unstamp(&self, value: Vec<u8>) -> Result<Option<Vec<u8>>> {
-        let Some(e) = self.expiry() else {
+    pub(super) fn unstamp(&self, opts: &Options, value: Vec<u8>) -> Result<Option<Vec<u8>>> {
+        let Some(e) = expiry(opts) else {
             return Ok(Some(value));
         };
         let live = e.live(&value).map_err(|_| self.short_value())?.is_some();
@@ -65,19 +79,39 @@ impl DbInner {
         )
     }
 
-    /// `batch` as it is logged: with every put's value stamped with the
-    /// clock's time under a TTL, else unchanged.
+    /// `batch` as it is logged: the value of every put to a keyspace with a
+    /// TTL stamped with the clock's time, else unchanged.
     pub(super) fn stamp_writes(&self, batch: WriteBatch) -> Result<WriteBatch> {
-        match self.opts.ttl {
-            Some(_) => ttl::stamp_batch(batch, self.opts.clock.now_secs()),
-            None => Ok(batch),
+        let default_ttl = self.opts.ttl.is_some();
+        if batch.keyspaces().is_empty() {
+            return match default_ttl {
+                true => ttl::stamp_batch(batch, self.opts.clock.now_secs(), |_| true),
+                false => Ok(batch),
+            };
         }
+        let stamped: std::collections::HashMap<u32, bool> = {
+            let trees = self.trees.read();
+            batch
+                .keyspaces()
+                .iter()
+                .map(|id| (*id, trees.get(id).is_some_and(|t| t.opts().ttl.is_some())))
+                .collect()
+        };
+        if !default_ttl && !stamped.values().any(|&s| s) {
+            return Ok(batch);
+        }
+        let now = self.opts.clock.now_secs();
+        ttl::stamp_batch(batch, now, |ks| match ks {
+            0 => default_ttl,
+            ks => stamped.get(&ks).copied().unwrap_or(false),
+        })
     }
 
-    /// The filter hook of a compaction starting now (`None`: no compaction
-    /// filter and no TTL): it spares what the newest live snapshot sees.
-    pub(super) fn compaction_filter(&self) -> Option<ActiveFilter> {
+    /// The filter hook of a compaction of a keyspace under `opts` starting
+    /// now (`None`: no compaction filter and no TTL): it spares what the
+    /// newest live snapshot sees.
+    pub(super) fn compaction_filter(&self, opts: &Options) -> Option<ActiveFilter> {
         let largest_snapshot = self.snapshots.lock().keys().next_back().copied();
-        ActiveFilter::new(&self.opts, largest_snapshot, Some(self.counters.clone()))
+        ActiveFilter::new(opts, largest_snapshot, Some(self.counters.clone()))
     }
 }

@@ -117,6 +117,9 @@ impl DbInner {
         }
         let bytes = batches.iter().map(WriteBatch::size_in_bytes).sum();
         let mem = self.make_room(wal, bytes)?;
+        // The other keyspaces' memtables, after any switch; a keyspace
+        // dropped before the batch reached the WAL fails the batch, whole.
+        let others = self.keyspace_memtables(batches)?;
         let first = self.last_seq.load(Ordering::Acquire) + 1;
         let mut seq = first;
         for b in batches.iter_mut() {
@@ -140,7 +143,15 @@ impl DbInner {
             let rec = b.encode(s);
             wal_bytes += rec.len() as u64 + crate::wal::HEADER_LEN as u64;
             batch::for_each_entry(rec, |e| {
-                mem.apply(s, &e);
+                match e.keyspace {
+                    0 => mem.apply(s, &e),
+                    ks => others
+                        .iter()
+                        .find(|(id, _)| *id == ks)
+                        .expect("keyspace checked before logging")
+                        .1
+                        .apply(s, &e),
+                }
                 s += 1;
                 user_bytes += (e.key.len() + e.value.len()) as u64;
                 match e.kind {
@@ -159,6 +170,37 @@ impl DbInner {
         bump(&c.user_bytes_written, user_bytes);
         bump(&c.wal_bytes_written, wal_bytes);
         Ok(())
+    }
+
+    /// The active memtable of each keyspace besides the default one that
+    /// `batches` write to, or the error naming one that is not live (caller
+    /// holds the WAL lock, so the set of keyspaces cannot change).
+    fn keyspace_memtables(&self, batches: &[WriteBatch]) -> Result<Vec<(u32, Arc<Memtable>)>> {
+        let mut out: Vec<(u32, Arc<Memtable>)> = Vec::new();
+        if batches.iter().all(|b| b.keyspaces().is_empty()) {
+            return Ok(out);
+        }
+        let me = Arc::as_ptr(&self.tree) as usize;
+        let trees = self.trees.read();
+        for b in batches {
+            if b.owner() != 0 && b.owner() != me {
+                return Err(Error::InvalidArgument(
+                    "a write batch names keyspaces of another database".into(),
+                ));
+            }
+            for id in b.keyspaces() {
+                if out.iter().any(|(x, _)| x == id) {
+                    continue;
+                }
+                let Some(t) = trees.get(id) else {
+                    return Err(Error::InvalidArgument(format!(
+                        "a write batch names keyspace {id}, which was dropped"
+                    )));
+                };
+                out.push((*id, t.mem.read().mem.clone()));
+            }
+        }
+        Ok(out)
     }
 
     /// Freezes the active memtable and starts a new WAL (caller holds the WAL
@@ -196,7 +238,11 @@ impl DbInner {
             }
         };
         wal.log = LogWriter::new(file, path);
-        self.tree.freeze(new_memtable(&self.opts, number));
+        // Every keyspace moves to the new WAL together, so that a WAL is
+        // obsolete once every memtable of its generation is flushed.
+        for t in self.trees() {
+            t.switch(number, || new_memtable(&t.opts(), number));
+        }
         let _bg = self.bg.lock();
         self.bg_cv.notify_all();
         Ok(())

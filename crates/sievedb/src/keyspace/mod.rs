@@ -3,17 +3,37 @@
 //! sequence number, snapshots, the MANIFEST and file numbers, the caches and
 //! the filter budget, the background threads) stays in `db/`.
 //!
-//! A database has one tree today, its default keyspace; the plan for several
-//! is `docs/design/keyspaces.md`.
+//! A database has a default keyspace (id 0, named [`DEFAULT`]) and any
+//! number of named ones; the design is `docs/design/keyspaces.md`.
+//! `options.rs` holds [`KeyspaceOptions`].
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use parking_lot::{Mutex, RwLock};
 
+use crate::compaction::Pointers;
 use crate::memtable::Memtable;
+use crate::options::Options;
 use crate::version::Version;
+
+mod options;
+
+pub use options::KeyspaceOptions;
+
+/// The name of the default keyspace, which every database has.
+pub const DEFAULT: &str = "default";
+
+/// A keyspace's compaction state (guarded by the database's background
+/// lock, taken before this one).
+#[derive(Default)]
+pub(crate) struct CompactionState {
+    /// Levels a running compaction occupies.
+    pub(crate) busy: Vec<bool>,
+    /// Round-robin pointers of leveling.
+    pub(crate) pointers: Pointers,
+}
 
 /// The memtables: the active one and the frozen ones waiting for flush.
 pub(crate) struct MemState {
@@ -29,6 +49,8 @@ pub(crate) struct View {
     pub(crate) mem: Arc<Memtable>,
     pub(crate) imm: Arc<Vec<Arc<Memtable>>>,
     pub(crate) version: Arc<Version>,
+    /// The keyspace's options (its merge operator and TTL, for reads).
+    pub(crate) opts: Arc<Options>,
 }
 
 /// One LSM tree: memtables, the current version, and the view of both.
@@ -36,6 +58,22 @@ pub(crate) struct View {
 /// Lock order: `mem` before `current` (as [`Tree::publish_view`] and the
 /// version installation take them); the view lock is taken before either.
 pub(crate) struct Tree {
+    /// The keyspace's id (0: the default keyspace).
+    pub(crate) id: u32,
+    /// The keyspace's name.
+    pub(crate) name: String,
+    /// The keyspace's options: the database's with its
+    /// [`KeyspaceOptions`] applied.
+    opts: RwLock<Arc<Options>>,
+    /// Its options were given in this process (at open for the default
+    /// keyspace, by the first `Db::keyspace`/`keyspace_with` for another);
+    /// until then a keyspace recovered at open runs on the database's.
+    pub(crate) configured: AtomicBool,
+    /// Set once the keyspace is dropped: writes to it fail, flushes and
+    /// compactions leave it.
+    pub(crate) dropped: AtomicBool,
+    /// Busy levels and leveling pointers.
+    pub(crate) compaction: Mutex<CompactionState>,
     pub(crate) mem: RwLock<MemState>,
     pub(crate) current: RwLock<Arc<Version>>,
     /// `mem` and `current` together, as reads load them (one lock-free load
@@ -48,31 +86,80 @@ pub(crate) struct Tree {
     pub(crate) views_published: AtomicU64,
     /// Runs in level 0 of the current version (read by writers without locking).
     pub(crate) l0_runs: AtomicUsize,
-    /// Held while a memtable is flushed: the flush thread and a resume never
-    /// flush the same memtable twice.
-    pub(crate) flush_lock: Mutex<()>,
 }
 
 impl Tree {
-    /// A tree of the active memtable `mem`, the frozen memtables `imm`
-    /// (oldest first) and `version`.
-    pub(crate) fn new(mem: Arc<Memtable>, imm: Vec<Arc<Memtable>>, version: Arc<Version>) -> Self {
+    /// Keyspace `id` named `name` under `opts`, of the active memtable
+    /// `mem`, the frozen memtables `imm` (oldest first) and `version`.
+    pub(crate) fn new(
+        id: u32,
+        name: &str,
+        opts: Arc<Options>,
+        mem: Arc<Memtable>,
+        imm: Vec<Arc<Memtable>>,
+        version: Arc<Version>,
+    ) -> Self {
         let imm = Arc::new(imm);
         Tree {
+            id,
+            name: name.to_string(),
+            configured: AtomicBool::new(id == 0),
+            dropped: AtomicBool::new(false),
+            compaction: Mutex::new(CompactionState {
+                busy: vec![false; opts.max_levels],
+                pointers: Pointers::default(),
+            }),
             view: ArcSwap::from_pointee(View {
                 mem: mem.clone(),
                 imm: imm.clone(),
                 version: version.clone(),
+                opts: opts.clone(),
             }),
+            opts: RwLock::new(opts),
             view_lock: Mutex::new(()),
             views_published: AtomicU64::new(0),
             l0_runs: AtomicUsize::new(version.levels[0].len()),
             mem: RwLock::new(MemState { mem, imm }),
             current: RwLock::new(version),
-            flush_lock: Mutex::new(()),
         }
     }
 
+    /// The keyspace's options.
+    pub(crate) fn opts(&self) -> Arc<Options> {
+        self.opts.read().clone()
+    }
+
+    /// Gives the keyspace its options (the first open of a recovered
+    /// keyspace in this process) and publishes them to reads.
+    pub(crate) fn configure(&self, opts: Arc<Options>) {
+        *self.opts.write() = opts;
+        self.configured.store(true, Ordering::Release);
+        self.publish_view();
+    }
+
+    /// Moves to WAL `wal_number` at a memtable switch: a non-empty active
+    /// memtable is frozen and `fresh()` takes its place; an empty one is
+    /// kept and renumbered (an idle keyspace costs no new memtable).
+    /// The caller holds the WAL lock.
+    pub(crate) fn switch(&self, wal_number: u64, fresh: impl FnOnce() -> Memtable) {
+        let empty = self.mem.read().mem.is_empty();
+        if empty {
+            self.mem.read().mem.renumber(wal_number);
+        } else {
+            self.freeze(fresh());
+        }
+    }
+
+    /// The oldest WAL number this keyspace still needs: that of its oldest
+    /// frozen memtable other than `flushing`, else of its active one.
+    pub(crate) fn oldest_wal(&self, flushing: Option<&Arc<Memtable>>) -> u64 {
+        let m = self.mem.read();
+        let unflushed = m
+            .imm
+            .iter()
+            .find(|x| flushing.is_none_or(|f| !Arc::ptr_eq(x, f)));
+        unflushed.map_or(m.mem.wal_number(), |x| x.wal_number())
+    }
     /// Makes `v` the current version and, when `flushed` (the frozen
     /// memtable whose entries `v` now holds in a file) is given, retires it
     /// in the same step, under the memtable lock: no view ever has a
@@ -117,6 +204,7 @@ impl Tree {
             mem: m.mem.clone(),
             imm: m.imm.clone(),
             version: self.current.read().clone(),
+            opts: self.opts(),
         };
         drop(m);
         self.view.store(Arc::new(view));

@@ -25,8 +25,27 @@ const VALUE_FORMAT_TTL: u64 = 1;
 /// on). 8 value format: varint 1 = every value carries a TTL write-time
 /// stamp (written in the first edit of such a database and at the start of
 /// each of its MANIFESTs).
+///
+/// Keyspaces: 9 keyspace context: varint id; the deletes and adds after it,
+/// up to the next tag 9, belong to that keyspace (before any tag 9: the
+/// default keyspace, id 0, as in every MANIFEST older builds wrote). One
+/// MANIFEST record may hold several contexts (an atomic flush of several
+/// keyspaces: [`encode_record`]). 10 create a keyspace: id (varint), name
+/// (length-prefixed UTF-8), flags (varint; bit 0: its values carry TTL
+/// write-time stamps). 11 drop a keyspace: id. 12 next unused keyspace id
+/// (ids are never reused, so a WAL entry of a dropped keyspace is known as
+/// such at replay). Older builds refuse (unknown tag) a MANIFEST with any of
+/// them, instead of reading another keyspace's files as the default one's.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct VersionEdit {
+    /// The keyspace the deleted and added files belong to (0: the default).
+    pub keyspace: u32,
+    /// Keyspaces created.
+    pub created: Vec<KeyspaceRecord>,
+    /// Keyspaces dropped (by id).
+    pub dropped: Vec<u32>,
+    /// The next unused keyspace id.
+    pub next_keyspace_id: Option<u32>,
     /// WALs numbered below this are no longer needed.
     pub log_number: Option<u64>,
     /// Next unused file number.
@@ -39,6 +58,41 @@ pub struct VersionEdit {
     pub added: Vec<NewFile>,
     /// The database's values carry TTL write-time stamps (tag 8).
     pub ttl_stamped: bool,
+}
+
+/// A keyspace as the MANIFEST records its creation (tag 10).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyspaceRecord {
+    /// Its id (> 0; never reused).
+    pub id: u32,
+    /// Its name.
+    pub name: String,
+    /// Its values carry TTL write-time stamps.
+    pub ttl_stamped: bool,
+}
+
+/// Flag bit of [`KeyspaceRecord::ttl_stamped`] in tag 10.
+const KEYSPACE_TTL: u64 = 1;
+
+/// Encodes `edits` as one MANIFEST record: applied together or not at all.
+pub fn encode_record(edits: &[VersionEdit]) -> Vec<u8> {
+    let mut b = Vec::new();
+    for (i, e) in edits.iter().enumerate() {
+        if i > 0 && e.keyspace == 0 {
+            // Back to the default keyspace's context.
+            put_varint(&mut b, 9);
+            put_varint(&mut b, 0);
+        }
+        b.extend_from_slice(&e.encode());
+    }
+    b
+}
+
+/// Decodes one MANIFEST record into its edits, one per keyspace context.
+pub fn decode_record(b: &[u8]) -> std::result::Result<Vec<VersionEdit>, String> {
+    let mut edits = vec![VersionEdit::default()];
+    VersionEdit::decode_into(b, &mut edits)?;
+    Ok(edits)
 }
 
 /// A file added by an edit.
@@ -68,6 +122,24 @@ impl VersionEdit {
     /// Encodes the edit.
     pub fn encode(&self) -> Vec<u8> {
         let mut b = Vec::new();
+        if self.keyspace != 0 {
+            put_varint(&mut b, 9);
+            put_varint(&mut b, u64::from(self.keyspace));
+        }
+        for k in &self.created {
+            put_varint(&mut b, 10);
+            put_varint(&mut b, u64::from(k.id));
+            put_bytes(&mut b, k.name.as_bytes());
+            put_varint(&mut b, if k.ttl_stamped { KEYSPACE_TTL } else { 0 });
+        }
+        for &id in &self.dropped {
+            put_varint(&mut b, 11);
+            put_varint(&mut b, u64::from(id));
+        }
+        if let Some(id) = self.next_keyspace_id {
+            put_varint(&mut b, 12);
+            put_varint(&mut b, u64::from(id));
+        }
         for (tag, v) in [
             (1u64, self.log_number),
             (2, self.next_file_number),
@@ -109,13 +181,55 @@ impl VersionEdit {
         b
     }
 
-    /// Decodes an edit.
+    /// Decodes an edit of one keyspace context (a record holding several
+    /// is an error here: see [`decode_record`]).
     pub fn decode(b: &[u8]) -> std::result::Result<VersionEdit, String> {
+        let mut edits = vec![VersionEdit::default()];
+        Self::decode_into(b, &mut edits)?;
+        match edits.len() {
+            1 => Ok(edits.pop().expect("one edit")),
+            _ => Err("record holds several keyspace contexts".into()),
+        }
+    }
+
+    /// Decodes `b` onto the last of `edits`, starting a new edit at each
+    /// keyspace context (tag 9) after the first field.
+    fn decode_into(b: &[u8], edits: &mut Vec<VersionEdit>) -> std::result::Result<(), String> {
         let mut r = Reader::new(b);
-        let mut e = VersionEdit::default();
         let t = || "version edit truncated".to_string();
+        let id = |v: u64| u32::try_from(v).map_err(|_| format!("keyspace id {v} out of range"));
+        let mut fields = 0;
         while r.remaining() > 0 {
-            match r.varint().ok_or_else(t)? {
+            let tag = r.varint().ok_or_else(t)?;
+            if tag == 9 {
+                let ks = id(r.varint().ok_or_else(t)?)?;
+                if fields > 0 {
+                    edits.push(VersionEdit::default());
+                }
+                edits.last_mut().expect("an edit").keyspace = ks;
+                fields += 1;
+                continue;
+            }
+            fields += 1;
+            let e = edits.last_mut().expect("an edit");
+            match tag {
+                10 => {
+                    let ks = id(r.varint().ok_or_else(t)?)?;
+                    let name = std::str::from_utf8(r.bytes().ok_or_else(t)?)
+                        .map_err(|_| "keyspace name is not UTF-8".to_string())?
+                        .to_string();
+                    let flags = r.varint().ok_or_else(t)?;
+                    if ks == 0 || flags & !KEYSPACE_TTL != 0 {
+                        return Err(format!("bad keyspace record (id {ks}, flags {flags})"));
+                    }
+                    e.created.push(KeyspaceRecord {
+                        id: ks,
+                        name,
+                        ttl_stamped: flags & KEYSPACE_TTL != 0,
+                    });
+                }
+                11 => e.dropped.push(id(r.varint().ok_or_else(t)?)?),
+                12 => e.next_keyspace_id = Some(id(r.varint().ok_or_else(t)?)?),
                 1 => e.log_number = Some(r.varint().ok_or_else(t)?),
                 2 => e.next_file_number = Some(r.varint().ok_or_else(t)?),
                 3 => e.last_sequence = Some(r.varint().ok_or_else(t)?),
@@ -162,7 +276,7 @@ impl VersionEdit {
                 tag => return Err(format!("unknown version edit tag {tag}")),
             }
         }
-        Ok(e)
+        Ok(())
     }
 }
 

@@ -58,7 +58,7 @@ pub(crate) mod operands;
 pub mod run;
 mod set;
 
-pub use edit::{NewFile, VersionEdit};
+pub use edit::{KeyspaceRecord, NewFile, VersionEdit};
 pub use file_meta::FileMeta;
 #[cfg_attr(
     not(feature = "internals"),
@@ -69,6 +69,7 @@ pub use file_meta::FileMeta;
 )]
 pub use lookup::PREFETCHED_RUNS;
 pub use run::Run;
+pub(crate) use set::snapshot_record;
 pub use set::{set_current, VersionSet};
 
 /// The set of files that make up the tree at one moment; immutable once built.
@@ -79,6 +80,13 @@ pub struct Version {
 }
 
 impl Version {
+    /// A version without files, of `max_levels` levels.
+    pub fn empty(max_levels: usize) -> Version {
+        Version {
+            levels: vec![Vec::new(); max_levels],
+        }
+    }
+
     /// Rebuilds the fence pointers of every run of the levels `touched`
     /// returns true for (after their files changed).
     fn refresh_fences(&mut self, touched: impl Fn(usize) -> bool) {

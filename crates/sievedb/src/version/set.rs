@@ -16,16 +16,23 @@ use crate::io::{filename, FileSystem};
 use crate::key::{self, SeqNo};
 use crate::wal::{read_records, LogWriter};
 
+use super::edit::{decode_record, encode_record, KeyspaceRecord};
 use super::{FileMeta, NewFile, Run, Version, VersionEdit};
 
-/// The live version plus the MANIFEST it is logged to. Guarded by the database's
-/// version mutex; readers get versions through `Db`'s `current` pointer.
+/// The live version of every keyspace plus the MANIFEST they are logged to.
+/// Guarded by the database's version mutex; readers get versions through
+/// each keyspace's view.
 pub struct VersionSet {
     dir: PathBuf,
     fs: Arc<dyn FileSystem>,
     tables: Arc<TableCache>,
     max_levels: usize,
-    current: Arc<Version>,
+    /// The live version of each keyspace (0: the default one, always present).
+    versions: BTreeMap<u32, Arc<Version>>,
+    /// The keyspaces besides the default one, by id.
+    keyspaces: BTreeMap<u32, KeyspaceRecord>,
+    /// The next unused keyspace id (ids are never reused).
+    pub next_keyspace_id: u32,
     manifest: Option<LogWriter>,
     manifest_number: u64,
     /// A MANIFEST write failed and no fresh MANIFEST has been made current
@@ -64,9 +71,9 @@ impl VersionSet {
             fs,
             tables,
             max_levels,
-            current: Arc::new(Version {
-                levels: vec![Vec::new(); max_levels],
-            }),
+            versions: BTreeMap::from([(0, Arc::new(Version::empty(max_levels)))]),
+            keyspaces: BTreeMap::new(),
+            next_keyspace_id: 1,
             manifest: None,
             manifest_number: 0,
             edit_in_doubt: false,
@@ -78,9 +85,32 @@ impl VersionSet {
         }
     }
 
-    /// The live version.
+    /// The live version of the default keyspace.
+    #[cfg(any(test, feature = "internals"))]
     pub fn current(&self) -> Arc<Version> {
-        self.current.clone()
+        self.versions[&0].clone()
+    }
+
+    /// The live version of keyspace `id`, if it exists.
+    pub fn version_of(&self, id: u32) -> Option<Arc<Version>> {
+        self.versions.get(&id).cloned()
+    }
+
+    /// The live version of every keyspace, by id.
+    pub fn versions(&self) -> &BTreeMap<u32, Arc<Version>> {
+        &self.versions
+    }
+
+    /// The keyspaces besides the default one, by id.
+    pub fn keyspaces(&self) -> &BTreeMap<u32, KeyspaceRecord> {
+        &self.keyspaces
+    }
+
+    /// Every live file of every keyspace.
+    pub fn live_files(&self) -> impl Iterator<Item = &Arc<FileMeta>> {
+        self.versions
+            .values()
+            .flat_map(|v| v.files().map(|(_, f)| f))
     }
 
     /// Allocates a file number.
@@ -121,31 +151,12 @@ impl VersionSet {
             }
             _ => Error::Io(e),
         })?;
-        let mut files: BTreeMap<u64, (usize, NewFile)> = BTreeMap::new();
+        // file number -> (keyspace, level, file)
+        let mut files: BTreeMap<u64, (u32, usize, NewFile)> = BTreeMap::new();
         let mut saw_next = false;
         for rec in read_records(&data, &path, crate::wal::Tail::Strict)? {
-            let e = VersionEdit::decode(rec).map_err(|d| Error::corruption(&path, d))?;
-            if let Some(v) = e.log_number {
-                self.log_number = v;
-            }
-            if let Some(v) = e.next_file_number {
-                self.next_file_number = v;
-                saw_next = true;
-            }
-            if let Some(v) = e.last_sequence {
-                self.last_sequence = v;
-            }
-            self.ttl_stamped |= e.ttl_stamped;
-            for (level, number) in &e.deleted {
-                if files.remove(number).is_none_or(|(l, _)| l != *level) {
-                    return Err(Error::corruption(
-                        &path,
-                        format!("edit deletes unknown file {number}"),
-                    ));
-                }
-            }
-            for f in e.added {
-                files.insert(f.number, (f.level, f));
+            for e in decode_record(rec).map_err(|d| Error::corruption(&path, d))? {
+                self.recover_edit(e, &mut files, &mut saw_next, &path)?;
             }
         }
         if !saw_next {
@@ -155,7 +166,7 @@ impl VersionSet {
             ));
         }
         // Only the live files matter: a level emptied since may lie beyond.
-        if let Some((number, (level, _))) = files.iter().max_by_key(|(_, (l, _))| *l) {
+        if let Some((number, (_, level, _))) = files.iter().max_by_key(|(_, (_, l, _))| *l) {
             if *level >= MAX_LEVELS {
                 return Err(Error::corruption(
                     &path,
@@ -171,23 +182,93 @@ impl VersionSet {
                 )));
             }
         }
-        let mut v = Version {
-            levels: vec![Vec::new(); self.max_levels],
-        };
-        for (_, (level, f)) in files {
+        let mut versions: BTreeMap<u32, Version> = std::iter::once(0)
+            .chain(self.keyspaces.keys().copied())
+            .map(|id| (id, Version::empty(self.max_levels)))
+            .collect();
+        for (_, (ks, level, f)) in files {
             if f.number >= self.next_file_number {
                 return Err(Error::corruption(
                     &path,
                     "file number beyond next_file_number",
                 ));
             }
-            add_file(&mut v, level, f.run, self.meta(&f));
+            let v = versions.get_mut(&ks).expect("files of live keyspaces only");
+            add_file(v, level, f.run, self.meta(&f));
         }
-        v.refresh_fences(|_| true);
-        register_filters(&v, |_| true);
+        let total: u64 = versions
+            .values()
+            .flat_map(|v| v.files())
+            .map(|(_, f)| f.entries)
+            .sum();
+        for v in versions.values_mut() {
+            v.refresh_fences(|_| true);
+            register_filters(v, |_| true, total);
+        }
         self.tables.filter_budget().warm_start();
-        self.current = Arc::new(v);
+        self.versions = versions
+            .into_iter()
+            .map(|(id, v)| (id, Arc::new(v)))
+            .collect();
         self.manifest_number = name[9..].parse().unwrap_or(0);
+        Ok(())
+    }
+
+    /// Applies one recovered edit to `files` and the keyspace registry.
+    fn recover_edit(
+        &mut self,
+        e: VersionEdit,
+        files: &mut BTreeMap<u64, (u32, usize, NewFile)>,
+        saw_next: &mut bool,
+        path: &Path,
+    ) -> Result<()> {
+        {
+            if let Some(v) = e.log_number {
+                self.log_number = v;
+            }
+            if let Some(v) = e.next_file_number {
+                self.next_file_number = v;
+                *saw_next = true;
+            }
+            if let Some(v) = e.next_keyspace_id {
+                self.next_keyspace_id = self.next_keyspace_id.max(v);
+            }
+            for k in e.created {
+                self.next_keyspace_id = self.next_keyspace_id.max(k.id + 1);
+                self.keyspaces.insert(k.id, k);
+            }
+            for id in &e.dropped {
+                if self.keyspaces.remove(id).is_none() {
+                    return Err(Error::corruption(
+                        path,
+                        format!("edit drops unknown keyspace {id}"),
+                    ));
+                }
+                files.retain(|_, (ks, _, _)| ks != id);
+            }
+            if e.keyspace != 0 && !self.keyspaces.contains_key(&e.keyspace) {
+                return Err(Error::corruption(
+                    path,
+                    format!("edit names unknown keyspace {}", e.keyspace),
+                ));
+            }
+            if let Some(v) = e.last_sequence {
+                self.last_sequence = v;
+            }
+            self.ttl_stamped |= e.ttl_stamped;
+            for (level, number) in &e.deleted {
+                let known = files.remove(number);
+                if known.is_none_or(|(ks, l, _)| l != *level || ks != e.keyspace) {
+                    return Err(Error::corruption(
+                        path,
+                        format!("edit deletes unknown file {number}"),
+                    ));
+                }
+            }
+            for f in e.added {
+                files.insert(f.number, (e.keyspace, f.level, f));
+            }
+        }
         Ok(())
     }
 
@@ -209,112 +290,186 @@ impl VersionSet {
         })
     }
 
-    /// Writes `edit` durably to the MANIFEST and installs the resulting version.
-    /// Files the edit deletes (and does not re-add) become obsolete.
+    /// Writes `edit` durably to the MANIFEST and installs the resulting
+    /// version of its keyspace, which it returns. See
+    /// [`log_and_apply_all`](Self::log_and_apply_all).
+    #[cfg(any(test, feature = "internals"))]
+    pub fn log_and_apply(&mut self, edit: VersionEdit) -> Result<Arc<Version>> {
+        let ks = edit.keyspace;
+        self.log_and_apply_all(vec![edit])?;
+        Ok(self
+            .version_of(ks)
+            .unwrap_or_else(|| self.versions[&0].clone()))
+    }
+
+    /// Writes `edits` durably to the MANIFEST as one record (all or none of
+    /// them take effect, whatever crashes) and installs the resulting
+    /// versions; returns the new version of each keyspace an edit changed
+    /// (in the order of `edits`; a dropped keyspace has none). Files the
+    /// edits delete (and do not re-add), and the files of dropped
+    /// keyspaces, become obsolete.
     ///
-    /// On error the live version is unchanged and the MANIFEST that failed is
-    /// abandoned: this call tries once to start a fresh one (a snapshot of the
-    /// unchanged version), and otherwise the next call does, instead of
-    /// appending after a possibly torn record (see the module docs).
-    pub fn log_and_apply(&mut self, mut edit: VersionEdit) -> Result<Arc<Version>> {
-        edit.next_file_number = Some(self.next_file_number);
-        if edit.log_number.is_none() {
-            edit.log_number = Some(self.log_number);
+    /// On error the live versions are unchanged and the MANIFEST that failed
+    /// is abandoned: this call tries once to start a fresh one (a snapshot
+    /// of the unchanged versions), and otherwise the next call does, instead
+    /// of appending after a possibly torn record (see the module docs).
+    pub fn log_and_apply_all(
+        &mut self,
+        mut edits: Vec<VersionEdit>,
+    ) -> Result<Vec<(u32, Arc<Version>)>> {
+        // A flush or compaction of a keyspace dropped while it ran: its
+        // output is not logged (a record naming a dropped keyspace would
+        // not replay) and its files go.
+        let created: Vec<u32> = edits
+            .iter()
+            .flat_map(|e| e.created.iter().map(|k| k.id))
+            .collect();
+        edits.retain(|e| {
+            let live = e.keyspace == 0
+                || self.versions.contains_key(&e.keyspace)
+                || created.contains(&e.keyspace);
+            if !live {
+                // (A moved file is deleted and re-added: the dropped
+                // keyspace's own files go when its last reader does.)
+                let moved = |n: u64| e.deleted.iter().any(|&(_, d)| d == n);
+                for f in e.added.iter().filter(|f| !moved(f.number)) {
+                    let _ = self.fs.remove_file(&filename::sst(&self.dir, f.number));
+                }
+            }
+            live
+        });
+        if edits.is_empty() {
+            edits.push(VersionEdit::default());
         }
-        if edit.last_sequence.is_none() {
-            edit.last_sequence = Some(self.last_sequence);
+        let head = &mut edits[0];
+        head.next_file_number = Some(self.next_file_number);
+        head.log_number = head.log_number.or(Some(self.log_number));
+        head.last_sequence = head.last_sequence.or(Some(self.last_sequence));
+        if edits
+            .iter()
+            .any(|e| !e.created.is_empty() || !e.dropped.is_empty())
+        {
+            edits[0].next_keyspace_id = Some(self.next_keyspace_id);
         }
-        let next = self.apply(&edit);
+        let (next, keyspaces) = self.apply_all(&edits)?;
         let roll = self
             .manifest
             .as_ref()
             .is_none_or(|m| m.size() > MANIFEST_ROLL_BYTES);
         if roll {
-            self.write_new_manifest(&next, &edit)?;
+            self.write_new_manifest(&next, &keyspaces, &edits[0])?;
         } else {
             let m = self.manifest.as_mut().expect("manifest open");
-            if let Err(e) = m.add_record(&edit.encode()).and_then(|()| m.sync()) {
+            if let Err(e) = m.add_record(&encode_record(&edits)).and_then(|()| m.sync()) {
                 self.abandon_manifest();
                 return Err(e);
             }
         }
-        if let Some(v) = edit.log_number {
-            self.log_number = v;
+        for e in &edits {
+            if let Some(v) = e.log_number {
+                self.log_number = v;
+            }
+            if let Some(v) = e.last_sequence {
+                self.last_sequence = self.last_sequence.max(v);
+            }
+            self.ttl_stamped |= e.ttl_stamped;
         }
-        if let Some(v) = edit.last_sequence {
-            self.last_sequence = self.last_sequence.max(v);
+        // Obsolete: files deleted and not re-added, and every file of a
+        // dropped keyspace (deleted once no reader holds its version).
+        for e in &edits {
+            let readded: std::collections::HashSet<u64> =
+                e.added.iter().map(|f| f.number).collect();
+            let old = self.versions.get(&e.keyspace);
+            for (_, number) in &e.deleted {
+                if readded.contains(number) {
+                    continue;
+                }
+                if let Some((_, f)) = old.and_then(|v| v.files().find(|(_, f)| f.number == *number))
+                {
+                    f.obsolete.store(true, AtOrd::Release);
+                }
+            }
+            for id in &e.dropped {
+                for (_, f) in self.versions[id].files() {
+                    f.obsolete.store(true, AtOrd::Release);
+                }
+            }
         }
-        self.ttl_stamped |= edit.ttl_stamped;
-        let readded: std::collections::HashSet<u64> = edit.added.iter().map(|f| f.number).collect();
-        for (_, number) in &edit.deleted {
-            if readded.contains(number) {
+        let total: u64 = next
+            .values()
+            .flat_map(|v| v.files())
+            .map(|(_, f)| f.entries)
+            .sum();
+        let mut changed = Vec::new();
+        for e in &edits {
+            let Some(v) = next.get(&e.keyspace) else {
+                continue;
+            };
+            if e.deleted.is_empty() && e.added.is_empty() && e.created.is_empty() {
                 continue;
             }
-            if let Some((_, f)) = self.current.files().find(|(_, f)| f.number == *number) {
-                f.obsolete.store(true, AtOrd::Release);
+            if let Some(old) = self.versions.get(&e.keyspace) {
+                inherit_hotness(old, e, v);
             }
+            register_filters(v, |n| e.added.iter().any(|f| f.number == n), total);
+            changed.push((e.keyspace, v.clone()));
         }
-        self.inherit_hotness(&edit, &next);
-        register_filters(&next, |n| edit.added.iter().any(|f| f.number == n));
-        self.current = Arc::new(next);
-        Ok(self.current.clone())
-    }
-
-    /// Gives the files `edit` writes the hotness of the files it deletes (a
-    /// flush deletes none; a move re-adds what it deletes).
-    fn inherit_hotness(&self, edit: &VersionEdit, next: &Version) {
-        let budget = self.tables.filter_budget();
-        if !budget.limited() {
-            return;
-        }
-        let moved = |n: u64| edit.added.iter().any(|f| f.number == n);
-        fn shape(level: usize, run: u64, f: &FileMeta) -> (FileShape, &[u8], &[u8]) {
-            (f.shape(level, run), f.smallest_user(), f.largest_user())
-        }
-        let mut inputs = Vec::new();
-        for (level, runs) in self.current.levels.iter().enumerate() {
-            for run in runs {
-                for f in &run.files {
-                    if !moved(f.number) && edit.deleted.contains(&(level, f.number)) {
-                        inputs.push(shape(level, run.id, f));
-                    }
-                }
-            }
-        }
-        let mut outputs = Vec::new();
-        for (level, runs) in next.levels.iter().enumerate() {
-            for run in runs {
-                for f in &run.files {
-                    let new = edit.added.iter().any(|a| a.number == f.number)
-                        && !edit.deleted.iter().any(|&(_, n)| n == f.number);
-                    if new {
-                        outputs.push(shape(level, run.id, f));
-                    }
-                }
-            }
-        }
-        budget.inherit(&inputs, &outputs);
+        self.versions = next;
+        self.keyspaces = keyspaces;
+        Ok(changed)
     }
 
     /// After a failed append or sync of the live MANIFEST: never append to it
     /// again, and try once to make a fresh MANIFEST of the (unchanged) live
-    /// version current, so that the failed edit is provably gone. If that
+    /// versions current, so that the failed edit is provably gone. If that
     /// fails too, the next `log_and_apply` rolls over instead.
     fn abandon_manifest(&mut self) {
         self.manifest = None;
         self.edit_in_doubt = true;
-        let v = self.current.clone();
+        let (versions, keyspaces) = (self.versions.clone(), self.keyspaces.clone());
         let snapshot = VersionEdit {
             log_number: Some(self.log_number),
             last_sequence: Some(self.last_sequence),
             ..VersionEdit::default()
         };
-        let _ = self.write_new_manifest(&v, &snapshot);
+        let _ = self.write_new_manifest(&versions, &keyspaces, &snapshot);
     }
 
-    /// The version `edit` makes of the current one.
-    fn apply(&self, edit: &VersionEdit) -> Version {
-        let mut v = (*self.current).clone();
+    /// The versions and keyspaces `edits` make of the live ones.
+    #[allow(clippy::type_complexity)]
+    fn apply_all(
+        &self,
+        edits: &[VersionEdit],
+    ) -> Result<(BTreeMap<u32, Arc<Version>>, BTreeMap<u32, KeyspaceRecord>)> {
+        let mut versions = self.versions.clone();
+        let mut keyspaces = self.keyspaces.clone();
+        for e in edits {
+            for k in &e.created {
+                keyspaces.insert(k.id, k.clone());
+                versions.insert(k.id, Arc::new(Version::empty(self.max_levels)));
+            }
+            for id in &e.dropped {
+                keyspaces.remove(id);
+                versions.remove(id);
+            }
+            if e.deleted.is_empty() && e.added.is_empty() {
+                continue;
+            }
+            let Some(base) = versions.get(&e.keyspace) else {
+                return Err(Error::InvalidArgument(format!(
+                    "keyspace {} does not exist (dropped?)",
+                    e.keyspace
+                )));
+            };
+            let next = self.apply(base, e);
+            versions.insert(e.keyspace, Arc::new(next));
+        }
+        Ok((versions, keyspaces))
+    }
+
+    /// The version `edit` makes of `base`.
+    fn apply(&self, base: &Version, edit: &VersionEdit) -> Version {
+        let mut v = base.clone();
         for &(level, number) in &edit.deleted {
             for run in &mut v.levels[level] {
                 run.files.retain(|f| f.number != number);
@@ -322,7 +477,7 @@ impl VersionSet {
             v.levels[level].retain(|r| !r.files.is_empty());
         }
         for nf in &edit.added {
-            let existing = self.current.files().find(|(_, f)| f.number == nf.number);
+            let existing = base.files().find(|(_, f)| f.number == nf.number);
             // A moved file keeps its metadata: versions from before and after the
             // move share one `FileMeta`, so the file lives as long as either.
             let meta = match existing {
@@ -338,25 +493,36 @@ impl VersionSet {
         v
     }
 
-    /// Starts a new MANIFEST holding a snapshot of `v`, then points CURRENT at it.
+    /// Starts a new MANIFEST holding a snapshot of `versions` and
+    /// `keyspaces` (with the numbers of `edit`), then points CURRENT at it.
     ///
     /// On failure the writer of the old MANIFEST is dropped too (the next edit
     /// rolls over again). A failure before `CURRENT` was touched removes the
     /// new file; a failure while switching `CURRENT` may have left it naming
     /// the new MANIFEST, which holds `edit`, so that edit is in doubt.
-    fn write_new_manifest(&mut self, v: &Version, edit: &VersionEdit) -> Result<()> {
+    fn write_new_manifest(
+        &mut self,
+        versions: &BTreeMap<u32, Arc<Version>>,
+        keyspaces: &BTreeMap<u32, KeyspaceRecord>,
+        edit: &VersionEdit,
+    ) -> Result<()> {
         let number = self.new_file_number();
         let path = filename::manifest(&self.dir, number);
-        let snap = VersionEdit {
-            log_number: edit.log_number,
-            next_file_number: Some(self.next_file_number),
-            last_sequence: edit.last_sequence,
-            ttl_stamped: self.ttl_stamped || edit.ttl_stamped,
-            ..VersionEdit::adding_all_of(v)
-        };
+        let snap = snapshot_record(
+            versions,
+            keyspaces,
+            VersionEdit {
+                log_number: edit.log_number,
+                next_file_number: Some(self.next_file_number),
+                last_sequence: edit.last_sequence,
+                ttl_stamped: self.ttl_stamped || edit.ttl_stamped,
+                next_keyspace_id: Some(self.next_keyspace_id),
+                ..VersionEdit::default()
+            },
+        );
         let written = (|| {
             let mut w = LogWriter::new(self.fs.create(&path)?, path.clone());
-            w.add_record(&snap.encode())?;
+            w.add_record(&snap)?;
             w.sync()?;
             Ok::<_, Error>(w)
         })();
@@ -384,12 +550,81 @@ impl VersionSet {
     }
 }
 
+/// The first record of a fresh MANIFEST: `head` (the numbers) creating every
+/// keyspace of `keyspaces` and adding the default keyspace's files, then
+/// one context per other keyspace adding its files.
+pub(crate) fn snapshot_record(
+    versions: &BTreeMap<u32, Arc<Version>>,
+    keyspaces: &BTreeMap<u32, KeyspaceRecord>,
+    head: VersionEdit,
+) -> Vec<u8> {
+    let mut edits = vec![VersionEdit {
+        created: keyspaces.values().cloned().collect(),
+        ..VersionEdit {
+            ..VersionEdit::adding_all_of(&versions[&0])
+        }
+    }];
+    let first = &mut edits[0];
+    first.log_number = head.log_number;
+    first.next_file_number = head.next_file_number;
+    first.last_sequence = head.last_sequence;
+    first.ttl_stamped = head.ttl_stamped;
+    first.next_keyspace_id = head.next_keyspace_id;
+    for (&id, v) in versions.iter().filter(|(&id, _)| id != 0) {
+        edits.push(VersionEdit {
+            keyspace: id,
+            ..VersionEdit::adding_all_of(v)
+        });
+    }
+    encode_record(&edits)
+}
+
+/// Gives the files `edit` writes the hotness of the files it deletes from
+/// `old` (a flush deletes none; a move re-adds what it deletes).
+fn inherit_hotness(old: &Version, edit: &VersionEdit, next: &Version) {
+    let Some((_, any)) = old.files().next().or_else(|| next.files().next()) else {
+        return;
+    };
+    let budget = any.tables.filter_budget();
+    if !budget.limited() {
+        return;
+    }
+    let moved = |n: u64| edit.added.iter().any(|f| f.number == n);
+    fn shape(level: usize, run: u64, f: &FileMeta) -> (FileShape, &[u8], &[u8]) {
+        (f.shape(level, run), f.smallest_user(), f.largest_user())
+    }
+    let mut inputs = Vec::new();
+    for (level, runs) in old.levels.iter().enumerate() {
+        for run in runs {
+            for f in &run.files {
+                if !moved(f.number) && edit.deleted.contains(&(level, f.number)) {
+                    inputs.push(shape(level, run.id, f));
+                }
+            }
+        }
+    }
+    let mut outputs = Vec::new();
+    for (level, runs) in next.levels.iter().enumerate() {
+        for run in runs {
+            for f in &run.files {
+                let new = edit.added.iter().any(|a| a.number == f.number)
+                    && !edit.deleted.iter().any(|&(_, n)| n == f.number);
+                if new {
+                    outputs.push(shape(level, run.id, f));
+                }
+            }
+        }
+    }
+    budget.inherit(&inputs, &outputs);
+}
+
 /// Tells the filter budget about the files of `v` that `chosen` selects by
 /// number (new files, or moved ones, which learn their new place), in one
 /// batch and without reading them: a file's filter is read at its first
 /// lookup ([`FileMeta::resident_filter`]), so opening a tree of any size
 /// reads no filter.
-fn register_filters(v: &Version, chosen: impl Fn(u64) -> bool) {
+/// `total_entries`: the entries of every keyspace's files.
+fn register_filters(v: &Version, chosen: impl Fn(u64) -> bool, total_entries: u64) {
     let Some((_, first)) = v.files().next() else {
         return;
     };
@@ -397,7 +632,7 @@ fn register_filters(v: &Version, chosen: impl Fn(u64) -> bool) {
     if !budget.limited() {
         return;
     }
-    budget.set_tree_entries(v.files().map(|(_, f)| f.entries).sum());
+    budget.set_tree_entries(total_entries);
     if budget.needs_shape() {
         // One table of the largest level tells the shape the tree's filters
         // have (one table open), so that the plan is made with it.

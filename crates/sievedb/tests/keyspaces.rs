@@ -1,0 +1,430 @@
+//! Keyspaces: creation, isolation, atomic cross-keyspace batches, snapshots,
+//! per-keyspace options, drop, reopen, flush and compaction, checkpoint and
+//! read-only open.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sievedb::merge::U64Add;
+use sievedb::{Clock, Db, Error, KeyspaceOptions, Options, ReadOptions, WriteBatch};
+
+/// A clock moved by hand.
+struct ManualClock(std::sync::atomic::AtomicU64);
+
+impl ManualClock {
+    fn new(t: u64) -> Self {
+        ManualClock(t.into())
+    }
+    fn advance(&self, secs: u64) {
+        self.0.fetch_add(secs, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_secs(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+fn small() -> Options {
+    Options::builder()
+        .write_buffer_size(64 << 10)
+        .target_file_size(32 << 10)
+        .level1_size(128 << 10)
+        .build()
+}
+
+fn keys(it: sievedb::DbIterator) -> Vec<Vec<u8>> {
+    it.map(|kv| kv.unwrap().0).collect()
+}
+
+#[test]
+fn keyspaces_are_isolated_and_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open(dir.path(), small()).unwrap();
+        let a = db.keyspace("a").unwrap();
+        let b = db.keyspace("b").unwrap();
+        db.put("k", "default").unwrap();
+        a.put("k", "in a").unwrap();
+        b.put("k", "in b").unwrap();
+        b.put("only-b", "1").unwrap();
+        assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"default"[..]));
+        assert_eq!(a.get("k").unwrap().as_deref(), Some(&b"in a"[..]));
+        assert_eq!(b.get("k").unwrap().as_deref(), Some(&b"in b"[..]));
+        assert_eq!(a.get("only-b").unwrap(), None);
+        assert_eq!(keys(b.iter().unwrap()), [b"k".to_vec(), b"only-b".to_vec()]);
+        assert_eq!(db.list_keyspaces(), ["a", "b", "default"]);
+        assert_eq!(
+            db.keyspace("default").unwrap().get("k").unwrap().as_deref(),
+            Some(&b"default"[..])
+        );
+        // Unflushed at close: the WAL carries every keyspace's writes.
+    }
+    {
+        let db = Db::open(dir.path(), small()).unwrap();
+        assert_eq!(db.list_keyspaces(), ["a", "b", "default"]);
+        let a = db.keyspace("a").unwrap();
+        let b = db.keyspace("b").unwrap();
+        assert_eq!(a.get("k").unwrap().as_deref(), Some(&b"in a"[..]));
+        assert_eq!(b.get("only-b").unwrap().as_deref(), Some(&b"1"[..]));
+        assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"default"[..]));
+        db.flush().unwrap();
+        assert!(a.stats().levels[0].files >= 1);
+    }
+    let db = Db::open(dir.path(), small()).unwrap();
+    let b = db.keyspace("b").unwrap();
+    assert_eq!(b.get("k").unwrap().as_deref(), Some(&b"in b"[..]));
+    assert_eq!(
+        b.multi_get(["k", "nope", "only-b"]).unwrap(),
+        [Some(b"in b".to_vec()), None, Some(b"1".to_vec())]
+    );
+}
+
+#[test]
+fn a_batch_is_atomic_across_keyspaces_and_a_snapshot_consistent() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small()).unwrap();
+    let users = db.keyspace("users").unwrap();
+    let index = db.keyspace("index").unwrap();
+    let mut b = WriteBatch::new();
+    b.put_cf(&users, "u1", "alice");
+    b.put_cf(&index, "alice", "u1");
+    b.put("meta", "1");
+    db.write(b).unwrap();
+    let snap = db.snapshot();
+    let mut b = WriteBatch::new();
+    b.delete_cf(&users, "u1");
+    b.delete_cf(&index, "alice");
+    db.write(b).unwrap();
+    let at = ReadOptions::default().snapshot(&snap);
+    assert_eq!(
+        users.get_opt("u1", &at).unwrap().as_deref(),
+        Some(&b"alice"[..])
+    );
+    assert_eq!(
+        index.get_opt("alice", &at).unwrap().as_deref(),
+        Some(&b"u1"[..])
+    );
+    assert_eq!(users.get("u1").unwrap(), None);
+    assert_eq!(keys(index.iter_opt(&at).unwrap()), [b"alice".to_vec()]);
+    assert!(keys(index.iter().unwrap()).is_empty());
+}
+
+#[test]
+fn many_writes_flush_and_compact_per_keyspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 6_000u32;
+    {
+        let db = Db::open(dir.path(), small()).unwrap();
+        let ks: Vec<_> = (0..3)
+            .map(|i| db.keyspace(&format!("ks{i}")).unwrap())
+            .collect();
+        for i in 0..n {
+            let k = format!("key{i:08}");
+            ks[(i % 3) as usize]
+                .put(&k, format!("v{i}").repeat(8))
+                .unwrap();
+            if i % 7 == 0 {
+                db.put(&k, "d").unwrap();
+            }
+        }
+        db.wait_for_compactions().unwrap();
+        for (j, k) in ks.iter().enumerate() {
+            let s = k.stats();
+            let files: usize = s.levels.iter().map(|l| l.files).sum();
+            assert!(files > 0, "keyspace {j} has files");
+            assert_eq!(keys(k.iter().unwrap()).len() as u32, n / 3);
+        }
+        // Totals are the keyspaces' together.
+        let total: usize = db.stats().levels.iter().map(|l| l.files).sum();
+        let parts: usize = ks
+            .iter()
+            .chain([&db.default_keyspace()])
+            .map(|k| k.stats().levels.iter().map(|l| l.files).sum::<usize>())
+            .sum();
+        assert_eq!(total, parts);
+    }
+    let db = Db::open(dir.path(), small()).unwrap();
+    for j in 0..3u32 {
+        let k = db.keyspace(&format!("ks{j}")).unwrap();
+        for i in (j..n).step_by(3 * 97) {
+            let key = format!("key{i:08}");
+            assert_eq!(
+                k.get(&key).unwrap(),
+                Some(format!("v{i}").repeat(8).into_bytes()),
+                "{key}"
+            );
+        }
+        assert_eq!(k.get(format!("key{:08}", (j + 1) % 3)).unwrap(), None);
+    }
+    assert_eq!(keys(db.iter().unwrap()).len() as u32, n.div_ceil(7));
+}
+
+#[test]
+fn drop_removes_a_keyspace_durably_and_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small()).unwrap();
+    let gone = db.keyspace("gone").unwrap();
+    let kept = db.keyspace("kept").unwrap();
+    for i in 0..3000 {
+        gone.put(format!("k{i:06}"), [7u8; 64]).unwrap();
+        kept.put(format!("k{i:06}"), [8u8; 64]).unwrap();
+    }
+    db.flush().unwrap();
+    let files_before = sst_count(dir.path());
+    let it = gone.iter().unwrap();
+    db.drop_keyspace("gone").unwrap();
+    assert_eq!(db.list_keyspaces(), ["default", "kept"]);
+    // Old handles fail; an open iterator goes on reading.
+    assert!(matches!(gone.put("x", "y"), Err(Error::InvalidArgument(_))));
+    assert!(matches!(gone.get("x"), Err(Error::InvalidArgument(_))));
+    let mut b = WriteBatch::new();
+    b.put_cf(&gone, "x", "y");
+    b.put_cf(&kept, "x", "y");
+    assert!(matches!(db.write(b), Err(Error::InvalidArgument(_))));
+    assert_eq!(
+        kept.get("x").unwrap(),
+        None,
+        "a refused batch wrote nothing"
+    );
+    assert_eq!(it.count(), 3000);
+    drop(gone);
+    assert!(
+        sst_count(dir.path()) < files_before,
+        "the dropped keyspace's files are deleted"
+    );
+    assert!(matches!(
+        db.drop_keyspace("gone"),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        db.drop_keyspace("default"),
+        Err(Error::InvalidArgument(_))
+    ));
+    // Recreated under the same name, it is a new, empty keyspace.
+    let again = db.keyspace("gone").unwrap();
+    assert_eq!(again.get("k000001").unwrap(), None);
+    again.put("new", "1").unwrap();
+    // Handles keep the database open, as iterators do.
+    assert!(matches!(
+        Db::open(dir.path(), small()),
+        Err(Error::Locked(_))
+    ));
+    drop((again, kept));
+    db.close().unwrap();
+    let db = Db::open(dir.path(), small()).unwrap();
+    assert_eq!(db.list_keyspaces(), ["default", "gone", "kept"]);
+    let again = db.keyspace("gone").unwrap();
+    assert_eq!(keys(again.iter().unwrap()), [b"new".to_vec()]);
+    assert_eq!(db.keyspace("kept").unwrap().iter().unwrap().count(), 3000);
+}
+
+#[test]
+fn a_drop_whose_writes_are_only_in_the_wal_stays_dropped_after_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open(dir.path(), small()).unwrap();
+        let gone = db.keyspace("gone").unwrap();
+        gone.put("a", "1").unwrap();
+        db.put("b", "2").unwrap();
+        db.drop_keyspace("gone").unwrap();
+    }
+    let db = Db::open(dir.path(), small()).unwrap();
+    assert_eq!(db.list_keyspaces(), ["default"]);
+    assert_eq!(db.get("b").unwrap().as_deref(), Some(&b"2"[..]));
+    assert_eq!(db.get("a").unwrap(), None);
+}
+
+#[test]
+fn per_keyspace_options_merge_and_ttl() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let opts = Options {
+        clock: clock.clone(),
+        ..small()
+    };
+    {
+        let db = Db::open(dir.path(), opts.clone()).unwrap();
+        let counters = db
+            .keyspace_with(
+                "counters",
+                KeyspaceOptions::default().merge_operator(Arc::new(U64Add)),
+            )
+            .unwrap();
+        let sessions = db
+            .keyspace_with(
+                "sessions",
+                KeyspaceOptions::default().ttl(Duration::from_secs(60)),
+            )
+            .unwrap();
+        for _ in 0..5 {
+            counters.merge("hits", 2u64.to_le_bytes()).unwrap();
+        }
+        let mut b = WriteBatch::new();
+        b.merge_cf(&counters, "hits", 1u64.to_le_bytes());
+        b.put_cf(&sessions, "tok", "alice");
+        db.write(b).unwrap();
+        assert_eq!(
+            counters.get("hits").unwrap(),
+            Some(11u64.to_le_bytes().to_vec())
+        );
+        assert_eq!(sessions.get("tok").unwrap().as_deref(), Some(&b"alice"[..]));
+        // The default keyspace has no merge operator: its merges fail on read.
+        db.merge("x", 1u64.to_le_bytes()).unwrap();
+        assert!(matches!(db.get("x"), Err(Error::MergeFailed { .. })));
+        db.delete("x").unwrap();
+        // A merge into the TTL keyspace is refused, as on a TTL database.
+        assert!(matches!(
+            sessions.merge("m", "1"),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert!(matches!(
+            db.keyspace_with("counters", KeyspaceOptions::default()),
+            Err(Error::InvalidArgument(_))
+        ));
+        db.flush().unwrap();
+        clock.advance(61);
+        assert_eq!(sessions.get("tok").unwrap(), None, "expired");
+        assert_eq!(
+            db.keyspace("counters").unwrap().get("hits").unwrap(),
+            Some(11u64.to_le_bytes().to_vec())
+        );
+    }
+    let db = Db::open(dir.path(), opts).unwrap();
+    // A TTL keyspace must be reopened with a TTL, and one without without.
+    assert!(matches!(
+        db.keyspace("sessions"),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        db.keyspace_with(
+            "counters",
+            KeyspaceOptions::default().ttl(Duration::from_secs(5))
+        ),
+        Err(Error::InvalidArgument(_))
+    ));
+    let sessions = db
+        .keyspace_with(
+            "sessions",
+            KeyspaceOptions::default().ttl(Duration::from_secs(60)),
+        )
+        .unwrap();
+    sessions.put("tok2", "bob").unwrap();
+    assert_eq!(sessions.get("tok2").unwrap().as_deref(), Some(&b"bob"[..]));
+    let counters = db
+        .keyspace_with(
+            "counters",
+            KeyspaceOptions::default().merge_operator(Arc::new(U64Add)),
+        )
+        .unwrap();
+    counters.merge("hits", 1u64.to_le_bytes()).unwrap();
+    assert_eq!(
+        counters.get("hits").unwrap(),
+        Some(12u64.to_le_bytes().to_vec())
+    );
+}
+
+#[test]
+fn bad_names_and_foreign_batches_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("one"), small()).unwrap();
+    let other = Db::open(dir.path().join("two"), small()).unwrap();
+    assert!(matches!(db.keyspace(""), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        db.keyspace(&"x".repeat(256)),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        db.keyspace_with("default", KeyspaceOptions::default()),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        db.keyspace_with("bad", KeyspaceOptions::default().size_ratio(1)),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert_eq!(
+        db.list_keyspaces(),
+        ["default"],
+        "a refused create creates nothing"
+    );
+    let mine = db.keyspace("mine").unwrap();
+    let theirs = other.keyspace("theirs").unwrap();
+    let mut b = WriteBatch::new();
+    b.put_cf(&theirs, "k", "v");
+    assert!(matches!(db.write(b), Err(Error::InvalidArgument(_))));
+    let mut b = WriteBatch::new();
+    b.put_cf(&mine, "k", "v");
+    b.put_cf(&theirs, "k", "v");
+    assert!(matches!(other.write(b), Err(Error::InvalidArgument(_))));
+    assert_eq!(theirs.get("k").unwrap(), None);
+}
+
+#[test]
+fn checkpoint_and_read_only_open_see_every_keyspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("copy");
+    let path = dir.path().join("db");
+    {
+        let db = Db::open(&path, small()).unwrap();
+        let a = db.keyspace("a").unwrap();
+        a.put("ka", "1").unwrap();
+        a.delete_range(b"x".as_slice()..b"z".as_slice()).unwrap();
+        db.put("kd", "2").unwrap();
+        db.checkpoint(&copy).unwrap();
+        a.put("late", "3").unwrap();
+    }
+    let ro = Db::open_read_only(&path, small()).unwrap();
+    let a = ro.keyspace("a").unwrap();
+    assert_eq!(a.get("late").unwrap().as_deref(), Some(&b"3"[..]));
+    assert!(matches!(ro.keyspace("new"), Err(Error::Unsupported(_))));
+    assert!(matches!(a.put("x", "y"), Err(Error::Unsupported(_))));
+    let cp = Db::open(&copy, small()).unwrap();
+    assert_eq!(cp.list_keyspaces(), ["a", "default"]);
+    let a = cp.keyspace("a").unwrap();
+    assert_eq!(a.get("ka").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(a.get("late").unwrap(), None);
+    assert_eq!(cp.get("kd").unwrap().as_deref(), Some(&b"2"[..]));
+}
+
+#[test]
+fn keyspace_handles_are_send_sync_and_used_from_threads() {
+    fn assert_send_sync<T: Send + Sync + Clone>() {}
+    assert_send_sync::<sievedb::Keyspace>();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Arc::new(Db::open(dir.path(), small()).unwrap());
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let ks = db.keyspace(&format!("t{}", t % 2)).unwrap();
+                for i in 0..2000 {
+                    let mut b = WriteBatch::new();
+                    b.put_cf(&ks, format!("{t}-{i:05}"), [t as u8; 100]);
+                    b.put(format!("{t}-{i:05}"), [1]);
+                    db.write(b).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    db.flush().unwrap();
+    assert_eq!(db.keyspace("t0").unwrap().iter().unwrap().count(), 4000);
+    assert_eq!(db.keyspace("t1").unwrap().iter().unwrap().count(), 4000);
+    assert_eq!(db.iter().unwrap().count(), 8000);
+}
+
+fn sst_count(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "sst")
+        })
+        .count()
+}
