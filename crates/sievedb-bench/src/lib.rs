@@ -70,8 +70,9 @@
 //! spreads the keys over N keyspaces `ks0..ks{N-1}`, each opened with the
 //! same settings: key (and `mergerandom` counter) i is written to and read
 //! from keyspace `ks{i mod N}`, a missing key looked up where the written
-//! key of its index is. RocksDB uses column families (created at open), fjall
-//! its keyspaces; LevelDB has none and is skipped with a note, as is
+//! key of its index is. sievedb opens its keyspaces with `Db::keyspace`
+//! (the database's options), RocksDB uses column families (created at
+//! open), fjall its keyspaces; LevelDB has none and is skipped with a note, as is
 //! `filterprobe` (it probes the default keyspace). `readseq` scans every
 //! keyspace in turn, `flush` and `waitforcompaction` cover them all, and
 //! files per level are summed over them. JSON lines carry `keyspaces`.

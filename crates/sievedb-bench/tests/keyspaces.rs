@@ -210,3 +210,88 @@ fn one_keyspace_is_the_default_keyspace() {
     let e = run_with_output(&bad, &mut Vec::new()).unwrap_err();
     assert!(e.to_string().contains("--keyspaces"), "{e}");
 }
+
+/// sievedb with `--keyspaces 3`: the reads find every key, the counters hold
+/// every merge, `filterprobe` (the default keyspace's filters) is skipped,
+/// and the database holds the data in keyspaces `ks0..ks2`: fill key i and
+/// counter i in `ks{i mod 3}` only, nothing in the default keyspace.
+#[test]
+fn sievedb_writes_land_in_three_keyspaces() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = BenchArgs {
+        db: Some(dir.path().to_path_buf()),
+        ..tiny(
+            EngineChoice::Sievedb,
+            KEYSPACES,
+            "fillrandom,readrandom,mergerandom,filterprobe",
+            true,
+        )
+    };
+    let lines = json_lines(&args);
+    let rr = results(&lines, "sievedb", "readrandom");
+    assert_eq!(
+        (&rr[0]["found"], &rr[0]["keyspaces"]),
+        (&READS.into(), &3.into())
+    );
+    let merged = results(&lines, "sievedb", "mergerandom");
+    assert_eq!(merged[0]["merges_checked"], NUM);
+    assert_eq!(merged[0]["settings"]["merge_operator"], "u64add");
+    let skipped: Vec<&Value> = lines.iter().filter(|l| l["type"] == "skipped").collect();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0]["benchmark"], "filterprobe");
+
+    // The counters have merge operands: read them with the bench's operator.
+    let opts = sievedb::Options::builder()
+        .merge_operator(std::sync::Arc::new(sievedb::merge::U64Add))
+        .build();
+    let db = sievedb::Db::open(dir.path().join("sievedb"), opts).unwrap();
+    assert_eq!(db.list_keyspaces(), ["default", "ks0", "ks1", "ks2"]);
+    assert_eq!(
+        db.iter().unwrap().count(),
+        0,
+        "the default keyspace is empty"
+    );
+    let keys = sievedb_bench::keys::KeyGen::new(args.key_size, NUM).unwrap();
+    let values = sievedb_bench::keys::ValueGen::new(args.value_size, args.seed);
+    let keyspaces: Vec<sievedb::Keyspace> = (0..KEYSPACES)
+        .map(|ks| db.keyspace(&format!("ks{ks}")).unwrap())
+        .collect();
+    for i in 0..NUM {
+        let own = (i % KEYSPACES as u64) as usize;
+        for (ks, keyspace) in keyspaces.iter().enumerate() {
+            let v = keyspace.get(keys.key(i, false)).unwrap();
+            assert_eq!(
+                v.as_deref(),
+                (ks == own).then(|| values.value(i)),
+                "key {i} in ks{ks}"
+            );
+            let counter = keyspace.get(keys.counter_key(i)).unwrap();
+            assert!(ks == own || counter.is_none(), "counter {i} in ks{ks}");
+        }
+    }
+    // Each keyspace holds its third of the fill's keys, and counters (keys
+    // starting with 'm') only of its own residue.
+    let mut counters = 0;
+    for (ks, keyspace) in keyspaces.iter().enumerate() {
+        let (mut fills, mut own_counters) = (0u64, 0u64);
+        for item in keyspace.iter().unwrap() {
+            let (k, v) = item.unwrap();
+            if k[0] == b'm' {
+                let i: u64 = std::str::from_utf8(&k[1..])
+                    .unwrap()
+                    .trim_end_matches(|c: char| !c.is_ascii_digit())
+                    .parse()
+                    .unwrap();
+                assert_eq!(i % KEYSPACES as u64, ks as u64);
+                assert!(u64::from_le_bytes(v.try_into().unwrap()) >= 1);
+                own_counters += 1;
+            } else {
+                fills += 1;
+            }
+        }
+        assert_eq!(fills, NUM / KEYSPACES as u64, "ks{ks}");
+        assert!(own_counters > NUM / 6, "ks{ks}: {own_counters} counters");
+        counters += own_counters;
+    }
+    assert!(counters > NUM / 2 && counters < NUM, "{counters}");
+}

@@ -281,18 +281,11 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
         for idx in order {
             let kind = kinds[idx];
             if args.keyspaces > 1 && !kind.supports_keyspaces() {
-                let reason = match kind {
-                    EngineKind::Sievedb => format!(
-                        "sievedb's keyspaces are not wired into the benchmark yet \
-                         (--keyspaces {})",
-                        args.keyspaces
-                    ),
-                    _ => format!(
-                        "{} has no keyspaces or column families for --keyspaces {}",
-                        kind.name(),
-                        args.keyspaces
-                    ),
-                };
+                let reason = format!(
+                    "{} has no keyspaces or column families for --keyspaces {}",
+                    kind.name(),
+                    args.keyspaces
+                );
                 for &bench in benches.iter().filter(|b| !b.is_sievedb_only()) {
                     write_skipped(out, args, kind, bench, rep, prefix, &reason)?;
                 }

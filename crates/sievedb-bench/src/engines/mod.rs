@@ -280,11 +280,11 @@ impl EngineKind {
     }
 
     /// Whether the engine can spread the keys over named keyspaces
-    /// (`--keyspaces N > 1`): RocksDB (column families) and fjall
-    /// (keyspaces); LevelDB has nothing of the kind, and sievedb's keyspaces
-    /// are not wired in yet. A run with several keyspaces skips the others.
+    /// (`--keyspaces N > 1`): sievedb (its keyspaces), RocksDB (column
+    /// families) and fjall (keyspaces); LevelDB has nothing of the kind, and
+    /// a run with several keyspaces skips it.
     pub fn supports_keyspaces(self) -> bool {
-        matches!(self, EngineKind::Rocksdb | EngineKind::Fjall)
+        !matches!(self, EngineKind::Leveldb)
     }
 
     /// Opens (creating if missing) the engine's database at `path`.
