@@ -476,7 +476,10 @@ mod tests {
         b.push_in(7, 0, 1, b"z", Some(b"default"));
         assert_eq!((b.owner(), b.keyspaces()), (7, &[3, 200][..]));
         let (_, es) = decode(b.encode(1)).unwrap();
-        let got: Vec<_> = es.iter().map(|e| (e.keyspace, e.kind, e.key, e.value)).collect();
+        let got: Vec<_> = es
+            .iter()
+            .map(|e| (e.keyspace, e.kind, e.key, e.value))
+            .collect();
         use EntryKind::*;
         assert_eq!(
             got,

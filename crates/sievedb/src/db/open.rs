@@ -220,10 +220,7 @@ impl DbInner {
         for (&id, v) in versions.versions() {
             let (name, tree_opts) = match versions.keyspaces().get(&id) {
                 None => (crate::keyspace::DEFAULT, opts_arc.clone()),
-                Some(k) => (
-                    k.name.as_str(),
-                    Arc::new(unconfigured(&opts)),
-                ),
+                Some(k) => (k.name.as_str(), Arc::new(unconfigured(&opts))),
             };
             let mem = Arc::new(new_memtable(&tree_opts, wal_number));
             let imm = recovered.remove(&id).unwrap_or_default();

@@ -404,7 +404,10 @@ mod tests {
         // A default-keyspace edit alone encodes as before keyspaces.
         assert_eq!(edits[2].encode()[0], 5);
         assert_eq!(edits[1].encode()[..2], [9, 2]);
-        assert!(decode_record(&[10, 0, 1, b'x', 0]).is_err(), "keyspace id 0");
+        assert!(
+            decode_record(&[10, 0, 1, b'x', 0]).is_err(),
+            "keyspace id 0"
+        );
         assert!(decode_record(&[10, 1, 1, b'x', 2]).is_err(), "unknown flag");
     }
 }

@@ -60,12 +60,18 @@ use plan::{describe, shape_options};
 
 #[cfg_attr(
     not(feature = "internals"),
-    expect(unused_imports, reason = "named by the docs and, with internals, by tests")
+    expect(
+        unused_imports,
+        reason = "named by the docs and, with internals, by tests"
+    )
 )]
 pub use access_log::{ACCESS_SAMPLE, LOG_BATCH, LOG_LIMIT};
 #[cfg_attr(
     not(feature = "internals"),
-    expect(unused_imports, reason = "named by the docs and, with internals, by tests")
+    expect(
+        unused_imports,
+        reason = "named by the docs and, with internals, by tests"
+    )
 )]
 pub use hotness::HOTNESS_SAVE_INTERVAL;
 
