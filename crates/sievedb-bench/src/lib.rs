@@ -66,6 +66,17 @@
 //! are one-key batches without sync (db_bench's defaults); reads are split
 //! across `--threads` threads.
 //!
+//! `--keyspaces N` (default 1: everything in the engine's default keyspace)
+//! spreads the keys over N keyspaces `ks0..ks{N-1}`, each opened with the
+//! same settings: key (and `mergerandom` counter) i is written to and read
+//! from keyspace `ks{i mod N}`, a missing key looked up where the written
+//! key of its index is. sievedb opens its keyspaces with `Db::keyspace`
+//! (the database's options), RocksDB uses column families (created at
+//! open), fjall its keyspaces; LevelDB has none and is skipped with a note, as is
+//! `filterprobe` (it probes the default keyspace). `readseq` scans every
+//! keyspace in turn, `flush` and `waitforcompaction` cover them all, and
+//! files per level are summed over them. JSON lines carry `keyspaces`.
+//!
 //! `sievedb devices` ([`devices`]) measures the papers' Table 1 on this
 //! machine: 4 KiB read latency per access mode (page cache, O_DIRECT, tmpfs,
 //! the emulated latencies of `--io-delay-ns`) and the cost of each hash function.

@@ -1,5 +1,6 @@
 //! The one-shot subcommands: `get`, `put`, `delete`, `scan`, `stats`,
-//! `repair`, `bulkload` and `shell`.
+//! `keyspaces`, `create-keyspace`, `drop-keyspace`, `repair`, `bulkload` and
+//! `shell`.
 
 use std::error::Error;
 use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
@@ -13,6 +14,10 @@ use sievedb_bench::bulk::{self as bench_bulk, BulkConfig, Progress};
 use sievedb_bench::FilterArgs;
 
 use crate::escape;
+use crate::keyspaces::{
+    existing_keyspace, format_keyspaces, keyspace_for_stats, keyspace_rows, KeyspaceRow,
+    DEFAULT_KEYSPACE,
+};
 use crate::shell;
 
 /// What a subcommand returns: the exit code, or an error for `main` to print.
@@ -64,7 +69,7 @@ fn check_existing(dir: &Path) -> Result<(), Box<dyn Error>> {
 
 /// Opens an existing database read-write without ever creating one: the
 /// directory and its `CURRENT` file must exist.
-fn open_existing(dir: &Path) -> Result<Db, Box<dyn Error>> {
+pub(crate) fn open_existing(dir: &Path) -> Result<Db, Box<dyn Error>> {
     check_existing(dir)?;
     let opts = Options {
         create_if_missing: false,
@@ -78,7 +83,7 @@ fn open_existing(dir: &Path) -> Result<Db, Box<dyn Error>> {
 /// Opens an existing database for reading only (`get`, `scan`, `stats`):
 /// nothing in the directory is created or changed, so these work on a
 /// read-only mount and on a database another process has open.
-fn open_existing_read_only(dir: &Path) -> Result<Db, Box<dyn Error>> {
+pub(crate) fn open_existing_read_only(dir: &Path) -> Result<Db, Box<dyn Error>> {
     check_existing(dir)?;
     let db = Db::open_read_only(dir, Options::default()).map_err(|e| in_dir(dir, e))?;
     warn_dropped(&db);
@@ -149,7 +154,7 @@ fn check_creatable(dir: &Path) -> Result<(), Box<dyn Error>> {
 }
 
 /// `e` with `dir` in its message, unless the message already names it.
-fn in_dir(dir: &Path, e: impl std::fmt::Display) -> Message {
+pub(crate) fn in_dir(dir: &Path, e: impl std::fmt::Display) -> Message {
     let msg = e.to_string();
     let shown = dir.display().to_string();
     if msg.contains(&shown) {
@@ -161,7 +166,7 @@ fn in_dir(dir: &Path, e: impl std::fmt::Display) -> Message {
 
 /// Opens the database, creating it when `dir` is missing or empty (see
 /// [`check_creatable`]).
-fn open_or_create(dir: &Path) -> Result<Db, Box<dyn Error>> {
+pub(crate) fn open_or_create(dir: &Path) -> Result<Db, Box<dyn Error>> {
     check_creatable(dir)?;
     Ok(Db::open(dir, Options::default()).map_err(|e| in_dir(dir, e))?)
 }
@@ -184,9 +189,11 @@ fn read_value_file(path: &Path) -> Result<Vec<u8>, Box<dyn Error>> {
 
 /// `sievedb get`: prints the escaped value; a missing key prints `not found`
 /// on stderr and exits with status 1.
-pub fn get(dir: &Path, key: &Escaped) -> CmdResult {
+pub fn get(dir: &Path, keyspace: Option<&str>, key: &Escaped) -> CmdResult {
     let db = open_existing_read_only(dir)?;
-    let value = db.get(&key.0)?;
+    let ks = existing_keyspace(&db, dir, keyspace)?;
+    let value = ks.get(&key.0)?;
+    drop(ks);
     db.close()?;
     match value {
         Some(v) => {
@@ -203,9 +210,12 @@ pub fn get(dir: &Path, key: &Escaped) -> CmdResult {
 }
 
 /// `sievedb put`: sets KEY to VALUE (given, or read from `value_file`; `-`
-/// = stdin), creating the database if needed.
+/// = stdin) in `keyspace` (`None`: the default one), creating the database
+/// if needed. A keyspace other than the default must exist (so must the
+/// database, then).
 pub fn put(
     dir: &Path,
+    keyspace: Option<&str>,
     key: &Escaped,
     value: Option<&Escaped>,
     value_file: Option<&Path>,
@@ -221,59 +231,115 @@ pub fn put(
             )))
         }
     };
-    let db = open_or_create(dir)?;
-    db.put(&key.0, &value)?;
+    let db = match keyspace {
+        // Its keyspace must exist: a new database holds none but the default.
+        Some(name) if name != DEFAULT_KEYSPACE => open_existing(dir)?,
+        _ => open_or_create(dir)?,
+    };
+    let ks = existing_keyspace(&db, dir, keyspace)?;
+    ks.put(&key.0, &value)?;
+    drop(ks);
     db.close()?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// `sievedb delete`: removes KEY from an existing database.
-pub fn delete(dir: &Path, key: &Escaped) -> CmdResult {
+/// `sievedb delete`: removes KEY from `keyspace` (`None`: the default one)
+/// of an existing database.
+pub fn delete(dir: &Path, keyspace: Option<&str>, key: &Escaped) -> CmdResult {
     let db = open_existing(dir)?;
-    db.delete(&key.0)?;
+    let ks = existing_keyspace(&db, dir, keyspace)?;
+    ks.delete(&key.0)?;
+    drop(ks);
     db.close()?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// `sievedb scan`: prints `K V` lines for keys in `[from, to)`, at most `limit` of them.
+/// `sievedb scan`: prints `K V` lines for keys of `keyspace` (`None`: the
+/// default one) in `[from, to)`, at most `limit` of them.
 pub fn scan(
     dir: &Path,
+    keyspace: Option<&str>,
     from: Option<&Escaped>,
     to: Option<&Escaped>,
     limit: Option<usize>,
 ) -> CmdResult {
     let db = open_existing_read_only(dir)?;
+    let ks = existing_keyspace(&db, dir, keyspace)?;
     let lo = from.map_or(Bound::Unbounded, |k| Bound::Included(k.0.clone()));
     let hi = to.map_or(Bound::Unbounded, |k| Bound::Excluded(k.0.clone()));
     let empty = matches!((&lo, &hi), (Bound::Included(l), Bound::Excluded(h)) if l >= h);
     let mut out = BufWriter::new(io::stdout().lock());
     if !empty {
         let limit = limit.unwrap_or(usize::MAX);
-        for item in db.range((lo, hi))?.take(limit) {
+        for item in ks.range((lo, hi))?.take(limit) {
             let (k, v) = item?;
             writeln!(out, "{} {}", escape::encode(&k), escape::encode(&v))?;
         }
     }
     out.flush()?;
     drop(out);
+    drop(ks);
     db.close()?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `sievedb stats`: a per-level table and the counters, or one JSON line.
-pub fn stats(dir: &Path, json: bool) -> CmdResult {
+/// Without `keyspace`, the levels are every keyspace's together, and a table
+/// (JSON: `keyspaces`) gives each keyspace's files and bytes; with it, the
+/// levels are that keyspace's (JSON: `keyspace` names it). The counters are
+/// the database's either way.
+pub fn stats(dir: &Path, keyspace: Option<&str>, json: bool) -> CmdResult {
     let db = open_existing_read_only(dir)?;
-    let stats = db.stats();
-    db.close()?;
     let mut out = io::stdout().lock();
-    if json {
-        writeln!(out, "{}", serde_json::to_string(&stats)?)?;
+    if let Some(name) = keyspace {
+        let ks = keyspace_for_stats(&db, dir, name)?;
+        let stats = ks.stats();
+        drop(ks);
+        db.close()?;
+        if json {
+            let name = serde_json::Value::from(name);
+            writeln!(out, "{}", json_with(&stats, "keyspace", &name)?)?;
+        } else {
+            writeln!(out, "keyspace {name}\n")?;
+            out.write_all(format_stats(&stats).as_bytes())?;
+            writeln!(out, "\n{PER_PROCESS_NOTE}")?;
+        }
     } else {
-        out.write_all(format_stats(&stats).as_bytes())?;
-        writeln!(out, "\n{PER_PROCESS_NOTE}")?;
+        let stats = db.stats();
+        let rows = keyspace_rows(&db, dir);
+        db.close()?;
+        if json {
+            let list = serde_json::Value::Array(rows.iter().map(KeyspaceRow::to_json).collect());
+            writeln!(out, "{}", json_with(&stats, "keyspaces", &list)?)?;
+        } else {
+            out.write_all(format_stats(&stats).as_bytes())?;
+            writeln!(out)?;
+            out.write_all(format_keyspaces(&rows).as_bytes())?;
+            writeln!(out, "\n{PER_PROCESS_NOTE}")?;
+        }
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The JSON object of `stats` with `key: value` added last (the fields of
+/// [`Stats`] keep their order, which a `serde_json::Value` would sort).
+fn json_with(
+    stats: &Stats,
+    key: &str,
+    value: &serde_json::Value,
+) -> Result<String, Box<dyn Error>> {
+    let json = serde_json::to_string(stats)?;
+    let Some(body) = json.strip_suffix('}') else {
+        return Err(Box::new(Message(format!(
+            "stats are not a JSON object: {json}"
+        ))));
+    };
+    let sep = if body.ends_with('{') { "" } else { "," };
+    Ok(format!(
+        "{body}{sep}{}:{value}}}",
+        serde_json::Value::from(key)
+    ))
 }
 
 /// What `sievedb stats` says under its counters: they are not persistent.
@@ -572,6 +638,7 @@ pub fn shell(dir: &Path, sync: bool) -> CmdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keyspaces::KeyspaceShape;
 
     #[test]
     fn stats_table_has_a_row_per_level_and_counters() {
@@ -600,5 +667,85 @@ mod tests {
             Some(vec!["L0", "3", "3", "123456", "1000"])
         );
         assert!(text.lines().any(|l| l.split_whitespace().eq(["puts", "7"])));
+    }
+
+    #[test]
+    fn keyspace_table_has_a_row_per_keyspace() {
+        let rows = [
+            KeyspaceRow {
+                name: "default".into(),
+                shape: Ok(KeyspaceShape {
+                    files: 2,
+                    bytes: 4096,
+                    entries: 10,
+                    memtable_bytes: 0,
+                }),
+            },
+            KeyspaceRow {
+                name: "sessions".into(),
+                shape: Err("cannot open".into()),
+            },
+        ];
+        let text = format_keyspaces(&rows);
+        let lines: Vec<Vec<&str>> = text
+            .lines()
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                vec!["keyspace", "files", "bytes", "entries", "memtable_bytes"],
+                vec!["default", "2", "4096", "10", "0"],
+                vec!["sessions", "?", "?", "?", "?"],
+                vec!["keyspace", "\"sessions\":", "cannot", "open"],
+            ]
+        );
+        let json: Vec<String> = rows.iter().map(|r| r.to_json().to_string()).collect();
+        assert_eq!(
+            json,
+            [
+                r#"{"bytes":4096,"entries":10,"files":2,"memtable_bytes":0,"name":"default"}"#,
+                r#"{"error":"cannot open","name":"sessions"}"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn keyspace_shape_sums_the_levels() {
+        let mut s = Stats::default();
+        for (level, files, bytes, entries) in [(0, 1, 100, 5), (1, 3, 900, 40)] {
+            s.levels.push(sievedb::LevelStats {
+                level,
+                files,
+                runs: 1,
+                bytes,
+                entries,
+                ..Default::default()
+            });
+        }
+        s.memtable_bytes = 7;
+        assert_eq!(
+            KeyspaceShape::of(&s),
+            KeyspaceShape {
+                files: 4,
+                bytes: 1000,
+                entries: 45,
+                memtable_bytes: 7
+            }
+        );
+    }
+
+    #[test]
+    fn json_with_adds_a_last_field() {
+        let s = Stats::default();
+        let plain: serde_json::Value = serde_json::to_value(&s).unwrap();
+        let text = json_with(&s, "keyspace", &serde_json::json!("a\"b")).unwrap();
+        assert!(text.ends_with(r#","keyspace":"a\"b"}"#), "{text}");
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["keyspace"], "a\"b");
+        v.as_object_mut().unwrap().remove("keyspace");
+        assert_eq!(v, plain);
+        // The fields of Stats keep their order: `levels` first.
+        assert!(text.starts_with(r#"{"levels":"#), "{text}");
     }
 }

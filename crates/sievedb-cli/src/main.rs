@@ -6,6 +6,7 @@
 
 mod commands;
 mod escape;
+mod keyspaces;
 mod shell;
 
 use std::path::PathBuf;
@@ -20,7 +21,7 @@ use commands::{parse_escaped, Escaped};
 #[command(
     name = "sievedb",
     version,
-    about = "sievedb key-value store: get/put/delete/scan/stats/shell, bulk load, and db_bench-style benchmarks",
+    about = "sievedb key-value store: get/put/delete/scan/stats/keyspaces/shell, bulk load, and db_bench-style benchmarks",
     long_about = "sievedb key-value store.\n\n\
         Keys and values are written with `%XX` escapes (two hex digits) for arbitrary bytes and \
         `\"\"` for the empty string; output uses the same escaping.\n\
@@ -39,6 +40,9 @@ enum Command {
         /// Database directory (must exist)
         #[arg(long, value_name = "DIR")]
         db: PathBuf,
+        /// Keyspace to read (must exist; default: the default keyspace)
+        #[arg(long, value_name = "NAME")]
+        keyspace: Option<String>,
         /// Key (escaped)
         #[arg(value_parser = parse_escaped)]
         key: Escaped,
@@ -49,6 +53,12 @@ enum Command {
         /// empty or hold a database)
         #[arg(long, value_name = "DIR")]
         db: PathBuf,
+        /// Keyspace to write (default: the default keyspace). It must exist, as
+        /// with ldb's --column_family: put never creates a keyspace, so a mistyped
+        /// name is an error; `create-keyspace` creates one. With a keyspace other
+        /// than `default`, the database must exist too
+        #[arg(long, value_name = "NAME")]
+        keyspace: Option<String>,
         /// Key (escaped)
         #[arg(value_parser = parse_escaped)]
         key: Escaped,
@@ -65,6 +75,10 @@ enum Command {
         /// Database directory (must exist)
         #[arg(long, value_name = "DIR")]
         db: PathBuf,
+        /// Keyspace to delete from (must exist, as for put; default: the default
+        /// keyspace)
+        #[arg(long, value_name = "NAME")]
+        keyspace: Option<String>,
         /// Key (escaped)
         #[arg(value_parser = parse_escaped)]
         key: Escaped,
@@ -74,6 +88,9 @@ enum Command {
         /// Database directory (must exist)
         #[arg(long, value_name = "DIR")]
         db: PathBuf,
+        /// Keyspace to scan (must exist; default: the default keyspace)
+        #[arg(long, value_name = "NAME")]
+        keyspace: Option<String>,
         /// First key (inclusive, escaped)
         #[arg(long, value_name = "KEY", value_parser = parse_escaped)]
         from: Option<Escaped>,
@@ -90,13 +107,52 @@ enum Command {
     /// reads, writes, compactions, ...) are per process: they start at zero when
     /// this command opens the database, so here they show only what opening it
     /// did. The shell's `stats` shows a session's counts.
+    ///
+    /// Without --keyspace, the levels are every keyspace's together, and a table
+    /// (`keyspaces` in the JSON) gives each keyspace's files, bytes, entries and
+    /// memtable bytes. With --keyspace NAME, the levels are that keyspace's.
     Stats {
         /// Database directory (must exist)
         #[arg(long, value_name = "DIR")]
         db: PathBuf,
+        /// Print the levels of this keyspace only (must exist)
+        #[arg(long, value_name = "NAME")]
+        keyspace: Option<String>,
         /// Print the statistics as one JSON line
         #[arg(long)]
         json: bool,
+    },
+    /// List the keyspaces, one name per line, sorted (`default` among them)
+    Keyspaces {
+        /// Database directory (must exist)
+        #[arg(long, value_name = "DIR")]
+        db: PathBuf,
+        /// Print the names as one JSON array
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create keyspace NAME (ldb's create_column_family); an existing one is an error
+    ///
+    /// The keyspace gets the database's options. The database is created if DIR is
+    /// missing or empty, as by `put`.
+    CreateKeyspace {
+        /// Database directory (created if missing; an existing directory must be
+        /// empty or hold a database)
+        #[arg(long, value_name = "DIR")]
+        db: PathBuf,
+        /// Name of the new keyspace (1 to 255 bytes)
+        name: String,
+    },
+    /// Drop keyspace NAME and all its keys (ldb's drop_column_family)
+    ///
+    /// The drop is durable when the command returns; the keyspace's files are
+    /// deleted. The default keyspace cannot be dropped.
+    DropKeyspace {
+        /// Database directory (must exist)
+        #[arg(long, value_name = "DIR")]
+        db: PathBuf,
+        /// Name of the keyspace to drop
+        name: String,
     },
     /// Write an openable copy of the database to a new directory
     ///
@@ -127,7 +183,9 @@ enum Command {
     },
     /// Read commands from stdin, one per line, and answer each on stdout
     ///
-    /// Commands and answers (keys and values escaped; `-` = unbounded scan bound):
+    /// Commands and answers (keys and values escaped; `-` = unbounded scan bound);
+    /// put, get, del, batch, scan and compact act on the keyspace in use
+    /// (`default` at the start):
     ///   put K V                      -> OK
     ///   get K                        -> the value, or (nil)
     ///   del K                        -> OK
@@ -136,6 +194,10 @@ enum Command {
     ///   flush                        -> OK
     ///   compact                      -> OK
     ///   stats                        -> one JSON line (counters of this process only)
+    ///   keyspaces                    -> one name per line, then END
+    ///   use NAME                     -> OK (NAME, which must exist, is now in use)
+    ///   create-keyspace NAME         -> OK (a new keyspace; `use` it to write there)
+    ///   drop-keyspace NAME           -> OK (not the keyspace in use, not default)
     ///   help                         -> one line per command, then END
     ///   quit | exit                  -> BYE, and the shell ends
     /// Anything wrong answers `ERR <message>` and the shell goes on.
@@ -181,21 +243,32 @@ enum Command {
 
 fn run(command: Command) -> commands::CmdResult {
     match command {
-        Command::Get { db, key } => commands::get(&db, &key),
+        Command::Get { db, keyspace, key } => commands::get(&db, keyspace.as_deref(), &key),
         Command::Put {
             db,
+            keyspace,
             key,
             value,
             value_file,
-        } => commands::put(&db, &key, value.as_ref(), value_file.as_deref()),
-        Command::Delete { db, key } => commands::delete(&db, &key),
+        } => commands::put(
+            &db,
+            keyspace.as_deref(),
+            &key,
+            value.as_ref(),
+            value_file.as_deref(),
+        ),
+        Command::Delete { db, keyspace, key } => commands::delete(&db, keyspace.as_deref(), &key),
         Command::Scan {
             db,
+            keyspace,
             from,
             to,
             limit,
-        } => commands::scan(&db, from.as_ref(), to.as_ref(), limit),
-        Command::Stats { db, json } => commands::stats(&db, json),
+        } => commands::scan(&db, keyspace.as_deref(), from.as_ref(), to.as_ref(), limit),
+        Command::Stats { db, keyspace, json } => commands::stats(&db, keyspace.as_deref(), json),
+        Command::Keyspaces { db, json } => keyspaces::keyspaces(&db, json),
+        Command::CreateKeyspace { db, name } => keyspaces::create_keyspace(&db, &name),
+        Command::DropKeyspace { db, name } => keyspaces::drop_keyspace(&db, &name),
         Command::Checkpoint { db, out } => commands::checkpoint(&db, &out),
         Command::Repair { db, json } => commands::repair(&db, json),
         Command::Shell { db, sync } => commands::shell(&db, sync),
@@ -317,6 +390,60 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         }
         assert!(Cli::try_parse_from(["sievedb", "get", "--db", "d", "%G1"]).is_err());
+    }
+
+    #[test]
+    fn parses_keyspace_flags_and_commands() {
+        let parse = |args: &[&str]| Cli::try_parse_from(args).map(|c| c.command);
+        match parse(&["sievedb", "get", "--db", "d", "--keyspace", "users", "k"]) {
+            Ok(Some(Command::Get { keyspace, key, .. })) => {
+                assert_eq!(keyspace.as_deref(), Some("users"));
+                assert_eq!(key.0, b"k");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        match parse(&["sievedb", "put", "--db", "d", "k", "v"]) {
+            Ok(Some(Command::Put { keyspace, .. })) => assert_eq!(keyspace, None),
+            other => panic!("unexpected {other:?}"),
+        }
+        for cmd in ["put", "delete", "scan", "stats"] {
+            let mut args = vec!["sievedb", cmd, "--db", "d", "--keyspace", "ks"];
+            if cmd == "put" {
+                args.extend(["k", "v"]);
+            } else if cmd == "delete" {
+                args.push("k");
+            }
+            let keyspace = match parse(&args) {
+                Ok(Some(
+                    Command::Put { keyspace, .. }
+                    | Command::Delete { keyspace, .. }
+                    | Command::Scan { keyspace, .. }
+                    | Command::Stats { keyspace, .. },
+                )) => keyspace,
+                other => panic!("{cmd}: unexpected {other:?}"),
+            };
+            assert_eq!(keyspace.as_deref(), Some("ks"), "{cmd}");
+        }
+        match parse(&["sievedb", "keyspaces", "--db", "d", "--json"]) {
+            Ok(Some(Command::Keyspaces { json, .. })) => assert!(json),
+            other => panic!("unexpected {other:?}"),
+        }
+        match parse(&["sievedb", "create-keyspace", "--db", "d", "users"]) {
+            Ok(Some(Command::CreateKeyspace { name, .. })) => assert_eq!(name, "users"),
+            other => panic!("unexpected {other:?}"),
+        }
+        match parse(&["sievedb", "drop-keyspace", "--db", "d", "users"]) {
+            Ok(Some(Command::DropKeyspace { name, .. })) => assert_eq!(name, "users"),
+            other => panic!("unexpected {other:?}"),
+        }
+        for bad in [
+            &["sievedb", "get", "--db", "d", "--keyspace"][..],
+            &["sievedb", "drop-keyspace", "--db", "d"],
+            &["sievedb", "create-keyspace", "--db", "d", "a", "b"],
+            &["sievedb", "bulkload", "d", "--keyspace", "ks"],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -12,8 +12,16 @@
 //! | `flush`                         | `OK`                                     |
 //! | `compact`                       | `OK`                                     |
 //! | `stats`                         | one JSON line                            |
+//! | `keyspaces`                     | one name per line, then `END`            |
+//! | `use NAME`                      | `OK`: keyspace NAME (which must exist) is in use |
+//! | `create-keyspace NAME`          | `OK`: a new keyspace                     |
+//! | `drop-keyspace NAME`            | `OK` (not the keyspace in use, nor `default`) |
 //! | `help`                          | one line per command (syntax, answer), then `END` |
 //! | `quit` or `exit`                | `BYE`, and the shell ends                |
+//!
+//! `put`, `get`, `del`, `batch`, `scan` and `compact` act on the keyspace in
+//! use, `default` until a `use`; `flush` and `stats` on the whole database.
+//! Keyspace names are tokens too (escaped), and must be UTF-8.
 //!
 //! Empty lines are ignored. Anything wrong answers `ERR <message>` and the
 //! shell goes on (a scan that fails midway ends with an `ERR` line instead of
@@ -23,9 +31,10 @@
 use std::io::{self, BufRead, Write};
 use std::ops::Bound;
 
-use sievedb::{Db, WriteBatch, WriteOptions};
+use sievedb::{Db, Keyspace, WriteBatch, WriteOptions};
 
 use crate::escape;
+use crate::keyspaces::DEFAULT_KEYSPACE;
 
 /// One parsed shell command.
 #[derive(Debug, PartialEq)]
@@ -38,13 +47,17 @@ enum Request {
     Flush,
     Compact,
     Stats,
+    Keyspaces,
+    Use(String),
+    CreateKeyspace(String),
+    DropKeyspace(String),
     Help,
     Quit,
 }
 
 /// Every command's syntax and answer: what `help` prints (one line each)
 /// and what the error of an unknown command lists.
-const COMMANDS: [(&str, &str); 10] = [
+const COMMANDS: [(&str, &str); 14] = [
     ("put KEY VALUE", "OK"),
     ("get KEY", "the value, or (nil)"),
     ("del KEY", "OK"),
@@ -56,6 +69,19 @@ const COMMANDS: [(&str, &str); 10] = [
     ("flush", "OK"),
     ("compact", "OK"),
     ("stats", "one JSON line (counters of this process only)"),
+    ("keyspaces", "one name per line, then END"),
+    (
+        "use NAME",
+        "OK: keyspace NAME (which must exist) is in use for put/get/del/batch/scan/compact",
+    ),
+    (
+        "create-keyspace NAME",
+        "OK: a new keyspace (`use` it to write there)",
+    ),
+    (
+        "drop-keyspace NAME",
+        "OK: the keyspace and its keys are gone (not the one in use, not default)",
+    ),
     ("help", "this list, then END"),
     (
         "quit | exit",
@@ -91,6 +117,12 @@ fn expect_args(cmd: &str, args: &[&[u8]], n: usize, usage: &str) -> Result<(), S
             args.len()
         ))
     }
+}
+
+/// A keyspace name: an escaped token of UTF-8.
+fn name(token: &[u8]) -> Result<String, String> {
+    String::from_utf8(arg(token, "keyspace name")?)
+        .map_err(|_| "keyspace name: not UTF-8".to_string())
 }
 
 fn bound(token: &[u8], what: &str) -> Result<Option<Vec<u8>>, String> {
@@ -130,6 +162,19 @@ fn parse(tokens: &[&[u8]]) -> Result<Request, String> {
         "flush" => expect_args(&cmd, args, 0, "flush").map(|()| Request::Flush),
         "compact" => expect_args(&cmd, args, 0, "compact").map(|()| Request::Compact),
         "stats" => expect_args(&cmd, args, 0, "stats").map(|()| Request::Stats),
+        "keyspaces" => expect_args(&cmd, args, 0, "keyspaces").map(|()| Request::Keyspaces),
+        "use" => {
+            expect_args(&cmd, args, 1, "use NAME")?;
+            Ok(Request::Use(name(args[0])?))
+        }
+        "create-keyspace" => {
+            expect_args(&cmd, args, 1, "create-keyspace NAME")?;
+            Ok(Request::CreateKeyspace(name(args[0])?))
+        }
+        "drop-keyspace" => {
+            expect_args(&cmd, args, 1, "drop-keyspace NAME")?;
+            Ok(Request::DropKeyspace(name(args[0])?))
+        }
         "help" => expect_args(&cmd, args, 0, "help").map(|()| Request::Help),
         "quit" | "exit" => expect_args(&cmd, args, 0, "quit").map(|()| Request::Quit),
         _ => {
@@ -187,14 +232,26 @@ fn one_line(msg: &str) -> String {
     msg.replace(['\n', '\r'], " ")
 }
 
-/// Executes one request, writing its whole answer to `out`.
-fn execute(db: &Db, wo: &WriteOptions, req: Request, out: &mut impl Write) -> io::Result<()> {
+/// Whether `db` has a keyspace named `name`.
+fn has_keyspace(db: &Db, name: &str) -> bool {
+    db.list_keyspaces().iter().any(|n| n == name)
+}
+
+/// Executes one request on keyspace `ks` (the one in use, which `use`
+/// changes), writing its whole answer to `out`.
+fn execute(
+    db: &Db,
+    ks: &mut Keyspace,
+    wo: &WriteOptions,
+    req: Request,
+    out: &mut impl Write,
+) -> io::Result<()> {
     let answer: Result<String, String> = match req {
-        Request::Put(k, v) => db
+        Request::Put(k, v) => ks
             .put_with(k, v, wo)
             .map(|()| "OK".to_string())
             .map_err(|e| e.to_string()),
-        Request::Del(k) => db
+        Request::Del(k) => ks
             .delete_with(k, wo)
             .map(|()| "OK".to_string())
             .map_err(|e| e.to_string()),
@@ -202,29 +259,64 @@ fn execute(db: &Db, wo: &WriteOptions, req: Request, out: &mut impl Write) -> io
             let mut batch = WriteBatch::new();
             for op in ops {
                 match op {
-                    BatchOp::Put(k, v) => batch.put(k, v),
-                    BatchOp::Del(k) => batch.delete(k),
+                    BatchOp::Put(k, v) => batch.put_cf(ks, k, v),
+                    BatchOp::Del(k) => batch.delete_cf(ks, k),
                 }
             }
             db.write_with(batch, wo)
                 .map(|()| "OK".to_string())
                 .map_err(|e| e.to_string())
         }
-        Request::Get(k) => match db.get(k) {
+        Request::Get(k) => match ks.get(k) {
             Ok(Some(v)) => Ok(escape::encode_token(&v)),
             Ok(None) => Ok("(nil)".to_string()),
             Err(e) => Err(e.to_string()),
         },
-        Request::Scan(lo, hi) => return scan(db, lo, hi, out),
+        Request::Scan(lo, hi) => return scan(ks, lo, hi, out),
         Request::Flush => db
             .flush()
             .map(|()| "OK".to_string())
             .map_err(|e| e.to_string()),
-        Request::Compact => db
+        Request::Compact => ks
             .compact_range::<&[u8], _>(..)
             .map(|()| "OK".to_string())
             .map_err(|e| e.to_string()),
         Request::Stats => serde_json::to_string(&db.stats()).map_err(|e| e.to_string()),
+        Request::Keyspaces => {
+            for n in db.list_keyspaces() {
+                writeln!(out, "{}", escape::encode_token(n.as_bytes()))?;
+            }
+            Ok("END".to_string())
+        }
+        Request::Use(name) if !has_keyspace(db, &name) => Err(format!(
+            "no keyspace named {} (`keyspaces` lists them; `create-keyspace NAME` creates one)",
+            escape::encode_token(name.as_bytes())
+        )),
+        Request::Use(name) => db
+            .keyspace(&name)
+            .map(|k| {
+                *ks = k;
+                "OK".to_string()
+            })
+            .map_err(|e| e.to_string()),
+        Request::CreateKeyspace(name) if has_keyspace(db, &name) => Err(format!(
+            "keyspace {} already exists",
+            escape::encode_token(name.as_bytes())
+        )),
+        Request::CreateKeyspace(name) => db
+            .keyspace(&name)
+            .map(|_| "OK".to_string())
+            .map_err(|e| e.to_string()),
+        Request::DropKeyspace(name) if name == ks.name() && name != DEFAULT_KEYSPACE => {
+            Err(format!(
+                "keyspace {} is in use: `use default` first",
+                escape::encode_token(name.as_bytes())
+            ))
+        }
+        Request::DropKeyspace(name) => db
+            .drop_keyspace(&name)
+            .map(|()| "OK".to_string())
+            .map_err(|e| e.to_string()),
         Request::Help => return help(out),
         Request::Quit => Ok("BYE".to_string()),
     };
@@ -252,11 +344,16 @@ fn empty_range(lo: &Bound<Vec<u8>>, hi: &Bound<Vec<u8>>) -> bool {
 }
 
 /// Streams the `K V` lines of a scan followed by `END` (or `ERR` on failure).
-fn scan(db: &Db, lo: Bound<Vec<u8>>, hi: Bound<Vec<u8>>, out: &mut impl Write) -> io::Result<()> {
+fn scan(
+    ks: &Keyspace,
+    lo: Bound<Vec<u8>>,
+    hi: Bound<Vec<u8>>,
+    out: &mut impl Write,
+) -> io::Result<()> {
     if empty_range(&lo, &hi) {
         return writeln!(out, "END");
     }
-    let iter = match db.range((lo, hi)) {
+    let iter = match ks.range((lo, hi)) {
         Ok(it) => it,
         Err(e) => return writeln!(out, "ERR {}", one_line(&e.to_string())),
     };
@@ -274,10 +371,12 @@ fn scan(db: &Db, lo: Bound<Vec<u8>>, hi: Bound<Vec<u8>>, out: &mut impl Write) -
     writeln!(out, "END")
 }
 
-/// Runs the shell until `quit`/`exit` or end of input. Only I/O errors on
-/// `input`/`out` end it early.
+/// Runs the shell until `quit`/`exit` or end of input, starting in the
+/// default keyspace. Only I/O errors on `input`/`out` end it early.
 pub fn run(db: &Db, sync: bool, mut input: impl BufRead, mut out: impl Write) -> io::Result<()> {
     let wo = WriteOptions { sync };
+    // Dropped on return, so the caller can close the database.
+    let mut ks = db.default_keyspace();
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -293,10 +392,10 @@ pub fn run(db: &Db, sync: bool, mut input: impl BufRead, mut out: impl Write) ->
         }
         match parse(&tokens) {
             Ok(Request::Quit) => {
-                execute(db, &wo, Request::Quit, &mut out)?;
+                execute(db, &mut ks, &wo, Request::Quit, &mut out)?;
                 return out.flush();
             }
-            Ok(req) => execute(db, &wo, req, &mut out)?,
+            Ok(req) => execute(db, &mut ks, &wo, req, &mut out)?,
             Err(msg) => writeln!(out, "ERR {}", one_line(&msg))?,
         }
         out.flush()?;
@@ -356,6 +455,16 @@ mod tests {
         assert_eq!(parse_line("HELP"), Ok(Request::Help));
         assert_eq!(parse_line("quit"), Ok(Request::Quit));
         assert_eq!(parse_line("exit"), Ok(Request::Quit));
+        assert_eq!(parse_line("keyspaces"), Ok(Request::Keyspaces));
+        assert_eq!(parse_line("USE users"), Ok(Request::Use("users".into())));
+        assert_eq!(
+            parse_line("create-keyspace a%20b"),
+            Ok(Request::CreateKeyspace("a b".into()))
+        );
+        assert_eq!(
+            parse_line("drop-keyspace %C3%A9t%C3%A9"),
+            Ok(Request::DropKeyspace("\u{e9}t\u{e9}".into()))
+        );
     }
 
     #[test]
@@ -397,6 +506,14 @@ mod tests {
             "put %G1 v",
             "put k %4",
             "get a\"b",
+            "keyspaces now",
+            "use",
+            "use a b",
+            "use a%FF",
+            "use %G1",
+            "create-keyspace",
+            "create-keyspace a b",
+            "drop-keyspace",
         ] {
             assert!(parse_line(bad).is_err(), "{bad}");
         }

@@ -220,3 +220,105 @@ fn shell_help_and_quit() {
         "{out:?}"
     );
 }
+
+#[test]
+fn shell_keyspaces_use_create_and_drop() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let input = "\
+put k in-default
+keyspaces
+use users
+create-keyspace users
+create-keyspace users
+keyspaces
+use users
+put k in-users
+batch put u 1 put v 2 del v
+get k
+scan - -
+compact
+get u
+drop-keyspace users
+drop-keyspace default
+use DEFAULT%2B
+use default
+get k
+get u
+scan - -
+create-keyspace tmp%20ks
+keyspaces
+drop-keyspace tmp%20ks
+use tmp%20ks
+use
+use a b
+create-keyspace a%FF
+";
+    let out = shell(&dir, &[], input);
+    let mut it = out.iter().map(String::as_str);
+    // `ERR x`: an ERR line whose message contains x; anything else: that line.
+    let mut expect = |want: &str| {
+        let got = it.next().unwrap_or_default();
+        match want.strip_prefix("ERR ") {
+            Some(has) => assert!(
+                got.starts_with("ERR ") && got.contains(has),
+                "expected ERR with {has:?}, got {got:?}; full output: {out:#?}"
+            ),
+            None => assert_eq!(got, want, "full output: {out:#?}"),
+        }
+    };
+    expect("OK");
+    expect("default");
+    expect("END");
+    expect("ERR no keyspace named users"); // use before create-keyspace
+    expect("OK"); // create-keyspace users
+    expect("ERR already exists");
+    expect("default");
+    expect("users");
+    expect("END");
+    expect("OK"); // use users
+    expect("OK"); // put
+    expect("OK"); // batch
+    expect("in-users");
+    expect("k in-users");
+    expect("u 1");
+    expect("END");
+    expect("OK"); // compact
+    expect("1");
+    expect("ERR in use"); // drop-keyspace of the keyspace in use
+    expect("ERR default keyspace cannot be dropped");
+    expect("ERR no keyspace named DEFAULT+");
+    expect("OK"); // use default
+    expect("in-default");
+    expect("(nil)");
+    expect("k in-default");
+    expect("END");
+    expect("OK"); // create-keyspace "tmp ks"
+    expect("default");
+    expect("tmp%20ks");
+    expect("users");
+    expect("END");
+    expect("OK"); // drop-keyspace "tmp ks"
+    expect("ERR no keyspace named tmp%20ks");
+    expect("ERR use takes 1 argument");
+    expect("ERR use takes 1 argument");
+    expect("ERR not UTF-8");
+    assert_eq!(it.next(), None, "full output: {out:#?}");
+
+    // What the session wrote stays in its keyspaces.
+    let db = db_arg(&dir);
+    assert_eq!(
+        ok(&sievedb(&["scan", "--db", &db, "--keyspace", "users"])),
+        "k in-users\nu 1\n"
+    );
+    assert_eq!(ok(&sievedb(&["scan", "--db", &db])), "k in-default\n");
+    assert_eq!(
+        ok(&sievedb(&["keyspaces", "--db", &db])),
+        "default\nusers\n"
+    );
+    // A new session starts in the default keyspace.
+    assert_eq!(
+        shell(&dir, &[], "get u\nuse users\nget u\n"),
+        ["(nil)", "OK", "1"]
+    );
+}

@@ -1,13 +1,17 @@
-//! `sievedb.WriteBatch`: puts and deletes applied atomically by `Db.write`.
+//! `sievedb.WriteBatch`: puts and deletes applied atomically by `Db.write`,
+//! in any keyspaces of the database.
 
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
 
 use crate::keys::{bytes_of, range_of};
+use crate::keyspace::Keyspace;
 
-/// Writes applied all together or not at all by `Db.write(batch)`. The
-/// batch is kept after writing (clear it to reuse it).
+/// Writes applied all together or not at all by `Db.write(batch)`, in the
+/// default keyspace or, with `keyspace=ks`, in `ks` (one batch may write
+/// to several keyspaces of one database). The batch is kept after writing
+/// (clear it to reuse it).
 #[pyclass(module = "sievedb", name = "WriteBatch")]
 pub struct WriteBatch {
     pub(crate) inner: Mutex<sievedb::WriteBatch>,
@@ -37,33 +41,73 @@ impl WriteBatch {
         }
     }
 
-    /// Adds `key = value`.
-    fn put(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// Adds `key = value` (in `keyspace`, a `Keyspace`; default: the
+    /// default keyspace).
+    #[pyo3(signature = (key, value, keyspace=None))]
+    fn put(
+        &self,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        keyspace: Option<&Bound<'_, Keyspace>>,
+    ) -> PyResult<()> {
         let (k, v) = (bytes_of(key, "key")?, bytes_of(value, "value")?);
-        self.with(|b| b.put(k, v))
+        match keyspace {
+            None => self.with(|b| b.put(k, v)),
+            Some(ks) => ks
+                .get()
+                .with_handle(|ks| self.with(|b| b.put_cf(ks, k, v)))?,
+        }
     }
 
-    /// Adds a merge of `operand` into `key`.
-    fn merge(&self, key: &Bound<'_, PyAny>, operand: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// Adds a merge of `operand` into `key` (in `keyspace`).
+    #[pyo3(signature = (key, operand, keyspace=None))]
+    fn merge(
+        &self,
+        key: &Bound<'_, PyAny>,
+        operand: &Bound<'_, PyAny>,
+        keyspace: Option<&Bound<'_, Keyspace>>,
+    ) -> PyResult<()> {
         let (k, v) = (bytes_of(key, "key")?, bytes_of(operand, "operand")?);
-        self.with(|b| b.merge(k, v))
+        match keyspace {
+            None => self.with(|b| b.merge(k, v)),
+            Some(ks) => ks
+                .get()
+                .with_handle(|ks| self.with(|b| b.merge_cf(ks, k, v)))?,
+        }
     }
 
-    /// Adds a delete of `key`.
-    fn delete(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// Adds a delete of `key` (in `keyspace`).
+    #[pyo3(signature = (key, keyspace=None))]
+    fn delete(
+        &self,
+        key: &Bound<'_, PyAny>,
+        keyspace: Option<&Bound<'_, Keyspace>>,
+    ) -> PyResult<()> {
         let k = bytes_of(key, "key")?;
-        self.with(|b| b.delete(k))
+        match keyspace {
+            None => self.with(|b| b.delete(k)),
+            Some(ks) => ks
+                .get()
+                .with_handle(|ks| self.with(|b| b.delete_cf(ks, k)))?,
+        }
     }
 
-    /// Adds a delete of every key in `[start, end)` (None: unbounded).
-    #[pyo3(signature = (start=None, end=None))]
+    /// Adds a delete of every key in `[start, end)` (None: unbounded; in
+    /// `keyspace`).
+    #[pyo3(signature = (start=None, end=None, keyspace=None))]
     fn delete_range(
         &self,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
+        keyspace: Option<&Bound<'_, Keyspace>>,
     ) -> PyResult<()> {
         let range = range_of(start, end)?;
-        self.with(|b| b.delete_range::<Vec<u8>, _>(range))
+        match keyspace {
+            None => self.with(|b| b.delete_range::<Vec<u8>, _>(range)),
+            Some(ks) => ks
+                .get()
+                .with_handle(|ks| self.with(|b| b.delete_range_cf::<Vec<u8>, _>(ks, range)))?,
+        }
     }
 
     /// Removes every operation.

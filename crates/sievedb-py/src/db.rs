@@ -1,5 +1,6 @@
 //! `sievedb.Db`: an open database, with the methods of the Rust `Db` and a
-//! `dict`-like surface (`db[k]`, `db[k] = v`, `del db[k]`, `k in db`).
+//! `dict`-like surface (`db[k]`, `db[k] = v`, `del db[k]`, `k in db`),
+//! which it shares with `sievedb.Keyspace` (`crate::store`).
 //!
 //! Every call that may read or write files or wait runs with the GIL
 //! released, so other Python threads go on meanwhile; the handle is shared
@@ -8,18 +9,19 @@
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
-use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyList, PyTuple};
 use sievedb::WriteOptions;
 
 use crate::batch::WriteBatch;
 use crate::children::Children;
 use crate::errors::OrPy;
 use crate::iter::{KeyIterator, Yield};
-use crate::keys::{bytes_of, range_of};
-use crate::options::from_kwargs;
+use crate::keys::range_of;
+use crate::keyspace::{Keyspace, Slot};
+use crate::options::{from_kwargs, keyspace_from_kwargs};
 use crate::snapshot::Snapshot;
+use crate::store::{self, json_to_py, Store, Target};
 
 /// An open sievedb database.
 ///
@@ -27,17 +29,17 @@ use crate::snapshot::Snapshot;
 /// directory `path`; the options are those of the Rust `Options::builder()`
 /// by name (`write_buffer_size=8 << 20`, `bits_per_key=10.0`,
 /// `filter_policy="elastic"`, ...; see `sievedb.OPTIONS`). Use it as a
-/// context manager to close it at the end of a block.
+/// context manager to close it at the end of a block. Its own reads and
+/// writes go to the default keyspace; `db.keyspace(name)` opens another.
 #[pyclass(module = "sievedb", name = "Db", frozen)]
 pub struct Db {
     inner: RwLock<Option<sievedb::Db>>,
     path: PathBuf,
     /// Iterators and snapshots handed out, released by `close()`.
     children: Arc<Children>,
-}
-
-fn wo(sync: bool) -> WriteOptions {
-    WriteOptions { sync }
+    /// Keyspace handles handed out, released by `close()` (and by
+    /// `drop_keyspace` for the dropped one's).
+    keyspaces: Children<Slot>,
 }
 
 impl Db {
@@ -46,13 +48,14 @@ impl Db {
             inner: RwLock::new(Some(db)),
             path,
             children: Arc::new(Children::default()),
+            keyspaces: Children::default(),
         }
     }
 
     /// Runs `f` on the open database with the GIL released (the read lock
     /// is taken without the GIL too, so `close` on another thread cannot
     /// deadlock with it).
-    fn with_db<R: Send>(
+    pub(crate) fn with_db<R: Send>(
         &self,
         py: Python<'_>,
         f: impl FnOnce(&sievedb::Db) -> sievedb::Result<R> + Send,
@@ -70,17 +73,33 @@ impl Db {
         .or_py()
     }
 
-    fn iter(
+    /// A Python handle of the keyspace `open` opens, registered (under the
+    /// read lock, so a `close` cannot slip in between) for `close()`.
+    fn keyspace_handle(
+        slf: &Bound<'_, Self>,
+        open: impl FnOnce(&sievedb::Db) -> sievedb::Result<sievedb::Keyspace> + Send,
+    ) -> PyResult<Keyspace> {
+        let this = slf.get();
+        let slot = this.with_db(slf.py(), |db| {
+            let slot = Arc::new(Slot::new(open(db)?));
+            this.keyspaces.add(&slot);
+            Ok(slot)
+        })?;
+        Ok(Keyspace::new(slf.clone().unbind(), slot))
+    }
+}
+
+impl Target for Db {
+    fn run<R: Send>(
         &self,
         py: Python<'_>,
-        start: Option<&Bound<'_, PyAny>>,
-        end: Option<&Bound<'_, PyAny>>,
-        reverse: bool,
-        kind: Yield,
-    ) -> PyResult<KeyIterator> {
-        let range = range_of(start, end)?;
-        let it = self.with_db(py, |db| db.range::<Vec<u8>, _>(range))?;
-        Ok(KeyIterator::new(it, kind, reverse, &self.children))
+        f: impl FnOnce(Store<'_>) -> sievedb::Result<R> + Send,
+    ) -> PyResult<R> {
+        self.with_db(py, |db| f(Store::Default(db)))
+    }
+
+    fn children(&self) -> &Children {
+        &self.children
     }
 }
 
@@ -136,12 +155,7 @@ impl Db {
         key: &Bound<'_, PyAny>,
         default: Option<PyObject>,
     ) -> PyResult<Option<PyObject>> {
-        let k = bytes_of(key, "key")?;
-        let v = self.with_db(py, |db| db.get(&k))?;
-        Ok(match v {
-            Some(v) => Some(PyBytes::new(py, &v).into_any().unbind()),
-            None => default,
-        })
+        store::get(self, py, key, default)
     }
 
     /// Sets `key` to `value` (`sync=True`: fsync the log before returning).
@@ -153,8 +167,7 @@ impl Db {
         value: &Bound<'_, PyAny>,
         sync: bool,
     ) -> PyResult<()> {
-        let (k, v) = (bytes_of(key, "key")?, bytes_of(value, "value")?);
-        self.with_db(py, |db| db.put_with(&k, &v, &wo(sync)))
+        store::put(self, py, key, value, sync)
     }
 
     /// Merges `operand` into `key` through the database's `merge_operator`
@@ -167,15 +180,13 @@ impl Db {
         operand: &Bound<'_, PyAny>,
         sync: bool,
     ) -> PyResult<()> {
-        let (k, v) = (bytes_of(key, "key")?, bytes_of(operand, "operand")?);
-        self.with_db(py, |db| db.merge_with(&k, &v, &wo(sync)))
+        store::merge(self, py, key, operand, sync)
     }
 
     /// Deletes `key` (nothing happens if it is absent).
     #[pyo3(signature = (key, sync=false))]
     fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {
-        let k = bytes_of(key, "key")?;
-        self.with_db(py, |db| db.delete_with(&k, &wo(sync)))
+        store::delete(self, py, key, sync)
     }
 
     /// Deletes every key in `[start, end)` (None: unbounded on that side).
@@ -187,34 +198,19 @@ impl Db {
         end: Option<&Bound<'_, PyAny>>,
         sync: bool,
     ) -> PyResult<()> {
-        let range = range_of(start, end)?;
-        self.with_db(py, |db| {
-            db.delete_range_with::<Vec<u8>, _>(range, &wo(sync))
-        })
+        store::delete_range(self, py, start, end, sync)
     }
 
     /// The values of `keys`, in order (None for an absent key).
     fn multi_get(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyList>> {
-        let keys: Vec<Vec<u8>> = keys
-            .try_iter()?
-            .map(|k| bytes_of(&k?, "key").map(|c| c.into_owned()))
-            .collect::<PyResult<_>>()?;
-        let values = self.with_db(py, |db| db.multi_get(&keys))?;
-        let out = PyList::empty(py);
-        for v in values {
-            match v {
-                Some(v) => out.append(PyBytes::new(py, &v))?,
-                None => out.append(py.None())?,
-            }
-        }
-        Ok(out.unbind())
+        store::multi_get(self, py, keys)
     }
 
-    /// Applies every operation of `batch` atomically.
+    /// Applies every operation of `batch` atomically (across keyspaces).
     #[pyo3(signature = (batch, sync=false))]
     fn write(&self, py: Python<'_>, batch: &WriteBatch, sync: bool) -> PyResult<()> {
         let b = batch.snapshot();
-        self.with_db(py, |db| db.write_with(b, &wo(sync)))
+        self.with_db(py, |db| db.write_with(b, &WriteOptions { sync }))
     }
 
     /// `(key, value)` pairs of `[start, end)`, ascending (descending with
@@ -227,7 +223,7 @@ impl Db {
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
     ) -> PyResult<KeyIterator> {
-        self.iter(py, start, end, reverse, Yield::Items)
+        store::iter(self, py, start, end, reverse, Yield::Items)
     }
 
     /// Keys of `[start, end)`.
@@ -239,7 +235,7 @@ impl Db {
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
     ) -> PyResult<KeyIterator> {
-        self.iter(py, start, end, reverse, Yield::Keys)
+        store::iter(self, py, start, end, reverse, Yield::Keys)
     }
 
     /// Values of `[start, end)`, in key order.
@@ -251,7 +247,7 @@ impl Db {
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
     ) -> PyResult<KeyIterator> {
-        self.iter(py, start, end, reverse, Yield::Values)
+        store::iter(self, py, start, end, reverse, Yield::Values)
     }
 
     /// `(key, value)` pairs of the keys that start with `prefix`.
@@ -262,21 +258,67 @@ impl Db {
         prefix: &Bound<'_, PyAny>,
         reverse: bool,
     ) -> PyResult<KeyIterator> {
-        let p = bytes_of(prefix, "prefix")?;
-        let it = self.with_db(py, |db| db.prefix(&p))?;
-        Ok(KeyIterator::new(it, Yield::Items, reverse, &self.children))
+        store::prefix(self, py, prefix, reverse)
     }
 
-    /// A point-in-time view (also a context manager that releases it).
+    /// A point-in-time view of every keyspace (also a context manager that
+    /// releases it).
     fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
         let snap = self.with_db(py, |db| Ok(db.snapshot()))?;
         Ok(Snapshot::new(snap, self.children.clone()))
     }
 
-    /// Every counter of the engine as a dict (per level under `levels`).
+    /// Opens keyspace `name`, creating it (durably) if it does not exist.
+    /// With no options it gets the database's (or, if it was opened before
+    /// in this process, the options it was opened with); options (see
+    /// `sievedb.KEYSPACE_OPTIONS`) are refused with `InvalidArgumentError`
+    /// for a keyspace already opened in this process and for "default".
+    #[pyo3(signature = (name, **options))]
+    fn keyspace(
+        slf: &Bound<'_, Self>,
+        name: String,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Keyspace> {
+        let opts = keyspace_from_kwargs(options)?;
+        Db::keyspace_handle(slf, move |db| match opts {
+            Some(o) => db.keyspace_with(&name, o),
+            None => db.keyspace(&name),
+        })
+    }
+
+    /// The default keyspace (the one the database's own methods use) as a
+    /// `Keyspace`.
+    fn default_keyspace(slf: &Bound<'_, Self>) -> PyResult<Keyspace> {
+        Db::keyspace_handle(slf, |db| Ok(db.default_keyspace()))
+    }
+
+    /// The names of the keyspaces, sorted ("default" among them).
+    fn list_keyspaces(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.with_db(py, |db| Ok(db.list_keyspaces()))
+    }
+
+    /// Drops keyspace `name` and its data, durably. Its `Keyspace` objects
+    /// raise `InvalidArgumentError` from then on (their iterators read on).
+    fn drop_keyspace(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        // The handles of the keyspace as it is now (one of the same name
+        // made after the drop is another keyspace).
+        let handles: Vec<Arc<Slot>> = self
+            .keyspaces
+            .live()
+            .into_iter()
+            .filter(|s| s.name() == name)
+            .collect();
+        self.with_db(py, |db| db.drop_keyspace(name))?;
+        // Let go of the engine's handles now, so that the keyspace's files
+        // are deleted without waiting for the garbage collector.
+        py.allow_threads(|| handles.iter().for_each(|s| s.mark_dropped()));
+        Ok(())
+    }
+
+    /// Every counter of the engine as a dict (per level under `levels`;
+    /// the levels are every keyspace's together).
     fn stats(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = self.with_db(py, |db| Ok(db.stats()))?;
-        json_to_py(py, &serde_json::to_string(&s).expect("serializable"))
+        store::stats(self, py)
     }
 
     /// A named property (`"sievedb.stats"`, `"sievedb.levels"`,
@@ -295,7 +337,8 @@ impl Db {
         self.with_db(py, |db| db.checkpoint(&dir))
     }
 
-    /// Writes the memtable to a table file and waits for it.
+    /// Writes the memtables (every keyspace's) to table files and waits for
+    /// them.
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
         self.with_db(py, |db| db.flush())
     }
@@ -314,8 +357,7 @@ impl Db {
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let range = range_of(start, end)?;
-        self.with_db(py, |db| db.compact_range::<Vec<u8>, _>(range))
+        store::compact_range(self, py, start, end)
     }
 
     /// Bytes of table files holding `[start, end)`, approximately.
@@ -331,8 +373,9 @@ impl Db {
     }
 
     /// Closes the database (waiting for calls in flight on other threads).
-    /// Its iterators and snapshots are released first: using them
-    /// afterwards raises `ClosedError`. Closing twice does nothing.
+    /// Its iterators, snapshots and keyspace handles are released first:
+    /// using them afterwards raises `ClosedError`. Closing twice does
+    /// nothing.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         py.allow_threads(|| {
             let mut g = self
@@ -340,6 +383,7 @@ impl Db {
                 .write()
                 .map_err(|_| sievedb::Error::Poisoned("the handle's lock".into()))?;
             self.children.release_all();
+            self.keyspaces.release_all();
             match g.take() {
                 Some(db) => db.close(),
                 None => Ok(()),
@@ -371,8 +415,7 @@ impl Db {
     }
 
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyObject> {
-        self.get(py, key, None)?
-            .ok_or_else(|| PyKeyError::new_err(key.clone().unbind()))
+        store::getitem(self, py, key)
     }
 
     fn __setitem__(
@@ -381,33 +424,20 @@ impl Db {
         key: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        self.put(py, key, value, false)
+        store::put(self, py, key, value, false)
     }
 
     /// `del db[key]`: deletes `key`, KeyError if it is absent (as a dict).
     fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
-        let k = bytes_of(key, "key")?;
-        let found = self.with_db(py, |db| {
-            let found = db.get(&k)?.is_some();
-            if found {
-                db.delete(&k)?;
-            }
-            Ok(found)
-        })?;
-        if found {
-            Ok(())
-        } else {
-            Err(PyKeyError::new_err(key.clone().unbind()))
-        }
+        store::delitem(self, py, key)
     }
 
     fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let k = bytes_of(key, "key")?;
-        Ok(self.with_db(py, |db| db.get(&k))?.is_some())
+        store::contains(self, py, key)
     }
 
     fn __iter__(&self, py: Python<'_>) -> PyResult<KeyIterator> {
-        self.iter(py, None, None, false, Yield::Keys)
+        store::iter(self, py, None, None, false, Yield::Keys)
     }
 
     fn __repr__(&self) -> String {
@@ -417,10 +447,4 @@ impl Db {
             if self.closed() { ", closed" } else { "" }
         )
     }
-}
-
-/// A Python object from JSON text (the engine's serde views of `Stats`
-/// and `RepairReport`).
-fn json_to_py(py: Python<'_>, text: &str) -> PyResult<PyObject> {
-    Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
 }

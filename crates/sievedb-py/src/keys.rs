@@ -51,3 +51,21 @@ pub fn range_of(
         hi.map_or(Edge::Unbounded, Edge::Excluded),
     ))
 }
+
+/// The keys that start with `prefix` as a range: `[prefix, successor)`, the
+/// successor being the shortest key above them all (none when `prefix` is
+/// empty or all `0xff`).
+pub fn prefix_range(prefix: &[u8]) -> KeyRange {
+    let mut hi = prefix.to_vec();
+    while hi.last() == Some(&0xff) {
+        hi.pop();
+    }
+    let hi = match hi.last_mut() {
+        Some(b) => {
+            *b += 1;
+            Edge::Excluded(hi)
+        }
+        None => Edge::Unbounded,
+    };
+    (Edge::Included(prefix.to_vec()), hi)
+}

@@ -8,19 +8,23 @@ mod db;
 mod errors;
 mod iter;
 mod keys;
+mod keyspace;
 mod options;
 mod snapshot;
+mod store;
 
 use pyo3::prelude::*;
 
 #[pymodule]
 fn _sievedb(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<db::Db>()?;
+    m.add_class::<keyspace::Keyspace>()?;
     m.add_class::<batch::WriteBatch>()?;
     m.add_class::<snapshot::Snapshot>()?;
     m.add_class::<iter::KeyIterator>()?;
     errors::register(m)?;
     m.add("OPTIONS", options::NAMES.to_vec())?;
+    m.add("KEYSPACE_OPTIONS", options::KEYSPACE_NAMES.to_vec())?;
     m.add(
         "FILTER_POLICIES",
         sievedb::FilterPolicy::ALL

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
-use sievedb::{FilterMemory, Options};
+use sievedb::{Compression, FilterMemory, KeyspaceOptions, Options};
 
 use crate::errors::bad_option;
 
@@ -127,6 +127,14 @@ fn opt_secs(name: &str, v: &Bound<'_, PyAny>) -> PyResult<Option<Duration>> {
     Ok(Some(Duration::from_secs_f64(s)))
 }
 
+/// A list of compression names.
+fn compressions(name: &str, v: &Bound<'_, PyAny>) -> PyResult<Vec<Compression>> {
+    let list = v
+        .downcast::<PyList>()
+        .map_err(|_| bad_option(name, "expected a list of str"))?;
+    list.iter().map(|c| named(name, &c)).collect()
+}
+
 fn type_name(v: &Bound<'_, PyAny>) -> String {
     v.get_type()
         .name()
@@ -161,15 +169,7 @@ fn set(o: &mut Options, name: &str, v: &Bound<'_, PyAny>) -> PyResult<()> {
         "use_mmap_reads" => o.use_mmap_reads = flag(name, v)?,
         "io_delay_ns" => o.io_delay_ns = int(name, v)?,
         "compression" => o.compression_per_level = vec![named(name, v)?],
-        "compression_per_level" => {
-            let list = v
-                .downcast::<PyList>()
-                .map_err(|_| bad_option(name, "expected a list of str"))?;
-            o.compression_per_level = list
-                .iter()
-                .map(|c| named(name, &c))
-                .collect::<PyResult<_>>()?;
-        }
+        "compression_per_level" => o.compression_per_level = compressions(name, v)?,
         "verify_checksums" => o.verify_checksums = flag(name, v)?,
         "lookup_breakdown_every" => o.lookup_breakdown_every = int(name, v)?,
         "max_bg_error_resume_count" => o.max_bg_error_resume_count = int(name, v)?,
@@ -220,6 +220,79 @@ fn set(o: &mut Options, name: &str, v: &Bound<'_, PyAny>) -> PyResult<()> {
         }
     }
     Ok(())
+}
+
+/// The names [`keyspace_from_kwargs`] accepts (`sievedb.KEYSPACE_OPTIONS`):
+/// the options one keyspace may set apart from the database's.
+pub const KEYSPACE_NAMES: &[&str] = &[
+    "compaction_style",
+    "size_ratio",
+    "level1_size",
+    "target_file_size",
+    "level0_compaction_trigger",
+    "write_buffer_size",
+    "block_size",
+    "compression",
+    "compression_per_level",
+    "bits_per_key",
+    "merge_operator",
+    "merge_separator",
+    "ttl",
+    "periodic_compaction",
+];
+
+/// Keyspace options from keyword arguments, `None` for none (the keyspace
+/// then gets the database's options). An unknown name or a value of the
+/// wrong type raises `ValueError` naming the option; the engine checks the
+/// options together with the database's when the keyspace is opened.
+pub fn keyspace_from_kwargs(
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Option<KeyspaceOptions>> {
+    let Some(kw) = kwargs.filter(|kw| !kw.is_empty()) else {
+        return Ok(None);
+    };
+    let mut o = KeyspaceOptions::default();
+    for (k, v) in kw.iter() {
+        let name: String = k.extract()?;
+        let name = name.as_str();
+        o = match name {
+            "compaction_style" => o.compaction_style(named(name, &v)?),
+            "size_ratio" => o.size_ratio(int(name, &v)?),
+            "level1_size" => o.level1_size(int(name, &v)?),
+            "target_file_size" => o.target_file_size(int(name, &v)?),
+            "level0_compaction_trigger" => o.level0_compaction_trigger(int(name, &v)?),
+            "write_buffer_size" => o.write_buffer_size(int(name, &v)?),
+            "block_size" => o.block_size(int(name, &v)?),
+            "compression" => o.compression(named(name, &v)?),
+            "compression_per_level" => o.compression_per_level(compressions(name, &v)?),
+            "bits_per_key" => o.bits_per_key(float(name, &v)?),
+            "ttl" => match opt_secs(name, &v)? {
+                Some(d) => o.ttl(d),
+                None => o,
+            },
+            "periodic_compaction" => match opt_secs(name, &v)? {
+                Some(d) => o.periodic_compaction(d),
+                None => o,
+            },
+            // Resolved below (the separator may come later).
+            "merge_operator" | "merge_separator" => o,
+            _ => {
+                let why = if NAMES.contains(&name) {
+                    "the database's, not one keyspace's"
+                } else {
+                    "unknown option"
+                };
+                return Err(bad_option(
+                    name,
+                    format!("{why} (a keyspace takes: {})", KEYSPACE_NAMES.join(", ")),
+                ));
+            }
+        };
+    }
+    if let Some(m) = merge_operator(kw)? {
+        o = o.merge_operator(m);
+    }
+    Ok(Some(o))
 }
 
 /// The built-in merge operator `merge_operator=` names: `"u64add"`

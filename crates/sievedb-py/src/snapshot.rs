@@ -1,18 +1,22 @@
-//! `sievedb.Snapshot`: a point-in-time view of the database.
+//! `sievedb.Snapshot`: a point-in-time view of the database (of every
+//! keyspace).
 
 use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use sievedb::ReadOptions;
 
 use crate::children::{Children, Release};
 use crate::errors::{ClosedError, OrPy};
 use crate::iter::{KeyIterator, Yield};
-use crate::keys::{bytes_of, range_of};
+use crate::keys::{bytes_of, prefix_range, range_of, KeyRange};
+use crate::keyspace::Keyspace;
+use crate::store::{value_or, Target};
 
-/// Reads as of the moment `db.snapshot()` was called; compaction keeps what
-/// it needs until it is released (`release()`, the end of a `with` block, or
-/// garbage collection).
+/// Reads as of the moment `db.snapshot()` was called, in every keyspace at
+/// that one point: the default keyspace, or with `keyspace=ks` the keyspace
+/// `ks`. Compaction keeps what it needs until it is released (`release()`,
+/// the end of a `with` block, or garbage collection).
 #[pyclass(module = "sievedb", name = "Snapshot")]
 pub struct Snapshot {
     inner: Arc<Slot>,
@@ -48,86 +52,115 @@ impl Snapshot {
             .ok_or_else(|| ClosedError::new_err("the snapshot was released"))
     }
 
+    /// An iterator over `range`: of the default keyspace, or of `keyspace`.
+    fn iter_range(
+        &self,
+        py: Python<'_>,
+        range: KeyRange,
+        keyspace: Option<&Bound<'_, Keyspace>>,
+        reverse: bool,
+        kind: Yield,
+    ) -> PyResult<KeyIterator> {
+        let s = self.get_snap()?;
+        let it = match keyspace {
+            None => py.allow_threads(|| s.range::<Vec<u8>, _>(range)).or_py()?,
+            Some(ks) => ks.get().run(py, |store| {
+                store.range_opt(range, ReadOptions::default().snapshot(&s))
+            })?,
+        };
+        Ok(KeyIterator::new(it, kind, reverse, &self.children))
+    }
+
     fn iter(
         &self,
         py: Python<'_>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
+        keyspace: Option<&Bound<'_, Keyspace>>,
         reverse: bool,
         kind: Yield,
     ) -> PyResult<KeyIterator> {
-        let s = self.get_snap()?;
-        let range = range_of(start, end)?;
-        let it = py.allow_threads(|| s.range::<Vec<u8>, _>(range)).or_py()?;
-        Ok(KeyIterator::new(it, kind, reverse, &self.children))
+        self.iter_range(py, range_of(start, end)?, keyspace, reverse, kind)
     }
 }
 
 #[pymethods]
 impl Snapshot {
-    /// The value of `key` as of the snapshot, or `default`.
-    #[pyo3(signature = (key, default=None))]
+    /// The value of `key` as of the snapshot (in the default keyspace, or
+    /// in `keyspace`), or `default`.
+    #[pyo3(signature = (key, default=None, keyspace=None))]
     fn get(
         &self,
         py: Python<'_>,
         key: &Bound<'_, PyAny>,
         default: Option<PyObject>,
+        keyspace: Option<&Bound<'_, Keyspace>>,
     ) -> PyResult<Option<PyObject>> {
         let s = self.get_snap()?;
         let k = bytes_of(key, "key")?;
-        let v = py.allow_threads(|| s.get(&k)).or_py()?;
-        Ok(match v {
-            Some(v) => Some(PyBytes::new(py, &v).into_any().unbind()),
-            None => default,
-        })
+        let v = match keyspace {
+            None => py.allow_threads(|| s.get(&k)).or_py()?,
+            Some(ks) => ks.get().run(py, |store| {
+                store.get_opt(&k, &ReadOptions::default().snapshot(&s))
+            })?,
+        };
+        Ok(value_or(py, v, default))
     }
 
     /// `(key, value)` pairs of `[start, end)` as of the snapshot.
-    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    #[pyo3(signature = (start=None, end=None, reverse=false, keyspace=None))]
     fn items(
         &self,
         py: Python<'_>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
+        keyspace: Option<&Bound<'_, Keyspace>>,
     ) -> PyResult<KeyIterator> {
-        self.iter(py, start, end, reverse, Yield::Items)
+        self.iter(py, start, end, keyspace, reverse, Yield::Items)
     }
 
     /// Keys of `[start, end)` as of the snapshot.
-    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    #[pyo3(signature = (start=None, end=None, reverse=false, keyspace=None))]
     fn keys(
         &self,
         py: Python<'_>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
+        keyspace: Option<&Bound<'_, Keyspace>>,
     ) -> PyResult<KeyIterator> {
-        self.iter(py, start, end, reverse, Yield::Keys)
+        self.iter(py, start, end, keyspace, reverse, Yield::Keys)
     }
 
     /// Values of `[start, end)` as of the snapshot.
-    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    #[pyo3(signature = (start=None, end=None, reverse=false, keyspace=None))]
     fn values(
         &self,
         py: Python<'_>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
+        keyspace: Option<&Bound<'_, Keyspace>>,
     ) -> PyResult<KeyIterator> {
-        self.iter(py, start, end, reverse, Yield::Values)
+        self.iter(py, start, end, keyspace, reverse, Yield::Values)
     }
 
     /// `(key, value)` pairs of the keys starting with `prefix`.
-    #[pyo3(signature = (prefix, reverse=false))]
+    #[pyo3(signature = (prefix, reverse=false, keyspace=None))]
     fn prefix(
         &self,
         py: Python<'_>,
         prefix: &Bound<'_, PyAny>,
         reverse: bool,
+        keyspace: Option<&Bound<'_, Keyspace>>,
     ) -> PyResult<KeyIterator> {
-        let s = self.get_snap()?;
         let p = bytes_of(prefix, "prefix")?;
+        if keyspace.is_some() {
+            let range = prefix_range(&p);
+            return self.iter_range(py, range, keyspace, reverse, Yield::Items);
+        }
+        let s = self.get_snap()?;
         let it = py.allow_threads(|| s.prefix(&p)).or_py()?;
         Ok(KeyIterator::new(it, Yield::Items, reverse, &self.children))
     }
@@ -154,11 +187,11 @@ impl Snapshot {
     }
 
     fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        Ok(self.get(py, key, None)?.is_some())
+        Ok(self.get(py, key, None, None)?.is_some())
     }
 
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyObject> {
-        self.get(py, key, None)?
+        self.get(py, key, None, None)?
             .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(key.clone().unbind()))
     }
 }

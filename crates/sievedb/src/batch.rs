@@ -53,10 +53,17 @@ pub struct WriteBatch {
     rep: Vec<u8>,
     count: u32,
     invalid: Option<String>,
-    /// The keyspaces other than the default one the batch writes to.
-    keyspaces: Vec<u32>,
-    /// The database whose keyspaces those are (0: none yet): a keyspace id
-    /// means nothing in another database.
+    /// The keyspaces other than the default one the batch writes to (boxed:
+    /// a batch of the default keyspace stays small to move).
+    keyspaces: Option<Box<Keyspaces>>,
+}
+
+/// The keyspaces besides the default one a batch writes to.
+#[derive(Clone, Debug)]
+struct Keyspaces {
+    /// Their ids.
+    ids: Vec<u32>,
+    /// The database they belong to: a keyspace id means nothing in another.
     owner: usize,
 }
 
@@ -80,8 +87,7 @@ impl WriteBatch {
             rep,
             count: 0,
             invalid: None,
-            keyspaces: Vec::new(),
-            owner: 0,
+            keyspaces: None,
         }
     }
 
@@ -134,16 +140,13 @@ impl WriteBatch {
             return;
         }
         self.check(key, value);
-        self.claim(owner);
         self.rep.push(kind + KEYSPACE_KIND);
         put_varint(&mut self.rep, u64::from(keyspace));
         put_bytes(&mut self.rep, key);
         if let Some(v) = value {
             put_bytes(&mut self.rep, v);
         }
-        if !self.keyspaces.contains(&keyspace) {
-            self.keyspaces.push(keyspace);
-        }
+        self.claim(owner, keyspace);
         self.count += 1;
     }
 
@@ -161,7 +164,6 @@ impl WriteBatch {
         let Some(t) = self.normalise(&range) else {
             return;
         };
-        self.claim(owner);
         let kind = if t.end.is_some() {
             RANGE_DELETE
         } else {
@@ -173,31 +175,36 @@ impl WriteBatch {
         if let Some(end) = &t.end {
             put_bytes(&mut self.rep, end);
         }
-        if !self.keyspaces.contains(&keyspace) {
-            self.keyspaces.push(keyspace);
-        }
+        self.claim(owner, keyspace);
         self.count += 1;
     }
 
-    /// Records that the batch writes to keyspaces of database `owner`; a
-    /// batch mixing two databases' keyspaces is invalid.
-    fn claim(&mut self, owner: usize) {
-        if self.owner == 0 {
-            self.owner = owner;
-        } else if self.owner != owner && self.invalid.is_none() {
+    /// Records that the batch writes to keyspace `id` of database `owner`;
+    /// a batch mixing two databases' keyspaces is invalid.
+    fn claim(&mut self, owner: usize, id: u32) {
+        let ks = self.keyspaces.get_or_insert_with(|| {
+            Box::new(Keyspaces {
+                ids: Vec::new(),
+                owner,
+            })
+        });
+        if ks.owner != owner && self.invalid.is_none() {
             self.invalid = Some("a write batch names keyspaces of two databases".into());
+        }
+        if !ks.ids.contains(&id) {
+            ks.ids.push(id);
         }
     }
 
     /// The database whose keyspaces the batch writes to (0: only the
     /// default keyspace, which every database has).
     pub(crate) fn owner(&self) -> usize {
-        self.owner
+        self.keyspaces.as_ref().map_or(0, |k| k.owner)
     }
 
     /// The keyspaces other than the default one the batch writes to.
     pub(crate) fn keyspaces(&self) -> &[u32] {
-        &self.keyspaces
+        self.keyspaces.as_ref().map_or(&[], |k| &k.ids)
     }
 
     /// Adds a delete of `key`.
@@ -455,6 +462,46 @@ mod tests {
         let t = es[1].range_tombstone(8).unwrap();
         assert_eq!((t.start, t.end, t.seq), (v(b"a"), Some(v(b"c")), 8));
         assert!(es[0].range_tombstone(7).is_none());
+    }
+
+    #[test]
+    fn keyspace_entries_round_trip_with_their_ids() {
+        let mut b = WriteBatch::new();
+        b.put(b"d", b"0");
+        b.push_in(7, 3, 1, b"k", Some(b"v"));
+        b.push_in(7, 3, 0, b"x", None);
+        b.push_in(7, 200, 4, b"m", Some(b"+1"));
+        b.delete_range_in(7, 3, b"a".as_slice()..b"c".as_slice());
+        b.delete_range_in(7, 3, b"q".as_slice()..);
+        b.push_in(7, 0, 1, b"z", Some(b"default"));
+        assert_eq!((b.owner(), b.keyspaces()), (7, &[3, 200][..]));
+        let (_, es) = decode(b.encode(1)).unwrap();
+        let got: Vec<_> = es
+            .iter()
+            .map(|e| (e.keyspace, e.kind, e.key, e.value))
+            .collect();
+        use EntryKind::*;
+        assert_eq!(
+            got,
+            [
+                (0, Put, &b"d"[..], &b"0"[..]),
+                (3, Put, b"k", b"v"),
+                (3, Delete, b"x", b""),
+                (200, Merge, b"m", b"+1"),
+                (3, DeleteRange, b"a", b"c"),
+                (3, DeleteRangeToEnd, b"q", b""),
+                (0, Put, b"z", b"default"),
+            ]
+        );
+        // Keyspaces of two databases in one batch: refused.
+        b.push_in(8, 3, 1, b"k", Some(b"v"));
+        assert!(b.validate().is_err());
+        // Keyspace id 0 in the keyspace kinds is damage.
+        let mut rec = vec![0u8; 8];
+        rec.extend_from_slice(&1u32.to_le_bytes());
+        rec.extend_from_slice(&[KEYSPACE_KIND, 0]);
+        put_bytes(&mut rec, b"k");
+        assert!(decode(&rec).is_err());
     }
 
     #[test]

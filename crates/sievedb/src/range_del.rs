@@ -110,13 +110,18 @@ pub fn encode_block(ts: &[RangeTombstone]) -> Vec<u8> {
     b
 }
 
+/// The fewest bytes a tombstone takes in the block.
+const MIN_TOMBSTONE_BYTES: u64 = 3;
+
 /// Decodes [`encode_block`]'s output; the error says what is wrong.
 pub fn decode_block(b: &[u8]) -> Result<Vec<RangeTombstone>, String> {
     let mut r = Reader::new(b);
     let bad = || "range tombstone block truncated".to_string();
     let n = r.varint().ok_or_else(bad)?;
-    // Each tombstone takes at least 4 bytes: never trust a count beyond that.
-    if n > b.len() as u64 / 4 {
+    // Each tombstone takes at least 3 bytes (a one-byte sequence, the empty
+    // start's length, the end flag of an unbounded one): never trust a count
+    // beyond that. (4 here refused the tables of two `delete_range(..)`.)
+    if n > b.len() as u64 / MIN_TOMBSTONE_BYTES {
         return Err("range tombstone count exceeds the block".into());
     }
     let mut out = Vec::with_capacity(n as usize);
@@ -296,6 +301,16 @@ mod tests {
         assert!(decode_block(&bad).is_err());
         assert!(decode_block(&encode_block(&[t("b", Some("a"), 1)])).is_err());
         assert!(decode_block(&encode_block(&[t("a", Some("b"), MAX_SEQ + 1)])).is_err());
+    }
+
+    #[test]
+    fn blocks_of_the_smallest_tombstones_decode() {
+        // Unbounded on both sides with one-byte sequences: 3 bytes each.
+        for n in 1..=40 {
+            let ts: Vec<_> = (1..=n).rev().map(|s| t("", None, s)).collect();
+            let b = encode_block(&ts);
+            assert_eq!(decode_block(&b).unwrap(), ts, "{n} tombstones");
+        }
     }
 
     #[test]

@@ -55,6 +55,17 @@
 //! complete and every file it names is durable; the old files are orphans the
 //! next open deletes if the clean-up did not finish. Repair can be rerun.
 //!
+//! # Keyspaces
+//!
+//! Each SST names its keyspace (id and name) in its properties and each WAL
+//! entry its keyspace id, so steps 4 to 6 run per keyspace: every keyspace
+//! gets its own run in the last level, under its old id and name, all in one
+//! new MANIFEST. The ids and names of keyspaces whose data is only in WALs,
+//! and which keyspaces were dropped, come from the readable records of any
+//! MANIFEST present: entries of a keyspace it shows dropped are not kept. A
+//! keyspace no MANIFEST names is kept under its SSTs' name (or
+//! `keyspace-<id>` when only WAL entries have it).
+//!
 //! The result holds the newest value of every key that was readable, and no
 //! deleted key; snapshots and older versions are not kept. Open it with the
 //! same `max_levels` (a smaller one refuses it); compaction reshapes the tree
@@ -117,6 +128,8 @@ pub struct RepairReport {
     pub manifest_number: u64,
     /// Largest sequence number seen (the new MANIFEST's `last_sequence`).
     pub last_sequence: SeqNo,
+    /// The keyspaces rebuilt besides the default one, by name.
+    pub keyspaces: Vec<String>,
     /// Old MANIFESTs replaced (moved to `lost/`).
     pub manifests_replaced: usize,
     /// Files moved to `lost/`, by their new path.
@@ -144,7 +157,10 @@ pub fn repair(dir: &Path, opts: &Options, fs: Arc<dyn FileSystem>) -> Result<Rep
         level: opts.max_levels - 1,
         ..RepairReport::default()
     };
-    let mut inputs = MergeInputs::default();
+    let mut inputs = MergeInputs {
+        known: known_keyspaces(fs, dir, &files.manifests),
+        ..MergeInputs::default()
+    };
     inputs.read_tables(fs, dir, opts, &files.ssts, &mut report);
     inputs.read_wals(fs, dir, &files, &mut report);
     // Damaged files go to lost/ first: the old state could not read them either.
@@ -158,14 +174,16 @@ pub fn repair(dir: &Path, opts: &Options, fs: Arc<dyn FileSystem>) -> Result<Rep
         fs.sync_dir(dir)?;
     }
     let max_seq = inputs.max_seq;
-    let (number, edit) = write_merged(fs, dir, opts, files.max_number, inputs)?;
+    let (number, edits) = write_merged(fs, dir, opts, files.max_number, inputs)?;
     // From here a failure may have switched CURRENT: leave the files alone.
     set_current(fs, dir, number)?;
     report.manifest_number = number;
     report.last_sequence = max_seq;
-    report.entries_kept = edit.added.iter().map(|f| f.entries).sum();
-    report.output_bytes = edit.added.iter().map(|f| f.size).sum();
-    report.output_files = edit.added.iter().map(|f| f.number).collect();
+    let added = || edits.iter().flat_map(|e| &e.added);
+    report.entries_kept = added().map(|f| f.entries).sum();
+    report.output_bytes = added().map(|f| f.size).sum();
+    report.output_files = added().map(|f| f.number).collect();
+    report.keyspaces = edits[0].created.iter().map(|k| k.name.clone()).collect();
     files.clean_up(fs, dir, &lost, &mut report)?;
     Ok(report)
 }
@@ -250,21 +268,54 @@ impl Inventory {
     }
 }
 
-/// Everything repair merges: one sorted source per table (or its salvaged
-/// entries) and one for the WAL records.
+/// What repair merges for one keyspace: one sorted source per table (or its
+/// salvaged entries) and one for the WAL records.
 #[derive(Default)]
-struct MergeInputs {
+struct Group {
+    /// The keyspace's name (empty: the default keyspace, or not known yet).
+    name: String,
     children: Vec<Box<dyn InternalIterator>>,
-    /// The largest sequence number seen.
-    max_seq: SeqNo,
-    /// Files with damage, to be moved to `lost/`.
-    damaged: Vec<PathBuf>,
     /// The range tombstones of the tables and WALs: merged like the entries,
     /// so range-deleted data stays deleted.
     range_dels: Vec<RangeTombstone>,
 }
 
+/// What the readable MANIFEST records tell of keyspaces.
+#[derive(Default)]
+struct KnownKeyspaces {
+    /// Names by id of the keyspaces created.
+    names: std::collections::BTreeMap<u32, String>,
+    /// Ids of the keyspaces dropped.
+    dropped: Vec<u32>,
+    /// The next unused keyspace id.
+    next_id: u32,
+}
+
+/// Everything repair merges, by keyspace id.
+#[derive(Default)]
+struct MergeInputs {
+    groups: std::collections::BTreeMap<u32, Group>,
+    known: KnownKeyspaces,
+    /// The largest sequence number seen.
+    max_seq: SeqNo,
+    /// Files with damage, to be moved to `lost/`.
+    damaged: Vec<PathBuf>,
+}
+
 impl MergeInputs {
+    /// The group of keyspace `id` (named `name` by an SST), or `None` when a
+    /// MANIFEST shows it dropped.
+    fn group(&mut self, id: u32, name: &str) -> Option<&mut Group> {
+        if self.known.dropped.contains(&id) {
+            return None;
+        }
+        let g = self.groups.entry(id).or_default();
+        if g.name.is_empty() {
+            g.name = name.to_string();
+        }
+        Some(g)
+    }
+
     /// Every table read in full, or what is salvageable of a damaged one.
     fn read_tables(
         &mut self,
@@ -285,16 +336,20 @@ impl MergeInputs {
                     for t in table.range_dels() {
                         self.max_seq = self.max_seq.max(t.seq);
                     }
-                    self.range_dels.extend_from_slice(table.range_dels());
+                    let props = table.properties();
+                    let Some(g) = self.group(props.keyspace, &props.keyspace_name.clone()) else {
+                        continue;
+                    };
+                    g.range_dels.extend_from_slice(table.range_dels());
                     let ctx = ReadCtx {
                         level: 0,
                         fill_cache: false,
                         verify_checksums: true,
                     };
-                    self.children.push(Box::new(table.iter(ctx)));
+                    g.children.push(Box::new(table.iter(ctx)));
                 }
                 Err(promised) => {
-                    let mut salvaged = salvage_table(fs, &path, n, &counters);
+                    let (ks, mut salvaged) = salvage_table(fs, &path, n, &counters);
                     salvaged.sort_by(|a, b| key::compare(&a.0, &b.0));
                     report.tables_damaged += 1;
                     report.entries_salvaged += salvaged.len() as u64;
@@ -303,8 +358,10 @@ impl MergeInputs {
                     for (k, _) in &salvaged {
                         self.max_seq = self.max_seq.max(key::parse(k).map_or(0, |p| p.seq));
                     }
-                    self.children.push(Box::new(VecIter::new(salvaged)));
                     self.damaged.push(path);
+                    if let Some(g) = self.group(ks.0, &ks.1) {
+                        g.children.push(Box::new(VecIter::new(salvaged)));
+                    }
                 }
             }
         }
@@ -321,7 +378,7 @@ impl MergeInputs {
         report: &mut RepairReport,
     ) {
         let flushed_below = manifest_log_number(fs, dir, &files.manifests);
-        let mem = Arc::new(Memtable::new(0));
+        let mut mems: std::collections::BTreeMap<u32, Arc<Memtable>> = Default::default();
         for &n in &files.wals {
             let path = filename::wal(dir, n);
             report.wals_read += 1;
@@ -353,71 +410,105 @@ impl MergeInputs {
             }
             for (seq, entries) in &batches {
                 for (i, e) in entries.iter().enumerate() {
+                    if self.known.dropped.contains(&e.keyspace) {
+                        continue;
+                    }
+                    let mem = mems
+                        .entry(e.keyspace)
+                        .or_insert_with(|| Arc::new(Memtable::new(0)));
                     mem.apply(seq + i as u64, e);
+                    report.wal_entries += 1;
                 }
-                report.wal_entries += entries.len() as u64;
             }
         }
         report.entries_read += report.wal_entries;
-        self.range_dels.extend(mem.range_dels());
-        if !mem.is_empty() {
-            self.children.push(Box::new(mem.iter()));
+        for (id, mem) in mems {
+            let g = self.group(id, "").expect("dropped keyspaces skipped above");
+            g.range_dels.extend(mem.range_dels());
+            if !mem.is_empty() {
+                g.children.push(Box::new(mem.iter()));
+            }
         }
     }
 }
 
-/// Merges `inputs` into one run of the last level (newest version per key;
-/// tombstones kept, see the module docs) numbered after `max_number`, and
-/// writes the MANIFEST that lists it (not yet current). On failure the new
-/// files are removed: nothing names them yet, and the old state stays.
+/// Merges each keyspace's `inputs` into one run of the last level (newest
+/// version per key; tombstones kept, see the module docs) numbered after
+/// `max_number`, and writes the MANIFEST that lists them (not yet current);
+/// returns its number and its edits, the default keyspace's first (creating
+/// the others). On failure the new files are removed: nothing names them
+/// yet, and the old state stays.
 fn write_merged(
     fs: &dyn FileSystem,
     dir: &Path,
     opts: &Options,
     max_number: u64,
-    inputs: MergeInputs,
-) -> Result<(u64, VersionEdit)> {
+    mut inputs: MergeInputs,
+) -> Result<(u64, Vec<VersionEdit>)> {
     let first_new = max_number + 1;
     let next = AtomicU64::new(first_new);
     let new_number = || next.fetch_add(1, Ordering::Relaxed);
+    inputs.groups.entry(0).or_default();
+    let names = keyspace_names(&inputs);
+    let next_id = inputs
+        .groups
+        .keys()
+        .max()
+        .map_or(1, |m| m + 1)
+        .max(inputs.known.next_id);
     let written = (|| {
-        let ctx = OutputCtx {
-            fs,
-            dir,
-            opts,
-            level: opts.max_levels - 1,
-            run: 0,
-            split: true,
-            smallest_snapshot: MAX_SEQ,
-            new_file_number: &new_number,
-            filter: None,
-        };
-        let mut merged = MergingIterator::new(inputs.children);
-        // Tombstones are kept (as point tombstones are): a damaged table's
-        // salvaged entries may still need them.
-        let range_dels = compaction::RangeDels {
-            tombstones: inputs.range_dels,
-            is_bottom: &|_| false,
-        };
-        let outputs = compaction::write_outputs(&mut merged, &ctx, &|_| false, range_dels)?;
+        let mut edits = Vec::new();
+        for (id, g) in std::mem::take(&mut inputs.groups) {
+            let ctx = OutputCtx {
+                fs,
+                dir,
+                opts,
+                level: opts.max_levels - 1,
+                run: 0,
+                split: true,
+                smallest_snapshot: MAX_SEQ,
+                new_file_number: &new_number,
+                filter: None,
+                keyspace: (id, names.get(&id).map_or("", String::as_str)),
+            };
+            let mut merged = MergingIterator::new(g.children);
+            // Tombstones are kept (as point tombstones are): a damaged table's
+            // salvaged entries may still need them.
+            let range_dels = compaction::RangeDels {
+                tombstones: g.range_dels,
+                is_bottom: &|_| false,
+            };
+            let outputs = compaction::write_outputs(&mut merged, &ctx, &|_| false, range_dels)?;
+            edits.push(VersionEdit {
+                keyspace: id,
+                added: outputs,
+                ..VersionEdit::default()
+            });
+        }
         fs.sync_dir(dir)?;
         let number = new_number();
-        let edit = VersionEdit {
-            log_number: Some(number + 1),
-            next_file_number: Some(number + 1),
-            last_sequence: Some(inputs.max_seq),
-            deleted: Vec::new(),
-            added: outputs,
-            // The marker of the lost MANIFEST cannot be read: repair takes
-            // the TTL-ness from the options (see `Db::repair`).
-            ttl_stamped: opts.ttl.is_some(),
-            ..VersionEdit::default()
-        };
+        let head = &mut edits[0];
+        head.log_number = Some(number + 1);
+        head.next_file_number = Some(number + 1);
+        head.last_sequence = Some(inputs.max_seq);
+        // The marker of the lost MANIFEST cannot be read: repair takes
+        // the TTL-ness from the options (see `Db::repair`).
+        head.ttl_stamped = opts.ttl.is_some();
+        head.next_keyspace_id = Some(next_id);
+        head.created = names
+            .iter()
+            .filter(|(&id, _)| id != 0)
+            .map(|(&id, name)| crate::version::KeyspaceRecord {
+                id,
+                name: name.clone(),
+                ttl_stamped: opts.ttl.is_some(),
+            })
+            .collect();
         let path = filename::manifest(dir, number);
         let mut w = LogWriter::new(fs.create(&path)?, path);
-        w.add_record(&edit.encode())?;
+        w.add_record(&crate::version::encode_record(&edits))?;
         w.sync()?;
-        Ok::<_, Error>((number, edit))
+        Ok::<_, Error>((number, edits))
     })();
     if written.is_err() {
         for n in first_new..next.load(Ordering::Relaxed) {
@@ -426,6 +517,58 @@ fn write_merged(
         }
     }
     written
+}
+
+/// The name of each keyspace repair rebuilds: the MANIFEST's, else its
+/// SSTs', else `keyspace-<id>`; a name two ids share gets `-<id>` appended
+/// for all but the newest id.
+fn keyspace_names(inputs: &MergeInputs) -> std::collections::BTreeMap<u32, String> {
+    let mut names = std::collections::BTreeMap::new();
+    for (&id, g) in inputs.groups.iter().rev() {
+        if id == 0 {
+            continue;
+        }
+        let name = inputs
+            .known
+            .names
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| match g.name.as_str() {
+                "" => format!("keyspace-{id}"),
+                n => n.to_string(),
+            });
+        let name = match names.values().any(|n| *n == name) {
+            true => format!("{name}-{id}"),
+            false => name,
+        };
+        names.insert(id, name);
+    }
+    names
+}
+
+/// What the readable records of the MANIFESTs `manifests` tell of
+/// keyspaces (nothing when none is readable).
+fn known_keyspaces(fs: &dyn FileSystem, dir: &Path, manifests: &[u64]) -> KnownKeyspaces {
+    let mut known = KnownKeyspaces::default();
+    for &n in manifests {
+        for rec in log_prefix(fs, &filename::manifest(dir, n)).0 {
+            let Ok(edits) = crate::version::decode_record(&rec) else {
+                break;
+            };
+            for e in edits {
+                for k in e.created {
+                    known.next_id = known.next_id.max(k.id + 1);
+                    known.names.insert(k.id, k.name);
+                }
+                for id in e.dropped {
+                    known.names.remove(&id);
+                    known.dropped.push(id);
+                }
+                known.next_id = known.next_id.max(e.next_keyspace_id.unwrap_or(0));
+            }
+        }
+    }
+    known
 }
 
 /// Opens and reads table `number` in full. On success: the table, its entry
@@ -462,17 +605,28 @@ fn scan_table(
     Ok((table, entries, max_seq))
 }
 
-/// The entries of a damaged table readable before its damage, in order.
+/// A table's keyspace: id and name, from its properties.
+type TableKeyspace = (u32, String);
+
+/// An entry salvaged: internal key and value.
+type Entry = (Vec<u8>, Vec<u8>);
+
+/// The keyspace (id, name: the default one when unreadable) and the entries
+/// of a damaged table readable before its damage, in order.
 fn salvage_table(
     fs: &dyn FileSystem,
     path: &Path,
     number: u64,
     counters: &Arc<Counters>,
-) -> Vec<(Vec<u8>, Vec<u8>)> {
+) -> (TableKeyspace, Vec<Entry>) {
     let mut out = Vec::new();
     let Ok(table) = TableReader::open(fs, path, number, false, true, None, counters.clone()) else {
-        return out;
+        return ((0, String::new()), out);
     };
+    let ks = (
+        table.properties().keyspace,
+        table.properties().keyspace_name.clone(),
+    );
     let table = Arc::new(table);
     let mut it = table.iter(ReadCtx {
         level: 0,
@@ -487,7 +641,7 @@ fn salvage_table(
         out.push((it.key().to_vec(), it.value().to_vec()));
         ok = it.next().is_ok();
     }
-    out
+    (ks, out)
 }
 
 /// The largest `log_number` any readable record of any MANIFEST names: WALs
@@ -496,8 +650,11 @@ fn manifest_log_number(fs: &dyn FileSystem, dir: &Path, manifests: &[u64]) -> u6
     let mut log_number = 0;
     for &n in manifests {
         for rec in log_prefix(fs, &filename::manifest(dir, n)).0 {
-            match VersionEdit::decode(&rec) {
-                Ok(e) => log_number = log_number.max(e.log_number.unwrap_or(0)),
+            match crate::version::decode_record(&rec) {
+                Ok(edits) => {
+                    let n = edits.iter().filter_map(|e| e.log_number).max();
+                    log_number = log_number.max(n.unwrap_or(0));
+                }
                 Err(_) => break,
             }
         }

@@ -372,3 +372,50 @@ fn bad_filter_memory_options_are_refused() {
     }
     assert!(!dir.path().join("CURRENT").exists(), "nothing created");
 }
+
+/// One budget covers every keyspace: `BitsPerKey` follows the entries of all
+/// of them, and the units it buys go to the files of each.
+#[test]
+fn one_budget_spans_every_keyspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(
+        dir.path(),
+        unit_options(FilterMemory::BitsPerKey(4.0), FilterPolicy::Uniform),
+    )
+    .unwrap();
+    let a = db.keyspace("a").unwrap();
+    let b = db.keyspace("b").unwrap();
+    let mut model = BTreeMap::new();
+    for i in (0..12_000).step_by(2) {
+        a.put(key(i), value(i, 0)).unwrap();
+        b.put(key(i), value(i, 1)).unwrap();
+        model.insert(key(i), value(i, 0));
+    }
+    fill(&db, &mut BTreeMap::new(), 6_000, 2);
+    db.wait_for_compactions().unwrap();
+    for (k, v) in &model {
+        assert_eq!(a.get(k).unwrap().as_ref(), Some(v));
+        assert!(b.get(k).unwrap().is_some());
+    }
+    let entries = |s: &Stats| s.levels.iter().map(|l| l.entries).sum::<u64>();
+    let (sa, sb, total) = (a.stats(), b.stats(), db.stats());
+    let all = entries(&sa) + entries(&sb) + entries(&db.default_keyspace().stats());
+    assert_eq!(entries(&total), all);
+    assert_eq!(
+        total.filter_memory_budget_bytes,
+        Some(4 * all / 8),
+        "{total:?}"
+    );
+    assert!(total.filter_memory_bytes <= total.filter_memory_budget_bytes.unwrap());
+    for (name, s) in [("a", &sa), ("b", &sb)] {
+        let h = histogram(s);
+        assert!(
+            h[1] + h[2] > 0,
+            "{name}: its files hold units of the one budget: {h:?}"
+        );
+        assert!(
+            s.levels.iter().map(|l| l.filter_memory_bytes).sum::<u64>() > 0,
+            "{name}"
+        );
+    }
+}

@@ -171,9 +171,10 @@ fn drop_removes_a_keyspace_durably_and_its_files() {
         gone.put(format!("k{i:06}"), [7u8; 64]).unwrap();
         kept.put(format!("k{i:06}"), [8u8; 64]).unwrap();
     }
-    db.flush().unwrap();
     db.wait_for_compactions().unwrap();
     let files_before = sst_count(dir.path());
+    let gone_files: usize = gone.stats().levels.iter().map(|l| l.files).sum();
+    assert!(gone_files > 0);
     let it = gone.iter().unwrap();
     db.drop_keyspace("gone").unwrap();
     assert_eq!(db.list_keyspaces(), ["default", "kept"]);
@@ -191,9 +192,11 @@ fn drop_removes_a_keyspace_durably_and_its_files() {
     );
     assert_eq!(it.count(), 3000);
     drop(gone);
-    assert!(
-        sst_count(dir.path()) < files_before,
-        "the dropped keyspace's files are deleted"
+    db.wait_for_compactions().unwrap();
+    assert_eq!(
+        sst_count(dir.path()),
+        files_before - gone_files,
+        "the dropped keyspace's files, and only they, are deleted"
     );
     assert!(matches!(
         db.drop_keyspace("gone"),
@@ -490,4 +493,156 @@ fn sst_count(dir: &std::path::Path) -> usize {
                 .is_some_and(|x| x == "sst")
         })
         .count()
+}
+
+#[test]
+fn repair_rebuilds_every_keyspace_from_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open(dir.path(), small()).unwrap();
+        let a = db.keyspace("a").unwrap();
+        let gone = db.keyspace("gone").unwrap();
+        for i in 0..2000 {
+            a.put(format!("k{i:05}"), "a").unwrap();
+            db.put(format!("k{i:05}"), "d").unwrap();
+            gone.put(format!("k{i:05}"), "g").unwrap();
+        }
+        db.flush().unwrap();
+        a.put("wal-only", "1").unwrap();
+        gone.put("wal-only", "1").unwrap();
+        drop(gone);
+        db.drop_keyspace("gone").unwrap();
+        // In the WAL only: a keyspace that has no SST yet.
+        db.keyspace("late").unwrap().put("x", "y").unwrap();
+    }
+    // The MANIFEST is damaged, not lost: repair learns the names from it.
+    let report = Db::repair(dir.path(), small()).unwrap();
+    assert_eq!(report.keyspaces, ["a", "late"]);
+    let db = Db::open(dir.path(), small()).unwrap();
+    assert_eq!(db.list_keyspaces(), ["a", "default", "late"]);
+    let a = db.keyspace("a").unwrap();
+    assert_eq!(a.iter().unwrap().count(), 2001);
+    assert_eq!(a.get("k00007").unwrap().as_deref(), Some(&b"a"[..]));
+    assert_eq!(db.get("k00007").unwrap().as_deref(), Some(&b"d"[..]));
+    assert_eq!(db.get("wal-only").unwrap(), None);
+    assert_eq!(
+        db.keyspace("late").unwrap().get("x").unwrap().as_deref(),
+        Some(&b"y"[..])
+    );
+    drop(a);
+    db.close().unwrap();
+    // Without any MANIFEST, the SSTs name their keyspaces.
+    for e in std::fs::read_dir(dir.path()).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("MANIFEST") || name == "CURRENT" {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let report = Db::repair(dir.path(), small()).unwrap();
+    assert_eq!(report.keyspaces, ["a", "late"]);
+    let db = Db::open(dir.path(), small()).unwrap();
+    assert_eq!(db.keyspace("a").unwrap().iter().unwrap().count(), 2001);
+    assert_eq!(db.iter().unwrap().count(), 2000);
+}
+
+#[test]
+fn bulk_load_into_a_named_keyspace() {
+    use sievedb::bulk::{BulkLoad, LevelShape};
+    let dir = tempfile::tempdir().unwrap();
+    let opts = small();
+    let entries = (0..20_000u32).map(|i| (format!("key{i:08}"), format!("v{i}")));
+    let report = BulkLoad::new(dir.path(), opts.clone(), LevelShape::new(2, 4).unwrap())
+        .keyspace("events")
+        .load(entries)
+        .unwrap();
+    let db = Db::open(dir.path(), report.open_options(opts.clone())).unwrap();
+    assert_eq!(db.list_keyspaces(), ["default", "events"]);
+    let events = db.keyspace("events").unwrap();
+    assert_eq!(
+        events.get("key00000042").unwrap().as_deref(),
+        Some(&b"v42"[..])
+    );
+    assert_eq!(events.iter().unwrap().count(), 20_000);
+    assert_eq!(db.iter().unwrap().count(), 0);
+    let later = db.keyspace("later").unwrap();
+    later.put("a", "b").unwrap();
+    assert_eq!(later.get("a").unwrap().as_deref(), Some(&b"b"[..]));
+    let bad = BulkLoad::new(dir.path().join("x"), opts, LevelShape::new(2, 4).unwrap())
+        .keyspace("default")
+        .load([("a", "b")]);
+    assert!(matches!(bad, Err(Error::InvalidArgument(_))));
+}
+
+/// A database written by the release before keyspaces (`tests/data/`,
+/// made by `tests/data/make-pre-keyspaces.sh` with the CLI of commit
+/// 51ec95f: SSTs, a MANIFEST and a WAL holding the last writes) opens as
+/// its default keyspace, takes keyspaces, and reopens.
+#[test]
+fn a_database_written_before_keyspaces_opens_as_the_default_keyspace() {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pre-keyspaces");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    std::fs::create_dir(&dir).unwrap();
+    for e in std::fs::read_dir(&fixture).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, dir.join(p.file_name().unwrap())).unwrap();
+    }
+    let expect = |db: &Db| {
+        assert_eq!(db.get("first").unwrap().as_deref(), Some(&b"1"[..]));
+        assert_eq!(db.get("second").unwrap().as_deref(), Some(&b"2"[..]));
+        assert_eq!(db.get("gone").unwrap(), None);
+        for i in (0..300).step_by(37) {
+            let k = format!("wal{i:04}");
+            assert_eq!(
+                db.get(&k).unwrap(),
+                Some(format!("v{i}").into_bytes()),
+                "{k}"
+            );
+        }
+        assert_eq!(db.iter().unwrap().count(), 302);
+    };
+    {
+        let db = Db::open(&dir, Options::default()).unwrap();
+        assert_eq!(db.list_keyspaces(), ["default"]);
+        expect(&db);
+        db.keyspace("new").unwrap().put("k", "v").unwrap();
+    }
+    let db = Db::open(&dir, Options::default()).unwrap();
+    expect(&db);
+    assert_eq!(
+        db.keyspace("new").unwrap().get("k").unwrap().as_deref(),
+        Some(&b"v"[..])
+    );
+}
+
+/// A database that never made a keyspace keeps the formats of the builds
+/// before keyspaces: no MANIFEST record names a keyspace (tags 9-12) and no
+/// SST property does, so those builds still open it.
+#[test]
+fn a_database_without_keyspaces_writes_the_formats_older_builds_read() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open(dir.path(), small()).unwrap();
+        for i in 0..5000 {
+            db.put(format!("k{i:06}"), [3u8; 40]).unwrap();
+        }
+        db.wait_for_compactions().unwrap();
+        db.checkpoint(dir.path().join("cp")).unwrap();
+    }
+    for d in [dir.path().to_path_buf(), dir.path().join("cp")] {
+        let current = std::fs::read_to_string(d.join("CURRENT")).unwrap();
+        let manifest = std::fs::read(d.join(current.trim_end())).unwrap();
+        let path = d.join(current.trim_end());
+        let records =
+            sievedb::wal::read_records(&manifest, &path, sievedb::wal::Tail::Strict).unwrap();
+        assert!(!records.is_empty());
+        for rec in records {
+            let edits = sievedb::version::decode_record(rec).unwrap();
+            assert_eq!(edits.len(), 1, "{}", d.display());
+            let e = &edits[0];
+            assert!(e.keyspace == 0 && e.created.is_empty() && e.dropped.is_empty());
+            assert_eq!(e.next_keyspace_id, None, "{}", d.display());
+        }
+    }
 }

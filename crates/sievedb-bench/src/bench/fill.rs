@@ -1,4 +1,5 @@
-//! `fillseq` and `fillrandom`: every key written once, one key per batch.
+//! `fillseq` and `fillrandom`: every key written once, one key per batch
+//! (into its keyspace, with `--keyspaces`).
 
 use super::{Measurement, Workload, PROGRESS_STEP};
 use crate::engines::{Engine, EngineResult};
@@ -21,7 +22,7 @@ pub(super) fn fill(
             None => j,
         };
         w.keys.fill(&mut key, i, false);
-        engine.write_batch(&[(&key, w.values.value(i))])?;
+        super::write_one(engine, w.keyspace_of(i), &key, w.values.value(i))?;
         if j % PROGRESS_STEP == PROGRESS_STEP - 1 {
             pb.inc(PROGRESS_STEP);
         }

@@ -1,10 +1,10 @@
 //! `mergerandom` (db_bench's): `--num` merges of a u64 add of 1 into
-//! uniformly random counters of their own key space, then an untimed check
-//! that the counters hold what was merged into them.
+//! uniformly random counters of their own key space (counter `i` in the
+//! keyspace of key `i`, with `--keyspaces`), then an untimed check that the
+//! counters hold what was merged into them.
 
 use super::{Measurement, Workload, PROGRESS_STEP};
 use crate::engines::{Engine, EngineResult};
-use crate::keys::KeyGen;
 use crate::progress::Progress;
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use std::time::Instant;
@@ -48,21 +48,24 @@ impl Checked {
             .then_some((i / self.stride) as usize)
     }
 
-    /// The value of each checked counter (0 when missing).
-    fn read(&self, engine: &dyn Engine, keys: &KeyGen) -> EngineResult<Vec<u64>> {
-        let mut key = vec![0u8; keys.key_size()];
+    /// The value of each checked counter (0 when missing), each read from
+    /// its keyspace.
+    fn read(&self, engine: &dyn Engine, w: &Workload) -> EngineResult<Vec<u64>> {
+        let mut key = vec![0u8; w.keys.key_size()];
         (0..self.len as u64)
             .map(|s| {
-                keys.fill_counter(&mut key, s * self.stride);
-                read_counter(engine, &key)
+                let i = s * self.stride;
+                w.keys.fill_counter(&mut key, i);
+                read_counter(engine, w.keyspace_of(i), &key)
             })
             .collect()
     }
 }
 
-/// The value of counter `key`: 0 when missing, else its 8-byte little-endian u64.
-fn read_counter(engine: &dyn Engine, key: &[u8]) -> EngineResult<u64> {
-    match engine.get(key)? {
+/// The value of counter `key` in keyspace `ks`: 0 when missing, else its
+/// 8-byte little-endian u64.
+fn read_counter(engine: &dyn Engine, ks: Option<usize>, key: &[u8]) -> EngineResult<u64> {
+    match super::get(engine, ks, key)? {
         None => Ok(0),
         Some(v) => match <[u8; 8]>::try_from(v.as_slice()) {
             Ok(b) => Ok(u64::from_le_bytes(b)),
@@ -98,14 +101,14 @@ pub(super) fn merge_random(
     }
     let checked = Checked::new(w.num);
     // What the counters held before (an earlier mergerandom, --use-existing-db).
-    let before = checked.read(engine, &w.keys)?;
+    let before = checked.read(engine, w)?;
 
     let pb = Progress::start(w.progress, w.num, label);
     let mut key = vec![0u8; w.keys.key_size()];
     let start = Instant::now();
     for (j, i) in counters(w).enumerate() {
         w.keys.fill_counter(&mut key, i);
-        engine.merge(&key, &ONE)?;
+        super::merge(engine, w.keyspace_of(i), &key, &ONE)?;
         if j as u64 % PROGRESS_STEP == PROGRESS_STEP - 1 {
             pb.inc(PROGRESS_STEP);
         }
@@ -120,7 +123,7 @@ pub(super) fn merge_random(
             merged[s] += 1;
         }
     }
-    let after = checked.read(engine, &w.keys)?;
+    let after = checked.read(engine, w)?;
     for (s, ((b, a), m)) in before.iter().zip(&after).zip(&merged).enumerate() {
         if *a != b.wrapping_add(*m) {
             return Err(format!(
@@ -162,7 +165,7 @@ mod tests {
     use super::*;
     use crate::engines::sievedb::SieveDb;
     use crate::engines::BoxError;
-    use crate::keys::ValueGen;
+    use crate::keys::{KeyGen, ValueGen};
     use std::sync::Arc;
 
     fn workload(num: u64) -> Workload {
@@ -181,6 +184,7 @@ mod tests {
             hot_shift_every: None,
             duration: None,
             sample_interval: None,
+            keyspaces: 1,
         }
     }
 
@@ -214,7 +218,7 @@ mod tests {
         assert_eq!(m.extra.as_ref().unwrap()["merges_checked"], 3000);
         // Every counter, flushed or not, adds up to the merges.
         let sum: u64 = (0..3000)
-            .map(|i| read_counter(&db, &w.keys.counter_key(i)).unwrap())
+            .map(|i| read_counter(&db, None, &w.keys.counter_key(i)).unwrap())
             .sum();
         assert_eq!(sum, 3000);
         let st = db.stats().unwrap();

@@ -109,7 +109,7 @@ fn write_until(
     loop {
         let i = rng.gen_range(0..w.num);
         w.keys.refill(&mut key, i, false);
-        if let Err(e) = engine.write_batch(&[(&key, w.values.value(i))]) {
+        if let Err(e) = super::write_one(engine, w.keyspace_of(i), &key, w.values.value(i)) {
             stop.store(true, Ordering::Relaxed);
             return Err(e);
         }
@@ -243,15 +243,16 @@ pub(super) fn ycsb(
     for j in 0..w.reads {
         let i = chooser.next(&mut rng);
         w.keys.refill(&mut key, i, false);
+        let ks = w.keyspace_of(i);
         if rng.gen_bool(read_share) {
             reads += 1;
-            if let Some(len) = engine.get_len(&key)? {
+            if let Some(len) = super::get_len(engine, ks, &key)? {
                 check_len(engine, &key, len, expected)?;
                 found += 1;
             }
         } else {
             updates += 1;
-            engine.write_batch(&[(&key, w.values.value(i))])?;
+            super::write_one(engine, ks, &key, w.values.value(i))?;
         }
         if j % PROGRESS_STEP == PROGRESS_STEP - 1 {
             pb.inc(PROGRESS_STEP);

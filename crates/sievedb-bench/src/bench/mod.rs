@@ -261,6 +261,9 @@ pub struct Workload {
     /// `readwhilewriting`: sample the engine's statistics this often (when
     /// it keeps any) for the peak filter memory; `None` = no sampling.
     pub sample_interval: Option<Duration>,
+    /// Keyspaces the keys are spread over (`--keyspaces`): 1 = the default
+    /// keyspace; N > 1 = key (and counter) `i` in keyspace `i % N`.
+    pub keyspaces: usize,
 }
 
 impl Workload {
@@ -268,6 +271,70 @@ impl Workload {
     pub fn chooser(&self) -> Result<KeyChooser, String> {
         KeyChooser::new(self.distribution, self.num, self.zipf_s)?
             .with_hot_shift(self.hot_shift_every)
+    }
+
+    /// The keyspace of key (or counter) index `i`: `None` with one keyspace
+    /// (the engine's default keyspace, through the plain [`Engine`] calls),
+    /// else `Some(i % keyspaces)`. A missing key goes where the written key
+    /// of its index went.
+    #[inline]
+    pub fn keyspace_of(&self, i: u64) -> Option<usize> {
+        (self.keyspaces > 1).then(|| (i % self.keyspaces as u64) as usize)
+    }
+}
+
+/// Writes `key` = `value` as a one-key batch into keyspace `ks` (see
+/// [`Workload::keyspace_of`]).
+#[inline]
+pub(crate) fn write_one(
+    engine: &dyn Engine,
+    ks: Option<usize>,
+    key: &[u8],
+    value: &[u8],
+) -> EngineResult<()> {
+    match ks {
+        None => engine.write_batch(&[(key, value)]),
+        Some(ks) => engine.write_batch_in(ks, &[(key, value)]),
+    }
+}
+
+/// [`Engine::get_len`] in keyspace `ks`.
+#[inline]
+pub(crate) fn get_len(
+    engine: &dyn Engine,
+    ks: Option<usize>,
+    key: &[u8],
+) -> EngineResult<Option<usize>> {
+    match ks {
+        None => engine.get_len(key),
+        Some(ks) => engine.get_len_in(ks, key),
+    }
+}
+
+/// [`Engine::get`] in keyspace `ks`.
+#[inline]
+pub(crate) fn get(
+    engine: &dyn Engine,
+    ks: Option<usize>,
+    key: &[u8],
+) -> EngineResult<Option<Vec<u8>>> {
+    match ks {
+        None => engine.get(key),
+        Some(ks) => engine.get_in(ks, key),
+    }
+}
+
+/// [`Engine::merge`] in keyspace `ks`.
+#[inline]
+pub(crate) fn merge(
+    engine: &dyn Engine,
+    ks: Option<usize>,
+    key: &[u8],
+    operand: &[u8],
+) -> EngineResult<()> {
+    match ks {
+        None => engine.merge(key, operand),
+        Some(ks) => engine.merge_in(ks, key, operand),
     }
 }
 

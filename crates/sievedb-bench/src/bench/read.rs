@@ -99,7 +99,7 @@ pub(super) fn read_loop(
             ReadKind::Mixed(alpha) => !rng.gen_bool(alpha),
         };
         w.keys.refill(&mut key, i, missing);
-        if let Some(len) = engine.get_len(&key)? {
+        if let Some(len) = super::get_len(engine, w.keyspace_of(i), &key)? {
             check_len(engine, &key, len, expected)?;
             found += 1;
         }

@@ -107,14 +107,15 @@ fn refuse_if_empty(
     let mut key = vec![0u8; w.keys.key_size()];
     for i in [0, w.num / 2, w.num.saturating_sub(1)] {
         w.keys.fill(&mut key, i, false);
-        if engine.get_len(&key)?.is_some() {
+        if bench::get_len(engine, w.keyspace_of(i), &key)?.is_some() {
             return Ok(());
         }
     }
     Err(format!(
         "{}: database {} is empty (none of the keys 0, {}, {} of --num {} is there): run \
          fillseq or fillrandom first (e.g. --benchmarks fillrandom,{}), or use \
-         --use-existing-db --db DIR with a database loaded with the same --num and --key-size",
+         --use-existing-db --db DIR with a database loaded with the same --num, --key-size \
+         and --keyspaces",
         bench.name(),
         path.display(),
         w.num / 2,
@@ -170,6 +171,15 @@ fn write_header(
     writeln!(out, "CPU:        {}", cpu_description())?;
     writeln!(out, "Benchmarks: {}", names.join(","))?;
     writeln!(out, "Repeats:    {}", args.repeats)?;
+    if args.keyspaces > 1 {
+        writeln!(
+            out,
+            "Keyspaces:  {} (ks0..ks{}; key and counter i in ks(i mod {}))",
+            args.keyspaces,
+            args.keyspaces - 1,
+            args.keyspaces
+        )?;
+    }
     match &args.db {
         Some(d) => writeln!(out, "Database:   {}/<engine>", d.display())?,
         None => writeln!(
@@ -196,6 +206,32 @@ fn write_settings(
         }
     }
     Ok(())
+}
+
+/// The line of a benchmark skipped for `kind` (a JSON object with `--json`,
+/// else `[engine #repeat] benchmark : skipped (reason)`).
+fn write_skipped(
+    out: &mut dyn Write,
+    args: &BenchArgs,
+    kind: EngineKind,
+    bench: Benchmark,
+    rep: usize,
+    prefix: bool,
+    reason: &str,
+) -> std::io::Result<()> {
+    if args.json {
+        let line = serde_json::json!({"type": "skipped", "engine": kind.name(),
+            "benchmark": bench.name(), "repeat": rep, "keyspaces": args.keyspaces,
+            "reason": reason});
+        writeln!(out, "{line}")
+    } else {
+        let who = if prefix {
+            format!("{:<8} #{:<2} ", kind.name(), rep)
+        } else {
+            String::new()
+        };
+        writeln!(out, "{who}{:<12} : skipped ({reason})", bench.name())
+    }
 }
 
 fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
@@ -226,6 +262,7 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
         duration: (args.duration > 0).then(|| std::time::Duration::from_secs(args.duration)),
         sample_interval: (args.sample_interval_ms > 0)
             .then(|| std::time::Duration::from_millis(args.sample_interval_ms)),
+        keyspaces: args.keyspaces,
     };
     let cfg = args.engine_config();
     let prefix = kinds.len() > 1 || args.repeats > 1;
@@ -243,6 +280,17 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
         }
         for idx in order {
             let kind = kinds[idx];
+            if args.keyspaces > 1 && !kind.supports_keyspaces() {
+                let reason = format!(
+                    "{} has no keyspaces or column families for --keyspaces {}",
+                    kind.name(),
+                    args.keyspaces
+                );
+                for &bench in benches.iter().filter(|b| !b.is_sievedb_only()) {
+                    write_skipped(out, args, kind, bench, rep, prefix, &reason)?;
+                }
+                continue;
+            }
             let loc = DbLocation::new(args, kind)?;
             if !args.use_existing_db {
                 destroy_db(&loc.path)?;
@@ -263,18 +311,16 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
                 }
                 if bench.needs_merge() && !engine.supports_merge() {
                     let reason = format!("{} has no merge operator", kind.name());
-                    if args.json {
-                        let line = serde_json::json!({"type": "skipped", "engine": kind.name(),
-                            "benchmark": bench.name(), "repeat": rep, "reason": reason});
-                        writeln!(out, "{line}")?;
-                    } else {
-                        let who = if prefix {
-                            format!("{:<8} #{:<2} ", kind.name(), rep)
-                        } else {
-                            String::new()
-                        };
-                        writeln!(out, "{who}{:<12} : skipped ({reason})", bench.name())?;
-                    }
+                    write_skipped(out, args, kind, bench, rep, prefix, &reason)?;
+                    continue;
+                }
+                if bench == Benchmark::FilterProbe && args.keyspaces > 1 {
+                    let reason = format!(
+                        "filterprobe probes the default keyspace's filters, which \
+                         --keyspaces {} leaves empty",
+                        args.keyspaces
+                    );
+                    write_skipped(out, args, kind, bench, rep, prefix, &reason)?;
                     continue;
                 }
                 if bench.is_fill() {
@@ -317,6 +363,7 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
                     settings: settings.clone(),
                     stats,
                     files_per_level: engine.files_per_level(),
+                    keyspaces: args.keyspaces,
                 };
                 if args.json {
                     writeln!(out, "{}", rec.to_json())?;

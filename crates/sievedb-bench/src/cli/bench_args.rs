@@ -216,6 +216,12 @@ pub struct BenchArgs {
     #[arg(long, value_name = "BYTES",
           default_value_t = sievedb::Options::default().table_meta_cache_capacity)]
     pub table_meta_cache_size: u64,
+    /// Spread the keys over N keyspaces: key (and mergerandom counter) i is
+    /// written to and read from keyspace `ks{i mod N}` (sievedb's keyspaces,
+    /// RocksDB's column families, fjall's keyspaces, each with the same
+    /// settings; LevelDB has none and is skipped). 1 = the default keyspace only
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub keyspaces: usize,
 }
 
 impl Default for BenchArgs {
@@ -256,6 +262,7 @@ impl Default for BenchArgs {
             table_meta_cache_size: sievedb::Options::default().table_meta_cache_capacity,
             compression: Compression::None,
             compression_ratio: 1.0,
+            keyspaces: 1,
         }
     }
 }
@@ -305,6 +312,7 @@ impl BenchArgs {
             io_delay_ns: self.io_delay_ns,
             table_meta_cache_size: self.table_meta_cache_size,
             compression: self.compression,
+            keyspaces: self.keyspaces,
         }
     }
 
@@ -322,6 +330,9 @@ impl BenchArgs {
         }
         if self.repeats == 0 {
             return Err("--repeats must be at least 1".into());
+        }
+        if self.keyspaces == 0 {
+            return Err("--keyspaces must be at least 1".into());
         }
         if !(self.compression_ratio > 0.0 && self.compression_ratio <= 1.0) {
             return Err("--compression-ratio must be in (0, 1]".into());
@@ -506,6 +517,19 @@ mod tests {
                 .args;
             assert_eq!(a.engine, choice);
         }
+    }
+
+    #[test]
+    fn parses_keyspaces() {
+        let a = Cli::try_parse_from(["bench", "--keyspaces", "4"])
+            .unwrap()
+            .args;
+        assert_eq!((a.keyspaces, a.engine_config().keyspaces), (4, 4));
+        assert_eq!(BenchArgs::default().engine_config().keyspaces, 1);
+        let zero = Cli::try_parse_from(["bench", "--keyspaces", "0"])
+            .unwrap()
+            .args;
+        assert!(zero.validate().unwrap_err().contains("--keyspaces"));
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! fjall (a pure-Rust LSM-tree engine from crates.io) as a baseline engine:
-//! one database holding one keyspace.
+//! one database holding one keyspace (`bench`), or with `--keyspaces N > 1`
+//! N keyspaces `ks0..ks{N-1}` (fjall's keyspaces, its column families:
+//! one journal, one cache, shared workers).
 //!
 //! Not every setting can be matched (fjall 3.1's own rules, stated in
 //! [`Engine::settings`]): level 1 holds `l0_threshold · target_file_size`
@@ -48,8 +50,11 @@ const POLL: Duration = Duration::from_millis(1);
 
 /// A fjall database with one keyspace, opened for benchmarking.
 pub struct Fjall {
-    // Dropped first: the keyspace handle refers to the database's internals.
+    // Dropped first: the keyspace handles refer to the database's internals.
     keyspace: Keyspace,
+    /// The keyspaces `ks0..ks{N-1}` of `--keyspaces N > 1` (empty with one:
+    /// `keyspace` then holds every key).
+    keyspaces: Vec<Keyspace>,
     db: Database,
     settings: serde_json::Value,
 }
@@ -164,6 +169,16 @@ impl Fjall {
         let keyspace = db
             .keyspace(KEYSPACE, || keyspace_options(cfg, &sizes))
             .map_err(err)?;
+        let keyspaces = if cfg.keyspaces > 1 {
+            (0..cfg.keyspaces)
+                .map(|ks| {
+                    db.keyspace(&super::keyspace_name(ks), || keyspace_options(cfg, &sizes))
+                        .map_err(err)
+                })
+                .collect::<EngineResult<Vec<_>>>()?
+        } else {
+            Vec::new()
+        };
 
         let settings = json!({
             "engine": "fjall",
@@ -211,8 +226,18 @@ impl Fjall {
                 "separate flush and compaction threads (fjall: 2 shared workers)",
             ],
         });
+        let mut settings = settings;
+        if !keyspaces.is_empty() {
+            settings["keyspaces"] = json!(format!(
+                "{} (ks0..ks{}), each with the options above; one journal; the `{KEYSPACE}` \
+                 keyspace stays empty",
+                keyspaces.len(),
+                keyspaces.len() - 1
+            ));
+        }
         Ok(Fjall {
             keyspace,
+            keyspaces,
             db,
             settings,
         })
@@ -235,9 +260,31 @@ impl Fjall {
 
     /// Whether no flush is queued or running and no compaction is running.
     fn idle(&self) -> bool {
-        self.keyspace.tree.sealed_memtable_count() == 0
+        self.written()
+            .iter()
+            .all(|k| k.tree.sealed_memtable_count() == 0)
             && self.db.outstanding_flushes() == 0
             && self.db.active_compactions() == 0
+    }
+
+    /// The keyspaces the benchmark writes: `bench`, or `ks0..`.
+    fn written(&self) -> &[Keyspace] {
+        if self.keyspaces.is_empty() {
+            std::slice::from_ref(&self.keyspace)
+        } else {
+            &self.keyspaces
+        }
+    }
+
+    /// Keyspace `ks` of `--keyspaces`.
+    fn ks(&self, ks: usize) -> EngineResult<&Keyspace> {
+        self.keyspaces.get(ks).ok_or_else(|| {
+            err(format!(
+                "no keyspace {} (opened with {})",
+                super::keyspace_name(ks),
+                self.keyspaces.len()
+            ))
+        })
     }
 }
 
@@ -271,12 +318,31 @@ impl Engine for Fjall {
         batch.commit().map_err(err)
     }
 
+    fn write_batch_in(&self, ks: usize, entries: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        let keyspace = self.ks(ks)?;
+        let mut batch = self.db.batch().durability(Some(PersistMode::Buffer));
+        for (k, v) in entries {
+            batch.insert(keyspace, *k, *v);
+        }
+        batch.commit().map_err(err)
+    }
+
+    fn get_in(&self, ks: usize, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
+        Ok(self.ks(ks)?.get(key).map_err(err)?.map(|v| v.to_vec()))
+    }
+
+    fn get_len_in(&self, ks: usize, key: &[u8]) -> EngineResult<Option<usize>> {
+        Ok(self.ks(ks)?.get(key).map_err(err)?.map(|v| v.len()))
+    }
+
     fn scan_all(&self) -> EngineResult<u64> {
         let mut n = 0u64;
-        for item in self.keyspace.iter() {
-            let (k, v) = item.into_inner().map_err(err)?;
-            std::hint::black_box((k, v));
-            n += 1;
+        for keyspace in self.written() {
+            for item in keyspace.iter() {
+                let (k, v) = item.into_inner().map_err(err)?;
+                std::hint::black_box((k, v));
+                n += 1;
+            }
         }
         Ok(n)
     }
@@ -284,9 +350,13 @@ impl Engine for Fjall {
     fn flush(&self) -> EngineResult<()> {
         // Seal the active memtable (if it holds anything) and wait until every
         // sealed memtable, also those sealed by writes, is in a table file.
-        self.keyspace.rotate_memtable().map_err(err)?;
+        for keyspace in self.written() {
+            keyspace.rotate_memtable().map_err(err)?;
+        }
         self.wait("memtable flushes", |f| {
-            f.keyspace.tree.sealed_memtable_count() == 0
+            f.written()
+                .iter()
+                .all(|k| k.tree.sealed_memtable_count() == 0)
         })
     }
 
@@ -303,13 +373,15 @@ impl Engine for Fjall {
             // No reader runs during this step, so versions older than the
             // newest visible one are needed by no one (the workers compute
             // the same threshold from their snapshot tracker).
-            self.keyspace
-                .tree
-                .compact(
-                    self.keyspace.config.compaction_strategy.clone(),
-                    self.db.visible_seqno(),
-                )
-                .map_err(err)?;
+            for keyspace in self.written() {
+                keyspace
+                    .tree
+                    .compact(
+                        keyspace.config.compaction_strategy.clone(),
+                        self.db.visible_seqno(),
+                    )
+                    .map_err(err)?;
+            }
             if self.files_per_level() == before && self.idle() {
                 return Ok(());
             }
@@ -324,7 +396,12 @@ impl Engine for Fjall {
 
     fn files_per_level(&self) -> Option<Vec<u64>> {
         (0..usize::from(LEVEL_COUNT))
-            .map(|l| self.keyspace.tree.level_table_count(l).map(|n| n as u64))
+            .map(|l| {
+                self.written()
+                    .iter()
+                    .map(|k| k.tree.level_table_count(l).map(|n| n as u64))
+                    .sum::<Option<u64>>()
+            })
             .collect()
     }
 
@@ -352,6 +429,42 @@ mod tests {
         db.flush().unwrap(); // nothing left to flush: returns at once
         assert_eq!(db.keyspace.table_count(), 1);
         assert_eq!(db.get_len(&7u32.to_be_bytes()).unwrap(), Some(5));
+    }
+
+    /// `--keyspaces 3`: three fjall keyspaces besides the empty `bench` one,
+    /// each key only in the one it was written to.
+    #[test]
+    fn keyspaces_hold_their_own_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fjall");
+        let cfg = EngineConfig {
+            keyspaces: 3,
+            ..crate::BenchArgs::default().engine_config()
+        };
+        let db = Fjall::open(&path, &cfg).unwrap();
+        for i in 0..30u32 {
+            db.write_batch_in(i as usize % 3, &[(&i.to_be_bytes(), b"value")])
+                .unwrap();
+        }
+        for i in 0..30u32 {
+            for ks in 0..3 {
+                let want = (ks == i as usize % 3).then_some(5);
+                assert_eq!(db.get_len_in(ks, &i.to_be_bytes()).unwrap(), want);
+            }
+            assert_eq!(db.get_len(&i.to_be_bytes()).unwrap(), None);
+        }
+        assert!(db.get_in(3, b"x").is_err());
+        assert_eq!(db.scan_all().unwrap(), 30);
+        db.wait_for_compactions().unwrap();
+        // One table per keyspace after the flush, summed over them.
+        assert_eq!(db.files_per_level().unwrap().iter().sum::<u64>(), 3);
+        assert_eq!(db.keyspace.table_count(), 0);
+        for (ks, k) in db.keyspaces.iter().enumerate() {
+            assert_eq!(k.name().as_ref(), format!("ks{ks}"));
+            assert_eq!((k.table_count(), k.len().unwrap()), (1, 10));
+        }
+        // No merge operator: mergerandom stays skipped for fjall.
+        assert!(!db.supports_merge() && db.merge_in(0, b"c", b"1").is_err());
     }
 
     #[test]

@@ -187,6 +187,14 @@ unsafe impl Sync for LevelDb {}
 impl LevelDb {
     /// Opens (or creates) the database at `path` with the run's settings.
     pub fn open(path: &Path, cfg: &EngineConfig) -> EngineResult<Self> {
+        if cfg.keyspaces > 1 {
+            // The runner skips LevelDB before opening it; a direct open fails.
+            return Err(format!(
+                "leveldb has no keyspaces or column families for --keyspaces {}",
+                cfg.keyspaces
+            )
+            .into());
+        }
         super::warn_if_not_leveling("leveldb", cfg);
         let ignored = super::ignored_device_flags("leveldb", cfg, false);
         let name = CString::new(path.as_os_str().as_bytes())

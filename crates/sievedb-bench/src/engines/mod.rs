@@ -64,6 +64,26 @@ pub struct EngineConfig {
     pub table_meta_cache_size: u64,
     /// sievedb: block compression of every level (the baselines keep theirs off).
     pub compression: ::sievedb::Compression,
+    /// Keyspaces the keys are spread over (`--keyspaces`): 1 = the engine's
+    /// default keyspace only (the one path before keyspaces existed); N > 1 =
+    /// N named keyspaces [`keyspace_name`]`(0..N)`, each with the settings
+    /// above (sievedb's keyspaces, RocksDB's column families, fjall's
+    /// keyspaces; LevelDB has none, see [`EngineKind::supports_keyspaces`]).
+    pub keyspaces: usize,
+}
+
+/// The name of keyspace `ks` of a run with `--keyspaces N > 1`: `ks0`, `ks1`, ...
+pub fn keyspace_name(ks: usize) -> String {
+    format!("ks{ks}")
+}
+
+/// The error of an engine without keyspaces asked for keyspace `ks`.
+fn no_keyspaces(engine: &str, ks: usize) -> BoxError {
+    format!(
+        "{engine} has no keyspaces (asked for {})",
+        keyspace_name(ks)
+    )
+    .into()
 }
 
 /// Warns (on stderr) that baseline `engine` levels whatever
@@ -156,7 +176,30 @@ pub trait Engine: Send + Sync {
         let _ = (key, operand);
         Err(format!("{} has no merge operator", self.name()).into())
     }
+    /// Writes `entries` atomically as one batch into keyspace `ks` (an index
+    /// into the [`EngineConfig::keyspaces`] named keyspaces the engine was
+    /// opened with, `--keyspaces N > 1`; with one keyspace the benchmarks
+    /// call [`Engine::write_batch`]). Engines without keyspaces answer an error.
+    fn write_batch_in(&self, ks: usize, entries: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        let _ = entries;
+        Err(no_keyspaces(self.name(), ks))
+    }
+    /// [`Engine::get`] in keyspace `ks` (see [`Engine::write_batch_in`]).
+    fn get_in(&self, ks: usize, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
+        let _ = key;
+        Err(no_keyspaces(self.name(), ks))
+    }
+    /// [`Engine::get_len`] in keyspace `ks` (see [`Engine::write_batch_in`]).
+    fn get_len_in(&self, ks: usize, key: &[u8]) -> EngineResult<Option<usize>> {
+        Ok(self.get_in(ks, key)?.map(|v| v.len()))
+    }
+    /// [`Engine::merge`] in keyspace `ks` (see [`Engine::write_batch_in`]).
+    fn merge_in(&self, ks: usize, key: &[u8], operand: &[u8]) -> EngineResult<()> {
+        let _ = (key, operand);
+        Err(no_keyspaces(self.name(), ks))
+    }
     /// Reads every entry in key order; returns the number of entries read.
+    /// With several keyspaces, every keyspace in turn (each in key order).
     fn scan_all(&self) -> EngineResult<u64>;
     /// Moves memtable contents into table files and waits until they are there
     /// (LevelDB: a full manual compaction, its C API has no plain flush).
@@ -167,6 +210,8 @@ pub trait Engine: Send + Sync {
         self.flush()
     }
     /// The settings the engine actually runs with, as a JSON object.
+    /// (Flush, the waits and [`Engine::files_per_level`] cover every keyspace;
+    /// files per level are summed over them.)
     fn settings(&self) -> serde_json::Value;
     /// The engine's statistics, when it keeps any (sievedb does; the baselines' are not collected).
     fn stats(&self) -> Option<::sievedb::Stats> {
@@ -232,6 +277,14 @@ impl EngineKind {
             .into_iter()
             .filter(|k| k.available())
             .collect()
+    }
+
+    /// Whether the engine can spread the keys over named keyspaces
+    /// (`--keyspaces N > 1`): sievedb (its keyspaces), RocksDB (column
+    /// families) and fjall (keyspaces); LevelDB has nothing of the kind, and
+    /// a run with several keyspaces skips it.
+    pub fn supports_keyspaces(self) -> bool {
+        !matches!(self, EngineKind::Leveldb)
     }
 
     /// Opens (creating if missing) the engine's database at `path`.

@@ -3,8 +3,9 @@
 
 use super::{Engine, EngineConfig, EngineResult};
 use ::rocksdb::{
-    BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, MergeOperands, Options,
-    ReadOptions, WriteBatch, WriteOptions, DB,
+    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompactionStyle,
+    DBCompressionType, MergeOperands, Options, ReadOptions, WriteBatch, WriteOptions, DB,
+    DEFAULT_COLUMN_FAMILY_NAME,
 };
 use serde_json::json;
 use std::ffi::c_int;
@@ -42,6 +43,11 @@ const WAIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
 /// A RocksDB database opened for benchmarking, with the same settings as sievedb.
 pub struct RocksDb {
     db: DB,
+    /// The column families `ks0..ks{N-1}` of `--keyspaces N > 1` (empty with
+    /// one keyspace: the default column family, through the plain calls).
+    /// Their handles live in `db` and are looked up by name per operation
+    /// (the crate hands out only borrowed handles).
+    cfs: Vec<String>,
     /// Options of every lookup (shared by the reader threads; RocksDB only reads them).
     read: ReadOptions,
     write: WriteOptions,
@@ -136,7 +142,24 @@ impl RocksDb {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        let db = DB::open(&o, path).map_err(|e| {
+        // --keyspaces N > 1: N column families created at open, each with the
+        // options above (merge operator included); the default column family
+        // (always there) gets them too and stays empty.
+        let cfs: Vec<String> = if cfg.keyspaces > 1 {
+            (0..cfg.keyspaces).map(super::keyspace_name).collect()
+        } else {
+            Vec::new()
+        };
+        let opened = if cfs.is_empty() {
+            DB::open(&o, path)
+        } else {
+            o.create_missing_column_families(true);
+            let descriptors = std::iter::once(DEFAULT_COLUMN_FAMILY_NAME.to_string())
+                .chain(cfs.iter().cloned())
+                .map(|name| ColumnFamilyDescriptor::new(name, o.clone()));
+            DB::open_cf_descriptors(&o, path, descriptors)
+        };
+        let db = opened.map_err(|e| {
             if cfg.use_direct_reads {
                 format!(
                     "rocksdb: {e} (with --use-direct-reads: does the file system of {} \
@@ -191,8 +214,19 @@ impl RocksDb {
             "paranoid_checks": false,
             "merge_operator": MERGE_OPERATOR,
         });
+        let mut settings = settings;
+        if !cfs.is_empty() {
+            settings["column_families"] = json!(format!(
+                "{} ({}..{}), created at open, each with the options above; one WAL; \
+                 the default column family stays empty",
+                cfs.len(),
+                cfs[0],
+                cfs[cfs.len() - 1]
+            ));
+        }
         Ok(RocksDb {
             db,
+            cfs,
             read: read_options(),
             write,
             _cache: cache,
@@ -204,6 +238,52 @@ impl RocksDb {
 /// Prefixes RocksDB errors with the engine name.
 fn err(e: ::rocksdb::Error) -> super::BoxError {
     format!("rocksdb: {e}").into()
+}
+
+impl RocksDb {
+    /// The handle of column family `ks` (of `--keyspaces`).
+    fn cf(&self, ks: usize) -> EngineResult<&ColumnFamily> {
+        self.cfs
+            .get(ks)
+            .and_then(|name| self.db.cf_handle(name))
+            .ok_or_else(|| {
+                format!(
+                    "rocksdb: no column family {} (opened with {})",
+                    super::keyspace_name(ks),
+                    self.cfs.len()
+                )
+                .into()
+            })
+    }
+
+    /// Every column family the benchmark writes: `None` for the default one
+    /// (one keyspace: the plain calls), else `ks0..`.
+    fn written_cfs(&self) -> EngineResult<Vec<Option<&ColumnFamily>>> {
+        if self.cfs.is_empty() {
+            return Ok(vec![None]);
+        }
+        (0..self.cfs.len())
+            .map(|ks| self.cf(ks).map(Some))
+            .collect()
+    }
+
+    /// Integer property `name` of column family `cf` (`None`: the default
+    /// one, or a property of the whole database), if RocksDB has it.
+    fn property_opt(
+        &self,
+        cf: Option<&ColumnFamily>,
+        name: &str,
+    ) -> Result<Option<u64>, ::rocksdb::Error> {
+        match cf {
+            None => self.db.property_int_value(name),
+            Some(cf) => self.db.property_int_value_cf(cf, name),
+        }
+    }
+
+    /// [`RocksDb::property_opt`], 0 when missing.
+    fn property(&self, cf: Option<&ColumnFamily>, name: &str) -> EngineResult<u64> {
+        Ok(self.property_opt(cf, name).map_err(err)?.unwrap_or(0))
+    }
 }
 
 impl Engine for RocksDb {
@@ -248,34 +328,85 @@ impl Engine for RocksDb {
         self.db.merge_opt(key, operand, &self.write).map_err(err)
     }
 
+    fn write_batch_in(&self, ks: usize, entries: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        let cf = self.cf(ks)?;
+        let mut batch = WriteBatch::default();
+        for (k, v) in entries {
+            batch.put_cf(cf, k, v);
+        }
+        self.db.write_opt(batch, &self.write).map_err(err)
+    }
+
+    fn get_in(&self, ks: usize, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
+        Ok(self
+            .db
+            .get_pinned_cf_opt(self.cf(ks)?, key, &self.read)
+            .map_err(err)?
+            .map(|v| v.to_vec()))
+    }
+
+    fn get_len_in(&self, ks: usize, key: &[u8]) -> EngineResult<Option<usize>> {
+        Ok(self
+            .db
+            .get_pinned_cf_opt(self.cf(ks)?, key, &self.read)
+            .map_err(err)?
+            .map(|v| v.len()))
+    }
+
+    fn merge_in(&self, ks: usize, key: &[u8], operand: &[u8]) -> EngineResult<()> {
+        self.db
+            .merge_cf_opt(self.cf(ks)?, key, operand, &self.write)
+            .map_err(err)
+    }
+
     fn scan_all(&self) -> EngineResult<u64> {
         let mut n = 0u64;
-        let mut it = self.db.raw_iterator_opt(read_options());
-        it.seek_to_first();
-        while let Some((k, v)) = it.item() {
-            std::hint::black_box((k, v));
-            n += 1;
-            it.next();
+        for cf in self.written_cfs()? {
+            let mut it = match cf {
+                None => self.db.raw_iterator_opt(read_options()),
+                Some(cf) => self.db.raw_iterator_cf_opt(cf, read_options()),
+            };
+            it.seek_to_first();
+            while let Some((k, v)) = it.item() {
+                std::hint::black_box((k, v));
+                n += 1;
+                it.next();
+            }
+            it.status().map_err(err)?;
         }
-        it.status().map_err(err)?;
         Ok(n)
     }
 
     fn flush(&self) -> EngineResult<()> {
         // Waits until the memtable is written to a level-0 table.
-        self.db.flush().map_err(err)
+        for cf in self.written_cfs()? {
+            match cf {
+                None => self.db.flush(),
+                Some(cf) => self.db.flush_cf(cf),
+            }
+            .map_err(err)?;
+        }
+        Ok(())
     }
 
     fn wait_for_compactions(&self) -> EngineResult<()> {
         self.flush()?;
         let start = std::time::Instant::now();
-        let property = |name: &str| -> EngineResult<u64> {
-            Ok(self.db.property_int_value(name).map_err(err)?.unwrap_or(0))
+        let cfs = self.written_cfs()?;
+        // Whether a compaction is due in some column family (the running
+        // counts below are the database's).
+        let pending = || -> EngineResult<bool> {
+            for cf in &cfs {
+                if self.property(*cf, "rocksdb.compaction-pending")? != 0 {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
         };
         // Nothing due (no level over its size, L0 under its trigger) and nothing running.
-        while property("rocksdb.compaction-pending")? != 0
-            || property("rocksdb.num-running-compactions")? != 0
-            || property("rocksdb.num-running-flushes")? != 0
+        while pending()?
+            || self.property(None, "rocksdb.num-running-compactions")? != 0
+            || self.property(None, "rocksdb.num-running-flushes")? != 0
         {
             if start.elapsed() > WAIT_TIMEOUT {
                 return Err(format!(
@@ -290,12 +421,13 @@ impl Engine for RocksDb {
     }
 
     fn files_per_level(&self) -> Option<Vec<u64>> {
+        let cfs = self.written_cfs().ok()?;
         (0..NUM_LEVELS)
             .map(|l| {
-                self.db
-                    .property_int_value(&format!("rocksdb.num-files-at-level{l}"))
-                    .ok()
-                    .flatten()
+                let name = format!("rocksdb.num-files-at-level{l}");
+                cfs.iter()
+                    .map(|cf| self.property_opt(*cf, &name).ok().flatten())
+                    .sum::<Option<u64>>()
             })
             .collect()
     }
@@ -332,6 +464,51 @@ mod tests {
         assert_eq!(db.settings()["version"], version_from_log(&path).unwrap());
         // The library that ran is the one whose headers the bindings were built from.
         assert_eq!(db.settings()["header_version"], db.settings()["version"]);
+    }
+
+    /// `--keyspaces 3`: three column families besides the empty default
+    /// one, each key only in the one it was written to, merges per family.
+    #[test]
+    fn keyspaces_are_column_families() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rocksdb");
+        let cfg = EngineConfig {
+            keyspaces: 3,
+            ..crate::BenchArgs::default().engine_config()
+        };
+        let db = RocksDb::open(&path, &cfg).unwrap();
+        for i in 0..30u32 {
+            db.write_batch_in(i as usize % 3, &[(&i.to_be_bytes(), b"value")])
+                .unwrap();
+        }
+        let one = 1u64.to_le_bytes();
+        db.merge_in(2, b"c", &one).unwrap();
+        db.merge_in(2, b"c", &one).unwrap();
+        for i in 0..30u32 {
+            for ks in 0..3 {
+                let want = (ks == i as usize % 3).then_some(5);
+                assert_eq!(db.get_len_in(ks, &i.to_be_bytes()).unwrap(), want);
+            }
+            assert_eq!(db.get_len(&i.to_be_bytes()).unwrap(), None);
+        }
+        assert_eq!(
+            db.get_in(2, b"c").unwrap(),
+            Some(2u64.to_le_bytes().to_vec())
+        );
+        assert_eq!(db.get_in(1, b"c").unwrap(), None);
+        assert!(db.get_in(3, b"c").is_err());
+        assert_eq!(db.scan_all().unwrap(), 31);
+        db.wait_for_compactions().unwrap();
+        // One table per keyspace after the flush, summed over them.
+        assert_eq!(db.files_per_level().unwrap().iter().sum::<u64>(), 3);
+        assert!(db.settings()["column_families"]
+            .as_str()
+            .unwrap()
+            .starts_with("3 (ks0..ks2)"));
+        drop(db);
+        let mut names = DB::list_cf(&Options::default(), &path).unwrap();
+        names.sort();
+        assert_eq!(names, ["default", "ks0", "ks1", "ks2"]);
     }
 
     #[test]

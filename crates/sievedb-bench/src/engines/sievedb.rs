@@ -3,14 +3,19 @@
 use super::{Engine, EngineConfig, EngineResult};
 use serde_json::json;
 use sievedb::{
-    Compression, Db, FilterLayout, FilterMemory, FilterOptions, IndexScheme, Options, Stats,
-    WriteBatch, WriteOptions,
+    Compression, Db, FilterLayout, FilterMemory, FilterOptions, IndexScheme, Keyspace, Options,
+    Stats, WriteBatch, WriteOptions,
 };
 use std::path::Path;
 use std::sync::Arc;
 
 /// A sievedb database opened for benchmarking.
 pub struct SieveDb {
+    // Dropped first: a keyspace handle keeps the database open.
+    /// The keyspaces `ks0..ks{N-1}` of `--keyspaces N > 1`, each with the
+    /// database's options (empty with one keyspace: `db`'s own methods, the
+    /// default keyspace, hold every key).
+    keyspaces: Vec<Keyspace>,
     db: Db,
 }
 
@@ -40,14 +45,37 @@ impl SieveDb {
             .build();
         cfg.filters.apply(&mut opts);
         opts.filter.bits_per_key = cfg.bits_per_key;
-        Ok(SieveDb {
-            db: Db::open(path, opts)?,
-        })
+        let db = Db::open(path, opts)?;
+        // `Db::keyspace` opens or creates a keyspace with the database's
+        // options (the merge operator above included): every keyspace is
+        // configured alike, with one WAL and one filter memory budget.
+        let keyspaces = if cfg.keyspaces > 1 {
+            (0..cfg.keyspaces)
+                .map(|ks| db.keyspace(&super::keyspace_name(ks)))
+                .collect::<Result<Vec<_>, _>>()?
+        } else {
+            Vec::new()
+        };
+        Ok(SieveDb { keyspaces, db })
     }
 }
 
 /// Writes without fsync, like db_bench's default.
 const NO_SYNC: WriteOptions = WriteOptions { sync: false };
+
+impl SieveDb {
+    /// Keyspace `ks` of `--keyspaces`.
+    fn ks(&self, ks: usize) -> EngineResult<&Keyspace> {
+        self.keyspaces.get(ks).ok_or_else(|| {
+            format!(
+                "sievedb: no keyspace {} (opened with {})",
+                super::keyspace_name(ks),
+                self.keyspaces.len()
+            )
+            .into()
+        })
+    }
+}
 
 impl Engine for SieveDb {
     fn name(&self) -> &'static str {
@@ -78,12 +106,38 @@ impl Engine for SieveDb {
         Ok(self.db.merge_with(key, operand, &NO_SYNC)?)
     }
 
+    fn write_batch_in(&self, ks: usize, entries: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        let keyspace = self.ks(ks)?;
+        let mut batch = WriteBatch::new();
+        for (k, v) in entries {
+            batch.put_cf(keyspace, k, v);
+        }
+        Ok(self.db.write_with(batch, &NO_SYNC)?)
+    }
+
+    fn get_in(&self, ks: usize, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
+        Ok(self.ks(ks)?.get(key)?)
+    }
+
+    fn merge_in(&self, ks: usize, key: &[u8], operand: &[u8]) -> EngineResult<()> {
+        Ok(self.ks(ks)?.merge_with(key, operand, &NO_SYNC)?)
+    }
+
     fn scan_all(&self) -> EngineResult<u64> {
         let mut n = 0u64;
-        for item in self.db.iter()? {
-            let (k, v) = item?;
-            std::hint::black_box((k, v));
-            n += 1;
+        if self.keyspaces.is_empty() {
+            for item in self.db.iter()? {
+                let (k, v) = item?;
+                std::hint::black_box((k, v));
+                n += 1;
+            }
+        }
+        for keyspace in &self.keyspaces {
+            for item in keyspace.iter()? {
+                let (k, v) = item?;
+                std::hint::black_box((k, v));
+                n += 1;
+            }
         }
         Ok(n)
     }
@@ -103,7 +157,7 @@ impl Engine for SieveDb {
             .iter()
             .map(Compression::to_string)
             .collect();
-        json!({
+        let mut settings = json!({
             "engine": "sievedb",
             "version": env!("CARGO_PKG_VERSION"),
             "bits_per_key": o.filter.bits_per_key,
@@ -141,7 +195,17 @@ impl Engine for SieveDb {
             "max_open_files": o.max_open_files,
             "table_meta_cache_bytes": o.table_meta_cache_capacity,
             "background_threads": o.background_threads,
-        })
+        });
+        if let (Some(first), Some(last)) = (self.keyspaces.first(), self.keyspaces.last()) {
+            settings["keyspaces"] = json!(format!(
+                "{} ({}..{}), each with the options above (Db::keyspace); one WAL, one filter \
+                 memory budget; the default keyspace stays empty",
+                self.keyspaces.len(),
+                first.name(),
+                last.name()
+            ));
+        }
+        settings
     }
 
     fn stats(&self) -> Option<Stats> {
@@ -193,4 +257,51 @@ fn filter_description(f: &FilterOptions) -> String {
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--keyspaces 3`: three keyspaces besides the empty default one, each
+    /// key only in the one it was written to; flushes, scans and the files
+    /// per level cover all three.
+    #[test]
+    fn keyspaces_hold_their_own_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = EngineConfig {
+            keyspaces: 3,
+            ..crate::BenchArgs::default().engine_config()
+        };
+        let db = SieveDb::open(&dir.path().join("sievedb"), &cfg).unwrap();
+        for i in 0..30u32 {
+            db.write_batch_in(i as usize % 3, &[(&i.to_be_bytes(), b"value")])
+                .unwrap();
+        }
+        let one = 1u64.to_le_bytes();
+        db.merge_in(1, b"c", &one).unwrap();
+        db.merge_in(1, b"c", &one).unwrap();
+        for i in 0..30u32 {
+            for ks in 0..3 {
+                let want = (ks == i as usize % 3).then_some(5);
+                assert_eq!(db.get_len_in(ks, &i.to_be_bytes()).unwrap(), want);
+            }
+            assert_eq!(db.get_len(&i.to_be_bytes()).unwrap(), None);
+        }
+        assert_eq!(
+            db.get_in(1, b"c").unwrap(),
+            Some(2u64.to_le_bytes().to_vec())
+        );
+        assert_eq!(db.get_in(0, b"c").unwrap(), None);
+        assert!(db.get_in(3, b"c").is_err());
+        assert_eq!(db.scan_all().unwrap(), 31);
+        db.flush().unwrap();
+        assert_eq!(db.files_per_level().unwrap().iter().sum::<u64>(), 3);
+        assert!(db.settings()["keyspaces"]
+            .as_str()
+            .unwrap()
+            .starts_with("3 (ks0..ks2)"));
+        let names = db.sievedb().unwrap().list_keyspaces();
+        assert_eq!(names, ["default", "ks0", "ks1", "ks2"]);
+    }
 }

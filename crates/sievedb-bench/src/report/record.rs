@@ -38,6 +38,8 @@ pub struct Record {
     pub stats: Option<sievedb::Stats>,
     /// Table files per level after the benchmark, as the engine reports them.
     pub files_per_level: Option<Vec<u64>>,
+    /// Keyspaces the keys were spread over (`--keyspaces`; 1 = the default keyspace).
+    pub keyspaces: usize,
 }
 
 /// Throughput figures derived from a measurement.
@@ -183,6 +185,7 @@ impl Record {
             "engine": self.engine,
             "benchmark": self.benchmark.name(),
             "repeat": self.repeat,
+            "keyspaces": self.keyspaces,
             "ops": self.m.ops,
             "seconds": self.m.seconds,
             "ops_per_sec": rate(r.ops_per_sec),
@@ -222,6 +225,8 @@ pub struct MedianRow {
     pub seconds: f64,
     /// This engine's median micros/op divided by sievedb's (above 1: sievedb is faster).
     pub ratio_to_sievedb: Option<f64>,
+    /// Keyspaces of the runs (`--keyspaces`).
+    pub keyspaces: usize,
 }
 
 impl MedianRow {
@@ -234,6 +239,7 @@ impl MedianRow {
             "engine": self.engine,
             "benchmark": self.benchmark.name(),
             "repeats": self.repeats,
+            "keyspaces": self.keyspaces,
             "seconds": self.seconds,
             "ops_per_sec": rate(self.rates.ops_per_sec),
             "micros_per_op": rate(self.rates.micros_per_op),
@@ -337,6 +343,7 @@ pub fn medians(
                 rates,
                 seconds,
                 ratio_to_sievedb: None,
+                keyspaces: runs[0].keyspaces,
             });
         }
         if let Some(base) = sievedb_micros.filter(|m| *m > 0.0 && !b.is_elapsed_only()) {
@@ -386,6 +393,7 @@ mod tests {
             settings: Value::Null,
             stats: None,
             files_per_level: None,
+            keyspaces: 1,
         };
         let records = [
             rec(Benchmark::ReadRandom, 1, 1.0),

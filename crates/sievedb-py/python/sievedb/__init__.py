@@ -6,6 +6,19 @@
 ...     db.get(b"k")
 b'v'
 
+A database holds named keyspaces besides its default one, each with its
+own keys and options, written together atomically by one WriteBatch:
+
+>>> with sievedb.Db("/tmp/example-db") as db:
+...     users = db.keyspace("users")
+...     counters = db.keyspace("counters", merge_operator="u64add")
+...     batch = sievedb.WriteBatch()
+...     batch.put(b"u1", b"alice", keyspace=users)
+...     batch.merge(b"signups", (1).to_bytes(8, "little"), keyspace=counters)
+...     db.write(batch)
+...     users[b"u1"], b"u1" in db
+(b'alice', False)
+
 Keys and values are bytes (str is accepted and encoded as UTF-8). Every
 engine error is a subclass of :class:`sievedb.Error`; I/O errors are
 :class:`OSError`.
@@ -13,6 +26,7 @@ engine error is a subclass of :class:`sievedb.Error`; I/O errors are
 
 from ._sievedb import (
     FILTER_POLICIES,
+    KEYSPACE_OPTIONS,
     OPTIONS,
     BusyError,
     ClosedError,
@@ -21,6 +35,7 @@ from ._sievedb import (
     Error,
     InvalidArgumentError,
     Iterator,
+    Keyspace,
     LockedError,
     MergeFailedError,
     PoisonedError,
@@ -32,6 +47,7 @@ from ._sievedb import (
 
 __all__ = [
     "Db",
+    "Keyspace",
     "WriteBatch",
     "Snapshot",
     "Iterator",
@@ -46,5 +62,6 @@ __all__ = [
     "ClosedError",
     "MergeFailedError",
     "OPTIONS",
+    "KEYSPACE_OPTIONS",
     "FILTER_POLICIES",
 ]

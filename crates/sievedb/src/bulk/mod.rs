@@ -25,6 +25,12 @@
 //! entry: a stream shorter than needed (level 1 gets its first entry after
 //! at most `W` entries) is refused with [`Error::InvalidArgument`](crate::Error::InvalidArgument).
 //!
+//! # Keyspace
+//!
+//! The entries go to the default keyspace, or with [`BulkLoad::keyspace`]
+//! to a named keyspace of the new database (id 1; the default keyspace is
+//! then empty), which [`Db::keyspace`](crate::Db::keyspace) opens.
+//!
 //! # Sequence numbers
 //!
 //! The entry at stream position `p` (0-based) gets sequence number `p + 1`;
@@ -111,6 +117,7 @@ pub struct BulkLoad {
     shape: LevelShape,
     fs: Arc<dyn FileSystem>,
     progress: Option<ProgressFn>,
+    keyspace: Option<String>,
 }
 
 impl BulkLoad {
@@ -127,7 +134,16 @@ impl BulkLoad {
             shape,
             fs: Arc::new(StdFs),
             progress: None,
+            keyspace: None,
         }
+    }
+
+    /// Loads the entries into keyspace `name` of the new database instead
+    /// of its default keyspace (see the module docs).
+    #[must_use]
+    pub fn keyspace(mut self, name: &str) -> Self {
+        self.keyspace = Some(name.to_string());
+        self
     }
 
     /// Performs all file operations through `fs` (fault injection in tests).

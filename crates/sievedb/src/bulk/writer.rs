@@ -13,6 +13,10 @@ use crate::sst::TableWriter;
 use crate::version::{set_current, NewFile, VersionEdit};
 use crate::wal::LogWriter;
 
+/// The id of the keyspace [`BulkLoad::keyspace`](super::BulkLoad::keyspace)
+/// creates (the first after the default one).
+const LOADED_KEYSPACE: u32 = 1;
+
 use super::shape::LevelPicker;
 use super::{BulkLevel, BulkLoad, BulkLoadReport, LevelShape, ProgressFn, MARKER, PROGRESS_STEP};
 
@@ -34,6 +38,8 @@ pub struct BulkWriter {
     shape: LevelShape,
     fs: Arc<dyn FileSystem>,
     progress: Option<ProgressFn>,
+    /// The keyspace loaded into (`None`: the default one).
+    keyspace: Option<String>,
     levels: Vec<LevelOut>,
     picker: LevelPicker,
     next_file_number: u64,
@@ -61,8 +67,17 @@ impl BulkWriter {
             shape,
             fs,
             progress,
+            keyspace,
         } = b;
         opts.validate()?;
+        if let Some(name) = &keyspace {
+            if name.is_empty() || name.len() > 255 || name == crate::keyspace::DEFAULT {
+                return Err(Error::InvalidArgument(format!(
+                    "bulk load into keyspace {name:?}: a keyspace name has 1 to 255 bytes and \
+                     is not \"default\" (leave BulkLoad::keyspace unset for the default one)"
+                )));
+            }
+        }
         if opts.ttl.is_some() {
             return Err(Error::InvalidArgument(
                 "a bulk load builds a database without TTL: its values carry no write-time \
@@ -116,6 +131,7 @@ impl BulkWriter {
             })
             .collect();
         Ok(BulkWriter {
+            keyspace,
             dir,
             opts,
             shape,
@@ -256,7 +272,7 @@ impl BulkWriter {
             let path = filename::sst(&self.dir, n);
             let file = self.fs.create(&path)?;
             self.created.push(path);
-            let w = TableWriter::new(
+            let mut w = TableWriter::new(
                 file,
                 lv.level,
                 self.opts.block_size,
@@ -264,6 +280,9 @@ impl BulkWriter {
                 self.opts.compression_for(lv.level),
                 &self.opts.filter,
             );
+            if let Some(name) = &self.keyspace {
+                w.set_keyspace(LOADED_KEYSPACE, name);
+            }
             lv.writer = Some((w, n));
         }
         let (w, _) = lv.writer.as_mut().expect("writer present");
@@ -321,20 +340,33 @@ impl BulkWriter {
 
         let manifest = self.next_file_number;
         self.next_file_number += 1;
-        let edit = VersionEdit {
+        let mut edits = vec![VersionEdit {
             log_number: Some(0),
             next_file_number: Some(self.next_file_number),
             last_sequence: Some(self.entries),
-            deleted: Vec::new(),
             added,
-            ttl_stamped: false,
             ..VersionEdit::default()
-        };
+        }];
+        if let Some(name) = &self.keyspace {
+            // The files belong to the keyspace the first edit creates.
+            let files = std::mem::take(&mut edits[0].added);
+            edits[0].created = vec![crate::version::KeyspaceRecord {
+                id: LOADED_KEYSPACE,
+                name: name.clone(),
+                ttl_stamped: false,
+            }];
+            edits[0].next_keyspace_id = Some(LOADED_KEYSPACE + 1);
+            edits.push(VersionEdit {
+                keyspace: LOADED_KEYSPACE,
+                added: files,
+                ..VersionEdit::default()
+            });
+        }
         let path = filename::manifest(&self.dir, manifest);
         let file = self.fs.create(&path)?;
         self.created.push(path.clone());
         let mut log = LogWriter::new(file, path);
-        log.add_record(&edit.encode())?;
+        log.add_record(&crate::version::encode_record(&edits))?;
         log.sync()?;
         drop(log);
         self.fs.sync_dir(&self.dir)?;

@@ -40,6 +40,9 @@ pub struct OutputCtx<'a> {
     /// The compaction filter and TTL hook (`None` for flushes, which do not
     /// filter, and when neither is configured).
     pub filter: Option<ActiveFilter>,
+    /// The keyspace the outputs belong to (id, name), recorded in their
+    /// properties.
+    pub keyspace: (u32, &'a str),
 }
 
 /// Decides whether a tombstone for a user key may be dropped.
@@ -87,7 +90,7 @@ fn new_writer(ctx: &OutputCtx<'_>, created: &mut Vec<u64>) -> Result<(TableWrite
     let n = (ctx.new_file_number)();
     let file = ctx.fs.create(&filename::sst(ctx.dir, n))?;
     created.push(n);
-    let w = TableWriter::new(
+    let mut w = TableWriter::new(
         file,
         ctx.level,
         ctx.opts.block_size,
@@ -95,6 +98,7 @@ fn new_writer(ctx: &OutputCtx<'_>, created: &mut Vec<u64>) -> Result<(TableWrite
         ctx.opts.compression_for(ctx.level),
         &ctx.opts.filter,
     );
+    w.set_keyspace(ctx.keyspace.0, ctx.keyspace.1);
     Ok((w, n))
 }
 

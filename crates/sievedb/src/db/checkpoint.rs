@@ -94,7 +94,7 @@ impl DbInner {
             next_file_number: Some(number + 1),
             last_sequence: Some(p.last_sequence),
             ttl_stamped: self.opts.ttl.is_some(),
-            next_keyspace_id: Some(p.next_keyspace_id),
+            next_keyspace_id: (p.next_keyspace_id > 1).then_some(p.next_keyspace_id),
             ..VersionEdit::default()
         };
         let record = crate::version::snapshot_record(&p.versions, &p.keyspaces, head);

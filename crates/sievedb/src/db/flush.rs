@@ -168,6 +168,7 @@ impl DbInner {
             new_file_number: &new_number,
             // Flushes do not filter (as RocksDB by default).
             filter: None,
+            keyspace: (tree.id, &tree.name),
         };
         let mut it = imm.iter();
         let range_dels = compaction::RangeDels {

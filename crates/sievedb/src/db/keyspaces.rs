@@ -300,10 +300,19 @@ impl Keyspace {
     /// Deletes every key in `range` with one range tombstone (see
     /// [`Db::delete_range`]).
     pub fn delete_range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<()> {
+        self.delete_range_with(range, &WriteOptions::default())
+    }
+
+    /// [`delete_range`](Self::delete_range) with explicit write options.
+    pub fn delete_range_with<K: AsRef<[u8]>, R: RangeBounds<K>>(
+        &self,
+        range: R,
+        wo: &WriteOptions,
+    ) -> Result<()> {
         self.live()?;
         let mut b = WriteBatch::new();
         b.delete_range_in(self.inner.owner_token(), self.tree.id, range);
-        self.inner.write_checked(b, &WriteOptions::default())
+        self.inner.write_checked(b, wo)
     }
 
     /// The value of `key`, if any.
@@ -380,6 +389,21 @@ impl Keyspace {
     /// [`Db::stats`]).
     pub fn stats(&self) -> Stats {
         self.inner.stats(std::slice::from_ref(&self.tree))
+    }
+}
+
+impl Keyspace {
+    /// The value of the named property of this keyspace as text (the names
+    /// of [`Db::property`]; `sievedb.stats` covers this keyspace only).
+    pub fn property(&self, name: &str) -> Option<String> {
+        let v = self.inner.property_value(&self.tree, name)?;
+        Some(v.into_text())
+    }
+
+    /// The value of a numeric property of this keyspace (see
+    /// [`property`](Self::property)).
+    pub fn property_int(&self, name: &str) -> Option<u64> {
+        self.inner.property_value(&self.tree, name)?.into_int()
     }
 }
 

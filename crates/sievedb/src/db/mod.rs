@@ -354,7 +354,12 @@ impl Db {
     /// Applies `batch` atomically with explicit write options.
     pub fn write_with(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
         self.writable("write")?;
-        let batch = self.inner.stamp_writes(batch)?; // TTL: values stamped (db/ttl.rs)
+        // TTL: values stamped (db/ttl.rs); a batch of the default keyspace
+        // of a database without TTL goes as it is.
+        let batch = match self.inner.opts.ttl.is_none() && batch.keyspaces().is_empty() {
+            true => batch,
+            false => self.inner.stamp_writes(batch)?,
+        };
         self.inner.write(batch, wo.sync)
     }
 

@@ -220,16 +220,7 @@ impl DbInner {
         for (&id, v) in versions.versions() {
             let (name, tree_opts) = match versions.keyspaces().get(&id) {
                 None => (crate::keyspace::DEFAULT, opts_arc.clone()),
-                // Until its options are given (`Db::keyspace_with`), a
-                // recovered keyspace runs on the database's without a TTL
-                // (a stamped keyspace's values are then kept as they are).
-                Some(k) => (
-                    k.name.as_str(),
-                    Arc::new(Options {
-                        ttl: None,
-                        ..opts.clone()
-                    }),
-                ),
+                Some(k) => (k.name.as_str(), Arc::new(unconfigured(&opts))),
             };
             let mem = Arc::new(new_memtable(&tree_opts, wal_number));
             let imm = recovered.remove(&id).unwrap_or_default();
@@ -330,10 +321,23 @@ pub(super) fn new_memtable(opts: &Options, wal_number: u64) -> Memtable {
     Memtable::with_filter(wal_number, filter)
 }
 
+/// The options a keyspace recovered at open runs on until its own are given
+/// (`Db::keyspace`/`keyspace_with`): the database's, without anything that
+/// changes data (merge operator, compaction filter, TTL), which may not be
+/// the keyspace's: operands, values and stamps are kept as they are.
+pub(super) fn unconfigured(opts: &Options) -> Options {
+    Options {
+        merge_operator: None,
+        compaction_filter: None,
+        ttl: None,
+        ..opts.clone()
+    }
+}
+
 /// Flushes the memtables rebuilt from the WAL during recovery (one per
-/// keyspace) into L0 files, adding them to each keyspace's edit. A keyspace
-/// recovered at open is flushed under the database's options (its own are
-/// given later, at `Db::keyspace_with`).
+/// keyspace) into L0 files, adding them to each keyspace's edit. Another
+/// keyspace than the default one is flushed under [`unconfigured`] options
+/// (its own are given later).
 fn recovery_flush(
     versions: &mut VersionSet,
     fs: &Arc<dyn FileSystem>,
@@ -344,20 +348,27 @@ fn recovery_flush(
 ) -> Result<()> {
     let next = AtomicU64::new(versions.next_file_number);
     let new_number = || next.fetch_add(1, Ordering::Relaxed);
-    let ctx = OutputCtx {
-        fs: fs.as_ref(),
-        dir,
-        opts,
-        level: 0,
-        run: 0,
-        split: false,
-        smallest_snapshot: 0,
-        new_file_number: &new_number,
-        filter: None,
-    };
+    let names: BTreeMap<u32, String> = versions
+        .keyspaces()
+        .iter()
+        .map(|(id, k)| (*id, k.name.clone()))
+        .collect();
+    let neutral = unconfigured(opts);
     let mut written = Vec::new();
     let result = (|| {
         for (id, mem) in &mems {
+            let ctx = OutputCtx {
+                fs: fs.as_ref(),
+                dir,
+                opts: if *id == 0 { opts } else { &neutral },
+                level: 0,
+                run: 0,
+                split: false,
+                smallest_snapshot: 0,
+                new_file_number: &new_number,
+                filter: None,
+                keyspace: (*id, names.get(id).map_or("", String::as_str)),
+            };
             let mut it = mem.iter();
             let range_dels = compaction::RangeDels {
                 tombstones: mem.range_dels(),

@@ -7,29 +7,34 @@ use super::*;
 const PREFIX: &str = "sievedb.";
 
 /// One property's value: a number, or text.
-enum Value {
+pub(super) enum Value {
     Int(u64),
     Text(String),
 }
 
 impl DbInner {
-    /// The value of property `name` (see [`Db::property`]); `None` if unknown.
-    fn property_value(&self, name: &str) -> Option<Value> {
+    /// The value of property `name` of keyspace `tree` (see
+    /// [`Db::property`]; `sievedb.stats` of the default keyspace covers
+    /// every keyspace); `None` if unknown.
+    pub(super) fn property_value(&self, tree: &Arc<Tree>, name: &str) -> Option<Value> {
         let name = name.strip_prefix(PREFIX)?;
-        let v = || self.tree.version();
+        let v = || tree.version();
         let int = Value::Int;
         Some(match name {
-            "stats" => Value::Text(self.stats(&self.trees()).to_string()),
+            "stats" if tree.id == 0 => Value::Text(self.stats(&self.trees()).to_string()),
+            "stats" => Value::Text(self.stats(std::slice::from_ref(tree)).to_string()),
             "levels" => Value::Text(levels_table(&v())),
             "total-sst-files-size" => int(v().files().map(|(_, f)| f.size).sum()),
-            "estimate-num-keys" => int(self.estimate_num_keys(&v())),
-            "estimate-pending-compaction-bytes" => int(compaction::pending_bytes(&v(), &self.opts)),
+            "estimate-num-keys" => int(estimate_num_keys(tree, &v())),
+            "estimate-pending-compaction-bytes" => {
+                int(compaction::pending_bytes(&v(), &tree.opts()))
+            }
             "stall-micros" => int(self.counters.write_slowdown_micros.load(Ordering::Relaxed)
                 + self.counters.write_stop_micros.load(Ordering::Relaxed)),
             "filter-memory-bytes" => int(self.tables.filter_budget().usage().0),
             "num-snapshots" => int(self.snapshots.lock().values().sum::<usize>() as u64),
-            "num-immutable-mem-table" => int(self.tree.frozen().len() as u64),
-            "cur-size-all-mem-tables" => int(self.tree.memtable_bytes()),
+            "num-immutable-mem-table" => int(tree.frozen().len() as u64),
+            "cur-size-all-mem-tables" => int(tree.memtable_bytes()),
             _ => {
                 let level: usize = name.strip_prefix("num-files-at-level")?.parse().ok()?;
                 let v = v();
@@ -42,16 +47,17 @@ impl DbInner {
             }
         })
     }
+}
 
-    /// Entries in the memtables and SST files: every version of a key and
-    /// every tombstone not yet compacted away counts (no file is opened).
-    fn estimate_num_keys(&self, v: &Version) -> u64 {
-        let mem = {
-            let m = self.tree.mem.read();
-            m.mem.len() + m.imm.iter().map(|x| x.len()).sum::<usize>()
-        } as u64;
-        mem + v.files().map(|(_, f)| f.entries).sum::<u64>()
-    }
+/// Entries in the memtables and SST files of `tree` (`v`: its version):
+/// every version of a key and every tombstone not yet compacted away counts
+/// (no file is opened).
+fn estimate_num_keys(tree: &Tree, v: &Version) -> u64 {
+    let mem = {
+        let m = tree.mem.read();
+        m.mem.len() + m.imm.iter().map(|x| x.len()).sum::<usize>()
+    } as u64;
+    mem + v.files().map(|(_, f)| f.entries).sum::<u64>()
 }
 
 /// `Level Files Runs Size(MiB)`, one row per level (RocksDB's `levelstats`).
@@ -66,10 +72,12 @@ fn levels_table(v: &Version) -> String {
 }
 
 impl Db {
-    /// The value of the named property as text, or `None` for an unknown
-    /// name (RocksDB's `GetProperty`). Names:
+    /// The value of the named property of the default keyspace as text, or
+    /// `None` for an unknown name (RocksDB's `GetProperty`;
+    /// [`Keyspace::property`] for another keyspace). Names:
     ///
-    /// * `sievedb.stats`: the multi-line [`Stats`] table (its `Display`);
+    /// * `sievedb.stats`: the multi-line [`Stats`] table (its `Display`), of
+    ///   every keyspace together;
     /// * `sievedb.levels`: files, runs and MiB per level, one row each;
     /// * `sievedb.num-files-at-level<N>`: SST files in level `N`
     ///   (`None` past the last level);
@@ -99,17 +107,33 @@ impl Db {
     /// # Ok(()) }
     /// ```
     pub fn property(&self, name: &str) -> Option<String> {
-        Some(match self.inner.property_value(name)? {
-            Value::Int(n) => n.to_string(),
-            Value::Text(s) => s,
-        })
+        self.inner
+            .property_value(&self.inner.tree, name)
+            .map(Value::into_text)
     }
 
     /// The value of a numeric property (see [`property`](Self::property)),
     /// or `None` for an unknown or non-numeric name (RocksDB's
     /// `GetIntProperty`).
     pub fn property_int(&self, name: &str) -> Option<u64> {
-        match self.inner.property_value(name)? {
+        self.inner
+            .property_value(&self.inner.tree, name)?
+            .into_int()
+    }
+}
+
+impl Value {
+    /// The value as text.
+    pub(super) fn into_text(self) -> String {
+        match self {
+            Value::Int(n) => n.to_string(),
+            Value::Text(s) => s,
+        }
+    }
+
+    /// The value as a number, if it is one.
+    pub(super) fn into_int(self) -> Option<u64> {
+        match self {
             Value::Int(n) => Some(n),
             Value::Text(_) => None,
         }

@@ -136,6 +136,7 @@ impl DbInner {
                 smallest_snapshot: self.smallest_snapshot(),
                 new_file_number: &new_number,
                 filter: self.compaction_filter(&opts),
+                keyspace: (tree.id, &tree.name),
             };
             let mut input = compaction::input_iter(c);
             // On error the inputs stay (no edit is logged) and write_outputs

@@ -95,10 +95,10 @@ impl DbInner {
             };
             let mut full = mem.approximate_size() >= self.opts.write_buffer_size;
             if self.multi.load(Ordering::Acquire) {
-                for t in self.trees().iter().filter(|t| t.id != 0) {
+                for t in self.trees.read().values().filter(|t| t.id != 0) {
                     let m = t.mem.read();
                     imms = imms.max(m.imm.len());
-                    full |= m.mem.approximate_size() >= t.opts().write_buffer_size;
+                    full |= m.mem.approximate_size() >= t.write_buffer_size.load(Ordering::Relaxed);
                 }
             }
             if !full {

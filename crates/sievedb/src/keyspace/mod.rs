@@ -86,6 +86,8 @@ pub(crate) struct Tree {
     pub(crate) views_published: AtomicU64,
     /// Runs in level 0 of the current version (read by writers without locking).
     pub(crate) l0_runs: AtomicUsize,
+    /// Its options' `write_buffer_size` (read by writers without locking).
+    pub(crate) write_buffer_size: AtomicUsize,
 }
 
 impl Tree {
@@ -101,6 +103,7 @@ impl Tree {
     ) -> Self {
         let imm = Arc::new(imm);
         Tree {
+            write_buffer_size: AtomicUsize::new(opts.write_buffer_size),
             id,
             name: name.to_string(),
             configured: AtomicBool::new(id == 0),
@@ -132,6 +135,8 @@ impl Tree {
     /// Gives the keyspace its options (the first open of a recovered
     /// keyspace in this process) and publishes them to reads.
     pub(crate) fn configure(&self, opts: Arc<Options>) {
+        self.write_buffer_size
+            .store(opts.write_buffer_size, Ordering::Relaxed);
         *self.opts.write() = opts;
         self.configured.store(true, Ordering::Release);
         self.publish_view();

@@ -6,7 +6,10 @@
 //! `filter_keys: varint`, then (optional: absent in files written before
 //! range deletes, read as zero) varints `range_dels, range_del_offset,
 //! range_del_size`: the number of range tombstones and the handle of the
-//! range-tombstone block (see [`crate::range_del::encode_block`]).
+//! range-tombstone block (see [`crate::range_del::encode_block`]), then
+//! (optional: absent in files of the default keyspace and in files written
+//! before keyspaces, read as the default keyspace) `keyspace: varint` and the
+//! keyspace's length-prefixed UTF-8 name, which repair rebuilds keyspaces from.
 
 use crate::coding::{put_bytes, put_varint, Reader};
 
@@ -37,6 +40,10 @@ pub struct Properties {
     pub range_dels: u64,
     /// The range-tombstone block (zero handle when `range_dels` is 0).
     pub range_del_block: super::BlockHandle,
+    /// The keyspace the file belongs to (0: the default one).
+    pub keyspace: u32,
+    /// That keyspace's name (empty for the default one).
+    pub keyspace_name: String,
 }
 
 impl Properties {
@@ -63,6 +70,10 @@ impl Properties {
             self.range_del_block.size,
         ] {
             put_varint(&mut b, v);
+        }
+        if self.keyspace != 0 {
+            put_varint(&mut b, u64::from(self.keyspace));
+            put_bytes(&mut b, self.keyspace_name.as_bytes());
         }
         b
     }
@@ -91,6 +102,16 @@ impl Properties {
             p.range_dels = r.varint().ok_or_else(bad)?;
             p.range_del_block.offset = r.varint().ok_or_else(bad)?;
             p.range_del_block.size = r.varint().ok_or_else(bad)?;
+        }
+        if r.remaining() > 0 {
+            let id = r.varint().ok_or_else(bad)?;
+            p.keyspace = u32::try_from(id)
+                .ok()
+                .filter(|&id| id > 0)
+                .ok_or_else(|| format!("bad keyspace id {id}"))?;
+            p.keyspace_name = std::str::from_utf8(r.bytes().ok_or_else(bad)?)
+                .map_err(|_| "keyspace name is not UTF-8".to_string())?
+                .to_string();
         }
         if p.entries > 0 && (p.smallest.len() < 8 || p.largest.len() < 8) {
             return Err("properties key range malformed".into());

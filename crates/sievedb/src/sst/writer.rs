@@ -72,6 +72,17 @@ impl TableWriter {
         }
     }
 
+    /// Records the keyspace the file belongs to (`id` 0: the default one, the
+    /// default) in its properties.
+    pub fn set_keyspace(&mut self, id: u32, name: &str) {
+        self.props.keyspace = id;
+        self.props.keyspace_name = if id == 0 {
+            String::new()
+        } else {
+            name.to_string()
+        };
+    }
+
     /// Adds an entry; internal keys must strictly increase.
     pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
         debug_assert!(

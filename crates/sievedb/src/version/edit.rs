@@ -183,6 +183,7 @@ impl VersionEdit {
 
     /// Decodes an edit of one keyspace context (a record holding several
     /// is an error here: see [`decode_record`]).
+    #[cfg(any(test, feature = "internals"))]
     pub fn decode(b: &[u8]) -> std::result::Result<VersionEdit, String> {
         let mut edits = vec![VersionEdit::default()];
         Self::decode_into(b, &mut edits)?;
@@ -358,5 +359,55 @@ mod tests {
         );
         let plain = VersionEdit::default();
         assert!(plain.encode().is_empty());
+    }
+
+    #[test]
+    fn keyspace_contexts_creates_and_drops_round_trip_in_one_record() {
+        let file = |number| NewFile {
+            level: 0,
+            run: number,
+            number,
+            size: 10,
+            entries: 1,
+            smallest: key::internal_key(b"a", 1, key::Kind::Put),
+            largest: key::internal_key(b"b", 1, key::Kind::Put),
+            range_dels: 0,
+            creation_time: 0,
+        };
+        let edits = vec![
+            VersionEdit {
+                log_number: Some(9),
+                created: vec![KeyspaceRecord {
+                    id: 2,
+                    name: "events".into(),
+                    ttl_stamped: true,
+                }],
+                dropped: vec![1],
+                next_keyspace_id: Some(3),
+                added: vec![file(5)],
+                ..VersionEdit::default()
+            },
+            VersionEdit {
+                keyspace: 2,
+                added: vec![file(6)],
+                deleted: vec![(1, 4)],
+                ..VersionEdit::default()
+            },
+            VersionEdit {
+                added: vec![file(7)],
+                ..VersionEdit::default()
+            },
+        ];
+        let b = encode_record(&edits);
+        assert_eq!(decode_record(&b).unwrap(), edits);
+        assert!(VersionEdit::decode(&b).is_err(), "several contexts");
+        // A default-keyspace edit alone encodes as before keyspaces.
+        assert_eq!(edits[2].encode()[0], 5);
+        assert_eq!(edits[1].encode()[..2], [9, 2]);
+        assert!(
+            decode_record(&[10, 0, 1, b'x', 0]).is_err(),
+            "keyspace id 0"
+        );
+        assert!(decode_record(&[10, 1, 1, b'x', 2]).is_err(), "unknown flag");
     }
 }

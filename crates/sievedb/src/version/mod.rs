@@ -58,7 +58,7 @@ pub(crate) mod operands;
 pub mod run;
 mod set;
 
-pub use edit::{KeyspaceRecord, NewFile, VersionEdit};
+pub use edit::{decode_record, encode_record, KeyspaceRecord, NewFile, VersionEdit};
 pub use file_meta::FileMeta;
 #[cfg_attr(
     not(feature = "internals"),

@@ -516,7 +516,9 @@ impl VersionSet {
                 next_file_number: Some(self.next_file_number),
                 last_sequence: edit.last_sequence,
                 ttl_stamped: self.ttl_stamped || edit.ttl_stamped,
-                next_keyspace_id: Some(self.next_keyspace_id),
+                // Only once a keyspace was made: a database that never made one
+                // keeps MANIFESTs the builds before keyspaces read.
+                next_keyspace_id: (self.next_keyspace_id > 1).then_some(self.next_keyspace_id),
                 ..VersionEdit::default()
             },
         );

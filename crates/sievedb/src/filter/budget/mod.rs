@@ -58,7 +58,21 @@ use crate::stats::{bump, Counters};
 use access_log::TICK;
 use plan::{describe, shape_options};
 
+#[cfg_attr(
+    not(feature = "internals"),
+    expect(
+        unused_imports,
+        reason = "named by the docs and, with internals, by tests"
+    )
+)]
 pub use access_log::{ACCESS_SAMPLE, LOG_BATCH, LOG_LIMIT};
+#[cfg_attr(
+    not(feature = "internals"),
+    expect(
+        unused_imports,
+        reason = "named by the docs and, with internals, by tests"
+    )
+)]
 pub use hotness::HOTNESS_SAVE_INTERVAL;
 
 /// Reads filter units from the files (the table cache implements it).

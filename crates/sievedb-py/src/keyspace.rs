@@ -1,0 +1,299 @@
+//! `sievedb.Keyspace`: one keyspace of a database (RocksDB's column family),
+//! with the same mapping surface as `Db` (`crate::store`).
+//!
+//! The engine's handle keeps the database open, so the `Db` keeps a list of
+//! its handles' [`Slot`]s: `close()` empties them (the object then raises
+//! `ClosedError`), as does `drop_keyspace` for the dropped keyspace's (the
+//! object then raises `InvalidArgumentError`, and the keyspace's files go
+//! without waiting for the garbage collector).
+
+use std::sync::{Arc, RwLock};
+
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+use crate::children::{Children, Release};
+use crate::db::Db;
+use crate::errors::OrPy;
+use crate::iter::{KeyIterator, Yield};
+use crate::store::{self, Store, Target};
+
+/// What a `Keyspace` object holds of the engine.
+enum State {
+    Open(sievedb::Keyspace),
+    /// Released by `Db.close()`.
+    Closed,
+    /// Released by `Db.drop_keyspace()`.
+    Dropped,
+}
+
+/// The engine handle of one `Keyspace` object, until it is released.
+pub struct Slot {
+    name: String,
+    state: RwLock<State>,
+}
+
+impl Slot {
+    pub fn new(ks: sievedb::Keyspace) -> Slot {
+        Slot {
+            name: ks.name().to_string(),
+            state: RwLock::new(State::Open(ks)),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Releases the handle of a keyspace that was dropped.
+    pub fn mark_dropped(&self) {
+        if let Ok(mut s) = self.state.write() {
+            if matches!(*s, State::Open(_)) {
+                *s = State::Dropped;
+            }
+        }
+    }
+
+    /// Runs `f` on the engine handle (under the slot's read lock).
+    fn with<R>(
+        &self,
+        f: impl FnOnce(&sievedb::Keyspace) -> sievedb::Result<R>,
+    ) -> sievedb::Result<R> {
+        let g = self
+            .state
+            .read()
+            .map_err(|_| sievedb::Error::Poisoned("the keyspace's lock".into()))?;
+        match &*g {
+            State::Open(ks) => f(ks),
+            State::Closed => Err(sievedb::Error::Closed),
+            State::Dropped => Err(sievedb::Error::InvalidArgument(format!(
+                "keyspace {:?} was dropped",
+                self.name
+            ))),
+        }
+    }
+}
+
+impl Release for Slot {
+    fn release(&self) {
+        if let Ok(mut s) = self.state.write() {
+            if matches!(*s, State::Open(_)) {
+                *s = State::Closed;
+            }
+        }
+    }
+}
+
+/// One keyspace of a database: its own keys, memtable, levels and options,
+/// sharing the database's log, sequence numbers and snapshots. Opened by
+/// `db.keyspace(name, **options)`; reads and writes as `Db`'s
+/// (`ks[k] = v`, `ks.get(k)`, `ks.items()`, ...); `WriteBatch` methods take
+/// `keyspace=ks`, and snapshot reads take `keyspace=ks`. Using it after
+/// `db.close()` raises `ClosedError`, after `db.drop_keyspace(name)`
+/// `InvalidArgumentError`.
+#[pyclass(module = "sievedb", name = "Keyspace", frozen)]
+pub struct Keyspace {
+    /// Dropped first: the engine handle goes before the `Db` it may be the
+    /// last reference of.
+    slot: Arc<Slot>,
+    db: Py<Db>,
+}
+
+impl Keyspace {
+    pub fn new(db: Py<Db>, slot: Arc<Slot>) -> Keyspace {
+        Keyspace { slot, db }
+    }
+
+    /// Runs `f` on the engine handle, without releasing the GIL (for
+    /// in-memory work: adding to a batch).
+    pub fn with_handle<R>(&self, f: impl FnOnce(&sievedb::Keyspace) -> R) -> PyResult<R> {
+        self.slot.with(|ks| Ok(f(ks))).or_py()
+    }
+}
+
+impl Target for Keyspace {
+    fn run<R: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(Store<'_>) -> sievedb::Result<R> + Send,
+    ) -> PyResult<R> {
+        let slot = &self.slot;
+        // The database's read lock first: `close()` holds its write lock
+        // while it releases the slots.
+        self.db
+            .get()
+            .with_db(py, |_db| slot.with(|ks| f(Store::Keyspace(ks))))
+    }
+
+    fn children(&self) -> &Children {
+        Target::children(self.db.get())
+    }
+}
+
+#[pymethods]
+impl Keyspace {
+    /// The value of `key`, or `default` when it is absent.
+    #[pyo3(signature = (key, default=None))]
+    fn get(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        default: Option<PyObject>,
+    ) -> PyResult<Option<PyObject>> {
+        store::get(self, py, key, default)
+    }
+
+    /// Sets `key` to `value` (`sync=True`: fsync the log before returning).
+    #[pyo3(signature = (key, value, sync=false))]
+    fn put(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        sync: bool,
+    ) -> PyResult<()> {
+        store::put(self, py, key, value, sync)
+    }
+
+    /// Merges `operand` into `key` through the keyspace's `merge_operator`.
+    #[pyo3(signature = (key, operand, sync=false))]
+    fn merge(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        operand: &Bound<'_, PyAny>,
+        sync: bool,
+    ) -> PyResult<()> {
+        store::merge(self, py, key, operand, sync)
+    }
+
+    /// Deletes `key` (nothing happens if it is absent).
+    #[pyo3(signature = (key, sync=false))]
+    fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {
+        store::delete(self, py, key, sync)
+    }
+
+    /// Deletes every key in `[start, end)` (None: unbounded on that side).
+    #[pyo3(signature = (start=None, end=None, sync=false))]
+    fn delete_range(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        sync: bool,
+    ) -> PyResult<()> {
+        store::delete_range(self, py, start, end, sync)
+    }
+
+    /// The values of `keys`, in order (None for an absent key).
+    fn multi_get(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyList>> {
+        store::multi_get(self, py, keys)
+    }
+
+    /// `(key, value)` pairs of `[start, end)`, ascending (descending with
+    /// `reverse=True`).
+    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    fn items(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        reverse: bool,
+    ) -> PyResult<KeyIterator> {
+        store::iter(self, py, start, end, reverse, Yield::Items)
+    }
+
+    /// Keys of `[start, end)`.
+    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    fn keys(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        reverse: bool,
+    ) -> PyResult<KeyIterator> {
+        store::iter(self, py, start, end, reverse, Yield::Keys)
+    }
+
+    /// Values of `[start, end)`, in key order.
+    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    fn values(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        reverse: bool,
+    ) -> PyResult<KeyIterator> {
+        store::iter(self, py, start, end, reverse, Yield::Values)
+    }
+
+    /// `(key, value)` pairs of the keys that start with `prefix`.
+    #[pyo3(signature = (prefix, reverse=false))]
+    fn prefix(
+        &self,
+        py: Python<'_>,
+        prefix: &Bound<'_, PyAny>,
+        reverse: bool,
+    ) -> PyResult<KeyIterator> {
+        store::prefix(self, py, prefix, reverse)
+    }
+
+    /// Compacts the keyspace's files overlapping `[start, end)` down to its
+    /// deepest non-empty level.
+    #[pyo3(signature = (start=None, end=None))]
+    fn compact_range(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        store::compact_range(self, py, start, end)
+    }
+
+    /// The keyspace's statistics as a dict: its levels, files and memtable
+    /// bytes (the read and write counters are the database's).
+    fn stats(&self, py: Python<'_>) -> PyResult<PyObject> {
+        store::stats(self, py)
+    }
+
+    /// The keyspace's name.
+    #[getter]
+    fn name(&self) -> &str {
+        self.slot.name()
+    }
+
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        store::getitem(self, py, key)
+    }
+
+    fn __setitem__(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        store::put(self, py, key, value, false)
+    }
+
+    /// `del ks[key]`: deletes `key`, KeyError if it is absent (as a dict).
+    fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        store::delitem(self, py, key)
+    }
+
+    fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        store::contains(self, py, key)
+    }
+
+    fn __iter__(&self, py: Python<'_>) -> PyResult<KeyIterator> {
+        store::iter(self, py, None, None, false, Yield::Keys)
+    }
+
+    fn __repr__(&self) -> String {
+        let state = match self.slot.state.read().as_deref() {
+            Ok(State::Open(_)) => "",
+            Ok(State::Closed) | Err(_) => ", closed",
+            Ok(State::Dropped) => ", dropped",
+        };
+        format!("sievedb.Keyspace({:?}{state})", self.slot.name)
+    }
+}
