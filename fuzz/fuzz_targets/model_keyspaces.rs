@@ -4,19 +4,12 @@
 //! through snapshots, opened, dropped and recreated, compacted, and
 //! reopened lazily after `Op::Reopen`. Without a TTL, `a` has the
 //! database's options (`Append`) and `b` the other compaction style and
-//! `U64Add` (`Append` while [`RECOVERED_KEYSPACE_OPTIONS_BUG`] is set); with
+//! `U64Add`; with
 //! one, `a` has the database's TTL and `b` a shorter one (merges refused).
 
 use super::*;
 use sievedb::merge::U64Add;
 use sievedb::{CompactionStyle, Error, Keyspace, KeyspaceOptions, Snapshot};
-
-/// The engine bug the model test found: a keyspace recovered at open is
-/// flushed and compacted under the database's merge operator until
-/// `keyspace_with` gives it its own, so a `U64Add` keyspace in an `Append`
-/// database gets its operands joined by `Append`. While set, `b` merges
-/// with `Append` too. Clear it once fixed.
-pub const RECOVERED_KEYSPACE_OPTIONS_BUG: bool = true;
 
 /// Seconds a value of `b` lives in a TTL run (`a` has the database's [`TTL`]).
 const B_TTL: u64 = 3;
@@ -119,17 +112,11 @@ impl Spaces {
         match (j, self.ttl_run) {
             (0, _) => KeyspaceOptions::default(),
             (_, true) => KeyspaceOptions::default().ttl(Duration::from_secs(B_TTL)),
-            (_, false) => {
-                let o = KeyspaceOptions::default()
-                    .compaction_style(CompactionStyle::Tiering)
-                    .target_file_size(8192)
-                    .block_size(512);
-                if RECOVERED_KEYSPACE_OPTIONS_BUG {
-                    o
-                } else {
-                    o.merge_operator(Arc::new(U64Add))
-                }
-            }
+            (_, false) => KeyspaceOptions::default()
+                .compaction_style(CompactionStyle::Tiering)
+                .target_file_size(8192)
+                .block_size(512)
+                .merge_operator(Arc::new(U64Add)),
         }
     }
 
@@ -145,7 +132,7 @@ impl Spaces {
     fn merging(&self, i: usize) -> Merging {
         match (i, self.ttl_run) {
             (_, true) => Merging::Refused,
-            (2, false) if !RECOVERED_KEYSPACE_OPTIONS_BUG => Merging::U64Add,
+            (2, false) => Merging::U64Add,
             _ => Merging::Append,
         }
     }

@@ -422,11 +422,10 @@ fn keyspace_handles_are_send_sync_and_used_from_threads() {
 
 /// Until `keyspace_with` gives a keyspace recovered at open its options,
 /// its flushes and compactions must not apply the database's merge
-/// operator (found by the model test; fails today: the compaction that the
-/// recovery flush's second L0 file starts at open joins the `U64Add`
-/// operand to the value with the database's `Append`, for good).
+/// operator (found by the model test: the compaction that the recovery
+/// flush's second L0 file starts at open joined the `U64Add` operand to the
+/// value with the database's `Append`, for good).
 #[test]
-#[ignore = "engine bug: a recovered keyspace is compacted under the database's merge operator"]
 fn a_recovered_keyspace_is_not_compacted_with_the_databases_merge_operator() {
     let dir = tempfile::tempdir().unwrap();
     let opts = Options::builder()
@@ -453,7 +452,6 @@ fn a_recovered_keyspace_is_not_compacted_with_the_databases_merge_operator() {
 /// The same with the database's compaction filter: it removes the entries
 /// of a keyspace whose own filter keeps them.
 #[test]
-#[ignore = "engine bug: a recovered keyspace is compacted under the database's compaction filter"]
 fn a_recovered_keyspace_is_not_compacted_with_the_databases_compaction_filter() {
     use sievedb::{CompactionFilter, Decision};
     struct Fixed(Decision);

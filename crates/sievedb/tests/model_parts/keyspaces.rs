@@ -24,17 +24,6 @@ use crate::common::{assert_same_items, collect_all, show, ManualClock, Model};
 use crate::model_parts::checks::{check_range_rev, in_bounds};
 use crate::model_parts::gen::{gen_operand, gen_value, MERGE_SEP};
 
-/// An engine bug (found by this test): until `Db::keyspace_with` gives a
-/// keyspace recovered at open its options, its background flushes and
-/// compactions run under the database's merge operator and compaction
-/// filter, so `counters` (`U64Add`) in a database opened with `Append`
-/// gets its operands joined by `Append`, even when the keyspace is opened
-/// right after `Db::open` (a compaction may already run). While this is
-/// set, `counters` exists only in a database opened without a merge
-/// operator (the TTL configurations), and the others get `other` (`Append`,
-/// the other compaction style) in its place. Clear it once fixed.
-pub const RECOVERED_KEYSPACE_OPTIONS_BUG: bool = true;
-
 /// Seconds a value of the `ttl` keyspace lives.
 pub const TTL: u64 = 60;
 
@@ -48,8 +37,6 @@ pub enum Kind {
     Plain,
     /// `U64Add` merges; every put writes a `u64` too.
     Counter,
-    /// `Append` merges, the other compaction style, other filter bits.
-    Other,
     /// A TTL of [`TTL`] seconds; merges refused.
     Ttl,
 }
@@ -121,7 +108,7 @@ pub fn le(n: u64) -> Vec<u8> {
 /// What `merge` of `operand` into `k` does to the model of a `kind` keyspace.
 pub fn merge_into(kind: Kind, m: &mut Stamped, k: Vec<u8>, operand: &[u8], now: u64) {
     match kind {
-        Kind::Plain | Kind::Other => match m.get_mut(&k) {
+        Kind::Plain => match m.get_mut(&k) {
             Some((v, _)) => {
                 v.extend_from_slice(MERGE_SEP);
                 v.extend_from_slice(operand);
@@ -156,12 +143,10 @@ impl Keyspaces {
             incarnation: 0,
             model: Stamped::new(),
         };
-        let mut spaces = vec![space("plain", Kind::Plain)];
-        if with_ttl || !RECOVERED_KEYSPACE_OPTIONS_BUG {
-            spaces.push(space("counters", Kind::Counter));
-        } else {
-            spaces.push(space("other", Kind::Other));
-        }
+        let mut spaces = vec![
+            space("plain", Kind::Plain),
+            space("counters", Kind::Counter),
+        ];
         if with_ttl {
             spaces.push(space("ttl", Kind::Ttl));
         }
@@ -182,10 +167,6 @@ impl Keyspaces {
                 .merge_operator(Arc::new(sievedb::merge::Append::new(MERGE_SEP))),
             Kind::Counter => KeyspaceOptions::default()
                 .merge_operator(Arc::new(U64Add))
-                .compaction_style(self.other_style())
-                .bits_per_key(5.0),
-            Kind::Other => KeyspaceOptions::default()
-                .merge_operator(Arc::new(sievedb::merge::Append::new(MERGE_SEP)))
                 .compaction_style(self.other_style())
                 .bits_per_key(5.0),
             Kind::Ttl => KeyspaceOptions::default()
