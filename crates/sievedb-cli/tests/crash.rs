@@ -12,6 +12,11 @@
 //!
 //! `SIEVEDB_CRASH_CYCLES` (default 30) sets the number of kill/reopen cycles,
 //! `SIEVEDB_CRASH_SEED` the random seed.
+//!
+//! The keyspace variant also writes into keyspaces `ks1` and `ks2` (`use`
+//! switches, in flight too), and drops and recreates one now and then; the
+//! state is then every keyspace's keys, a named keyspace's under a prefix
+//! (see [`in_ks`]).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -37,6 +42,38 @@ fn key(n: usize) -> Vec<u8> {
         k
     } else {
         format!("key{n:03}").into_bytes()
+    }
+}
+
+/// Keyspaces the keyspace variant writes to besides `default`.
+const NAMED: [&str; 2] = ["ks1", "ks2"];
+
+/// Where key `k` of keyspace `ks` sits in a [`State`]: a key of `default`
+/// as it is (keys start with `k` or 0), another keyspace's after
+/// `0x01 NAME 0x00`.
+fn in_ks(ks: &str, k: &[u8]) -> Vec<u8> {
+    if ks == "default" {
+        return k.to_vec();
+    }
+    let mut v = vec![1];
+    v.extend_from_slice(ks.as_bytes());
+    v.push(0);
+    v.extend_from_slice(k);
+    v
+}
+
+/// The keyspace and the key of a [`State`] key (see [`in_ks`]).
+fn split_ks(k: &[u8]) -> (&str, &[u8]) {
+    match k.strip_prefix(&[1]) {
+        Some(rest) => {
+            let end = rest
+                .iter()
+                .position(|&b| b == 0)
+                .expect("a keyspace prefix");
+            let name = std::str::from_utf8(&rest[..end]).expect("a UTF-8 name");
+            (name, &rest[end + 1..])
+        }
+        None => ("default", k),
     }
 }
 
@@ -78,30 +115,34 @@ fn dec(token: &str) -> Vec<u8> {
     out
 }
 
-/// A write sent to the shell.
+/// A write sent to the shell (keys as in [`in_ks`]: of the keyspace in use).
 #[derive(Clone, Debug)]
 enum Op {
     Put(Vec<u8>, Vec<u8>),
     Del(Vec<u8>),
     /// Distinct keys; `Some(value)` = put, `None` = delete.
     Batch(Vec<(Vec<u8>, Option<Vec<u8>>)>),
+    /// `use NAME`: no write, the keyspace of the writes after it.
+    Use(&'static str),
 }
 
 impl Op {
     fn line(&self) -> String {
+        let raw = |k: &[u8]| enc(split_ks(k).1);
         match self {
-            Op::Put(k, v) => format!("put {} {}", enc(k), enc(v)),
-            Op::Del(k) => format!("del {}", enc(k)),
+            Op::Put(k, v) => format!("put {} {}", raw(k), enc(v)),
+            Op::Del(k) => format!("del {}", raw(k)),
             Op::Batch(ops) => {
                 let mut s = "batch".to_string();
                 for (k, v) in ops {
                     match v {
-                        Some(v) => s.push_str(&format!(" put {} {}", enc(k), enc(v))),
-                        None => s.push_str(&format!(" del {}", enc(k))),
+                        Some(v) => s.push_str(&format!(" put {} {}", raw(k), enc(v))),
+                        None => s.push_str(&format!(" del {}", raw(k))),
                     }
                 }
                 s
             }
+            Op::Use(ks) => format!("use {ks}"),
         }
     }
 
@@ -121,6 +162,7 @@ impl Op {
                     };
                 }
             }
+            Op::Use(_) => {}
         }
     }
 }
@@ -156,6 +198,7 @@ fn verify(recovered: &State, acked: &State, in_flight: &[Op]) -> Result<State, S
                 .iter()
                 .map(|(k, v)| (k.as_slice(), v.as_deref()))
                 .collect(),
+            Op::Use(_) => Vec::new(),
         };
         for (k, v) in ops {
             allowed.entry(k).or_default().push(v);
@@ -188,25 +231,31 @@ fn verify(recovered: &State, acked: &State, in_flight: &[Op]) -> Result<State, S
     Err(msg)
 }
 
-/// Opens the database in-process and reads its whole state, checking that
-/// point lookups agree with the scan.
+/// Opens the database in-process and reads its whole state (every
+/// keyspace's, see [`in_ks`]), checking that point lookups agree with the
+/// scans.
 fn read_back(dir: &Path) -> Result<State, String> {
     let db =
         sievedb::Db::open(dir, sievedb::Options::default()).map_err(|e| format!("reopen: {e}"))?;
     let mut state = State::new();
-    for item in db.iter().map_err(|e| format!("iter: {e}"))? {
-        let (k, v) = item.map_err(|e| format!("scan: {e}"))?;
-        state.insert(k, v);
-    }
-    for n in 0..KEYS {
-        let k = key(n);
-        let got = db.get(&k).map_err(|e| format!("get: {e}"))?;
-        if got.as_ref() != state.get(&k) {
-            return Err(format!(
-                "get {} = {got:?} but scan shows {:?}",
-                enc(&k),
-                state.get(&k)
-            ));
+    for name in db.list_keyspaces() {
+        let ks = db
+            .keyspace(&name)
+            .map_err(|e| format!("keyspace {name}: {e}"))?;
+        for item in ks.iter().map_err(|e| format!("iter {name}: {e}"))? {
+            let (k, v) = item.map_err(|e| format!("scan {name}: {e}"))?;
+            state.insert(in_ks(&name, &k), v);
+        }
+        for n in 0..KEYS {
+            let k = in_ks(&name, &key(n));
+            let got = ks.get(key(n)).map_err(|e| format!("get: {e}"))?;
+            if got.as_ref() != state.get(&k) {
+                return Err(format!(
+                    "get {} of {name} = {got:?} but scan shows {:?}",
+                    enc(&key(n)),
+                    state.get(&k)
+                ));
+            }
         }
     }
     db.close().map_err(|e| format!("close: {e}"))?;
@@ -274,6 +323,12 @@ struct Gen {
     rng: SmallRng,
     cycle: usize,
     op: usize,
+    /// The keyspace variant: writes into [`NAMED`] keyspaces too.
+    keyspaces: bool,
+    /// The keyspace in use in the shell (as of the last command sent).
+    current: &'static str,
+    /// The named keyspaces created (acknowledged).
+    existing: Vec<&'static str>,
 }
 
 impl Gen {
@@ -288,12 +343,27 @@ impl Gen {
         v
     }
 
+    /// A key of the keyspace in use.
     fn random_key(&mut self) -> Vec<u8> {
-        key(self.rng.gen_range(0..KEYS))
+        in_ks(self.current, &key(self.rng.gen_range(0..KEYS)))
+    }
+
+    /// A keyspace to use: `default` or an existing named one.
+    fn pick_keyspace(&mut self) -> &'static str {
+        let i = self.rng.gen_range(0..=self.existing.len());
+        if i == 0 {
+            "default"
+        } else {
+            self.existing[i - 1]
+        }
     }
 
     fn write(&mut self) -> Op {
         self.op += 1;
+        if self.keyspaces && self.rng.gen_bool(0.1) {
+            self.current = self.pick_keyspace();
+            return Op::Use(self.current);
+        }
         match self.rng.gen_range(0..100) {
             0..=54 => {
                 let k = self.random_key();
@@ -310,7 +380,7 @@ impl Gen {
                     .iter()
                     .map(|&i| {
                         let v = (!self.rng.gen_bool(0.2)).then(|| marker.clone());
-                        (key(i), v)
+                        (in_ks(self.current, &key(i)), v)
                     })
                     .collect();
                 Op::Batch(ops)
@@ -321,7 +391,7 @@ impl Gen {
 
 /// Checks a `get` answer against the model.
 fn check_get(sh: &mut Shell, model: &State, k: &[u8]) {
-    let got = sh.call(&format!("get {}", enc(k)));
+    let got = sh.call(&format!("get {}", enc(split_ks(k).1)));
     let want = model.get(k).map_or("(nil)".to_string(), |v| enc(v));
     let got_bytes = (got != "(nil)").then(|| dec(&got));
     assert_eq!(
@@ -334,7 +404,12 @@ fn check_get(sh: &mut Shell, model: &State, k: &[u8]) {
 
 /// Checks a `scan` answer against the model.
 fn check_scan(sh: &mut Shell, model: &State, lo: &[u8], hi: &[u8]) {
-    sh.send(&format!("scan {} {}", enc(lo), enc(hi)));
+    let ks = split_ks(lo).0;
+    sh.send(&format!(
+        "scan {} {}",
+        enc(split_ks(lo).1),
+        enc(split_ks(hi).1)
+    ));
     let mut got = State::new();
     loop {
         let line = sh.answer();
@@ -344,10 +419,11 @@ fn check_scan(sh: &mut Shell, model: &State, lo: &[u8], hi: &[u8]) {
         let (k, v) = line
             .split_once(' ')
             .unwrap_or_else(|| panic!("bad scan line {line:?}"));
-        got.insert(dec(k), dec(v));
+        got.insert(in_ks(ks, &dec(k)), dec(v));
     }
     let want: State = model
         .range(lo.to_vec()..hi.to_vec())
+        .filter(|(k, _)| split_ks(k).0 == ks)
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     assert_eq!(got, want, "live scan [{}, {})", enc(lo), enc(hi));
@@ -357,6 +433,7 @@ fn check_scan(sh: &mut Shell, model: &State, lo: &[u8], hi: &[u8]) {
 /// Returns the writes in flight at kill time.
 fn run_cycle(dir: &Path, gen: &mut Gen, model: &mut State, sync: bool) -> Vec<Op> {
     let mut sh = Shell::spawn(dir, sync);
+    gen.current = "default";
     let ops = if gen.rng.gen_bool(0.1) {
         // Kill while the shell may still be opening (recovering) the database.
         0
@@ -365,7 +442,28 @@ fn run_cycle(dir: &Path, gen: &mut Gen, model: &mut State, sync: bool) -> Vec<Op
     } else {
         gen.rng.gen_range(200..800)
     };
-    for _ in 0..ops {
+    for i in 0..ops {
+        if gen.keyspaces && i == 0 {
+            // The named keyspaces, created once (acknowledged).
+            for name in NAMED {
+                if !gen.existing.contains(&name) {
+                    assert_eq!(sh.call(&format!("create-keyspace {name}")), "OK");
+                    gen.existing.push(name);
+                }
+            }
+        }
+        if gen.keyspaces && gen.rng.gen_bool(0.01) {
+            // Drop a named keyspace and create it again: empty.
+            let name = NAMED[gen.rng.gen_range(0..NAMED.len())];
+            if gen.current == name {
+                assert_eq!(sh.call("use default"), "OK");
+                gen.current = "default";
+            }
+            assert_eq!(sh.call(&format!("drop-keyspace {name}")), "OK");
+            model.retain(|k, _| split_ks(k).0 != name);
+            assert_eq!(sh.call(&format!("create-keyspace {name}")), "OK");
+            continue;
+        }
         match gen.rng.gen_range(0..100) {
             0..=83 => {
                 let w = gen.write();
@@ -442,15 +540,30 @@ fn env_u64(name: &str, default: u64) -> u64 {
 
 #[test]
 fn sigkill_loses_no_acknowledged_write() {
-    let cycles = env_u64("SIEVEDB_CRASH_CYCLES", 30) as usize;
+    crash_cycles(false, 30);
+}
+
+/// The same with writes into three keyspaces, a drop now and then.
+#[test]
+fn sigkill_loses_no_acknowledged_write_in_any_keyspace() {
+    crash_cycles(true, 20);
+}
+
+/// `cycles` (or `SIEVEDB_CRASH_CYCLES`) kill/reopen cycles, in keyspaces if
+/// `keyspaces`.
+fn crash_cycles(keyspaces: bool, cycles: u64) {
+    let cycles = env_u64("SIEVEDB_CRASH_CYCLES", cycles) as usize;
     let seed = env_u64("SIEVEDB_CRASH_SEED", 0x51e7_eddb);
-    eprintln!("crash test: {cycles} cycles, SIEVEDB_CRASH_SEED={seed}");
+    eprintln!("crash test: {cycles} cycles, SIEVEDB_CRASH_SEED={seed}, keyspaces {keyspaces}");
     let tmp = tempfile::tempdir().expect("temp dir");
     let dir = tmp.path().join("db");
     let mut gen = Gen {
         rng: SmallRng::seed_from_u64(seed),
         cycle: 0,
         op: 0,
+        keyspaces,
+        current: "default",
+        existing: Vec::new(),
     };
     let mut model = State::new();
     let start = Instant::now();
@@ -473,11 +586,13 @@ fn sigkill_loses_no_acknowledged_write() {
         }
     }
     eprintln!(
-        "crash test: {cycles} cycles in {:?}, {} keys at the end, {partial_prefixes} cycle(s) recovered in-flight writes",
+        "crash test: {cycles} cycles in {:?}, {} keys at the end ({} in named keyspaces), {partial_prefixes} cycle(s) recovered in-flight writes",
         start.elapsed(),
-        model.len()
+        model.len(),
+        model.keys().filter(|k| split_ks(k).0 != "default").count()
     );
     assert!(!model.is_empty());
+    assert!(!keyspaces || model.keys().any(|k| split_ks(k).0 != "default"));
 }
 
 /// The checker itself must catch a lost acknowledged write: acknowledged
