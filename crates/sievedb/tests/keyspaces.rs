@@ -644,3 +644,52 @@ fn a_database_without_keyspaces_writes_the_formats_older_builds_read() {
         }
     }
 }
+
+/// A keyspace can turn off what the database has: a counter keyspace in a
+/// TTL database, a TTL keyspace in a database with a merge operator.
+#[test]
+fn a_keyspace_unsets_the_databases_ttl_merge_operator_and_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let ttl_db = Options {
+        ttl: Some(Duration::from_secs(60)),
+        ..small()
+    };
+    let counters = || {
+        KeyspaceOptions::default()
+            .no_ttl()
+            .merge_operator(Arc::new(U64Add))
+    };
+    {
+        let db = Db::open(dir.path().join("ttl"), ttl_db.clone()).unwrap();
+        // Inheriting the TTL, a merge operator is refused.
+        assert!(matches!(
+            db.keyspace_with(
+                "c",
+                KeyspaceOptions::default().merge_operator(Arc::new(U64Add))
+            ),
+            Err(Error::InvalidArgument(_))
+        ));
+        let c = db.keyspace_with("c", counters()).unwrap();
+        c.merge("n", 2u64.to_le_bytes()).unwrap();
+        c.merge("n", 3u64.to_le_bytes()).unwrap();
+        assert_eq!(c.get("n").unwrap(), Some(5u64.to_le_bytes().to_vec()));
+    }
+    let db = Db::open(dir.path().join("ttl"), ttl_db).unwrap();
+    // Reopened as it was created: without a TTL.
+    assert!(matches!(db.keyspace("c"), Err(Error::InvalidArgument(_))));
+    let c = db.keyspace_with("c", counters()).unwrap();
+    assert_eq!(c.get("n").unwrap(), Some(5u64.to_le_bytes().to_vec()));
+
+    let merge_db = Options {
+        merge_operator: Some(Arc::new(U64Add)),
+        ..small()
+    };
+    let db = Db::open(dir.path().join("merge"), merge_db).unwrap();
+    let sessions = KeyspaceOptions::default()
+        .no_merge_operator()
+        .no_compaction_filter()
+        .ttl(Duration::from_secs(60));
+    let s = db.keyspace_with("sessions", sessions).unwrap();
+    s.put("tok", "alice").unwrap();
+    assert_eq!(s.get("tok").unwrap().as_deref(), Some(&b"alice"[..]));
+}

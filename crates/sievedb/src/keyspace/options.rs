@@ -45,9 +45,10 @@ pub struct KeyspaceOptions {
     block_size: Option<usize>,
     compression_per_level: Option<Vec<Compression>>,
     bits_per_key: Option<f64>,
-    merge_operator: Option<Arc<dyn MergeOperator>>,
-    compaction_filter: Option<Arc<dyn CompactionFilter>>,
-    ttl: Option<Duration>,
+    /// `Some(None)`: none, whatever the database's.
+    merge_operator: Option<Option<Arc<dyn MergeOperator>>>,
+    compaction_filter: Option<Option<Arc<dyn CompactionFilter>>>,
+    ttl: Option<Option<Duration>>,
     periodic_compaction: Option<Duration>,
 }
 
@@ -82,13 +83,43 @@ impl KeyspaceOptions {
         compression_per_level: Vec<Compression>);
     setter!(/// Bits per key of this keyspace's SST filters (0: none).
         bits_per_key: f64);
-    setter!(/// See [`Options::merge_operator`].
-        merge_operator: Arc<dyn MergeOperator>);
-    setter!(/// See [`Options::compaction_filter`].
-        compaction_filter: Arc<dyn CompactionFilter>);
-    setter!(/// The time to live of this keyspace's values (see [`Options::ttl`]).
-        /// Recorded when the keyspace is created: reopen it with a TTL too.
-        ttl: Duration);
+    /// See [`Options::merge_operator`].
+    pub fn merge_operator(mut self, op: Arc<dyn MergeOperator>) -> Self {
+        self.merge_operator = Some(Some(op));
+        self
+    }
+
+    /// No merge operator in this keyspace, even if the database has one.
+    pub fn no_merge_operator(mut self) -> Self {
+        self.merge_operator = Some(None);
+        self
+    }
+
+    /// See [`Options::compaction_filter`].
+    pub fn compaction_filter(mut self, f: Arc<dyn CompactionFilter>) -> Self {
+        self.compaction_filter = Some(Some(f));
+        self
+    }
+
+    /// No compaction filter in this keyspace, even if the database has one.
+    pub fn no_compaction_filter(mut self) -> Self {
+        self.compaction_filter = Some(None);
+        self
+    }
+
+    /// The time to live of this keyspace's values (see [`Options::ttl`]).
+    /// Recorded when the keyspace is created: reopen it with a TTL too.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = Some(Some(ttl));
+        self
+    }
+
+    /// No TTL in this keyspace, even if the database has one (a keyspace
+    /// with a merge operator in a TTL database, for one).
+    pub fn no_ttl(mut self) -> Self {
+        self.ttl = Some(None);
+        self
+    }
     setter!(/// See [`Options::periodic_compaction`].
         periodic_compaction: Duration);
 
@@ -121,13 +152,13 @@ impl KeyspaceOptions {
             o.filter.bits_per_key = b;
         }
         if let Some(m) = &self.merge_operator {
-            o.merge_operator = Some(m.clone());
+            o.merge_operator = m.clone();
         }
         if let Some(f) = &self.compaction_filter {
-            o.compaction_filter = Some(f.clone());
+            o.compaction_filter = f.clone();
         }
         if let Some(t) = self.ttl {
-            o.ttl = Some(t);
+            o.ttl = t;
         }
         if let Some(p) = self.periodic_compaction {
             o.periodic_compaction = Some(p);
@@ -148,7 +179,7 @@ impl std::fmt::Debug for KeyspaceOptions {
             .field("bits_per_key", &self.bits_per_key)
             .field(
                 "merge_operator",
-                &self.merge_operator.as_ref().map(|m| m.name().to_string()),
+                &(self.merge_operator.as_ref()).map(|m| m.as_ref().map(|m| m.name().to_string())),
             )
             .field("compaction_filter", &self.compaction_filter.is_some())
             .field("ttl", &self.ttl)
