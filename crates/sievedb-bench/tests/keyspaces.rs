@@ -5,6 +5,9 @@
 
 use serde_json::Value;
 use sievedb_bench::engines::EngineKind;
+mod common;
+
+use common::{json_lines, run};
 use sievedb_bench::{run_with_output, BenchArgs, EngineChoice};
 
 const NUM: u64 = 3000;
@@ -34,19 +37,6 @@ fn tiny(engine: EngineChoice, keyspaces: usize, benchmarks: &str, json: bool) ->
         json,
         ..BenchArgs::default()
     }
-}
-
-fn run(args: &BenchArgs) -> String {
-    let mut out = Vec::new();
-    run_with_output(args, &mut out).expect("benchmark run failed");
-    String::from_utf8(out).expect("utf-8 output")
-}
-
-fn json_lines(args: &BenchArgs) -> Vec<Value> {
-    run(args)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON {l:?}: {e}")))
-        .collect()
 }
 
 fn results<'a>(lines: &'a [Value], engine: &str, bench: &str) -> Vec<&'a Value> {

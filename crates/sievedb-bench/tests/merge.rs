@@ -3,7 +3,10 @@
 
 use serde_json::Value;
 use sievedb_bench::engines::EngineKind;
-use sievedb_bench::{run_with_output, BenchArgs, EngineChoice};
+mod common;
+
+use common::{json_lines, run};
+use sievedb_bench::{BenchArgs, EngineChoice};
 
 const NUM: u64 = 2000;
 const READS: u64 = 1000;
@@ -21,19 +24,6 @@ fn tiny(benchmarks: &str, json: bool) -> BenchArgs {
         json,
         ..BenchArgs::default()
     }
-}
-
-fn run(args: &BenchArgs) -> String {
-    let mut out = Vec::new();
-    run_with_output(args, &mut out).expect("benchmark run failed");
-    String::from_utf8(out).expect("utf-8 output")
-}
-
-fn json_lines(args: &BenchArgs) -> Vec<Value> {
-    run(args)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON {l:?}: {e}")))
-        .collect()
 }
 
 fn find<'a>(lines: &'a [Value], kind: &str, engine: &str, bench: &str) -> Vec<&'a Value> {

@@ -442,17 +442,8 @@ mod tests {
             ..crate::BenchArgs::default().engine_config()
         };
         let db = Fjall::open(&path, &cfg).unwrap();
-        for i in 0..30u32 {
-            db.write_batch_in(i as usize % 3, &[(&i.to_be_bytes(), b"value")])
-                .unwrap();
-        }
-        for i in 0..30u32 {
-            for ks in 0..3 {
-                let want = (ks == i as usize % 3).then_some(5);
-                assert_eq!(db.get_len_in(ks, &i.to_be_bytes()).unwrap(), want);
-            }
-            assert_eq!(db.get_len(&i.to_be_bytes()).unwrap(), None);
-        }
+        crate::engines::tests::write_one_key_per_keyspace(&db);
+        crate::engines::tests::check_each_key_in_its_keyspace_only(&db);
         assert!(db.get_in(3, b"x").is_err());
         assert_eq!(db.scan_all().unwrap(), 30);
         db.wait_for_compactions().unwrap();

@@ -341,8 +341,29 @@ pub fn looks_like_db(path: &Path) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Writes keys 0..30 (4-byte big-endian, value `value`), key `i` into
+    /// keyspace `i % 3` (the engine opened with `keyspaces: 3`).
+    pub(crate) fn write_one_key_per_keyspace(db: &dyn Engine) {
+        for i in 0..30u32 {
+            db.write_batch_in(i as usize % 3, &[(&i.to_be_bytes(), b"value")])
+                .unwrap();
+        }
+    }
+
+    /// Every key of [`write_one_key_per_keyspace`] is in its keyspace only,
+    /// none in the default one.
+    pub(crate) fn check_each_key_in_its_keyspace_only(db: &dyn Engine) {
+        for i in 0..30u32 {
+            for ks in 0..3 {
+                let want = (ks == i as usize % 3).then_some(5);
+                assert_eq!(db.get_len_in(ks, &i.to_be_bytes()).unwrap(), want);
+            }
+            assert_eq!(db.get_len(&i.to_be_bytes()).unwrap(), None);
+        }
+    }
 
     #[test]
     fn looks_like_db_knows_every_engines_layout() {

@@ -274,20 +274,11 @@ mod tests {
             ..crate::BenchArgs::default().engine_config()
         };
         let db = SieveDb::open(&dir.path().join("sievedb"), &cfg).unwrap();
-        for i in 0..30u32 {
-            db.write_batch_in(i as usize % 3, &[(&i.to_be_bytes(), b"value")])
-                .unwrap();
-        }
+        crate::engines::tests::write_one_key_per_keyspace(&db);
         let one = 1u64.to_le_bytes();
         db.merge_in(1, b"c", &one).unwrap();
         db.merge_in(1, b"c", &one).unwrap();
-        for i in 0..30u32 {
-            for ks in 0..3 {
-                let want = (ks == i as usize % 3).then_some(5);
-                assert_eq!(db.get_len_in(ks, &i.to_be_bytes()).unwrap(), want);
-            }
-            assert_eq!(db.get_len(&i.to_be_bytes()).unwrap(), None);
-        }
+        crate::engines::tests::check_each_key_in_its_keyspace_only(&db);
         assert_eq!(
             db.get_in(1, b"c").unwrap(),
             Some(2u64.to_le_bytes().to_vec())

@@ -57,3 +57,21 @@ pub fn shell(dir: &Path, extra: &[&str], input: &str) -> Vec<String> {
     assert!(out.status.success(), "shell failed: {}", stderr(&out));
     stdout(&out).lines().map(str::to_string).collect()
 }
+
+/// Every file under `dir` (recursively) with its contents.
+pub fn dir_state(dir: &Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_path_buf();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}

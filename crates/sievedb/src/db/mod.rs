@@ -354,12 +354,7 @@ impl Db {
     /// Applies `batch` atomically with explicit write options.
     pub fn write_with(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
         self.writable("write")?;
-        // TTL: values stamped (db/ttl.rs); a batch of the default keyspace
-        // of a database without TTL goes as it is.
-        let batch = match self.inner.opts.ttl.is_none() && batch.keyspaces().is_empty() {
-            true => batch,
-            false => self.inner.stamp_writes(batch)?,
-        };
+        let batch = self.inner.stamp_writes(batch)?; // TTL: values stamped (db/ttl.rs)
         self.inner.write(batch, wo.sync)
     }
 
@@ -488,8 +483,7 @@ impl Db {
     /// Current statistics: the levels are every keyspace's together (see
     /// [`Keyspace::stats`] for one keyspace's).
     pub fn stats(&self) -> Stats {
-        let trees: Vec<Arc<Tree>> = self.inner.trees.read().values().cloned().collect();
-        self.inner.stats(&trees)
+        self.inner.stats(&self.inner.trees())
     }
 
     /// Stops background work, syncs the WAL and closes the database, reporting
