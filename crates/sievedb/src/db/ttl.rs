@@ -81,21 +81,13 @@ impl DbInner {
 
     /// `batch` as it is logged: the value of every put to a keyspace with a
     /// TTL stamped with the clock's time, else unchanged.
-    /// Inlined: a batch of the default keyspace of a database without TTL,
-    /// the common case, goes as it is without a call (or a move of it).
-    #[inline]
     pub(super) fn stamp_writes(&self, batch: WriteBatch) -> Result<WriteBatch> {
-        if self.opts.ttl.is_none() && batch.keyspaces().is_empty() {
-            return Ok(batch);
-        }
-        self.stamp_writes_of_keyspaces(batch)
-    }
-
-    /// [`stamp_writes`](Self::stamp_writes) of a batch that may need stamps.
-    fn stamp_writes_of_keyspaces(&self, batch: WriteBatch) -> Result<WriteBatch> {
         let default_ttl = self.opts.ttl.is_some();
         if batch.keyspaces().is_empty() {
-            return ttl::stamp_batch(batch, self.opts.clock.now_secs(), |_| true);
+            return match default_ttl {
+                true => ttl::stamp_batch(batch, self.opts.clock.now_secs(), |_| true),
+                false => Ok(batch),
+            };
         }
         let stamped: std::collections::HashMap<u32, bool> = {
             let trees = self.trees.read();
