@@ -38,12 +38,23 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// `tiny`, `small` or `paper` by scale.
+    /// `tiny`, `small` or `paper` by scale (`large` takes `paper`: the
+    /// papers' counts of lookups and repeats; its trees come from
+    /// [`Ctx::pick_tree`]).
     pub fn pick<T>(&self, tiny: T, small: T, paper: T) -> T {
         match self.scale {
             Scale::Tiny => tiny,
             Scale::Small => small,
-            Scale::Paper => paper,
+            Scale::Large | Scale::Paper => paper,
+        }
+    }
+
+    /// A tree dimension by scale: as [`Ctx::pick`], with `large` for
+    /// `--scale large` (the papers' shapes, values shrunk to fit the disk).
+    pub fn pick_tree<T>(&self, tiny: T, small: T, large: T, paper: T) -> T {
+        match self.scale {
+            Scale::Large => large,
+            _ => self.pick(tiny, small, paper),
         }
     }
 

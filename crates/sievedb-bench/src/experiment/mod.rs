@@ -14,7 +14,9 @@
 //!
 //! Scales: `small` (the default) finishes each experiment in minutes on a
 //! 2-core machine, with fewer entries, levels or repeats than the papers (each
-//! summary says which); `paper` uses the papers' sizes (filter micro-benchmarks:
+//! summary says which); `large` builds the papers' tree shapes with values
+//! shrunk to fit this machine (paper 001: ~50,000 files in 7 levels; paper 000:
+//! its 22 GB tree), within an hour per experiment; `paper` uses the papers' sizes (filter micro-benchmarks:
 //! 10K keys and 100K queries; trees: 22 GB of 1 KB entries in 5 levels).
 
 mod bpk;
@@ -54,7 +56,7 @@ pub struct ExperimentArgs {
     /// `list` (print the experiments)
     #[arg(value_name = "NAME")]
     pub name: String,
-    /// small: minutes per experiment on a 2-core machine; paper: the papers' sizes
+    /// small: minutes per experiment on a 2-core machine; large: the papers' tree shapes on this machine's disk (≤ 1 hour each); paper: the papers' sizes
     #[arg(long, value_enum, default_value_t = Scale::Small)]
     pub scale: Scale,
     /// Output directory (default ./experiments-out/<name>; with `all`, DIR/<name> per experiment)

@@ -187,14 +187,14 @@ impl DbInner {
             static SEEK: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
         }
         let budget = self.tables.filter_budget();
-        probe.record_accesses = budget.sample_lookup();
+        probe.access_log = budget.sample_lookup();
         let r = SEEK.with(|cell| match cell.try_borrow_mut() {
             Ok(mut seek) => self.lookup_with(view, probe, seq, ctx, &mut seek),
             // A lookup nested in another on this thread (none today): its own buffer.
             Err(_) => self.lookup_with(view, probe, seq, ctx, &mut Vec::new()),
         });
-        if probe.record_accesses {
-            budget.end_lookup();
+        if let Some(log) = probe.access_log.take() {
+            budget.end_lookup(log);
         }
         r
     }

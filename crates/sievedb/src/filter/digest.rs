@@ -126,10 +126,11 @@ pub struct KeyProbe<'a> {
     timing: Option<PhaseTicks>,
     /// The lookup's read counters, added to the database's when it ends.
     pub tally: ReadTally,
-    /// Whether this lookup records which files' filters it probes, for the
-    /// filter budget's allocator (one lookup in a few, see
-    /// `ACCESS_SAMPLE`).
-    pub record_accesses: bool,
+    /// The numbers of the files whose filters this lookup probed, for the
+    /// filter budget's allocator: `Some` (the thread's access log, handed
+    /// out and taken back by the budget) in one lookup in a few, see
+    /// `ACCESS_SAMPLE`; `None` records nothing.
+    pub access_log: Option<Vec<u64>>,
 }
 
 /// A lookup phase whose time a sampled [`KeyProbe`] accumulates.
@@ -159,7 +160,7 @@ impl<'a> KeyProbe<'a> {
             hashes_computed: 0,
             timing: None,
             tally: ReadTally::default(),
-            record_accesses: false,
+            access_log: None,
         }
     }
 

@@ -161,8 +161,8 @@ fn probe_file(
     };
     let mut filtered = false;
     if let Some(rf) = f.resident_filter(level, c.run, probe)? {
-        if probe.record_accesses {
-            f.tables.filter_budget().record(f.number);
+        if let Some(log) = probe.access_log.as_mut() {
+            log.push(f.number);
         }
         let (excluded, probed) = rf.excludes(probe, level, guard);
         if excluded {

@@ -3,6 +3,7 @@
 //! handed to the worker (or replayed in place) and fed to the allocator.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 
 use super::{FilterBudget, State};
 
@@ -32,15 +33,46 @@ thread_local! {
     static UNTIL_SAMPLE: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
-impl FilterBudget {
-    /// Whether the lookup this thread starts records its filter accesses:
-    /// under a budget, one in [`ACCESS_SAMPLE`].
-    #[inline]
-    pub fn sample_lookup(&self) -> bool {
-        if !self.limited() {
-            return false;
+/// A log's accesses per file, for [`FilterBudget::feed`]: reused from
+/// log to log, so replaying allocates nothing once warm.
+#[derive(Default)]
+pub(super) struct Runs {
+    /// Accesses per file in the log.
+    counts: HashMap<u64, u32, ahash::RandomState>,
+    /// `(position, file)` of each file's first access, in log order.
+    firsts: Vec<(usize, u64)>,
+}
+
+impl Runs {
+    /// Counts the accesses of `events` per file and finds each file's first.
+    fn count(&mut self, events: &[u64]) {
+        self.counts.clear();
+        self.firsts.clear();
+        for (i, e) in events.iter().enumerate() {
+            if *e == TICK {
+                continue;
+            }
+            let n = self.counts.entry(*e).or_insert(0);
+            if *n == 0 {
+                self.firsts.push((i, *e));
+            }
+            *n += 1;
         }
-        UNTIL_SAMPLE.with(|c| match c.get() {
+    }
+}
+
+impl FilterBudget {
+    /// Starts a lookup on this thread. Under a budget, one lookup in
+    /// [`ACCESS_SAMPLE`] records the files whose filters it probes: it gets
+    /// this thread's access log (see `KeyProbe::access_log`) and pushes their
+    /// numbers itself, with no thread-local access per file; the others get
+    /// `None`.
+    #[inline]
+    pub fn sample_lookup(&self) -> Option<Vec<u64>> {
+        if !self.limited() {
+            return None;
+        }
+        let sampled = UNTIL_SAMPLE.with(|c| match c.get() {
             0 => {
                 c.set(ACCESS_SAMPLE - 1);
                 true
@@ -49,34 +81,33 @@ impl FilterBudget {
                 c.set(n - 1);
                 false
             }
-        })
-    }
-
-    /// Notes that the sampled lookup in progress on this thread probed the
-    /// filter of file `number`.
-    #[inline]
-    pub fn record(&self, number: u64) {
-        self.with_log(|log| log.push(number));
-    }
-
-    /// Ends the sampled lookup in progress on this thread ([`ACCESS_SAMPLE`]
-    /// ticks of the allocator's clock); a full log goes to the worker (or,
-    /// without one, is replayed here if the allocator's lock is free).
-    #[inline]
-    pub fn end_lookup(&self) {
-        let full = self.with_log(|log| {
-            log.push(TICK);
-            log.len() >= LOG_BATCH
         });
+        sampled.then(|| self.with_log(std::mem::take))
+    }
+
+    /// Ends the sampled lookup whose log [`sample_lookup`](Self::sample_lookup)
+    /// handed out ([`ACCESS_SAMPLE`] ticks of the allocator's clock). A full
+    /// log goes to the worker (or, without one, is replayed here if the
+    /// allocator's lock is free); else it goes back to the thread.
+    #[inline]
+    pub fn end_lookup(&self, mut log: Vec<u64>) {
+        log.push(TICK);
+        let full = log.len() >= LOG_BATCH;
         if full {
-            match self.worker.get() {
-                Some(w) => {
-                    w.send(
-                        self.with_log(|log| std::mem::replace(log, Vec::with_capacity(LOG_BATCH))),
-                    );
-                }
-                None => self.replay(),
+            if let Some(w) = self.worker.get() {
+                w.send(log);
+                log = Vec::with_capacity(LOG_BATCH);
             }
+        }
+        self.with_log(|mine| {
+            if mine.is_empty() {
+                *mine = log; // the usual case: the log taken at the start
+            } else {
+                mine.extend_from_slice(&log); // a lookup nested in this one logged meanwhile
+            }
+        });
+        if full && self.worker.get().is_none() {
+            self.replay();
         }
     }
 
@@ -114,15 +145,36 @@ impl FilterBudget {
     }
 
     /// Replays logged events into the allocator: each sampled lookup and
-    /// access stands for [`ACCESS_SAMPLE`] of them.
+    /// access stands for [`ACCESS_SAMPLE`] of them. The accesses of one file
+    /// in the log go to the allocator together, as one run at the place of
+    /// the first of them ([`Allocator::record_access_run`]): its queues move
+    /// once per file and log, not once per access (a log of 1,024 entries
+    /// of a small tree names a few dozen files). Files get their chances at
+    /// units in the order the log first names them, as one access at a time
+    /// would; a file's recency and expiry are those of its first access in
+    /// the log, earlier than its last by less than one log's lookups (a few
+    /// hundred), where lifetimes are thousands.
+    ///
+    /// [`Allocator::record_access_run`]: crate::filter::elastic::Allocator::record_access_run
     pub(super) fn feed(st: &mut State, events: &[u64]) {
-        for e in events {
+        let mut runs = std::mem::take(&mut st.runs);
+        runs.count(events);
+        let mut next = runs.firsts.iter().peekable();
+        for (i, e) in events.iter().enumerate() {
             if *e == TICK {
                 st.alloc.tick(u64::from(ACCESS_SAMPLE));
-            } else if st.files.contains_key(e) {
-                st.alloc.record_accesses(*e, f64::from(ACCESS_SAMPLE));
+                continue;
+            }
+            if next.peek().is_some_and(|(at, _)| *at == i) {
+                next.next();
+                if st.files.contains_key(e) {
+                    let n = runs.counts.get(e).copied().unwrap_or(1);
+                    st.alloc
+                        .record_access_run(*e, f64::from(ACCESS_SAMPLE), n);
+                }
             }
         }
+        st.runs = runs;
     }
 
     pub(super) fn with_log<R>(&self, f: impl FnOnce(&mut Vec<u64>) -> R) -> R {

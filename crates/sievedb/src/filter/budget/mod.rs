@@ -143,6 +143,8 @@ struct State {
     unread_shape: FilterOptions,
     /// Whether `unread_shape` comes from a filter read.
     shape_learnt: bool,
+    /// Scratch space of [`FilterBudget::feed`], kept between logs.
+    runs: access_log::Runs,
 }
 
 /// Source of [`FilterBudget`] ids (the key of a thread's access log).
@@ -191,6 +193,7 @@ impl FilterBudget {
                 pending: HashMap::new(),
                 unread_shape,
                 shape_learnt: false,
+                runs: access_log::Runs::default(),
             }),
             forgotten: Mutex::new(Vec::new()),
             last_save: Mutex::new(None),

@@ -248,3 +248,76 @@ fn probes_during_swaps_see_whole_filters() {
         last.resident_bytes()
     );
 }
+
+/// A log replays each file's accesses as one run: the allocator moves a file
+/// once per log (its work counts one visit per file named, not one per
+/// access); each file ends with the hotness it gets when the same accesses
+/// are replayed one at a time, and the units follow it: under every policy
+/// the budget is used as fully, and a hotter file never has fewer units.
+#[test]
+fn a_log_moves_each_file_once() {
+    let (index, full) = filter();
+    let limit = 6 * index.unit_bytes();
+    let budget = |policy| {
+        let b = FilterBudget::new(
+            BudgetConfig {
+                memory: FilterMemory::Bytes(limit),
+                policy,
+                lifetime: Some(1_000_000),
+                initial_units: Some(0),
+                filter: FilterOptions::default(),
+            },
+            Arc::new(Units(full.clone())),
+            Arc::new(Counters::new(7)),
+        );
+        b.set_tree_entries(3 * 256);
+        let filters: Vec<_> = (1..=3)
+            .map(|number| {
+                let shape = FileShape {
+                    number,
+                    level: 1,
+                    run: 0,
+                    entries: 256,
+                };
+                b.register(shape, &index).unwrap()
+            })
+            .collect();
+        (b, filters)
+    };
+    // File 1 in every lookup, file 2 in one in three, file 3 in one in nine.
+    let mut log = Vec::new();
+    for i in 0..300u64 {
+        log.push(1);
+        if i % 3 == 0 {
+            log.push(2);
+        }
+        if i % 9 == 0 {
+            log.push(3);
+        }
+        log.push(TICK);
+    }
+    for &policy in FilterPolicy::ALL {
+        let (whole, _filters) = budget(policy);
+        let before = whole.state.lock().alloc.work();
+        FilterBudget::feed(&mut whole.state.lock(), &log);
+        let a = whole.state.lock();
+        assert_eq!(a.alloc.work() - before, 3, "{policy}: one visit per file");
+
+        let (single, _filters) = budget(policy);
+        for e in &log {
+            FilterBudget::feed(&mut single.state.lock(), std::slice::from_ref(e));
+        }
+        let b = single.state.lock();
+        for id in 1..=3 {
+            let (ha, hb) = (a.alloc.hotness(id).unwrap(), b.alloc.hotness(id).unwrap());
+            assert!((ha - hb).abs() < 1e-6 * hb, "{policy}: file {id} {ha} vs {hb}");
+        }
+        assert_eq!(a.alloc.used_bytes(), b.alloc.used_bytes(), "{policy}");
+        assert!(a.alloc.used_bytes() <= limit, "{policy}");
+        let units: Vec<u32> = (1..=3).map(|id| a.alloc.target(id).unwrap()).collect();
+        assert!(
+            units[0] >= units[1] && units[1] >= units[2],
+            "{policy}: {units:?}"
+        );
+    }
+}
