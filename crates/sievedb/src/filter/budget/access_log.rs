@@ -169,8 +169,7 @@ impl FilterBudget {
                 next.next();
                 if st.files.contains_key(e) {
                     let n = runs.counts.get(e).copied().unwrap_or(1);
-                    st.alloc
-                        .record_access_run(*e, f64::from(ACCESS_SAMPLE), n);
+                    st.alloc.record_access_run(*e, f64::from(ACCESS_SAMPLE), n);
                 }
             }
         }

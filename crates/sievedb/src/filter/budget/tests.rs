@@ -310,7 +310,10 @@ fn a_log_moves_each_file_once() {
         let b = single.state.lock();
         for id in 1..=3 {
             let (ha, hb) = (a.alloc.hotness(id).unwrap(), b.alloc.hotness(id).unwrap());
-            assert!((ha - hb).abs() < 1e-6 * hb, "{policy}: file {id} {ha} vs {hb}");
+            assert!(
+                (ha - hb).abs() < 1e-6 * hb,
+                "{policy}: file {id} {ha} vs {hb}"
+            );
         }
         assert_eq!(a.alloc.used_bytes(), b.alloc.used_bytes(), "{policy}");
         assert!(a.alloc.used_bytes() <= limit, "{policy}");
