@@ -553,6 +553,14 @@ impl Drop for Db {
     }
 }
 
+impl Drop for DbInner {
+    /// Before the versions drop (fields drop after this): their files need
+    /// not be handed to the filter budget one by one.
+    fn drop(&mut self) {
+        self.tables.filter_budget().close();
+    }
+}
+
 /// Starts background thread `name` running `work` on `inner`.
 fn spawn_worker(
     inner: &Arc<DbInner>,

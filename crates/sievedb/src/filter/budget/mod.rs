@@ -43,7 +43,7 @@
 //! across compactions and reopens; `worker` is the thread replaying logs.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Instant;
 
@@ -162,6 +162,9 @@ pub struct FilterBudget {
     /// their bytes leave the filter memory counter, only under the lock
     /// (see [`retire`](Self::retire)).
     forgotten: Mutex<Vec<(u64, Option<Arc<ResidentFilter>>)>>,
+    /// Set by [`close`](Self::close): the database is going, files leaving
+    /// it are not handed to the allocator.
+    closing: AtomicBool,
     /// When the hotness file was last written.
     last_save: Mutex<Option<Instant>>,
     /// The thread that replays the lookups' logs (under a budget, once
@@ -196,6 +199,7 @@ impl FilterBudget {
                 runs: access_log::Runs::default(),
             }),
             forgotten: Mutex::new(Vec::new()),
+            closing: AtomicBool::new(false),
             last_save: Mutex::new(None),
             worker: OnceLock::new(),
         }
@@ -355,7 +359,7 @@ impl FilterBudget {
     /// filter was read: the allocator forgets it (and its reservation) at
     /// its next turn.
     pub fn forget(&self, number: u64) {
-        if !self.limited() {
+        if !self.limited() || self.closing.load(Ordering::Relaxed) {
             return;
         }
         self.forgotten.lock().push((number, None));
@@ -380,6 +384,9 @@ impl FilterBudget {
     /// Without a budget it is dropped at once (nothing is planned with its
     /// bytes).
     pub fn retire(&self, filter: Arc<ResidentFilter>) {
+        if self.closing.load(Ordering::Relaxed) {
+            return; // dropped here: its bytes leave the counter, nothing is planned with them
+        }
         let number = filter.number();
         let kept = if self.limited() {
             Some(filter)
@@ -394,6 +401,15 @@ impl FilterBudget {
         if let Some(mut st) = self.state.try_lock() {
             self.drain_forgotten(&mut st);
         }
+    }
+
+    /// The database is closing: the files that leave it from now on (all
+    /// of them, as its versions drop) are dropped without a word to the
+    /// allocator, whose plans no longer matter. Forgetting them one by one
+    /// cost ~2,000 instructions a file (100M at 50,000 files), more than
+    /// the rest of closing.
+    pub fn close(&self) {
+        self.closing.store(true, Ordering::Relaxed);
     }
 
     /// Removes forgotten files from the allocator, dropping their filters

@@ -324,3 +324,43 @@ fn a_log_moves_each_file_once() {
         );
     }
 }
+
+/// Once the database closes, the files its versions drop cost the allocator
+/// nothing (no visit each), and their filters' bytes still leave the counter.
+#[test]
+fn a_closing_database_hands_its_files_to_nobody() {
+    let n = 5_000u64;
+    let (index, full) = filter();
+    let counters = Arc::new(Counters::new(7));
+    let budget = FilterBudget::new(
+        BudgetConfig {
+            memory: FilterMemory::BitsPerKey(4.0),
+            policy: FilterPolicy::Uniform,
+            lifetime: None,
+            initial_units: None,
+            filter: FilterOptions::default(),
+        },
+        Arc::new(Units(full)),
+        counters.clone(),
+    );
+    let shapes = shapes(n);
+    budget.set_tree_entries(n * 256);
+    budget.add_files(&shapes);
+    let filters: Vec<_> = shapes
+        .iter()
+        .step_by(10)
+        .map(|&s| budget.register(s, &index).unwrap())
+        .collect();
+    assert!(counters.filter_memory.load(Ordering::Relaxed) > 0);
+    budget.close();
+    let before = budget.state.lock().alloc.work();
+    for f in filters {
+        budget.retire(f);
+    }
+    for s in &shapes {
+        budget.forget(s.number);
+    }
+    assert_eq!(budget.state.lock().alloc.work(), before, "no visit");
+    assert!(budget.forgotten.lock().is_empty(), "nothing queued");
+    assert_eq!(counters.filter_memory.load(Ordering::Relaxed), 0);
+}

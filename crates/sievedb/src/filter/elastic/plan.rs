@@ -144,10 +144,18 @@ impl Allocator {
             }
             _ => return,
         };
-        // Decreases first, so `used` never passes the budget on the way.
-        let mut plan = plan;
-        plan.sort_by_key(|&(id, n)| (n > self.files[&id].target, id));
-        for (id, n) in plan {
+        // Decreases first, so `used` never passes the budget on the way; each
+        // part stays in id order (the plans are in id order, as `files`).
+        let (mut downs, mut ups) = (Vec::with_capacity(plan.len()), Vec::new());
+        for (p, (id, f)) in plan.into_iter().zip(&self.files) {
+            debug_assert_eq!(p.0, *id, "plans are in id order");
+            if p.1 > f.target {
+                ups.push(p);
+            } else {
+                downs.push(p);
+            }
+        }
+        for (id, n) in downs.into_iter().chain(ups) {
             self.set_target(id, n);
         }
     }
