@@ -10,7 +10,9 @@
 //!   the paper, table or figure cited) and a sentence on each deviation.
 //!
 //! `all` runs every experiment and writes `docs/reproduction.md` (an index and
-//! every summary) with the SVG plots and the CSVs copied to `docs/reproduction/`.
+//! every summary) with the SVG plots and the CSVs copied to `docs/reproduction/`;
+//! at `--scale large`, `docs/reproduction-large.md` and `docs/reproduction-large/`
+//! (see [`docs_stem`]), so the small runs stay beside them.
 //!
 //! Scales: `small` (the default) finishes each experiment in minutes on a
 //! 2-core machine, with fewer entries, levels or repeats than the papers (each
@@ -80,6 +82,7 @@ pub struct ExperimentArgs {
     #[arg(long, value_name = "S", default_value_t = DEFAULT_ZIPF_S)]
     pub zipf_s: f64,
     /// With `all`: where reproduction.md and reproduction/*.svg are written
+    /// (reproduction-large.md and reproduction-large/ at `--scale large`)
     #[arg(long, value_name = "DIR", default_value = "docs")]
     pub docs: PathBuf,
 }
@@ -340,7 +343,8 @@ pub fn run_one(exp: &Experiment, args: &ExperimentArgs, out: &Path) -> ExpResult
     })
 }
 
-/// Runs every experiment and writes `<docs>/reproduction.md`.
+/// Runs every experiment and writes `<docs>/reproduction.md` (at `--scale
+/// large`, `<docs>/reproduction-large.md`).
 pub fn run_all(args: &ExperimentArgs) -> ExpResult<Vec<Finished>> {
     let root = args.out.clone().unwrap_or_else(default_out_root);
     let start = Instant::now();
@@ -364,7 +368,7 @@ pub fn run_all(args: &ExperimentArgs) -> ExpResult<Vec<Finished>> {
     eprintln!(
         "all: {:.1} min; wrote {}",
         total / 60.0,
-        args.docs.join("reproduction.md").display()
+        args.docs.join(format!("{}.md", docs_stem(args.scale))).display()
     );
     if !failed.is_empty() {
         return Err(format!("{} experiment(s) failed", failed.len()).into());
@@ -378,7 +382,8 @@ fn write_docs(
     failed: &[(&str, String)],
     total_seconds: f64,
 ) -> ExpResult<()> {
-    let plots_dir = args.docs.join("reproduction");
+    let stem = docs_stem(args.scale);
+    let plots_dir = args.docs.join(stem);
     std::fs::create_dir_all(&plots_dir).map_err(|e| with_path(e, &plots_dir))?;
     let mut md = String::new();
     md.push_str("# Reproducing the papers' tables and figures\n\n");
@@ -415,7 +420,7 @@ fn write_docs(
     }
     md.push('\n');
     for f in done {
-        md.push_str(&f.summary.render("reproduction/", 2, args.scale));
+        md.push_str(&f.summary.render(&format!("{stem}/"), 2, args.scale));
         md.push('\n');
         let csv = f.out.join(format!("{}.csv", f.summary.name));
         if csv.exists() {
@@ -428,9 +433,19 @@ fn write_docs(
             }
         }
     }
-    let doc = args.docs.join("reproduction.md");
+    let doc = args.docs.join(format!("{stem}.md"));
     std::fs::write(&doc, md).map_err(|e| with_path(e, &doc))?;
     Ok(())
+}
+
+/// The name of the reproduction document (`.md`) and of its directory of
+/// plots and CSVs at `scale`: `reproduction`, or `reproduction-large` for
+/// `--scale large`.
+pub fn docs_stem(scale: Scale) -> &'static str {
+    match scale {
+        Scale::Large => "reproduction-large",
+        _ => "reproduction",
+    }
 }
 
 /// GitHub's heading anchor of `s`.
