@@ -368,7 +368,9 @@ pub fn run_all(args: &ExperimentArgs) -> ExpResult<Vec<Finished>> {
     eprintln!(
         "all: {:.1} min; wrote {}",
         total / 60.0,
-        args.docs.join(format!("{}.md", docs_stem(args.scale))).display()
+        args.docs
+            .join(format!("{}.md", docs_stem(args.scale)))
+            .display()
     );
     if !failed.is_empty() {
         return Err(format!("{} experiment(s) failed", failed.len()).into());

@@ -331,11 +331,18 @@ impl Allocator {
     /// Registers a batch of files (a version being installed: at open every
     /// file of the tree) and plans for them once: each is added as
     /// [`add_file`](Self::add_file) adds it, except that skew-at-write
-    /// solves its optimum once for the whole batch instead of once per file
-    /// (and uniform and monkey re-plan once, when changes are taken), so a
-    /// batch of `n` files costs `O(n log n)`, not `O(n²)`.
+    /// solves its optimum once for the whole batch instead of once per file,
+    /// elastic-monkey starts the batch from one Monkey plan of the whole
+    /// tree with at least one unit per file
+    /// ([`monkey_start_plan`](Self::monkey_start_plan)), and uniform and
+    /// monkey re-plan once, when changes are taken; so a batch of `n` files
+    /// costs `O(n log n)`, not `O(n²)`.
     pub fn add_files(&mut self, files: Vec<(FileDesc, f64)>) {
-        if self.cfg.policy != FilterPolicy::SkewAtWrite {
+        let batch_plan = match self.cfg.policy {
+            FilterPolicy::SkewAtWrite | FilterPolicy::ElasticMonkey => true,
+            FilterPolicy::Uniform | FilterPolicy::Monkey | FilterPolicy::Elastic => false,
+        };
+        if !batch_plan {
             for (f, hotness) in files {
                 self.add_file(f, hotness);
             }
@@ -347,12 +354,14 @@ impl Allocator {
             self.insert_file(f, hotness);
         }
         self.visit_all();
-        let plan: BTreeMap<u64, u32> = self
-            .files
-            .keys()
-            .copied()
-            .zip(self.greedy_plan(SKEW_TIE_WEIGHT))
-            .collect();
+        // Planned once the batch is in: a file planned as it came would see
+        // only the runs registered before it (at open, the upper levels
+        // first, which took the budget before the last level came).
+        let units = match self.cfg.policy {
+            FilterPolicy::SkewAtWrite => self.greedy_plan(SKEW_TIE_WEIGHT),
+            _ => self.monkey_start_plan(),
+        };
+        let plan: BTreeMap<u64, u32> = self.files.keys().copied().zip(units).collect();
         for id in ids {
             let want = plan.get(&id).copied().unwrap_or(0);
             let fit = self.fitting(id, want);

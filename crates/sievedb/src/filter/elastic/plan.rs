@@ -50,6 +50,45 @@ impl Allocator {
         monkey::closed_form_units(&mf, p[r])
     }
 
+    /// Elastic-monkey's start for every live file (in id order), when a
+    /// batch of files registers (a tree opened): Monkey's plan over the
+    /// whole tree with at least one unit per file. The first unit of each
+    /// file is set aside and Monkey plans the rest of the budget over the
+    /// files' further units; if the budget cannot give every file one unit,
+    /// Monkey's plan as it is.
+    pub(super) fn monkey_start_plan(&self) -> Vec<u32> {
+        let reserved: u64 = self
+            .files
+            .values()
+            .filter(|f| f.units > 0)
+            .map(|f| f.desc.unit_bytes)
+            .fold(0, u64::saturating_add);
+        let floor = reserved <= self.budget;
+        let files: Vec<MonkeyFile<'_>> = self
+            .files
+            .values()
+            .map(|f| MonkeyFile {
+                run: (f.desc.level, f.desc.run),
+                entries: f.desc.entries,
+                unit_bytes: f.desc.unit_bytes,
+                fpr: if floor && f.units > 0 {
+                    &f.desc.fpr[1..]
+                } else {
+                    &f.desc.fpr
+                },
+            })
+            .collect();
+        if !floor {
+            return monkey::plan(&files, self.budget);
+        }
+        let extra = monkey::plan(&files, self.budget - reserved);
+        self.files
+            .values()
+            .zip(extra)
+            .map(|(f, n)| if f.units > 0 { n + 1 } else { 0 })
+            .collect()
+    }
+
     /// The units a new file starts with under the elastic policies:
     /// `initial_units` under elastic; under elastic-monkey Monkey's count for
     /// its run, but at least one unit. Monkey gives the largest runs the

@@ -713,3 +713,49 @@ fn elastic_tops_up_files_that_started_short_when_memory_frees() {
         assert!(a.used_bytes() <= a.budget());
     }
 }
+
+/// A tree opened under elastic-monkey starts as Monkey plans the whole tree,
+/// every file with at least one unit, whatever order its files come in:
+/// planned file by file, the upper levels (registered first) took the budget
+/// before the last level came and left files at 0 units.
+#[test]
+fn elastic_monkey_opens_a_tree_with_one_plan() {
+    // 2, 20 and 200 files of 1,000 keys in levels 1–3, units of 2 bits/key.
+    let mut files = Vec::new();
+    let mut id = 0;
+    for (level, count) in [(1usize, 2u64), (2, 20), (3, 200)] {
+        for _ in 0..count {
+            id += 1;
+            files.push((desc(id, level, 0, 1_000, 250, 6), 0.0));
+        }
+    }
+    // 4 bits per key on average.
+    let budget = 222 * 1_000 * 4 / 8;
+    let open = |files: Vec<(FileDesc, f64)>| {
+        let mut a = alloc(FilterPolicy::ElasticMonkey);
+        a.set_budget(budget);
+        a.add_files(files);
+        a
+    };
+    let a = open(files.clone());
+    let mut reversed = files.clone();
+    reversed.reverse();
+    let b = open(reversed);
+    assert!(a.used_bytes() <= budget);
+    for (f, _) in &files {
+        let n = a.target(f.id).unwrap();
+        assert!(n >= 1, "file {} at 0 units", f.id);
+        assert_eq!(Some(n), b.target(f.id), "file {}: order matters", f.id);
+    }
+    // Monkey's shape: a file of a smaller level never has fewer units.
+    let by_level = |level| {
+        files
+            .iter()
+            .filter(|(f, _)| f.level == level)
+            .map(|(f, _)| a.target(f.id).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let (l1, l3) = (by_level(1), by_level(3));
+    assert!(l1.iter().min() >= l3.iter().max(), "{l1:?} vs {l3:?}");
+    assert!(l1.iter().min() > l3.iter().min(), "{l1:?} vs {l3:?}");
+}
