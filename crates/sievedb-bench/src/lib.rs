@@ -77,6 +77,19 @@
 //! keyspace in turn, `flush` and `waitforcompaction` cover them all, and
 //! files per level are summed over them. JSON lines carry `keyspaces`.
 //!
+//! Every result carries the device reads of its benchmark, measured outside
+//! the engine so that every engine is counted alike
+//! ([`bench::device_io`]): `device_read_bytes` (Δ `read_bytes` of
+//! `/proc/self/io`: bytes the process caused to be read from block devices,
+//! readahead and O_DIRECT included), `device_read_requests` (Δ read requests
+//! completed in `/proc/diskstats` for the database's device, every process's,
+//! merged requests once) and their per-op figures; sievedb's results add
+//! its own count, `engine_device_reads`. `--drop-caches` and
+//! `--page-cache-limit BYTES` start each read benchmark with the database's
+//! pages dropped and, for the latter, bound the page cache it fills with a
+//! memory cgroup ([`bench::page_cache`], [`bench::cgroup`]); `--csv FILE`
+//! writes the results as CSV too.
+//!
 //! `sievedb devices` ([`devices`]) measures the papers' Table 1 on this
 //! machine: 4 KiB read latency per access mode (page cache, O_DIRECT, tmpfs,
 //! the emulated latencies of `--io-delay-ns`) and the cost of each hash function.

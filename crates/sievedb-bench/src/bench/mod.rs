@@ -3,11 +3,16 @@
 //! which dispatches to the timed loops of `fill` (writes), `merge`
 //! (`mergerandom`), `read` (lookups and scans) and `mixed` (reads with
 //! concurrent writes, the YCSB mixes). `runner` runs a whole `sievedb bench`
-//! invocation and writes its report.
+//! invocation and writes its report. `device_io` measures the device reads of
+//! any engine, `page_cache` (with `cgroup`) drops and bounds the page cache
+//! of the read benchmarks.
 
+pub mod cgroup;
+pub mod device_io;
 mod fill;
 mod merge;
 mod mixed;
+pub mod page_cache;
 mod read;
 pub(crate) mod runner;
 

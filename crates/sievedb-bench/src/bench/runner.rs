@@ -3,6 +3,8 @@
 //! database ([`run`], [`run_with_output`], [`run_records`]), and the text or
 //! JSON report (header, settings, one line per measurement, medians).
 
+use crate::bench::device_io::DeviceProbe;
+use crate::bench::page_cache::{self, PageCacheMode};
 use crate::bench::{self, Benchmark, Workload};
 use crate::engines::{self, EngineKind, EngineResult};
 use crate::keys::{KeyGen, ValueGen};
@@ -265,6 +267,7 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
         keyspaces: args.keyspaces,
     };
     let cfg = args.engine_config();
+    let page_mode = args.page_cache_mode();
     let prefix = kinds.len() > 1 || args.repeats > 1;
 
     if !args.json {
@@ -296,6 +299,10 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
                 destroy_db(&loc.path)?;
             }
             let mut engine = kind.open(&loc.path, &cfg)?;
+            let probe = DeviceProbe::new(&loc.path);
+            if let (Err(why), false) = (probe.device(), page_mode == PageCacheMode::Keep) {
+                eprintln!("warning: {why}");
+            }
             let settings = engine.settings();
             if !args.json && !settings_shown[idx] {
                 write_settings(out, kind.name(), &settings)?;
@@ -348,12 +355,19 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
                 has_data |= bench.is_fill() || bench.needs_data();
                 // Merges write: a later fill starts on an emptied database again.
                 fresh &= !bench.needs_merge();
+                let cache = match bench.needs_data() {
+                    true => page_cache::prepare(&loc.path, page_mode)?,
+                    false => None,
+                };
                 let before = engine.stats();
+                let io_before = probe.snapshot();
                 let m = bench::run_benchmark(&engine, bench, &workload)?;
+                let device = probe.reads_since(&io_before);
                 let stats = match (before, engine.stats()) {
                     (Some(b), Some(a)) => Some(a.delta_since(&b)),
                     _ => None,
                 };
+                let page_cache = cache.map(page_cache::PageCacheRun::finish);
                 let rec = Record {
                     engine: kind.name(),
                     benchmark: bench,
@@ -364,6 +378,8 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
                     stats,
                     files_per_level: engine.files_per_level(),
                     keyspaces: args.keyspaces,
+                    device: Some(device),
+                    page_cache,
                 };
                 if args.json {
                     writeln!(out, "{}", rec.to_json())?;
@@ -393,6 +409,11 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
         }
     }
     out.flush()?;
+    if let Some(path) = &args.csv {
+        report::records_table(&records)
+            .write_csv(path)
+            .map_err(|e| format!("--csv: {e}"))?;
+    }
     Ok(records)
 }
 

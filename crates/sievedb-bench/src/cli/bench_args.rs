@@ -1,6 +1,7 @@
 //! The flags of `sievedb bench` ([`BenchArgs`], db_bench names), their
 //! defaults, and what they select: the engines and the engine settings.
 
+use crate::bench::page_cache::PageCacheMode;
 use crate::bench::{Benchmark, KeyDistribution};
 use crate::engines::{EngineConfig, EngineKind};
 use crate::FilterArgs;
@@ -39,6 +40,8 @@ pub const DEFAULT_BREAKDOWN_EVERY: u32 = 8;
 pub const DEFAULT_LEVEL1_SIZE: u64 = 10 << 20;
 /// Default `--sample-interval-ms`.
 pub const DEFAULT_SAMPLE_INTERVAL_MS: u64 = 100;
+/// Smallest `--page-cache-limit` (1 MiB).
+pub const MIN_PAGE_CACHE_LIMIT: u64 = 1 << 20;
 /// Data block size of every engine.
 pub const BLOCK_SIZE: usize = 4096;
 /// Table files every engine keeps open.
@@ -222,6 +225,30 @@ pub struct BenchArgs {
     /// settings; LevelDB has none and is skipped). 1 = the default keyspace only
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub keyspaces: usize,
+    /// Before each benchmark that reads (the lookups, readseq, the YCSB mixes),
+    /// drop the page-cache pages of every file of the database with
+    /// posix_fadvise(POSIX_FADV_DONTNEED), so its reads start cold. Pages that
+    /// are dirty or mapped into the process (LevelDB's and sievedb's table maps)
+    /// stay; the result's page_cache object reports what stayed (mincore)
+    #[arg(long)]
+    pub drop_caches: bool,
+    /// --drop-caches, then run each read benchmark in a fresh memory cgroup
+    /// (v2 if the memory controller is enabled for the bench's cgroup's
+    /// children, else v1; needs root) limited to the memory charged to it at
+    /// entry plus BYTES, so the page cache the reads bring in stays bounded
+    /// (BYTES must also cover the heap the engine grows while reading). After
+    /// the benchmark the process moves back and the cgroup's pages are
+    /// reclaimed (mapped ones too) before it is removed. Without usable
+    /// cgroups: a warning, the drop alone, and a page_cache.note in the result.
+    /// Every result carries device_read_bytes (/proc/self/io) and
+    /// device_read_requests (/proc/diskstats of the database's device, every
+    /// process's requests), with or without these flags
+    #[arg(long, value_name = "BYTES")]
+    pub page_cache_limit: Option<u64>,
+    /// Also write every result as one CSV row to FILE (the JSON line's rate,
+    /// device-read and page-cache fields)
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
 }
 
 impl Default for BenchArgs {
@@ -263,6 +290,9 @@ impl Default for BenchArgs {
             compression: Compression::None,
             compression_ratio: 1.0,
             keyspaces: 1,
+            drop_caches: false,
+            page_cache_limit: None,
+            csv: None,
         }
     }
 }
@@ -316,6 +346,15 @@ impl BenchArgs {
         }
     }
 
+    /// What `--drop-caches` and `--page-cache-limit` ask for.
+    pub fn page_cache_mode(&self) -> PageCacheMode {
+        match (self.page_cache_limit, self.drop_caches) {
+            (Some(bytes), _) => PageCacheMode::Bounded(bytes),
+            (None, true) => PageCacheMode::Drop,
+            (None, false) => PageCacheMode::Keep,
+        }
+    }
+
     /// The sievedb filter settings these flags ask for.
     pub fn filter_options(&self) -> FilterOptions {
         self.filters.filter_options()
@@ -348,6 +387,15 @@ impl BenchArgs {
         }
         if self.hot_shift_every == Some(0) {
             return Err("--hot-shift-every must be at least 1".into());
+        }
+        if self
+            .page_cache_limit
+            .is_some_and(|b| b < MIN_PAGE_CACHE_LIMIT)
+        {
+            return Err(format!(
+                "--page-cache-limit must be at least {MIN_PAGE_CACHE_LIMIT} bytes (1 MiB): \
+                 the bound covers the engine's heap growth too"
+            ));
         }
         if self.breakdown && self.breakdown_every == 0 {
             return Err("--breakdown-every must be at least 1".into());
@@ -517,6 +565,30 @@ mod tests {
                 .args;
             assert_eq!(a.engine, choice);
         }
+    }
+
+    #[test]
+    fn parses_page_cache_flags() {
+        let d = BenchArgs::default();
+        assert_eq!(
+            (d.page_cache_mode(), d.csv.is_none()),
+            (PageCacheMode::Keep, true)
+        );
+        let a = Cli::try_parse_from(["bench", "--drop-caches", "--csv", "r.csv"])
+            .unwrap()
+            .args;
+        assert_eq!(a.page_cache_mode(), PageCacheMode::Drop);
+        assert_eq!(a.csv.as_deref(), Some(Path::new("r.csv")));
+        let b = Cli::try_parse_from(["bench", "--page-cache-limit", "67108864"])
+            .unwrap()
+            .args;
+        assert_eq!(b.page_cache_mode(), PageCacheMode::Bounded(64 << 20));
+        assert!(b.validate().is_ok());
+        let small = Cli::try_parse_from(["bench", "--page-cache-limit", "4096"])
+            .unwrap()
+            .args;
+        assert!(small.validate().unwrap_err().contains("--page-cache-limit"));
+        assert!(Cli::try_parse_from(["bench", "--page-cache-limit", "lots"]).is_err());
     }
 
     #[test]

@@ -10,5 +10,6 @@ pub mod record;
 pub mod summary;
 
 pub use record::{
-    elapsed_line, median, median_header, medians, rate_line, MedianRow, Rates, Record, FILTER_KEYS,
+    elapsed_line, median, median_header, medians, rate_line, records_table, MedianRow, Rates,
+    Record, FILTER_KEYS,
 };

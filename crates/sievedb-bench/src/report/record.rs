@@ -1,6 +1,9 @@
 //! Formatting results: db_bench-style lines, JSON lines, and medians across repeats.
 
+use crate::bench::device_io::{DeviceReads, DEVICE_KEYS};
+use crate::bench::page_cache::PageCacheReport;
 use crate::bench::{Benchmark, Measurement};
+use crate::report::csv::Table;
 use serde_json::{json, Value};
 
 /// Keys of sievedb's filter statistics copied to the top level of every
@@ -40,6 +43,11 @@ pub struct Record {
     pub files_per_level: Option<Vec<u64>>,
     /// Keyspaces the keys were spread over (`--keyspaces`; 1 = the default keyspace).
     pub keyspaces: usize,
+    /// Device reads over the benchmark, measured outside the engine
+    /// (`/proc/self/io` and `/proc/diskstats`; see [`crate::bench::device_io`]).
+    pub device: Option<DeviceReads>,
+    /// The page cache of the benchmark (`--drop-caches`, `--page-cache-limit`).
+    pub page_cache: Option<PageCacheReport>,
 }
 
 /// Throughput figures derived from a measurement.
@@ -130,6 +138,17 @@ impl Record {
                 s.push_str(&format!("; files/level {}", f.join("/")));
             }
         }
+        if self.benchmark.needs_data() {
+            if let Some(d) = &self.device {
+                s.push_str(&d.text(self.m.ops));
+            }
+            if let Some(n) = self.engine_device_reads() {
+                s.push_str(&format!(
+                    " ({:.3} counted by the engine)",
+                    n as f64 / self.m.ops.max(1) as f64
+                ));
+            }
+        }
         if let Some(note) = &self.m.note {
             s.push_str("; ");
             s.push_str(note);
@@ -166,6 +185,59 @@ impl Record {
         Some(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
     }
 
+    /// The device reads sievedb counts itself: block-cache misses + filter
+    /// unit loads + table-open reads (reads from the device under
+    /// `--use-direct-reads`; with buffered reads some hit the page cache).
+    /// `None` for engines without statistics.
+    pub fn engine_device_reads(&self) -> Option<u64> {
+        let s = self.stats.as_ref()?;
+        Some(s.block_cache_misses + s.filter_unit_loads + s.table_open_reads)
+    }
+
+    /// The fields of the device-read measurement ([`DEVICE_KEYS`], then
+    /// `engine_device_reads` and its per-op figure); `null`s when none was taken.
+    pub fn device_fields(&self) -> Vec<(&'static str, Value)> {
+        let mut v = match &self.device {
+            Some(d) => d.fields(self.m.ops),
+            None => DEVICE_KEYS.iter().map(|&k| (k, Value::Null)).collect(),
+        };
+        let counted = self.engine_device_reads();
+        let per_op = counted
+            .filter(|_| self.m.ops > 0)
+            .map(|n| n as f64 / self.m.ops as f64);
+        v.push(("engine_device_reads", json!(counted)));
+        v.push(("engine_device_reads_per_op", json!(per_op)));
+        v
+    }
+
+    /// The page-cache fields of a CSV row (see [`PageCacheReport`]).
+    fn page_cache_fields(&self) -> Vec<(&'static str, Value)> {
+        let p = self.page_cache.as_ref();
+        let g = p.and_then(|p| p.cgroup.as_ref());
+        let v = vec![
+            ("page_cache_mode", json!(p.map(|p| p.mode))),
+            (
+                "page_cache_limit_bytes",
+                json!(p.and_then(|p| p.limit_bytes)),
+            ),
+            (
+                "db_resident_after_drop_bytes",
+                json!(p.map(|p| p.dropped.resident_after_bytes)),
+            ),
+            (
+                "db_resident_after_run_bytes",
+                json!(p.and_then(|p| p.resident_after_run_bytes)),
+            ),
+            ("cgroup_version", json!(g.map(|g| g.version))),
+            ("cgroup_limit_bytes", json!(g.map(|g| g.limit_bytes))),
+            ("cgroup_peak_bytes", json!(g.and_then(|g| g.peak_bytes))),
+            ("cgroup_limit_hits", json!(g.and_then(|g| g.limit_hits))),
+            ("page_cache_note", json!(p.and_then(|p| p.note.clone()))),
+        ];
+        debug_assert!(v.iter().map(|p| p.0).eq(PAGE_CACHE_KEYS));
+        v
+    }
+
     /// The JSON object of this record; a step measured by its elapsed time
     /// only has `null` rates (`ops_per_sec`, `micros_per_op`, `mb_per_sec`).
     pub fn to_json(&self) -> Value {
@@ -197,8 +269,14 @@ impl Record {
             "stats": stats,
             "breakdown_ns": breakdown,
             "files_per_level": self.files_per_level,
+            "page_cache": self.page_cache,
         });
         if let Value::Object(obj) = &mut v {
+            obj.extend(
+                self.device_fields()
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v)),
+            );
             if let Some(fields) = self.filter_fields() {
                 obj.extend(fields);
             }
@@ -208,6 +286,58 @@ impl Record {
         }
         v
     }
+}
+
+/// The page-cache columns of [`records_table`].
+pub const PAGE_CACHE_KEYS: [&str; 9] = [
+    "page_cache_mode",
+    "page_cache_limit_bytes",
+    "db_resident_after_drop_bytes",
+    "db_resident_after_run_bytes",
+    "cgroup_version",
+    "cgroup_limit_bytes",
+    "cgroup_peak_bytes",
+    "cgroup_limit_hits",
+    "page_cache_note",
+];
+
+/// Columns of [`records_table`] before the device and page-cache fields.
+const CSV_BASE: [&str; 11] = [
+    "engine",
+    "benchmark",
+    "repeat",
+    "keyspaces",
+    "threads",
+    "ops",
+    "found",
+    "seconds",
+    "ops_per_sec",
+    "micros_per_op",
+    "mb_per_sec",
+];
+
+/// The records as a CSV table (`--csv`): one row each, with the rates, the
+/// device reads ([`Record::device_fields`]) and the page cache; empty cells
+/// for what was not measured.
+pub fn records_table(records: &[Record]) -> Table {
+    let cell = |v: &Value| match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let mut cols: Vec<&str> = CSV_BASE.to_vec();
+    cols.extend(DEVICE_KEYS);
+    cols.extend(["engine_device_reads", "engine_device_reads_per_op"]);
+    cols.extend(PAGE_CACHE_KEYS);
+    let mut t = Table::new(&cols);
+    for r in records {
+        let j = r.to_json();
+        let mut row: Vec<String> = CSV_BASE.iter().map(|k| cell(&j[*k])).collect();
+        let fields = r.device_fields().into_iter().chain(r.page_cache_fields());
+        row.extend(fields.map(|(_, v)| cell(&v)));
+        t.push(row);
+    }
+    t
 }
 
 /// The median of one engine's repeats of one benchmark.
@@ -394,6 +524,8 @@ mod tests {
             stats: None,
             files_per_level: None,
             keyspaces: 1,
+            device: None,
+            page_cache: None,
         };
         let records = [
             rec(Benchmark::ReadRandom, 1, 1.0),
@@ -409,6 +541,69 @@ mod tests {
         let names: Vec<_> = rows.iter().map(|r| r.benchmark).collect();
         assert_eq!(names, [Benchmark::ReadRandom, Benchmark::FillRandom]);
         assert_eq!((rows[0].repeats, rows[0].seconds), (2, 2.0));
+    }
+
+    #[test]
+    fn device_fields_in_json_and_csv() {
+        let mut stats = sievedb::Stats::default();
+        (
+            stats.block_cache_misses,
+            stats.filter_unit_loads,
+            stats.table_open_reads,
+        ) = (5, 2, 1);
+        let rec = Record {
+            engine: "sievedb",
+            benchmark: Benchmark::ReadRandom,
+            repeat: 1,
+            m: Measurement {
+                ops: 4,
+                seconds: 1.0,
+                found: Some(4),
+                threads: 1,
+                extra: None,
+                note: None,
+            },
+            bytes_per_op: 10,
+            settings: Value::Null,
+            stats: Some(stats),
+            files_per_level: None,
+            keyspaces: 1,
+            device: Some(DeviceReads {
+                read_bytes: Some(32768),
+                requests: Some(6),
+                device: Some("vda 254:0".into()),
+                ..DeviceReads::default()
+            }),
+            page_cache: None,
+        };
+        let j = rec.to_json();
+        assert_eq!(j["device_read_bytes"], 32768);
+        assert_eq!(j["device_read_requests_per_op"], 1.5);
+        assert_eq!(
+            (
+                j["engine_device_reads"].as_u64(),
+                j["engine_device_reads_per_op"].as_f64()
+            ),
+            (Some(8), Some(2.0))
+        );
+        assert!(j["page_cache"].is_null() && j["device_note"].is_null());
+        assert!(rec.text_line(false).contains("1.500 req/op"));
+        let bare = Record {
+            device: None,
+            stats: None,
+            ..rec.clone()
+        };
+        assert!(bare.to_json()["device_read_bytes"].is_null());
+        let t = records_table(&[rec, bare]);
+        let n = CSV_BASE.len() + DEVICE_KEYS.len() + 2 + PAGE_CACHE_KEYS.len();
+        assert_eq!(t.header.len(), n);
+        assert!(t.rows.iter().all(|r| r.len() == n));
+        let col = |name| t.col(name).unwrap();
+        assert_eq!(t.rows[0][col("device")], "vda 254:0");
+        assert_eq!(t.rows[0][col("engine_device_reads")], "8");
+        assert_eq!(t.rows[1][col("device_read_bytes")], "");
+        assert_eq!(t.rows[0][col("benchmark")], "readrandom");
+        assert_eq!(records_table(&[]).header.len(), n);
     }
 
     #[test]
