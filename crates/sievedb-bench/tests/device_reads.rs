@@ -12,6 +12,7 @@ use std::sync::Mutex;
 mod common;
 
 use common::json_lines;
+use sievedb_bench::bench::device_io::DEVICE_KEYS as DEVICE_FIELDS;
 
 /// Bounded runs move the whole test process into a cgroup: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -47,20 +48,6 @@ fn result<'a>(lines: &'a [Value], bench: &str) -> &'a Value {
         .find(|v| v["type"] == "result" && v["benchmark"] == bench)
         .unwrap_or_else(|| panic!("no {bench} result in {lines:?}"))
 }
-
-const DEVICE_FIELDS: [&str; 11] = [
-    "device_read_bytes",
-    "device_read_syscalls",
-    "device_read_requests",
-    "device_read_merges",
-    "device_sector_read_bytes",
-    "device_read_bytes_per_op",
-    "device_read_pages_per_op",
-    "device_read_requests_per_op",
-    "device",
-    "device_read_ahead_kb",
-    "device_note",
-];
 
 /// Every device field is there; the counters are numbers when their source
 /// was found (else `device_note` says why) and consistent with each other.

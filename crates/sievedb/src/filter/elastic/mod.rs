@@ -131,6 +131,21 @@ impl FileState {
     fn fp(&self, n: u32) -> f64 {
         self.desc.fpr.get(n as usize).copied().unwrap_or(1.0)
     }
+
+    /// The file as Monkey's plan sees it; with `first_set_aside`, its units
+    /// after the first (the rates from one unit on).
+    fn monkey_file(&self, first_set_aside: bool) -> monkey::MonkeyFile<'_> {
+        monkey::MonkeyFile {
+            run: (self.desc.level, self.desc.run),
+            entries: self.desc.entries,
+            unit_bytes: self.desc.unit_bytes,
+            fpr: if first_set_aside && self.units > 0 {
+                &self.desc.fpr[1..]
+            } else {
+                &self.desc.fpr
+            },
+        }
+    }
 }
 
 /// Totals kept per run `(level, run)`.

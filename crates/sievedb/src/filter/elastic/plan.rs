@@ -41,13 +41,7 @@ impl Allocator {
         let p = monkey::optimal_fprs(&entries, self.budget as f64 * 8.0);
         let run = (f.desc.level, f.desc.run);
         let r = keys.iter().position(|&k| k == run).expect("run registered");
-        let mf = MonkeyFile {
-            run,
-            entries: f.desc.entries,
-            unit_bytes: f.desc.unit_bytes,
-            fpr: &f.desc.fpr,
-        };
-        monkey::closed_form_units(&mf, p[r])
+        monkey::closed_form_units(&f.monkey_file(false), p[r])
     }
 
     /// Elastic-monkey's start for every live file (in id order), when a
@@ -64,20 +58,8 @@ impl Allocator {
             .map(|f| f.desc.unit_bytes)
             .fold(0, u64::saturating_add);
         let floor = reserved <= self.budget;
-        let files: Vec<MonkeyFile<'_>> = self
-            .files
-            .values()
-            .map(|f| MonkeyFile {
-                run: (f.desc.level, f.desc.run),
-                entries: f.desc.entries,
-                unit_bytes: f.desc.unit_bytes,
-                fpr: if floor && f.units > 0 {
-                    &f.desc.fpr[1..]
-                } else {
-                    &f.desc.fpr
-                },
-            })
-            .collect();
+        let files: Vec<MonkeyFile<'_>> =
+            self.files.values().map(|f| f.monkey_file(floor)).collect();
         if !floor {
             return monkey::plan(&files, self.budget);
         }
@@ -168,16 +150,8 @@ impl Allocator {
         let plan: Vec<(u64, u32)> = match self.cfg.policy {
             FilterPolicy::Uniform => self.uniform_plan(),
             FilterPolicy::Monkey => {
-                let files: Vec<MonkeyFile<'_>> = self
-                    .files
-                    .values()
-                    .map(|f| MonkeyFile {
-                        run: (f.desc.level, f.desc.run),
-                        entries: f.desc.entries,
-                        unit_bytes: f.desc.unit_bytes,
-                        fpr: &f.desc.fpr,
-                    })
-                    .collect();
+                let files: Vec<MonkeyFile<'_>> =
+                    self.files.values().map(|f| f.monkey_file(false)).collect();
                 let n = monkey::plan(&files, self.budget);
                 self.files.keys().copied().zip(n).collect()
             }
