@@ -218,6 +218,8 @@ pub struct LoadedTree {
     pub bytes: u64,
     /// Table files.
     pub files: usize,
+    /// Wall seconds the bulk load took.
+    pub load_seconds: f64,
 }
 
 /// Bulk-loads `spec` into `dir/sievedb` (Bloom filters of the spec's bits per key).
@@ -251,7 +253,9 @@ pub fn load_tree_with(
         std::fs::remove_dir_all(&path)?;
     }
     let bar = Progress::new(ctx.progress, Some(spec.num), "bulkload");
+    let start = Instant::now();
     let report = crate::bulk::load_generated(&path, &cfg, bar.callback());
+    let load_seconds = start.elapsed().as_secs_f64();
     bar.finish();
     let report = report?;
     Ok(LoadedTree {
@@ -260,6 +264,7 @@ pub fn load_tree_with(
         level1_size: report.level1_size(),
         bytes: report.total_bytes(),
         files: report.total_files(),
+        load_seconds,
     })
 }
 

@@ -332,7 +332,7 @@ fn tree_sentence(t: &Tree) -> String {
     let s = &t.tree.spec;
     format!(
         "One bulk-loaded tree: {} entries of {} + {} B ({:.0} MB in {} files of {} KiB, {} levels \
-         at T = {}), each file with {UNITS} filter units of {} bits/key ({DISK_BPK} bits/key on \
+         at T = {}, loaded in {:.0} s), each file with {UNITS} filter units of {} bits/key ({DISK_BPK} bits/key on \
          disk); block cache {} MiB; files read {}; ElasticBF's lifeTime: {}. **Device reads** = \
          data blocks read from the files (`block_cache_misses`) + filter units read from the \
          files (`filter_unit_loads`) + what table opens read (`table_open_reads`: footer, index, \
@@ -346,6 +346,7 @@ fn tree_sentence(t: &Tree) -> String {
         s.target_file_size >> 10,
         s.levels,
         s.size_ratio,
+        t.tree.load_seconds,
         DISK_BPK / f64::from(UNITS),
         BLOCK_CACHE >> 20,
         if t.direct {
