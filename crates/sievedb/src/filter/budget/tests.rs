@@ -325,13 +325,15 @@ fn a_log_moves_each_file_once() {
     }
 }
 
-/// Once the database closes, the files its versions drop cost the allocator
-/// nothing (no visit each), and their filters' bytes still leave the counter.
+/// Once the database closes, no plan loads a unit, the files its versions
+/// drop cost the allocator nothing (no visit each), and their filters' bytes
+/// still leave the counter.
 #[test]
 fn a_closing_database_hands_its_files_to_nobody() {
     let n = 5_000u64;
     let (index, full) = filter();
     let counters = Arc::new(Counters::new(7));
+    let loader = Arc::new(CountingUnits(full, AtomicUsize::new(0)));
     let budget = FilterBudget::new(
         BudgetConfig {
             memory: FilterMemory::BitsPerKey(4.0),
@@ -340,7 +342,7 @@ fn a_closing_database_hands_its_files_to_nobody() {
             initial_units: None,
             filter: FilterOptions::default(),
         },
-        Arc::new(Units(full)),
+        loader.clone(),
         counters.clone(),
     );
     let shapes = shapes(n);
@@ -353,6 +355,15 @@ fn a_closing_database_hands_its_files_to_nobody() {
         .collect();
     assert!(counters.filter_memory.load(Ordering::Relaxed) > 0);
     budget.close();
+    // A plan that wants more units (the budget doubles) loads none now.
+    let loads = loader.1.load(Ordering::Relaxed);
+    budget.set_tree_entries(2 * n * 256);
+    budget.apply(&mut budget.state.lock());
+    assert_eq!(
+        loader.1.load(Ordering::Relaxed),
+        loads,
+        "no load once closing"
+    );
     let before = budget.state.lock().alloc.work();
     for f in filters {
         budget.retire(f);
