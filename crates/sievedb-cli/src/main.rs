@@ -223,7 +223,7 @@ enum Command {
     /// --filter-units, --hash, ...).
     Bulkload(commands::BulkloadArgs),
     /// Run db_bench-style benchmarks (the default when no subcommand is given)
-    Bench(sievedb_bench::BenchArgs),
+    Bench(Box<sievedb_bench::BenchArgs>),
     /// Reproduce a table or figure of the papers: CSV, SVG/PNG plot and a Markdown summary
     ///
     /// NAME is an experiment (`sievedb experiment list`), `all` (every experiment,
@@ -317,7 +317,7 @@ fn main() -> ExitCode {
     // No subcommand: the default benchmark, exactly as `sievedb bench`.
     let command = cli
         .command
-        .unwrap_or_else(|| Command::Bench(sievedb_bench::BenchArgs::default()));
+        .unwrap_or_else(|| Command::Bench(Box::default()));
     match run(command) {
         Ok(code) => code,
         Err(e) if is_broken_pipe(e.as_ref()) => ExitCode::SUCCESS,
@@ -514,7 +514,7 @@ mod tests {
     fn no_subcommand_means_default_bench() {
         assert!(Cli::try_parse_from(["sievedb"]).unwrap().command.is_none());
         match Cli::try_parse_from(["sievedb", "bench"]).unwrap().command {
-            Some(Command::Bench(args)) => assert_eq!(args, sievedb_bench::BenchArgs::default()),
+            Some(Command::Bench(args)) => assert_eq!(*args, sievedb_bench::BenchArgs::default()),
             other => panic!("unexpected {other:?}"),
         }
     }

@@ -241,14 +241,55 @@ fn nearest_existing(path: &Path) -> Result<PathBuf, String> {
 /// `queue/read_ahead_kb` of block device `major:minor` from sysfs; a
 /// partition has no queue of its own and uses its disk's.
 fn read_ahead_kb(major: u32, minor: u32) -> Option<u64> {
+    let file = read_ahead_file(major, minor)?;
+    std::fs::read_to_string(file).ok()?.trim().parse().ok()
+}
+
+/// The sysfs file of [`read_ahead_kb`].
+fn read_ahead_file(major: u32, minor: u32) -> Option<PathBuf> {
     let dir = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
     let own = dir.join("queue/read_ahead_kb");
-    let file = if own.exists() {
+    Some(if own.exists() {
         own
     } else {
         dir.parent()?.join("queue/read_ahead_kb")
-    };
-    std::fs::read_to_string(file).ok()?.trim().parse().ok()
+    })
+}
+
+/// A device's `read_ahead_kb` set for a while (`--read-ahead-kb`): the value
+/// before comes back when the guard drops. An engine that reads through
+/// `mmap` (LevelDB) reads that much around every page fault, so its device
+/// reads depend on it (BENCHMARKS.md, "Device reads of every engine").
+/// Writing it needs root.
+#[derive(Debug)]
+pub struct ReadAhead {
+    file: PathBuf,
+    before: u64,
+}
+
+impl ReadAhead {
+    /// Sets `dev`'s readahead to `kb` KiB.
+    pub fn set(dev: &BlockDevice, kb: u64) -> Result<ReadAhead, String> {
+        let file = read_ahead_file(dev.major, dev.minor)
+            .ok_or_else(|| format!("{}: no queue/read_ahead_kb in sysfs", dev.label()))?;
+        let before = read_ahead_kb(dev.major, dev.minor)
+            .ok_or_else(|| format!("{}: unreadable", file.display()))?;
+        std::fs::write(&file, kb.to_string())
+            .map_err(|e| format!("--read-ahead-kb: {}: {e}", file.display()))?;
+        Ok(ReadAhead { file, before })
+    }
+}
+
+impl Drop for ReadAhead {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::write(&self.file, self.before.to_string()) {
+            eprintln!(
+                "warning: could not restore {} to {}: {e}",
+                self.file.display(),
+                self.before
+            );
+        }
+    }
 }
 
 /// The counters of one moment ([`DeviceProbe::snapshot`]).
@@ -318,7 +359,8 @@ impl DeviceProbe {
             read_bytes: io.map(|x| x.0),
             read_syscalls: io.map(|x| x.1),
             device: device.map(BlockDevice::label),
-            read_ahead_kb: device.and_then(|d| d.read_ahead_kb),
+            // As it is at the end (`--read-ahead-kb` may have set it).
+            read_ahead_kb: device.and_then(|d| read_ahead_kb(d.major, d.minor)),
             requests: disk.map(|d| d.reads_completed),
             merges: disk.map(|d| d.reads_merged),
             sector_bytes: disk.map(|d| d.sectors_read * SECTOR_BYTES),
@@ -561,5 +603,17 @@ mod tests {
         assert_eq!(f["device_read_requests_per_op"], 1.5);
         assert!(r.text(4).contains("1.500 req/op") && r.text(4).contains("2.000 pages/op"));
         assert_eq!(r.text(0), "");
+    }
+
+    #[test]
+    fn read_ahead_of_no_device_is_an_error_not_a_panic() {
+        let none = BlockDevice {
+            name: "none".into(),
+            major: 0,
+            minor: 0,
+            read_ahead_kb: None,
+        };
+        let e = ReadAhead::set(&none, 16).unwrap_err();
+        assert!(e.contains("none 0:0"), "{e}");
     }
 }

@@ -3,7 +3,7 @@
 //! database ([`run`], [`run_with_output`], [`run_records`]), and the text or
 //! JSON report (header, settings, one line per measurement, medians).
 
-use crate::bench::device_io::DeviceProbe;
+use crate::bench::device_io::{DeviceProbe, ReadAhead};
 use crate::bench::page_cache::{self, PageCacheMode};
 use crate::bench::{self, Benchmark, Workload};
 use crate::engines::{self, EngineKind, EngineResult};
@@ -358,6 +358,12 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
                 let cache = match bench.needs_data() {
                     true => page_cache::prepare(&loc.path, page_mode)?,
                     false => None,
+                };
+                let _read_ahead = match (args.read_ahead_kb, probe.device()) {
+                    (Some(kb), Ok(dev)) if bench.needs_data() => ReadAhead::set(dev, kb)
+                        .map_err(|e| eprintln!("warning: {e}"))
+                        .ok(),
+                    _ => None,
                 };
                 let before = engine.stats();
                 let io_before = probe.snapshot();

@@ -1,8 +1,7 @@
 //! `elastic-fig5`: Figure 5, read throughput of the Table 1 runs.
 
 use super::{
-    baseline_table, col_index, grid_summary, med, min_max, noisy_notes, ratio_of, Dist, BUDGET_BPK,
-    DISTS,
+    col_index, grid_summary, med, min_max, noisy_notes, ratio_of, Dist, BUDGET_BPK, DISTS,
 };
 use crate::experiment::plot::Chart;
 use crate::experiment::{f, Ctx, ExpResult, PairedRatio, Summary};
@@ -92,7 +91,7 @@ pub fn fig5(ctx: &mut Ctx) -> ExpResult<Summary> {
     ];
     notes.extend(noisy_notes(&g, dists, "throughput", |r| r.ops_per_sec));
     s.bullets("Deviations", notes);
-    baseline_table(&mut s, &g, dists, "baseline ops/s");
+    super::baselines::table(&mut s, &g, dists, "baseline");
     let series: Vec<(String, Vec<f64>)> = g
         .cols
         .iter()

@@ -12,6 +12,7 @@
 //!
 //! Files: one per experiment (table1, fig5, fig6, fig7, warmup, shift).
 
+mod baselines;
 mod fig5;
 mod fig6;
 mod fig7;
@@ -30,7 +31,7 @@ use super::{
     f, Ctx, ExpResult, LoadedTree, PairedRatio, Summary, Table, TreeSpec, GAIN_DEFINITION,
 };
 use crate::bench::{Benchmark, KeyChooser, KeyDistribution};
-use crate::engines::{Engine, EngineKind};
+use crate::engines::Engine;
 use crate::keys::KeyGen;
 use crate::report::{median, Record};
 use crate::{BenchArgs, FilterArgs};
@@ -390,8 +391,8 @@ struct Grid {
     /// Megabytes of the tree.
     tree_mb: f64,
     direct_note: Option<String>,
-    /// `(engine, median ops/s per distribution)` of the baseline engines built in.
-    baselines: Vec<Baseline>,
+    /// The baseline engines built in, read like the policies.
+    baselines: Vec<baselines::Baseline>,
     /// Baseline engines not built in, as a sentence.
     missing_baselines: String,
 }
@@ -443,7 +444,7 @@ fn grid(ctx: &mut Ctx) -> ExpResult<(Arc<Grid>, bool)> {
             med(e, |r| r.ops_per_sec)
         ));
     }
-    let (baselines, missing_baselines) = baselines(ctx, &t, &dists, reads, repeats)?;
+    let (baselines, missing_baselines) = baselines::run(ctx, &t, &dists, reads, repeats)?;
     let g = Arc::new(Grid {
         cols,
         runs,
@@ -457,96 +458,6 @@ fn grid(ctx: &mut Ctx) -> ExpResult<(Arc<Grid>, bool)> {
     ctx.drop_dir(&t.tree.dir);
     *GRID.lock().map_err(|_| "poisoned")? = Some((key, g.clone()));
     Ok((g, false))
-}
-
-/// A baseline engine's name and median ops/s per distribution.
-type Baseline = (String, Vec<f64>);
-
-/// LevelDB / RocksDB at 4 bits/key, when built in: filled with `fillrandom`
-/// (bulk loading is sievedb's), then read like the sievedb runs.
-fn baselines(
-    ctx: &mut Ctx,
-    t: &Tree,
-    dists: &[Dist],
-    reads: u64,
-    repeats: usize,
-) -> ExpResult<(Vec<Baseline>, String)> {
-    let mut out = Vec::new();
-    let mut missing = Vec::new();
-    for kind in [EngineKind::Leveldb, EngineKind::Rocksdb] {
-        if !kind.available() {
-            missing.push(kind.name());
-            continue;
-        }
-        let dir = ctx
-            .db_dir(&format!("baseline-{}", kind.name()), false)?
-            .ok_or("no work directory")?;
-        let s = &t.tree.spec;
-        let mut a = BenchArgs {
-            db: Some(dir.clone()),
-            engine: match kind {
-                EngineKind::Leveldb => crate::EngineChoice::Leveldb,
-                _ => crate::EngineChoice::Rocksdb,
-            },
-            benchmarks: "fillrandom,waitforcompaction".into(),
-            num: s.num,
-            key_size: s.key_size,
-            value_size: s.value_size,
-            target_file_size: s.target_file_size,
-            block_cache_size: BLOCK_CACHE,
-            use_direct_reads: t.direct,
-            filters: FilterArgs {
-                bits_per_key: BUDGET_BPK,
-                ..FilterArgs::default()
-            },
-            ..BenchArgs::default()
-        };
-        ctx.note(format!("{}: fillrandom of {} entries", kind.name(), s.num));
-        crate::run_records(&a)?;
-        a.use_existing_db = true;
-        a.benchmarks = "readmixed".into();
-        a.alpha = ALPHA;
-        a.reads = reads;
-        a.repeats = repeats;
-        let mut per_dist = Vec::new();
-        for d in dists {
-            a.distribution = d.dist;
-            a.zipf_s = d.s;
-            let mut v: Vec<f64> = crate::run_records(&a)?
-                .iter()
-                .filter(|r| r.benchmark == Benchmark::ReadMixed)
-                .map(|r| r.rates().ops_per_sec)
-                .collect();
-            per_dist.push(if v.is_empty() {
-                f64::NAN
-            } else {
-                median(&mut v)
-            });
-        }
-        ctx.drop_dir(&dir);
-        out.push((kind.name().to_string(), per_dist));
-    }
-    let mut notes = Vec::new();
-    if out.iter().any(|(n, _)| n == EngineKind::Leveldb.name()) {
-        notes.push(format!(
-            "LevelDB ({BUDGET_BPK} bits/key, filled with `fillrandom`) ignores \
-             `--use-direct-reads` and reads through the page cache, and its device reads are \
-             not counted: its ops/s are a reference, not comparable with the sievedb columns{}.",
-            if t.direct { " read with O_DIRECT" } else { "" }
-        ));
-    }
-    let note = if missing.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "Baseline engine(s) {} are not built into this binary (cargo features `leveldb`, \
-             `rocksdb` of sievedb-bench / sievedb-cli), so their rows are missing; the \
-             `uniform` policy plays LevelDB's part.",
-            missing.join(", ")
-        )
-    };
-    notes.push(note);
-    Ok((out, notes.join(" ")))
 }
 
 const T1_COLS: [&str; 16] = [
@@ -593,12 +504,13 @@ fn grid_csv(g: &Grid, dists: &[Dist]) -> Table {
                 ]);
             }
         }
-        for (name, ops) in &g.baselines {
+        for b in &g.baselines {
             t.push(vec![
                 d.label(),
-                format!("{name} ({BUDGET_BPK} bits/key)"),
+                format!("{} ({BUDGET_BPK} bits/key)", b.name),
                 "median".into(),
                 g.reads.to_string(),
+                b.device_reads[di].map_or(String::new(), |x| f(x * g.reads as f64, 0)),
                 String::new(),
                 String::new(),
                 String::new(),
@@ -608,9 +520,8 @@ fn grid_csv(g: &Grid, dists: &[Dist]) -> Table {
                 String::new(),
                 String::new(),
                 String::new(),
-                String::new(),
-                f(ops[di], 1),
-                String::new(),
+                f(b.ops[di], 1),
+                b.device_reads[di].map_or(String::new(), |x| f(x, 5)),
             ]);
         }
     }
@@ -645,27 +556,6 @@ fn grid_summary(
         ));
     }
     Ok((g, s))
-}
-
-/// The baseline engines' ops/s per popularity (when any is built in), under
-/// a first column headed `head`.
-fn baseline_table(s: &mut Summary, g: &Grid, dists: &[Dist], head: &str) {
-    if g.baselines.is_empty() {
-        return;
-    }
-    let rows = g
-        .baselines
-        .iter()
-        .map(|(n, v)| {
-            let mut r = vec![format!("{n} ({BUDGET_BPK} bits/key)")];
-            r.extend(v.iter().map(|x| f(*x, 0)));
-            r
-        })
-        .collect();
-    let mut h = vec![head.to_string()];
-    h.extend(dists.iter().map(Dist::label));
-    let hr: Vec<&str> = h.iter().map(String::as_str).collect();
-    s.table(&hr, rows);
 }
 
 /// The smallest and the largest of `xs`.

@@ -1,8 +1,8 @@
 //! `elastic-table1`: Table 1, device reads per Get by popularity and policy.
 
 use super::{
-    baseline_table, col_index, grid_summary, med, min_max, noisy_notes, ratio_of, Column, Dist,
-    Grid, BLOCK_CACHE, BUDGET_BPK, DISTS,
+    col_index, grid_summary, med, min_max, noisy_notes, ratio_of, Column, Dist, Grid, BLOCK_CACHE,
+    BUDGET_BPK, DISTS,
 };
 use crate::experiment::plot::Chart;
 use crate::experiment::{f, Ctx, ExpResult, PairedRatio, Summary};
@@ -186,12 +186,7 @@ pub fn table1(ctx: &mut Ctx) -> ExpResult<Summary> {
         r.device_reads() as f64
     }));
     s.bullets("Deviations", notes);
-    baseline_table(
-        &mut s,
-        &g,
-        dists,
-        "baseline ops/s (device reads not counted)",
-    );
+    super::baselines::table(&mut s, &g, dists, "baseline");
     let mut series: Vec<(String, Vec<f64>)> = g
         .cols
         .iter()

@@ -1,0 +1,187 @@
+//! The paper's own comparison: LevelDB and RocksDB at 4 bits/key beside the
+//! policies, when built in. Each is filled with `fillrandom` (bulk loading is
+//! sievedb's) and read like the sievedb runs. Their device reads are counted
+//! from outside the engine ([`crate::bench::device_io`]): read requests on
+//! the database's block device (`/proc/diskstats`) per Get. LevelDB reads
+//! through `mmap` and the page cache, which is bounded to the block cache
+//! the sievedb runs have (`--page-cache-limit`), with the device's readahead
+//! at 16 KiB for its reads where it can be set (`--read-ahead-kb`); RocksDB
+//! reads with O_DIRECT where sievedb does.
+
+use super::{Dist, Grid, Tree, ALPHA, BLOCK_CACHE, BUDGET_BPK};
+use crate::bench::Benchmark;
+use crate::engines::EngineKind;
+use crate::experiment::{f, Ctx, ExpResult, Summary};
+use crate::report::{median, Record};
+use crate::{BenchArgs, FilterArgs};
+
+/// The device readahead LevelDB's reads run with (where it can be set):
+/// one 4 KiB block and its trailer span up to 3 pages, which a 16 KiB
+/// window reads in one request; larger windows fill the bounded cache with
+/// pages nobody reads (BENCHMARKS.md, "Device reads of every engine").
+const MMAP_READ_AHEAD_KB: u64 = 16;
+
+/// A baseline engine read at every popularity.
+pub(super) struct Baseline {
+    /// The engine's name.
+    pub name: String,
+    /// Median ops/s per distribution.
+    pub ops: Vec<f64>,
+    /// Median device read requests per Get per distribution (`None`: not
+    /// counted, e.g. no block device found for the directory).
+    pub device_reads: Vec<Option<f64>>,
+    /// The device's `read_ahead_kb` during the reads: each page fault of
+    /// LevelDB's mapped tables reads that much around it.
+    pub read_ahead_kb: Option<u64>,
+    /// Whether a memory cgroup bounded the page cache of the reads (else
+    /// they only started with the database's pages dropped).
+    pub bounded: bool,
+}
+
+/// Device read requests per Get of one read benchmark, if counted.
+fn requests_per_get(r: &Record) -> Option<f64> {
+    let requests = r.device.as_ref()?.requests?;
+    (r.m.ops > 0).then(|| requests as f64 / r.m.ops as f64)
+}
+
+/// Fills and reads every baseline engine built in; returns them and a note
+/// (what is missing, how LevelDB was read).
+pub(super) fn run(
+    ctx: &mut Ctx,
+    t: &Tree,
+    dists: &[Dist],
+    reads: u64,
+    repeats: usize,
+) -> ExpResult<(Vec<Baseline>, String)> {
+    let mut out = Vec::new();
+    let mut missing = Vec::new();
+    for kind in [EngineKind::Leveldb, EngineKind::Rocksdb] {
+        if !kind.available() {
+            missing.push(kind.name());
+            continue;
+        }
+        let dir = ctx
+            .db_dir(&format!("baseline-{}", kind.name()), false)?
+            .ok_or("no work directory")?;
+        let s = &t.tree.spec;
+        let mut a = BenchArgs {
+            db: Some(dir.clone()),
+            engine: match kind {
+                EngineKind::Leveldb => crate::EngineChoice::Leveldb,
+                _ => crate::EngineChoice::Rocksdb,
+            },
+            benchmarks: "fillrandom,waitforcompaction".into(),
+            num: s.num,
+            key_size: s.key_size,
+            value_size: s.value_size,
+            target_file_size: s.target_file_size,
+            block_cache_size: BLOCK_CACHE,
+            use_direct_reads: t.direct,
+            filters: FilterArgs {
+                bits_per_key: BUDGET_BPK,
+                ..FilterArgs::default()
+            },
+            ..BenchArgs::default()
+        };
+        ctx.note(format!("{}: fillrandom of {} entries", kind.name(), s.num));
+        crate::run_records(&a)?;
+        a.use_existing_db = true;
+        a.benchmarks = "readmixed".into();
+        a.alpha = ALPHA;
+        a.reads = reads;
+        a.repeats = repeats;
+        if kind == EngineKind::Leveldb || !t.direct {
+            a.page_cache_limit = Some(BLOCK_CACHE);
+            // Not in the smoke tests: a killed run would leave it set.
+            a.read_ahead_kb = ctx.pick(None, Some(MMAP_READ_AHEAD_KB), Some(MMAP_READ_AHEAD_KB));
+        }
+        let mut b = Baseline {
+            name: kind.name().to_string(),
+            ops: Vec::new(),
+            device_reads: Vec::new(),
+            read_ahead_kb: None,
+            bounded: false,
+        };
+        for d in dists {
+            a.distribution = d.dist;
+            a.zipf_s = d.s;
+            let recs: Vec<Record> = crate::run_records(&a)?
+                .into_iter()
+                .filter(|r| r.benchmark == Benchmark::ReadMixed)
+                .collect();
+            let mut ops: Vec<f64> = recs.iter().map(|r| r.rates().ops_per_sec).collect();
+            let mut dev: Vec<f64> = recs.iter().filter_map(requests_per_get).collect();
+            b.ops.push(if ops.is_empty() {
+                f64::NAN
+            } else {
+                median(&mut ops)
+            });
+            b.device_reads
+                .push((!dev.is_empty()).then(|| median(&mut dev)));
+            for r in &recs {
+                b.read_ahead_kb = b
+                    .read_ahead_kb
+                    .or(r.device.as_ref().and_then(|d| d.read_ahead_kb));
+                b.bounded |= r.page_cache.as_ref().is_some_and(|p| p.cgroup.is_some());
+            }
+        }
+        ctx.drop_dir(&dir);
+        out.push(b);
+    }
+    let mut notes = Vec::new();
+    if let Some(l) = out.iter().find(|b| b.name == EngineKind::Leveldb.name()) {
+        notes.push(format!(
+            "LevelDB ({BUDGET_BPK} bits/key, filled with `fillrandom`) reads its tables through \
+             `mmap`: its device reads are the read requests on the database's device \
+             (`/proc/diskstats`, every process's) per Get, {}, with the device's readahead at {} \
+             (each page fault reads that much around it; BENCHMARKS.md, \"Device reads of every \
+             engine\", measures how it inflates LevelDB's requests)",
+            if l.bounded {
+                format!(
+                    "its page cache bounded to the {} MiB block cache of the sievedb runs \
+                     (a memory cgroup)",
+                    BLOCK_CACHE >> 20
+                )
+            } else {
+                "its pages dropped before each run but its page cache not bounded (no \
+                 writable memory cgroup)"
+                    .to_string()
+            },
+            l.read_ahead_kb
+                .map_or("an unknown size".to_string(), |kb| format!("{kb} KiB"))
+        ));
+    }
+    if !missing.is_empty() {
+        notes.push(format!(
+            "Baseline engine(s) {} are not built into this binary (cargo features `leveldb`, \
+             `rocksdb` of sievedb-bench / sievedb-cli), so their rows are missing; the \
+             `uniform` policy plays LevelDB's part.",
+            missing.join(", ")
+        ));
+    }
+    Ok((out, notes.join(" ")))
+}
+
+/// The baseline engines' ops/s and device reads per Get per popularity
+/// (when any is built in), under a first column headed `head`.
+pub(super) fn table(s: &mut Summary, g: &Grid, dists: &[Dist], head: &str) {
+    if g.baselines.is_empty() {
+        return;
+    }
+    let rows = g
+        .baselines
+        .iter()
+        .map(|b| {
+            let mut r = vec![format!("{} ({BUDGET_BPK} bits/key)", b.name)];
+            r.extend(b.ops.iter().zip(&b.device_reads).map(|(ops, dev)| {
+                let dev = dev.map_or("not counted".to_string(), |x| f(x, 3));
+                format!("{} ops/s, {dev} reads/Get", f(*ops, 0))
+            }));
+            r
+        })
+        .collect();
+    let mut h = vec![head.to_string()];
+    h.extend(dists.iter().map(Dist::label));
+    let hr: Vec<&str> = h.iter().map(String::as_str).collect();
+    s.table(&hr, rows);
+}
