@@ -406,9 +406,9 @@ impl FilterBudget {
     /// The database is closing: the files that leave it from now on (all
     /// of them, as its versions drop) are dropped without a word to the
     /// allocator, whose plans no longer matter and are no longer carried
-    /// out (no unit is loaded while filters leave unaccounted for). Forgetting them one by one
-    /// cost ~2,000 instructions a file (100M at 50,000 files), more than
-    /// the rest of closing.
+    /// out (no unit is loaded while filters leave unaccounted for).
+    /// Forgetting them one by one cost ~2,000 instructions a file (100M at
+    /// 50,000 files), more than the rest of closing.
     pub fn close(&self) {
         self.closing.store(true, Ordering::Relaxed);
     }
