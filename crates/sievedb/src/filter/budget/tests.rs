@@ -124,6 +124,32 @@ fn shapes(n: u64) -> Vec<FileShape> {
         .collect()
 }
 
+/// A 4 bits/key budget under `policy` that learnt the `n` files of
+/// [`shapes`] in one batch (a tree opened), planned with the default filter
+/// options (another shape than the files': planned again once one is read).
+fn opened_tree(
+    n: u64,
+    policy: FilterPolicy,
+    loader: Arc<CountingUnits>,
+    counters: Arc<Counters>,
+) -> (FilterBudget, Vec<FileShape>) {
+    let budget = FilterBudget::new(
+        BudgetConfig {
+            memory: FilterMemory::BitsPerKey(4.0),
+            policy,
+            lifetime: None,
+            initial_units: None,
+            filter: FilterOptions::default(),
+        },
+        loader,
+        counters,
+    );
+    let shapes = shapes(n);
+    budget.set_tree_entries(n * 256);
+    budget.add_files(&shapes);
+    (budget, shapes)
+}
+
 /// The work (files the allocator visits) of registering a 50,000-file tree
 /// at open, reading 1,000 files' filters, 100,000 sampled lookups and
 /// closing, under every policy: `O(n log n)` in all. Registering one file at
@@ -138,21 +164,7 @@ fn a_50000_file_tree_costs_n_log_n_work() {
     for &policy in FilterPolicy::ALL {
         let counters = Arc::new(Counters::new(7));
         let loader = Arc::new(CountingUnits(full.clone(), AtomicUsize::new(0)));
-        let budget = FilterBudget::new(
-            BudgetConfig {
-                memory: FilterMemory::BitsPerKey(4.0),
-                policy,
-                lifetime: None,
-                initial_units: None,
-                // Another shape than the files': planned again once.
-                filter: FilterOptions::default(),
-            },
-            loader.clone(),
-            counters.clone(),
-        );
-        let shapes = shapes(n);
-        budget.set_tree_entries(n * 256);
-        budget.add_files(&shapes);
+        let (budget, shapes) = opened_tree(n, policy, loader.clone(), counters.clone());
         assert_eq!(
             loader.1.load(Ordering::Relaxed),
             0,
@@ -334,20 +346,7 @@ fn a_closing_database_hands_its_files_to_nobody() {
     let (index, full) = filter();
     let counters = Arc::new(Counters::new(7));
     let loader = Arc::new(CountingUnits(full, AtomicUsize::new(0)));
-    let budget = FilterBudget::new(
-        BudgetConfig {
-            memory: FilterMemory::BitsPerKey(4.0),
-            policy: FilterPolicy::Uniform,
-            lifetime: None,
-            initial_units: None,
-            filter: FilterOptions::default(),
-        },
-        loader.clone(),
-        counters.clone(),
-    );
-    let shapes = shapes(n);
-    budget.set_tree_entries(n * 256);
-    budget.add_files(&shapes);
+    let (budget, shapes) = opened_tree(n, FilterPolicy::Uniform, loader.clone(), counters.clone());
     let filters: Vec<_> = shapes
         .iter()
         .step_by(10)
