@@ -17,7 +17,7 @@ use crate::{BenchArgs, FilterArgs};
 
 /// The device readahead LevelDB's reads run with (where it can be set):
 /// one 4 KiB block and its trailer span up to 3 pages, which a 16 KiB
-/// window reads in one request; larger windows fill the bounded cache with
+/// window reads in one request; larger windows fill the page cache with
 /// pages nobody reads (BENCHMARKS.md, "Device reads of every engine").
 const MMAP_READ_AHEAD_KB: u64 = 16;
 
@@ -33,9 +33,6 @@ pub(super) struct Baseline {
     /// The device's `read_ahead_kb` during the reads: each page fault of
     /// LevelDB's mapped tables reads that much around it.
     pub read_ahead_kb: Option<u64>,
-    /// Whether a memory cgroup bounded the page cache of the reads (else
-    /// they only started with the database's pages dropped).
-    pub bounded: bool,
 }
 
 /// Device read requests per Get of one read benchmark, if counted.
@@ -103,7 +100,6 @@ pub(super) fn run(
             ops: Vec::new(),
             device_reads: Vec::new(),
             read_ahead_kb: None,
-            bounded: false,
         };
         for d in dists {
             a.distribution = d.dist;
@@ -125,7 +121,6 @@ pub(super) fn run(
                 b.read_ahead_kb = b
                     .read_ahead_kb
                     .or(r.device.as_ref().and_then(|d| d.read_ahead_kb));
-                b.bounded |= r.page_cache.as_ref().is_some_and(|p| p.cgroup.is_some());
             }
         }
         ctx.drop_dir(&dir);
@@ -136,17 +131,11 @@ pub(super) fn run(
         notes.push(format!(
             "LevelDB ({BUDGET_BPK} bits/key, filled with `fillrandom`) reads its tables through \
              `mmap`: its device reads are the read requests on the database's device \
-             (`/proc/diskstats`, every process's) per Get, {}, with the device's readahead at {} \
-             (each page fault reads that much around it; BENCHMARKS.md, \"Device reads of every \
-             engine\", measures how it inflates LevelDB's requests)",
-            if l.bounded {
-                "its page cache bounded by a memory cgroup".to_string()
-            } else {
-                "its pages dropped before each run (a cold start) but its page cache not \
-                 bounded during it, so Gets that come back to a page read earlier find it \
-                 cached"
-                    .to_string()
-            },
+             (`/proc/diskstats`, every process's) per Get, its pages dropped before each run (a \
+             cold start) but its page cache not bounded during it, so Gets that come back to a \
+             page read earlier find it cached, with the device's readahead at {} (each page \
+             fault reads that much around it; BENCHMARKS.md, \"Device reads of every engine\", \
+             measures how it inflates LevelDB's requests)",
             l.read_ahead_kb
                 .map_or("an unknown size".to_string(), |kb| format!("{kb} KiB"))
         ));
