@@ -3,7 +3,6 @@
 //! handed to the worker (or replayed in place) and fed to the allocator.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 use super::{FilterBudget, State};
 
@@ -35,28 +34,80 @@ thread_local! {
 
 /// A log's accesses per file, for [`FilterBudget::feed`]: reused from
 /// log to log, so replaying allocates nothing once warm.
+///
+/// Files are found by an open-addressed table (linear probing, a
+/// multiplicative hash of the file number) rather than a general hash map:
+/// counting is a few instructions per entry, and a log's 1,024 entries are
+/// counted once per log. The table is at least twice the log's entries, so
+/// probes stay short, and it is emptied slot by slot after each log.
 #[derive(Default)]
 pub(super) struct Runs {
-    /// Accesses per file in the log.
-    counts: HashMap<u64, u32, ahash::RandomState>,
-    /// `(position, file)` of each file's first access, in log order.
-    firsts: Vec<(usize, u64)>,
+    /// File numbers by slot; [`TICK`] marks an empty slot (never a file).
+    keys: Vec<u64>,
+    /// Each occupied slot's index in `firsts`.
+    slots: Vec<u32>,
+    /// One entry per file of the log, in the order of its first access.
+    firsts: Vec<FirstAccess>,
+    /// Lookups (ticks) in the log after the last file's first access.
+    ticks_after: u64,
+}
+
+/// A file's accesses in a log, with the lookups the log ended before its
+/// first one.
+struct FirstAccess {
+    /// Lookups ended between the previous file's first access and this one's.
+    ticks_before: u64,
+    /// The file.
+    file: u64,
+    /// Its accesses in the log.
+    accesses: u32,
+    /// Its slot in the table.
+    slot: usize,
 }
 
 impl Runs {
-    /// Counts the accesses of `events` per file and finds each file's first.
+    /// Counts the accesses of `events` per file and the lookups ended
+    /// before each file's first access, in one pass.
     fn count(&mut self, events: &[u64]) {
-        self.counts.clear();
         self.firsts.clear();
-        for (i, e) in events.iter().enumerate() {
-            if *e == TICK {
+        let want = (2 * events.len()).next_power_of_two().max(64);
+        if self.keys.len() < want {
+            self.keys = vec![TICK; want];
+            self.slots = vec![0; want];
+        }
+        let mask = self.keys.len() - 1;
+        let shift = 64 - mask.count_ones();
+        let mut ticks = 0;
+        for &e in events {
+            if e == TICK {
+                ticks += 1;
                 continue;
             }
-            let n = self.counts.entry(*e).or_insert(0);
-            if *n == 0 {
-                self.firsts.push((i, *e));
+            // Fibonacci hashing: the top bits of the product.
+            let mut h = (e.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize;
+            loop {
+                let k = self.keys[h];
+                if k == e {
+                    self.firsts[self.slots[h] as usize].accesses += 1;
+                    break;
+                }
+                if k == TICK {
+                    self.keys[h] = e;
+                    self.slots[h] = self.firsts.len() as u32;
+                    self.firsts.push(FirstAccess {
+                        ticks_before: std::mem::take(&mut ticks),
+                        file: e,
+                        accesses: 1,
+                        slot: h,
+                    });
+                    break;
+                }
+                h = (h + 1) & mask;
             }
-            *n += 1;
+        }
+        self.ticks_after = ticks;
+        for f in &self.firsts {
+            self.keys[f.slot] = TICK;
         }
     }
 }
@@ -153,25 +204,26 @@ impl FilterBudget {
     /// units in the order the log first names them, as one access at a time
     /// would; a file's recency and expiry are those of its first access in
     /// the log, earlier than its last by less than one log's lookups (a few
-    /// hundred), where lifetimes are thousands.
+    /// hundred), where lifetimes are thousands. The clock advances once per
+    /// file, by the lookups that ended before its first access, so the log
+    /// is walked once, when it is counted.
     ///
     /// [`Allocator::record_access_run`]: crate::filter::elastic::Allocator::record_access_run
     pub(super) fn feed(st: &mut State, events: &[u64]) {
         let mut runs = std::mem::take(&mut st.runs);
         runs.count(events);
-        let mut next = runs.firsts.iter().peekable();
-        for (i, e) in events.iter().enumerate() {
-            if *e == TICK {
-                st.alloc.tick(u64::from(ACCESS_SAMPLE));
-                continue;
+        let per_tick = u64::from(ACCESS_SAMPLE);
+        for f in &runs.firsts {
+            if f.ticks_before > 0 {
+                st.alloc.tick(f.ticks_before * per_tick);
             }
-            if next.peek().is_some_and(|(at, _)| *at == i) {
-                next.next();
-                if st.files.contains_key(e) {
-                    let n = runs.counts.get(e).copied().unwrap_or(1);
-                    st.alloc.record_access_run(*e, f64::from(ACCESS_SAMPLE), n);
-                }
+            if st.files.contains_key(&f.file) {
+                st.alloc
+                    .record_access_run(f.file, f64::from(ACCESS_SAMPLE), f.accesses);
             }
+        }
+        if runs.ticks_after > 0 {
+            st.alloc.tick(runs.ticks_after * per_tick);
         }
         st.runs = runs;
     }
@@ -188,5 +240,64 @@ impl FilterBudget {
             };
             f(&mut logs[i].1)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Runs, TICK};
+    use std::collections::BTreeMap;
+
+    /// Counts logs of every size, from a few files to more files than the
+    /// table had slots for the log before (it grows), with clashing hashes,
+    /// against a map; the table is empty again after each log.
+    #[test]
+    fn runs_count_every_file_and_tick() {
+        let mut runs = Runs::default();
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        for (len, files) in [(10, 3u64), (1_024, 60), (5_000, 4_000), (300, 1 << 40)] {
+            let mut log = Vec::new();
+            for _ in 0..len {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                // Multiples of 1 << 20 share their low bits: clashing hashes.
+                log.push(if rng.is_multiple_of(5) {
+                    TICK
+                } else {
+                    (rng % files) << 20
+                });
+            }
+            runs.count(&log);
+            let mut want: BTreeMap<u64, u32> = BTreeMap::new();
+            let mut order = Vec::new();
+            let mut ticks_before = Vec::new();
+            let mut ticks = 0;
+            for &e in &log {
+                if e == TICK {
+                    ticks += 1;
+                } else {
+                    let n = want.entry(e).or_insert(0);
+                    if *n == 0 {
+                        order.push(e);
+                        ticks_before.push(std::mem::take(&mut ticks));
+                    }
+                    *n += 1;
+                }
+            }
+            let got: Vec<(u64, u32, u64)> = runs
+                .firsts
+                .iter()
+                .map(|f| (f.file, f.accesses, f.ticks_before))
+                .collect();
+            let expected: Vec<(u64, u32, u64)> = order
+                .iter()
+                .zip(&ticks_before)
+                .map(|(&f, &t)| (f, want[&f], t))
+                .collect();
+            assert_eq!(got, expected, "log of {len} entries");
+            assert_eq!(runs.ticks_after, ticks);
+            assert!(runs.keys.iter().all(|&k| k == TICK), "table emptied");
+        }
     }
 }

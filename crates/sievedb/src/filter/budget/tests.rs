@@ -320,6 +320,7 @@ fn a_log_moves_each_file_once() {
             FilterBudget::feed(&mut single.state.lock(), std::slice::from_ref(e));
         }
         let b = single.state.lock();
+        assert_eq!(a.alloc.clock(), b.alloc.clock(), "{policy}: the same clock");
         for id in 1..=3 {
             let (ha, hb) = (a.alloc.hotness(id).unwrap(), b.alloc.hotness(id).unwrap());
             assert!(

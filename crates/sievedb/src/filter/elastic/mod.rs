@@ -527,12 +527,15 @@ impl Allocator {
         self.mq.remove(f.target, old);
         self.mq.insert(f.target, f.stamp, id);
         self.extra_io += weight * f.fp(f.target);
+        // A file holding all its units has none to gain (the usual case of
+        // a hot file): no chance to take.
+        let full = f.target >= f.units;
         self.total_hot += weight;
         self.since_recompute += u64::from(accesses);
         if self.since_recompute >= RECOMPUTE_EVERY {
             self.recompute();
         }
-        if self.cfg.policy.is_elastic() {
+        if self.cfg.policy.is_elastic() && !full {
             for _ in 0..accesses {
                 let before = self.files.get(&id).map(|f| f.target);
                 self.elastic_grow(id);
