@@ -3,8 +3,8 @@
 //! non-empty lookups (SSD and RAM disk).
 
 use super::{
-    breakdown_chart, cols, load_for, measure, model_gap, point_rows, point_summary, tree_spec,
-    Point, SUMMARY_HEADER,
+    breakdown_chart, cols, load_for, measure, model_gap, point_rows, point_summary, tmpfs_misfit,
+    tree_spec, Point, SUMMARY_HEADER,
 };
 use crate::experiment::devices::{self, Device, NVM, PCIE, SSD};
 use crate::experiment::plot::Chart;
@@ -71,7 +71,9 @@ pub fn fig6(ctx: &mut Ctx) -> ExpResult<Summary> {
     let mut s = Summary::new("fig6", "Figure 6: gain of hash sharing per storage device");
     let mut t = Table::new(&cols(&["entries"]));
     let disk = load_for(ctx, &spec, "disk", false)?.expect("work dir");
-    let shm = if devs.iter().any(Device::tmpfs) {
+    let wants_tmpfs = devs.iter().any(Device::tmpfs);
+    let tmpfs_skipped = wants_tmpfs.then(|| tmpfs_misfit(&spec)).flatten();
+    let shm = if wants_tmpfs && tmpfs_skipped.is_none() {
         load_for(ctx, &spec, "shm", true)?
     } else {
         None
@@ -123,6 +125,10 @@ pub fn fig6(ctx: &mut Ctx) -> ExpResult<Summary> {
                 by_device(&pts)
             ),
             devices::missing_devices(),
+            match &tmpfs_skipped {
+                Some(why) => format!("tmpfs not measured: {why}."),
+                None => String::new(),
+            },
             if unsupported.is_empty() {
                 "Direct I/O reads this VM's virtual disk (no page cache), the closest we have \
                  to the paper's SSD(D)/PCIe SSD(D)."

@@ -300,6 +300,12 @@ fn load_for(
     label: &str,
     tmpfs: bool,
 ) -> ExpResult<Option<LoadedTree>> {
+    if tmpfs {
+        if let Some(why) = tmpfs_misfit(spec) {
+            ctx.note(format!("{label} not loaded into tmpfs: {why}"));
+            return Ok(None);
+        }
+    }
     let Some(dir) = ctx.db_dir(label, tmpfs)? else {
         return Ok(None);
     };
@@ -314,6 +320,43 @@ fn load_for(
         if tmpfs { " (tmpfs)" } else { "" }
     ));
     Ok(Some(load_tree(ctx, spec, &dir)?))
+}
+
+/// Why the tree of `spec` cannot be loaded into `/dev/shm` here, if it
+/// cannot: its keys and values must fit in the file system's free space and
+/// in half the memory the kernel reports available (tmpfs pages are memory;
+/// a 22 GB tree on a 24 GB machine would leave nothing to run in).
+fn tmpfs_misfit(spec: &TreeSpec) -> Option<String> {
+    let bytes = spec.num * (spec.key_size + spec.value_size) as u64;
+    let free = shm_free_bytes().unwrap_or(0);
+    let memory = mem_available_bytes().unwrap_or(0) / 2;
+    (bytes > free.min(memory)).then(|| {
+        format!(
+            "its {} of keys and values exceed /dev/shm's free {} or half the available \
+             memory ({})",
+            mb(bytes),
+            mb(free),
+            mb(memory)
+        )
+    })
+}
+
+/// Free bytes of `/dev/shm` (`statvfs`), `None` if it cannot be asked.
+fn shm_free_bytes() -> Option<u64> {
+    let path = std::ffi::CString::new("/dev/shm").ok()?;
+    // SAFETY: `statvfs` writes only into `st`, a plain C struct it owns for
+    // the call, and reads the NUL-terminated path, alive for the call.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::statvfs(path.as_ptr(), &mut st) };
+    (rc == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+/// `MemAvailable` of `/proc/meminfo` in bytes.
+fn mem_available_bytes() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 fn mb(bytes: u64) -> String {
@@ -375,5 +418,27 @@ mod tests {
         let p = point(100.0, 400.0, 5.0, &[1.25, 1.2], &[1.0, 1.0]);
         let s = model_gap(&[&p, &p]);
         assert!(s.contains("over-predicts the gain at 2 of 2 points"), "{s}");
+    }
+
+    /// A tree larger than the machine's memory never goes to tmpfs (the
+    /// paper's 22 GB tree on a small machine); a tiny one does where
+    /// `/dev/shm` has room.
+    #[test]
+    fn tmpfs_takes_only_trees_that_fit() {
+        let spec = |num| TreeSpec {
+            num,
+            key_size: 512,
+            value_size: 512,
+            levels: 5,
+            size_ratio: 10,
+            bits_per_key: 10.0,
+            target_file_size: 2 << 20,
+        };
+        let memory = mem_available_bytes().expect("/proc/meminfo");
+        let why = tmpfs_misfit(&spec(memory / 1024 + 1)).expect("a tree as large as memory");
+        assert!(why.contains("half the available memory"), "{why}");
+        if shm_free_bytes().is_some_and(|free| free > 1 << 20) {
+            assert_eq!(tmpfs_misfit(&spec(100)), None);
+        }
     }
 }
