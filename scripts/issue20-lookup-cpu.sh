@@ -8,7 +8,7 @@
 # time; with --fair-sched=yes the worker gets its turns, as on a machine with
 # a core to spare. Without it the worker may not run for the whole run: the
 # queue of logs fills and logs are dropped, and their replay is not counted
-# (the lookup thread's work alone was counted so before 2026-11-27).
+# (the figures of this script before 5837d8e counted so).
 #
 #   scripts/issue20-lookup-cpu.sh DIR BINARY...
 #
