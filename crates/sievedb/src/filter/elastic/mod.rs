@@ -123,8 +123,13 @@ struct FileState {
     hot: f64,
     /// ElasticBF's expiredTime: the file is expired once `clock > expire`.
     expire: u64,
-    /// Recency stamp, its key in its queue (unique; larger = more recent).
+    /// The stamp the file is filed under in its queue (unique; larger =
+    /// more recent). Invariant: `stamp <= last`.
     stamp: u64,
+    /// Recency stamp of its latest access (or registration). An access
+    /// sets only this; the queue re-files the file under it when a scan
+    /// meets it ([`MultiQueue`]'s lazy order), so an access moves nothing.
+    last: u64,
 }
 
 impl FileState {
@@ -332,6 +337,7 @@ impl Allocator {
             hot,
             expire: self.clock + self.lifetime(),
             stamp,
+            last: stamp,
         };
         self.mq.insert(0, stamp, id);
         self.extra_io += hot * state.fp(0);
@@ -521,11 +527,8 @@ impl Allocator {
         let weight = weight * f64::from(accesses);
         f.hot += weight;
         f.expire = self.clock + lifetime;
-        let old = f.stamp;
-        f.stamp = self.next_stamp;
+        f.last = self.next_stamp;
         self.next_stamp += 1;
-        self.mq.remove(f.target, old);
-        self.mq.insert(f.target, f.stamp, id);
         self.extra_io += weight * f.fp(f.target);
         // A file holding all its units has none to gain (the usual case of
         // a hot file): no chance to take.
@@ -695,7 +698,11 @@ impl Allocator {
         let ub = f.desc.unit_bytes;
         self.used = self.used - f.target as u64 * ub + n as u64 * ub;
         self.extra_io += f.hot * (f.fp(n) - f.fp(f.target));
-        self.mq.relevel(f.target, n, f.stamp, id);
+        // Filed at its latest access in its new queue: a demoted file keeps
+        // its recency rank.
+        self.mq.remove(f.target, f.stamp);
+        f.stamp = f.last;
+        self.mq.insert(n, f.stamp, id);
         f.target = n;
         self.pending.insert(id);
     }

@@ -13,9 +13,17 @@ const RESCUE_LOOKS: usize = 8;
 /// Queues `Q_0..=Q_64`, each mapping a recency stamp to a file id.
 ///
 /// Invariant: every live file is in exactly one queue, the one of its target
-/// unit count, under its own stamp; stamps are unique, so ascending stamp
-/// order is LRU → MRU. Moving a file between queues keeps its stamp, so a
-/// demoted file keeps its recency rank.
+/// unit count, filed under a stamp no later than its latest access's
+/// (`FileState::stamp <= FileState::last`); stamps are unique. The order is
+/// lazy: an access only sets the file's `last`, and a scan from the LRU side
+/// re-files each stale file it meets under its `last`
+/// ([`Allocator::lru_fresh`]). The first fresh file met is then the true
+/// LRU: every other file's latest access is no earlier than its filed
+/// stamp, which is no earlier than that file's. So a scan sees the order of
+/// an eager queue, and an access costs no queue move (a hot file's many
+/// accesses cost one re-filing, when a scan reaches it). Moving a file
+/// between queues files it at its latest access, so a demoted file keeps its
+/// recency rank.
 #[derive(Debug)]
 pub(super) struct MultiQueue {
     queues: Vec<BTreeMap<u64, u64>>,
@@ -36,23 +44,17 @@ impl MultiQueue {
         self.queues[q as usize].remove(&stamp);
     }
 
-    /// Moves a file from `Q_from` to `Q_to` under the same stamp.
-    pub(super) fn relevel(&mut self, from: u32, to: u32, stamp: u64, id: u64) {
-        if from != to {
-            self.remove(from, stamp);
-            self.insert(to, stamp, id);
-        }
+    /// Every filed entry: `(queue, stamp, file)`.
+    #[cfg(test)]
+    pub(super) fn filed(&self) -> impl Iterator<Item = (u32, u64, u64)> + '_ {
+        self.queues
+            .iter()
+            .enumerate()
+            .flat_map(|(q, m)| m.iter().map(move |(&s, &id)| (q as u32, s, id)))
     }
 
-    /// The least recently used file of `Q_q`: `(stamp, id)`.
-    pub(super) fn lru(&self, q: u32) -> Option<(u64, u64)> {
-        self.queues[q as usize]
-            .first_key_value()
-            .map(|(&s, &id)| (s, id))
-    }
-
-    /// The `k`-th least recently used file of `Q_q` (0: the LRU).
-    pub(super) fn nth_lru(&self, q: u32, k: usize) -> Option<u64> {
+    /// The `k`-th file of `Q_q` in filed order (0: the first), stale or not.
+    fn nth_filed(&self, q: u32, k: usize) -> Option<u64> {
         self.queues[q as usize].values().nth(k).copied()
     }
 
@@ -66,6 +68,21 @@ impl MultiQueue {
 }
 
 impl Allocator {
+    /// The `k`-th least recently used file of `Q_q` (0: the LRU), re-filing
+    /// the stale files met on the way (see [`MultiQueue`]'s lazy order).
+    pub(super) fn lru_fresh(&mut self, q: u32, k: usize) -> Option<u64> {
+        loop {
+            let j = self.mq.nth_filed(q, k)?;
+            let f = self.files.get_mut(&j)?;
+            if f.stamp == f.last {
+                return Some(j);
+            }
+            self.mq.remove(q, f.stamp);
+            f.stamp = f.last;
+            self.mq.insert(q, f.stamp, j);
+        }
+    }
+
     /// ElasticBF's adjustment after an access of file `id` (its count and
     /// recency already updated): one more unit for it if memory is free, or
     /// else taken from expired files found from `Q_m` down to `Q_1`, each
@@ -102,7 +119,7 @@ impl Allocator {
         let mut victims: Vec<u64> = Vec::new();
         let mut cost = 0.0;
         'search: for q in (1..=self.mq.top()).rev() {
-            while let Some((_, j)) = self.mq.lru(q) {
+            while let Some(j) = self.lru_fresh(q, 0) {
                 if j == id {
                     break; // the accessed file is its queue's MRU: nothing after it
                 }
@@ -130,7 +147,7 @@ impl Allocator {
         if n == 0 && freed < need && gain - cost > threshold {
             'rescue: for q in (2..=self.mq.top()).rev() {
                 let mut skipped = 0;
-                while let Some(j) = self.mq.nth_lru(q, skipped) {
+                while let Some(j) = self.lru_fresh(q, skipped) {
                     if j == id {
                         break;
                     }

@@ -100,6 +100,36 @@ fn check(a: &Allocator, m: &Manager) {
     for f in a.files.values() {
         assert!(f.target <= f.units);
     }
+    // The multi-queue: each file once, in its target's queue, filed under
+    // its stamp, which is no later than its latest access.
+    let filed: Vec<(u32, u64, u64)> = a.mq.filed().collect();
+    assert_eq!(filed.len(), a.files.len());
+    for (q, stamp, id) in filed {
+        let f = &a.files[&id];
+        assert_eq!((q, stamp), (f.target, f.stamp), "file {id}");
+        assert!(f.stamp <= f.last, "file {id}");
+    }
+}
+
+/// Scans every queue from the LRU side as the multi-queue's victim searches
+/// do: the files come in the order of their latest accesses, as an eagerly
+/// ordered queue would give them, although accesses moved nothing.
+fn check_lru_order(a: &mut Allocator) {
+    for q in 0..=MAX_UNITS {
+        let mut want: Vec<(u64, u64)> = a
+            .files
+            .iter()
+            .filter(|(_, f)| f.target == q)
+            .map(|(&id, f)| (f.last, id))
+            .collect();
+        want.sort_unstable();
+        let got: Vec<u64> = (0..want.len())
+            .map(|k| a.lru_fresh(q, k).expect("a file"))
+            .collect();
+        let want: Vec<u64> = want.into_iter().map(|(_, id)| id).collect();
+        assert_eq!(got, want, "Q_{q}");
+        assert_eq!(a.lru_fresh(q, got.len()), None);
+    }
 }
 
 /// Runs a random sequence of calls; returns the change log.
@@ -168,6 +198,9 @@ fn random_run(policy: FilterPolicy, seed: u64) -> Vec<(u64, u32)> {
             }
         }
         check(&a, &m);
+        if step % 100 == 99 {
+            check_lru_order(&mut a);
+        }
         if policy == FilterPolicy::SkewAtWrite {
             for (&id, &n) in &skew_units {
                 // Only a failed load (applied fewer) or a shrink lowers it.
