@@ -44,8 +44,8 @@ thread_local! {
 pub(super) struct Runs {
     /// File numbers by slot; [`TICK`] marks an empty slot (never a file).
     keys: Vec<u64>,
-    /// Each occupied slot's index in `firsts`.
-    slots: Vec<u32>,
+    /// Each occupied slot's accesses so far.
+    counts: Vec<u32>,
     /// One entry per file of the log, in the order of its first access.
     firsts: Vec<FirstAccess>,
     /// Lookups (ticks) in the log after the last file's first access.
@@ -73,7 +73,7 @@ impl Runs {
         let want = (2 * events.len()).next_power_of_two().max(64);
         if self.keys.len() < want {
             self.keys = vec![TICK; want];
-            self.slots = vec![0; want];
+            self.counts = vec![0; want];
         }
         let mask = self.keys.len() - 1;
         let shift = 64 - mask.count_ones();
@@ -88,16 +88,16 @@ impl Runs {
             loop {
                 let k = self.keys[h];
                 if k == e {
-                    self.firsts[self.slots[h] as usize].accesses += 1;
+                    self.counts[h] += 1;
                     break;
                 }
                 if k == TICK {
                     self.keys[h] = e;
-                    self.slots[h] = self.firsts.len() as u32;
+                    self.counts[h] = 1;
                     self.firsts.push(FirstAccess {
                         ticks_before: std::mem::take(&mut ticks),
                         file: e,
-                        accesses: 1,
+                        accesses: 0,
                         slot: h,
                     });
                     break;
@@ -106,7 +106,8 @@ impl Runs {
             }
         }
         self.ticks_after = ticks;
-        for f in &self.firsts {
+        for f in &mut self.firsts {
+            f.accesses = self.counts[f.slot];
             self.keys[f.slot] = TICK;
         }
     }
