@@ -306,6 +306,10 @@ pub fn fig8(ctx: &mut Ctx) -> ExpResult<Summary> {
             ));
             continue;
         }
+        if let Some(why) = dev.tmpfs().then(|| tmpfs_misfit(&spec)).flatten() {
+            s.para(format!("{label}: not measured, {why}."));
+            continue;
+        }
         let Some(tree) = load_for(ctx, &spec, stem, dev.tmpfs())? else {
             continue;
         };
