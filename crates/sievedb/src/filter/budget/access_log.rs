@@ -2,7 +2,7 @@
 //! records the files whose filters it probed in a per-thread log, which is
 //! handed to the worker (or replayed in place) and fed to the allocator.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use super::{FilterBudget, State};
 
@@ -20,16 +20,38 @@ pub const ACCESS_SAMPLE: u32 = 4;
 /// unlimited; BENCHMARKS.md). The allocator then hears of accesses ~800
 /// lookups late, well inside a file's lifetime.
 pub const LOG_BATCH: usize = 1024;
+/// The capacity a new log starts with: room for the lookup that fills it
+/// past [`LOG_BATCH`], so a log is never reallocated (and copied) on its way
+/// to the worker; it was, once per log, when it started at `LOG_BATCH`.
+const LOG_CAPACITY: usize = 2 * LOG_BATCH;
 /// Log entries past which a thread drops the oldest half of its log.
 pub const LOG_LIMIT: usize = 1 << 14;
 /// The log entry that ends one lookup (a clock tick).
 pub(super) const TICK: u64 = u64::MAX;
 
-thread_local! {
-    /// This thread's access log of each budget it has read through.
-    static LOGS: RefCell<Vec<(u64, Vec<u64>)>> = const { RefCell::new(Vec::new()) };
+/// A thread's sampling countdown and access logs, in one thread-local: a
+/// sampled lookup takes its log and gives it back with no borrow flag or
+/// search when the thread reads through one budget (the usual case).
+struct ThreadLogs {
     /// Lookups this thread starts before the next one it samples.
-    static UNTIL_SAMPLE: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    until_sample: Cell<u32>,
+    /// The budget whose log `log` is (0: none yet; budget ids start at 1).
+    owner: Cell<u64>,
+    /// The access log of budget `owner`.
+    log: Cell<Vec<u64>>,
+    /// The logs of the other budgets this thread has read through.
+    others: RefCell<Vec<(u64, Vec<u64>)>>,
+}
+
+thread_local! {
+    static THREAD_LOGS: ThreadLogs = const {
+        ThreadLogs {
+            until_sample: Cell::new(0),
+            owner: Cell::new(0),
+            log: Cell::new(Vec::new()),
+            others: RefCell::new(Vec::new()),
+        }
+    };
 }
 
 /// A log's accesses per file, for [`FilterBudget::feed`]: reused from
@@ -77,6 +99,10 @@ impl Runs {
         }
         let mask = self.keys.len() - 1;
         let shift = 64 - mask.count_ones();
+        // Both tables as slices of `mask + 1` slots, indexed by `h & mask`:
+        // the compiler then knows every index is in bounds.
+        let keys = &mut self.keys[..=mask];
+        let counts = &mut self.counts[..=mask];
         let mut ticks = 0;
         for &e in events {
             if e == TICK {
@@ -86,14 +112,15 @@ impl Runs {
             // Fibonacci hashing: the top bits of the product.
             let mut h = (e.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize;
             loop {
-                let k = self.keys[h];
+                h &= mask;
+                let k = keys[h];
                 if k == e {
-                    self.counts[h] += 1;
+                    counts[h] += 1;
                     break;
                 }
                 if k == TICK {
-                    self.keys[h] = e;
-                    self.counts[h] = 1;
+                    keys[h] = e;
+                    counts[h] = 1;
                     self.firsts.push(FirstAccess {
                         ticks_before: std::mem::take(&mut ticks),
                         file: e,
@@ -102,7 +129,7 @@ impl Runs {
                     });
                     break;
                 }
-                h = (h + 1) & mask;
+                h += 1;
             }
         }
         self.ticks_after = ticks;
@@ -124,17 +151,16 @@ impl FilterBudget {
         if !self.limited() {
             return None;
         }
-        let sampled = UNTIL_SAMPLE.with(|c| match c.get() {
+        THREAD_LOGS.with(|t| match t.until_sample.get() {
             0 => {
-                c.set(ACCESS_SAMPLE - 1);
-                true
+                t.until_sample.set(ACCESS_SAMPLE - 1);
+                Some(self.log_of(t, std::mem::take))
             }
             n => {
-                c.set(n - 1);
-                false
+                t.until_sample.set(n - 1);
+                None
             }
-        });
-        sampled.then(|| self.with_log(std::mem::take))
+        })
     }
 
     /// Ends the sampled lookup whose log [`sample_lookup`](Self::sample_lookup)
@@ -148,7 +174,7 @@ impl FilterBudget {
         if full {
             if let Some(w) = self.worker.get() {
                 w.send(log);
-                log = Vec::with_capacity(LOG_BATCH);
+                log = Vec::with_capacity(LOG_CAPACITY);
             }
         }
         self.with_log(|mine| {
@@ -229,18 +255,32 @@ impl FilterBudget {
         st.runs = runs;
     }
 
+    /// Runs `f` on this thread's access log of this budget.
     pub(super) fn with_log<R>(&self, f: impl FnOnce(&mut Vec<u64>) -> R) -> R {
-        LOGS.with(|logs| {
-            let mut logs = logs.borrow_mut();
-            let i = match logs.iter().position(|(id, _)| *id == self.id) {
-                Some(i) => i,
-                None => {
-                    logs.push((self.id, Vec::with_capacity(LOG_BATCH)));
-                    logs.len() - 1
-                }
-            };
-            f(&mut logs[i].1)
-        })
+        THREAD_LOGS.with(|t| self.log_of(t, f))
+    }
+
+    /// Runs `f` on this budget's log in `t` (`f` must not reach the logs).
+    #[inline]
+    fn log_of<R>(&self, t: &ThreadLogs, f: impl FnOnce(&mut Vec<u64>) -> R) -> R {
+        if t.owner.get() == 0 {
+            t.owner.set(self.id);
+        }
+        if t.owner.get() == self.id {
+            let mut log = t.log.take();
+            let r = f(&mut log);
+            t.log.set(log);
+            return r;
+        }
+        let mut others = t.others.borrow_mut();
+        let i = match others.iter().position(|(id, _)| *id == self.id) {
+            Some(i) => i,
+            None => {
+                others.push((self.id, Vec::with_capacity(LOG_CAPACITY)));
+                others.len() - 1
+            }
+        };
+        f(&mut others[i].1)
     }
 }
 
