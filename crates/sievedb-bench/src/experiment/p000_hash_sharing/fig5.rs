@@ -2,8 +2,8 @@
 //! `levels` hash sharing, against key size (5a) and tree height (5b).
 
 use super::{
-    breakdown_chart, cols, load_for, mb, measure, model_gap, point_rows, point_summary, tree_spec,
-    Point, SUMMARY_HEADER,
+    breakdown_chart, built, cols, load_for, mb, measure, model_gap, point_rows, point_summary,
+    tree_spec, Point, SUMMARY_HEADER,
 };
 use crate::experiment::devices::{self, Device, PCIE};
 use crate::experiment::{f, gain_str, pct, Ctx, ExpResult, Summary, Table, GAIN_DEFINITION};
@@ -76,9 +76,11 @@ pub fn fig5a(ctx: &mut Ctx) -> ExpResult<Summary> {
     );
     let mut t = Table::new(&cols(&["key_size", "value_size", "entries"]));
     let mut pts: Vec<(usize, Device, Point)> = Vec::new();
+    let mut trees = Vec::new();
     for &ks in &key_sizes {
         let spec = tree_spec(ctx, num, ks, 2048 - ks, 5, 10);
         let tree = load_for(ctx, &spec, &format!("k{ks}"), false)?.expect("work dir");
+        trees.push(built(&format!("{ks} B keys"), &tree));
         for d in &devs {
             let p = measure(ctx, &tree, d, reads, repeats, None)?;
             for r in point_rows(
@@ -154,6 +156,7 @@ pub fn fig5a(ctx: &mut Ctx) -> ExpResult<Summary> {
             ),
             model_gap(&all),
             devices::missing_devices(),
+            format!("The trees: {}.", trees.join("; ")),
             if too_small.is_empty() {
                 String::new()
             } else {

@@ -3,8 +3,8 @@
 //! non-empty lookups (SSD and RAM disk).
 
 use super::{
-    breakdown_chart, cols, load_for, measure, model_gap, point_rows, point_summary, tmpfs_misfit,
-    tree_spec, Point, SUMMARY_HEADER,
+    breakdown_chart, built, cols, load_for, measure, model_gap, point_rows, point_summary,
+    tmpfs_misfit, tree_spec, Point, SUMMARY_HEADER,
 };
 use crate::experiment::devices::{self, Device, NVM, PCIE, SSD};
 use crate::experiment::plot::Chart;
@@ -104,8 +104,11 @@ pub fn fig6(ctx: &mut Ctx) -> ExpResult<Summary> {
         "One 5-level tree at T = 10: {num} entries of {} B keys and {} B values, {} bits/key, \
          read with empty lookups ({reads} per run, fewer on slow emulated devices, {repeats} \
          alternating runs per mode). Paper: 000, Figure 6 and §5 (22 GB; SSD, PCIe SSD with and \
-         without direct I/O, RAM disk).",
-        spec.key_size, spec.value_size, spec.bits_per_key
+         without direct I/O, RAM disk). {}.",
+        spec.key_size,
+        spec.value_size,
+        spec.bits_per_key,
+        built("The tree on disk", &disk)
     ));
     let rows = pts
         .iter()
@@ -337,7 +340,11 @@ pub fn fig8(ctx: &mut Ctx) -> ExpResult<Summary> {
                 point_summary(format!("{label}, α = {a}"), p, paper)
             })
             .collect();
-        s.para(format!("**{label} ({})**", dev.name()));
+        s.para(format!(
+            "**{label} ({})**. {}.",
+            dev.name(),
+            built("The tree", &tree)
+        ));
         s.table(&SUMMARY_HEADER, rows);
         let refs: Vec<&Point> = pts.iter().map(|(_, p)| p).collect();
         ctx.plot(

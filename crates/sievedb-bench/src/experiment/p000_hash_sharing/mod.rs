@@ -359,6 +359,17 @@ fn mem_available_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// What a loaded tree is and what building it cost, for a summary:
+/// `label` names it (e.g. "the tree", "the 512 B keys' tree").
+fn built(label: &str, t: &LoadedTree) -> String {
+    format!(
+        "{label}: {} in {} files, bulk-loaded in {:.1} s",
+        mb(t.bytes),
+        t.files,
+        t.load_seconds
+    )
+}
+
 fn mb(bytes: u64) -> String {
     if bytes >= 10 << 30 {
         format!("{:.0} GB", bytes as f64 / 1e9)
