@@ -343,6 +343,10 @@ pub fn run_one(exp: &Experiment, args: &ExperimentArgs, out: &Path) -> ExpResult
     })
 }
 
+/// The paragraph of the small runs' document that points to the large ones.
+const LARGE_LINK: &str = "The same experiments on the papers' tree shapes (`--scale large`, \
+     run one at a time): [reproduction-large.md](reproduction-large.md).\n\n";
+
 /// Runs every experiment and writes `<docs>/reproduction.md` (at `--scale
 /// large`, `<docs>/reproduction-large.md`).
 pub fn run_all(args: &ExperimentArgs) -> ExpResult<Vec<Finished>> {
@@ -406,6 +410,9 @@ fn write_docs(
         total_seconds / 60.0,
         crate::cpu_description()
     );
+    if args.scale != Scale::Large {
+        md.push_str(LARGE_LINK);
+    }
     md.push_str("| experiment | what | runtime |\n|---|---|---:|\n");
     for f in done {
         let _ = writeln!(
