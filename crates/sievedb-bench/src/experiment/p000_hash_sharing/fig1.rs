@@ -1,7 +1,7 @@
 //! `fig1`: Figure 1 of paper 000, the share of lookup time spent hashing vs
 //! data size and device.
 
-use super::{cols, load_for, mb, point_rows, tree_spec, Point};
+use super::{cols, load_disk, load_shm, mb, point_rows, tmpfs_not_measured, tree_spec, Point};
 use crate::experiment::devices::{self, Device, NVM, PCIE, SSD};
 use crate::experiment::plot::Chart;
 use crate::experiment::{
@@ -34,12 +34,15 @@ pub fn fig1(ctx: &mut Ctx) -> ExpResult<Summary> {
     let mut shares: Vec<(String, Vec<f64>)> = devs.iter().map(|d| (d.name(), Vec::new())).collect();
     let mut rows = Vec::new();
     let mut sizes = Vec::new();
+    let mut tmpfs_skipped = Vec::new();
     for l in 1..=max_levels {
         let num = n1 * (10u64.pow(l as u32) - 1) / 9;
         let spec = tree_spec(ctx, num, 512, 512, l, 10);
-        let disk = load_for(ctx, &spec, &format!("l{l}"), false)?.expect("work dir");
+        let disk = load_disk(ctx, &spec, &format!("l{l}"))?;
         let shm = if devs.iter().any(Device::tmpfs) {
-            load_for(ctx, &spec, &format!("l{l}"), true)?
+            load_shm(ctx, &spec, &format!("l{l}"))?
+                .map_err(|why| tmpfs_skipped.push(format!("{l} levels: {why}")))
+                .ok()
         } else {
             None
         };
@@ -140,6 +143,7 @@ pub fn fig1(ctx: &mut Ctx) -> ExpResult<Summary> {
                 ctx.hash_ns(HashFn::Murmur64A, 512)
             ),
             devices::missing_devices(),
+            tmpfs_not_measured(&tmpfs_skipped),
         ],
     );
     ctx.plot(

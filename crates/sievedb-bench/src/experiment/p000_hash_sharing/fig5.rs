@@ -2,7 +2,7 @@
 //! `levels` hash sharing, against key size (5a) and tree height (5b).
 
 use super::{
-    breakdown_chart, built, cols, load_for, mb, measure, model_gap, point_rows, point_summary,
+    breakdown_chart, built, cols, load_disk, mb, measure, model_gap, point_rows, point_summary,
     tree_spec, Point, SUMMARY_HEADER,
 };
 use crate::experiment::devices::{self, Device, PCIE};
@@ -79,7 +79,7 @@ pub fn fig5a(ctx: &mut Ctx) -> ExpResult<Summary> {
     let mut trees = Vec::new();
     for &ks in &key_sizes {
         let spec = tree_spec(ctx, num, ks, 2048 - ks, 5, 10);
-        let tree = load_for(ctx, &spec, &format!("k{ks}"), false)?.expect("work dir");
+        let tree = load_disk(ctx, &spec, &format!("k{ks}"))?;
         trees.push(built(&format!("{ks} B keys"), &tree));
         for d in &devs {
             let p = measure(ctx, &tree, d, reads, repeats, None)?;
@@ -208,7 +208,7 @@ pub fn fig5b(ctx: &mut Ctx) -> ExpResult<Summary> {
             2048 * ((1u64 << l) - 1)
         };
         let spec = tree_spec(ctx, num, ks, vs, l, 2);
-        let tree = load_for(ctx, &spec, &format!("l{l}"), false)?.expect("work dir");
+        let tree = load_disk(ctx, &spec, &format!("l{l}"))?;
         let p = measure(ctx, &tree, &Device::PageCache, reads, repeats, None)?;
         for r in point_rows(&[l.to_string(), num.to_string()], &Device::PageCache, &p) {
             t.push(r);

@@ -3,8 +3,8 @@
 //! non-empty lookups (SSD and RAM disk).
 
 use super::{
-    breakdown_chart, built, cols, load_for, measure, model_gap, point_rows, point_summary,
-    tmpfs_misfit, tree_spec, Point, SUMMARY_HEADER,
+    breakdown_chart, built, cols, load_disk, load_shm, measure, model_gap, point_rows,
+    point_summary, tmpfs_not_measured, tree_spec, Point, SUMMARY_HEADER,
 };
 use crate::experiment::devices::{self, Device, NVM, PCIE, SSD};
 use crate::experiment::plot::Chart;
@@ -70,11 +70,12 @@ pub fn fig6(ctx: &mut Ctx) -> ExpResult<Summary> {
     let devs = devices::all_devices();
     let mut s = Summary::new("fig6", "Figure 6: gain of hash sharing per storage device");
     let mut t = Table::new(&cols(&["entries"]));
-    let disk = load_for(ctx, &spec, "disk", false)?.expect("work dir");
-    let wants_tmpfs = devs.iter().any(Device::tmpfs);
-    let tmpfs_skipped = wants_tmpfs.then(|| tmpfs_misfit(&spec)).flatten();
-    let shm = if wants_tmpfs && tmpfs_skipped.is_none() {
-        load_for(ctx, &spec, "shm", true)?
+    let disk = load_disk(ctx, &spec, "disk")?;
+    let mut tmpfs_skipped = Vec::new();
+    let shm = if devs.iter().any(Device::tmpfs) {
+        load_shm(ctx, &spec, "shm")?
+            .map_err(|why| tmpfs_skipped.push(format!("the tree, {why}")))
+            .ok()
     } else {
         None
     };
@@ -128,10 +129,7 @@ pub fn fig6(ctx: &mut Ctx) -> ExpResult<Summary> {
                 by_device(&pts)
             ),
             devices::missing_devices(),
-            match &tmpfs_skipped {
-                Some(why) => format!("tmpfs not measured: {why}."),
-                None => String::new(),
-            },
+            tmpfs_not_measured(&tmpfs_skipped),
             if unsupported.is_empty() {
                 "Direct I/O reads this VM's virtual disk (no page cache), the closest we have \
                  to the paper's SSD(D)/PCIe SSD(D)."
@@ -189,12 +187,15 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
     let mut gains: Vec<(String, Vec<f64>)> = devs.iter().map(|d| (d.name(), Vec::new())).collect();
     let mut rows = Vec::new();
     let mut refs_owned = Vec::new();
+    let mut tmpfs_skipped = Vec::new();
     for &b in &bpks {
         let mut spec = tree_spec(ctx, num, 512, 512, 5, 10);
         spec.bits_per_key = b;
-        let disk = load_for(ctx, &spec, &format!("b{b}"), false)?.expect("work dir");
+        let disk = load_disk(ctx, &spec, &format!("b{b}"))?;
         let shm = if devs.iter().any(Device::tmpfs) {
-            load_for(ctx, &spec, &format!("b{b}"), true)?
+            load_shm(ctx, &spec, &format!("b{b}"))?
+                .map_err(|why| tmpfs_skipped.push(format!("{b} bits/key: {why}")))
+                .ok()
         } else {
             None
         };
@@ -245,6 +246,7 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
             ),
             format!("{num} entries per tree instead of 22 GB."),
             devices::missing_devices(),
+            tmpfs_not_measured(&tmpfs_skipped),
             model_gap(&refs),
         ],
     );
@@ -309,12 +311,16 @@ pub fn fig8(ctx: &mut Ctx) -> ExpResult<Summary> {
             ));
             continue;
         }
-        if let Some(why) = dev.tmpfs().then(|| tmpfs_misfit(&spec)).flatten() {
-            s.para(format!("{label}: not measured, {why}."));
-            continue;
-        }
-        let Some(tree) = load_for(ctx, &spec, stem, dev.tmpfs())? else {
-            continue;
+        let tree = if dev.tmpfs() {
+            match load_shm(ctx, &spec, stem)? {
+                Ok(tree) => tree,
+                Err(why) => {
+                    s.para(format!("{label}: not measured, {why}."));
+                    continue;
+                }
+            }
+        } else {
+            load_disk(ctx, &spec, stem)?
         };
         let mut pts = Vec::new();
         for &a in &alphas {

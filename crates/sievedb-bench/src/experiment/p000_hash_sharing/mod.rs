@@ -293,33 +293,46 @@ fn tree_spec(
     }
 }
 
-/// Loads `spec` for `device` (in /dev/shm for tmpfs); `None` if unavailable.
-fn load_for(
+/// Loads `spec` into the work directory (on its disk).
+fn load_disk(ctx: &mut Ctx, spec: &TreeSpec, label: &str) -> ExpResult<LoadedTree> {
+    let dir = ctx.db_dir(label, false)?.ok_or("no work directory")?;
+    load_into(ctx, spec, label, &dir, "")
+}
+
+/// Loads `spec` into `/dev/shm` (the emulated RAM disk), or says why it was
+/// not loaded there: no `/dev/shm`, or a tree that does not fit
+/// ([`tmpfs_misfit`]).
+fn load_shm(ctx: &mut Ctx, spec: &TreeSpec, label: &str) -> ExpResult<Result<LoadedTree, String>> {
+    if let Some(why) = tmpfs_misfit(spec) {
+        ctx.note(format!("{label} not loaded into tmpfs: {why}"));
+        return Ok(Err(why));
+    }
+    let Some(dir) = ctx.db_dir(label, true)? else {
+        return Ok(Err("this machine has no /dev/shm".into()));
+    };
+    load_into(ctx, spec, label, &dir, " (tmpfs)").map(Ok)
+}
+
+/// The sentence for the trees [`load_shm`] did not load (empty when none).
+fn tmpfs_not_measured(skipped: &[String]) -> String {
+    if skipped.is_empty() {
+        return String::new();
+    }
+    format!("tmpfs not measured for: {}.", skipped.join("; "))
+}
+
+fn load_into(
     ctx: &mut Ctx,
     spec: &TreeSpec,
     label: &str,
-    tmpfs: bool,
-) -> ExpResult<Option<LoadedTree>> {
-    if tmpfs {
-        if let Some(why) = tmpfs_misfit(spec) {
-            ctx.note(format!("{label} not loaded into tmpfs: {why}"));
-            return Ok(None);
-        }
-    }
-    let Some(dir) = ctx.db_dir(label, tmpfs)? else {
-        return Ok(None);
-    };
+    dir: &std::path::Path,
+    place: &str,
+) -> ExpResult<LoadedTree> {
     ctx.note(format!(
-        "bulk load {label}: {} entries of {} + {} B, {} levels, T = {}, {} bits/key{}",
-        spec.num,
-        spec.key_size,
-        spec.value_size,
-        spec.levels,
-        spec.size_ratio,
-        spec.bits_per_key,
-        if tmpfs { " (tmpfs)" } else { "" }
+        "bulk load {label}: {} entries of {} + {} B, {} levels, T = {}, {} bits/key{place}",
+        spec.num, spec.key_size, spec.value_size, spec.levels, spec.size_ratio, spec.bits_per_key,
     ));
-    Ok(Some(load_tree(ctx, spec, &dir)?))
+    load_tree(ctx, spec, dir)
 }
 
 /// Why the tree of `spec` cannot be loaded into `/dev/shm` here, if it
