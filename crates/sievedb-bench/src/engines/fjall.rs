@@ -19,7 +19,9 @@ use ::fjall::{
 };
 use serde_json::json;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// The fjall version this crate is pinned to (`=3.1.13` in Cargo.toml).
@@ -48,9 +50,90 @@ const WAIT_TIMEOUT: Duration = Duration::from_secs(3600);
 /// How often the waits poll fjall's counters.
 const POLL: Duration = Duration::from_millis(1);
 
+/// How often [`HaltWatch`] looks at level 0.
+const HALT_WATCH_EVERY: Duration = Duration::from_millis(50);
+
+/// Unsticks fjall 3.1's write halt when nothing else will.
+///
+/// fjall halts writes while a keyspace has [`L0_STALL_HALT`]`[1]` level-0
+/// runs, until a compaction shrinks level 0; but its workers start
+/// compactions only after a flush, and a halted writer causes no flush. If
+/// the compactions queued by the last flushes leave level 0 at the halt, the
+/// writer sleeps forever beside idle workers (seen at 100M keys; the
+/// symptom of fjall-rs/fjall issue #257, open upstream). This thread looks
+/// every [`HALT_WATCH_EVERY`]: a written keyspace at the halt for two looks in
+/// a row with no compaction running gets one round of its own compaction
+/// strategy, run here as a worker would run it. It does nothing otherwise,
+/// so an unhalted run is fjall's own.
+struct HaltWatch {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl HaltWatch {
+    /// Starts watching `keyspaces` of `db`.
+    fn start(db: Database, keyspaces: Vec<Keyspace>) -> EngineResult<Self> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("fjall-halt-watch".into())
+            .spawn(move || Self::watch(&db, &keyspaces, &flag))
+            .map_err(err)?;
+        Ok(HaltWatch {
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    fn watch(db: &Database, keyspaces: &[Keyspace], stop: &AtomicBool) {
+        let halt = usize::from(L0_STALL_HALT[1]);
+        let mut halted_looks = vec![0u32; keyspaces.len()];
+        let mut rounds = 0u64;
+        while !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(HALT_WATCH_EVERY);
+            for (k, looks) in keyspaces.iter().zip(&mut halted_looks) {
+                let stuck = k.tree.l0_run_count() >= halt && db.active_compactions() == 0;
+                *looks = if stuck { *looks + 1 } else { 0 };
+                if *looks < 2 {
+                    continue;
+                }
+                *looks = 0;
+                rounds += 1;
+                if rounds == 1 {
+                    eprintln!(
+                        "fjall: writes halted at {} level-0 runs with no compaction running; \
+                         running the keyspace's compaction from the benchmark (fjall-rs/fjall#257)",
+                        k.tree.l0_run_count()
+                    );
+                }
+                // Sequence number 0: the round drops no old versions, so a
+                // reader's snapshot is never short of one.
+                if let Err(e) = k.tree.compact(k.config.compaction_strategy.clone(), 0) {
+                    eprintln!("fjall: the halt watch's compaction failed: {e}");
+                    return;
+                }
+            }
+        }
+        if rounds > 0 {
+            eprintln!("fjall: the halt watch ran {rounds} compaction round(s)");
+        }
+    }
+}
+
+impl Drop for HaltWatch {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// A fjall database with one keyspace, opened for benchmarking.
 pub struct Fjall {
-    // Dropped first: the keyspace handles refer to the database's internals.
+    /// Stopped first, before the handles it holds clones of.
+    _halt_watch: HaltWatch,
+    // Dropped before `db`: the keyspace handles refer to its internals.
     keyspace: Keyspace,
     /// The keyspaces `ks0..ks{N-1}` of `--keyspaces N > 1` (empty with one:
     /// `keyspace` then holds every key).
@@ -218,6 +301,9 @@ impl Fjall {
             "level_count": LEVEL_COUNT,
             "compaction_style": "leveling",
             "level0_triggers": [L0_THRESHOLD, L0_STALL_HALT[0], L0_STALL_HALT[1]],
+            "halt_watch": "a benchmark thread runs one round of the keyspace's compaction when \
+                 writes stay halted at the level-0 limit with no compaction running \
+                 (fjall-rs/fjall#257); it says so on stderr when it acts",
             "max_open_files": cfg.max_open_files,
             "background_threads": WORKER_THREADS,
             "not_matched": [
@@ -235,7 +321,13 @@ impl Fjall {
                 keyspaces.len() - 1
             ));
         }
+        let watched = if keyspaces.is_empty() {
+            vec![keyspace.clone()]
+        } else {
+            keyspaces.clone()
+        };
         Ok(Fjall {
+            _halt_watch: HaltWatch::start(db.clone(), watched)?,
             keyspace,
             keyspaces,
             db,
