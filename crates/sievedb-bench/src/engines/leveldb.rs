@@ -4,9 +4,33 @@
 use super::{Engine, EngineConfig, EngineResult};
 use serde_json::json;
 use std::ffi::{c_char, c_int, CStr, CString};
+use std::ops::RangeInclusive;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::ptr;
+
+/// The ranges LevelDB 1.23 clamps options into without a word when it opens
+/// a database (`SanitizeOptions`): the size of table files it writes, its
+/// memtable, its data blocks, and its table cache (64 + the 10 descriptors it
+/// keeps for other files). A 256 KiB `--target-file-size` gives 1 MiB files.
+const MAX_FILE_SIZE: RangeInclusive<usize> = 1 << 20..=1 << 30;
+const WRITE_BUFFER_SIZE: RangeInclusive<usize> = 64 << 10..=1 << 30;
+const BLOCK_SIZE: RangeInclusive<usize> = 1 << 10..=4 << 20;
+const MAX_OPEN_FILES: RangeInclusive<usize> = 74..=50_000;
+
+/// `v` as LevelDB will use it (clamped into `range`); on stderr when that
+/// differs from what was asked for, with the flag's name.
+fn as_leveldb_uses(flag: &str, v: usize, range: &RangeInclusive<usize>) -> usize {
+    let used = v.clamp(*range.start(), *range.end());
+    if used != v {
+        eprintln!(
+            "warning: leveldb clamps {flag} into {}..={}: {v} becomes {used}",
+            range.start(),
+            range.end()
+        );
+    }
+    used
+}
 
 /// Declarations of the parts of `leveldb/c.h` this module uses.
 #[allow(non_camel_case_types)]
@@ -213,9 +237,17 @@ impl LevelDb {
             );
         }
         let bits = bits.clamp(0.0, c_int::MAX as f64) as c_int;
-        let max_open = c_int::try_from(cfg.max_open_files).unwrap_or(c_int::MAX);
+        let max_open = as_leveldb_uses("--max-open-files", cfg.max_open_files, &MAX_OPEN_FILES);
+        let max_open = c_int::try_from(max_open).unwrap_or(c_int::MAX);
         let cache_bytes = usize::try_from(cfg.block_cache_size).unwrap_or(usize::MAX);
         let file_size = usize::try_from(cfg.target_file_size).unwrap_or(usize::MAX);
+        let file_size = as_leveldb_uses("--target-file-size", file_size, &MAX_FILE_SIZE);
+        let write_buffer = as_leveldb_uses(
+            "--write-buffer-size",
+            cfg.write_buffer_size,
+            &WRITE_BUFFER_SIZE,
+        );
+        let block_size = as_leveldb_uses("--block-size", cfg.block_size, &BLOCK_SIZE);
 
         // SAFETY: each object is created by LevelDB's constructor functions and
         // configured before use; `ldb` owns them from here on and its `Drop`
@@ -237,10 +269,10 @@ impl LevelDb {
             let o = ldb.options;
             ffi::leveldb_options_set_create_if_missing(o, 1);
             ffi::leveldb_options_set_paranoid_checks(o, 0);
-            ffi::leveldb_options_set_write_buffer_size(o, cfg.write_buffer_size);
+            ffi::leveldb_options_set_write_buffer_size(o, write_buffer);
             ffi::leveldb_options_set_max_open_files(o, max_open);
             ffi::leveldb_options_set_cache(o, ldb.cache);
-            ffi::leveldb_options_set_block_size(o, cfg.block_size);
+            ffi::leveldb_options_set_block_size(o, block_size);
             ffi::leveldb_options_set_block_restart_interval(o, 16);
             ffi::leveldb_options_set_max_file_size(o, file_size);
             ffi::leveldb_options_set_compression(o, 0);
@@ -264,16 +296,16 @@ impl LevelDb {
                 "bits_per_key": bits,
                 "filter": if bits > 0 { "bloom (LevelDB built-in policy)" } else { "none" },
                 "block_cache_bytes": cfg.block_cache_size,
-                "block_size": cfg.block_size,
+                "block_size": block_size,
                 "compression": "none",
                 "verify_checksums": true,
                 "file_access": "page cache; table files read through mmap (LevelDB's POSIX Env default)",
                 "use_direct_reads": false,
                 "io_delay_ns": 0,
                 "ignored_flags": ignored,
-                "write_buffer_size": cfg.write_buffer_size,
+                "write_buffer_size": write_buffer,
                 "sync": false,
-                "target_file_size": cfg.target_file_size,
+                "target_file_size": file_size,
                 "size_ratio": 10,
                 "level1_size": 10 * 1048576,
                 "compaction_style": "leveling",
@@ -437,5 +469,38 @@ impl Engine for LevelDb {
 
     fn settings(&self) -> serde_json::Value {
         self.settings.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_reported_as_leveldb_clamps_them() {
+        assert_eq!(
+            as_leveldb_uses("--target-file-size", 256 << 10, &MAX_FILE_SIZE),
+            1 << 20
+        );
+        assert_eq!(
+            as_leveldb_uses("--target-file-size", 2 << 20, &MAX_FILE_SIZE),
+            2 << 20
+        );
+        assert_eq!(as_leveldb_uses("--max-open-files", 10, &MAX_OPEN_FILES), 74);
+        assert_eq!(
+            as_leveldb_uses("--block-size", 8 << 20, &BLOCK_SIZE),
+            4 << 20
+        );
+    }
+
+    #[test]
+    fn a_small_target_file_size_gives_files_of_a_mebibyte() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = EngineConfig {
+            target_file_size: 64 << 10,
+            ..crate::BenchArgs::default().engine_config()
+        };
+        let db = LevelDb::open(dir.path(), &cfg).unwrap();
+        assert_eq!(db.settings()["target_file_size"], json!(1 << 20));
     }
 }
