@@ -86,37 +86,58 @@ impl HaltWatch {
     }
 
     fn watch(db: &Database, keyspaces: &[Keyspace], stop: &AtomicBool) {
-        let halt = usize::from(L0_STALL_HALT[1]);
         let mut halted_looks = vec![0u32; keyspaces.len()];
         let mut rounds = 0u64;
         while !stop.load(Ordering::Relaxed) {
             std::thread::sleep(HALT_WATCH_EVERY);
             for (k, looks) in keyspaces.iter().zip(&mut halted_looks) {
-                let stuck = k.tree.l0_run_count() >= halt && db.active_compactions() == 0;
-                *looks = if stuck { *looks + 1 } else { 0 };
+                *looks = if Self::stuck(db, k) { *looks + 1 } else { 0 };
                 if *looks < 2 {
                     continue;
                 }
                 *looks = 0;
-                rounds += 1;
-                if rounds == 1 {
+                if rounds == 0 {
                     eprintln!(
                         "fjall: writes halted at {} level-0 runs with no compaction running; \
                          running the keyspace's compaction from the benchmark (fjall-rs/fjall#257)",
                         k.tree.l0_run_count()
                     );
                 }
-                // Sequence number 0: the round drops no old versions, so a
-                // reader's snapshot is never short of one.
-                if let Err(e) = k.tree.compact(k.config.compaction_strategy.clone(), 0) {
-                    eprintln!("fjall: the halt watch's compaction failed: {e}");
-                    return;
+                // Rounds back to back while the halt lasts and each changes
+                // the tree (the strategy may shrink a deeper level first).
+                loop {
+                    let before = Self::shape(k);
+                    rounds += 1;
+                    // Sequence number 0: the round drops no old versions, so
+                    // a reader's snapshot is never short of one.
+                    if let Err(e) = k.tree.compact(k.config.compaction_strategy.clone(), 0) {
+                        eprintln!("fjall: the halt watch's compaction failed: {e}");
+                        return;
+                    }
+                    if stop.load(Ordering::Relaxed)
+                        || !Self::stuck(db, k)
+                        || Self::shape(k) == before
+                    {
+                        break;
+                    }
                 }
             }
         }
         if rounds > 0 {
             eprintln!("fjall: the halt watch ran {rounds} compaction round(s)");
         }
+    }
+
+    /// Whether `k`'s writes are halted with no compaction running.
+    fn stuck(db: &Database, k: &Keyspace) -> bool {
+        k.tree.l0_run_count() >= usize::from(L0_STALL_HALT[1]) && db.active_compactions() == 0
+    }
+
+    /// Tables per level of `k`, to tell whether a round changed anything.
+    fn shape(k: &Keyspace) -> Vec<Option<usize>> {
+        (0..usize::from(LEVEL_COUNT))
+            .map(|l| k.tree.level_table_count(l))
+            .collect()
     }
 }
 
