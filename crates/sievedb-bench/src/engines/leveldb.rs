@@ -6,8 +6,9 @@ use serde_json::json;
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::ops::RangeInclusive;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::ptr;
+use std::time::{Duration, Instant};
 
 /// The ranges LevelDB 1.23 clamps options into without a word when it opens
 /// a database (`SanitizeOptions`): the size of table files it writes, its
@@ -17,6 +18,24 @@ const MAX_FILE_SIZE: RangeInclusive<usize> = 1 << 20..=1 << 30;
 const WRITE_BUFFER_SIZE: RangeInclusive<usize> = 64 << 10..=1 << 30;
 const BLOCK_SIZE: RangeInclusive<usize> = 1 << 10..=4 << 20;
 const MAX_OPEN_FILES: RangeInclusive<usize> = 74..=50_000;
+
+/// A key after every key the benchmarks write (theirs are printable):
+/// LevelDB's `CompactRange` over just this key finds no table to compact and
+/// only writes the memtable out (over the whole key space it would instead
+/// merge every level into the last one).
+const PAST_EVERY_KEY: [u8; 16] = [0xff; 16];
+/// Level-0 files at which LevelDB compacts level 0 (`kL0_CompactionTrigger`).
+const L0_TRIGGER: u64 = 4;
+/// Bytes level 1 may hold before LevelDB compacts it; ×10 per level below.
+const LEVEL1_BYTES: f64 = 10.0 * 1048576.0;
+/// How long the table files must stay unchanged (names and sizes) before
+/// [`Engine::wait_for_compactions`] takes LevelDB's background thread as
+/// idle: a running compaction writes its output continuously.
+const SETTLED_FOR: Duration = Duration::from_secs(1);
+/// How often that wait looks.
+const POLL: Duration = Duration::from_millis(100);
+/// How long that wait waits before giving up.
+const WAIT_TIMEOUT: Duration = Duration::from_secs(3600);
 
 /// `v` as LevelDB will use it (clamped into `range`); on stderr when that
 /// differs from what was asked for, with the flag's name.
@@ -196,6 +215,8 @@ pub struct LevelDb {
     read: *mut ffi::leveldb_readoptions_t,
     write: *mut ffi::leveldb_writeoptions_t,
     settings: serde_json::Value,
+    /// The database directory (its table files tell a running compaction).
+    dir: PathBuf,
 }
 
 // SAFETY: a LevelDB `DB` is safe for concurrent use by several threads without
@@ -265,6 +286,7 @@ impl LevelDb {
                 read: ffi::leveldb_readoptions_create(),
                 write: ffi::leveldb_writeoptions_create(),
                 settings: serde_json::Value::Null,
+                dir: path.to_path_buf(),
             };
             let o = ldb.options;
             ffi::leveldb_options_set_create_if_missing(o, 1);
@@ -317,6 +339,60 @@ impl LevelDb {
             Ok(ldb)
         }
     }
+}
+
+impl LevelDb {
+    /// The text of LevelDB property `name`.
+    fn property(&self, name: &str) -> EngineResult<String> {
+        let c = CString::new(name).map_err(|_| "property name with a NUL byte")?;
+        // SAFETY: the database is open and `c` is NUL-terminated; a non-null
+        // result is a malloc'd NUL-terminated string, copied and freed once.
+        unsafe {
+            let p = ffi::leveldb_property_value(self.db, c.as_ptr());
+            if p.is_null() {
+                return Err(format!("leveldb: no property {name}").into());
+            }
+            let text = CStr::from_ptr(p).to_string_lossy().into_owned();
+            ffi::leveldb_free(p.cast());
+            Ok(text)
+        }
+    }
+}
+
+/// The table files of a LevelDB directory with their sizes, sorted.
+fn table_files(dir: &Path) -> EngineResult<Vec<(String, u64)>> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".ldb") || name.ends_with(".sst") {
+            v.push((name, e.metadata()?.len()));
+        }
+    }
+    v.sort();
+    Ok(v)
+}
+
+/// Whether the `leveldb.stats` text shows a compaction LevelDB must run:
+/// [`L0_TRIGGER`] files in level 0, or a level over its size by more than
+/// the stats' rounding to whole megabytes (a level within it is left to
+/// the table-file check).
+fn compaction_due(stats: &str) -> bool {
+    stats.lines().any(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (Some(level), Some(files), Some(mb)) = (
+            f.first().and_then(|x| x.parse::<i32>().ok()),
+            f.get(1).and_then(|x| x.parse::<u64>().ok()),
+            f.get(2).and_then(|x| x.parse::<f64>().ok()),
+        ) else {
+            return false;
+        };
+        match level {
+            0 => files >= L0_TRIGGER,
+            l if l >= 1 => mb * 1048576.0 > LEVEL1_BYTES * 10f64.powi(l - 1) + 0.5 * 1048576.0,
+            _ => false,
+        }
+    })
 }
 
 impl Drop for LevelDb {
@@ -440,29 +516,52 @@ impl Engine for LevelDb {
     }
 
     fn flush(&self) -> EngineResult<()> {
-        // SAFETY: null bounds mean the whole key space; the database is open.
-        unsafe { ffi::leveldb_compact_range(self.db, ptr::null(), 0, ptr::null(), 0) };
+        let k = PAST_EVERY_KEY.as_ptr().cast::<c_char>();
+        // SAFETY: both bounds point to PAST_EVERY_KEY's bytes, which outlive
+        // the call; the database is open.
+        unsafe {
+            ffi::leveldb_compact_range(self.db, k, PAST_EVERY_KEY.len(), k, PAST_EVERY_KEY.len())
+        };
         Ok(())
+    }
+
+    /// Flushes, then waits until LevelDB's background compaction is done
+    /// (LevelDB has no call for it): no level over its size by the
+    /// `leveldb.stats` property, and the table files unchanged for
+    /// [`SETTLED_FOR`]. The tree keeps the shape its writes gave it.
+    fn wait_for_compactions(&self) -> EngineResult<()> {
+        self.flush()?;
+        let start = Instant::now();
+        let mut last = (table_files(&self.dir)?, Instant::now());
+        loop {
+            std::thread::sleep(POLL);
+            let now = table_files(&self.dir)?;
+            if now != last.0 {
+                last = (now, Instant::now());
+            } else if last.1.elapsed() >= SETTLED_FOR
+                && !compaction_due(&self.property("leveldb.stats")?)
+            {
+                return Ok(());
+            }
+            if start.elapsed() > WAIT_TIMEOUT {
+                return Err(format!(
+                    "leveldb: compactions still running after {} s",
+                    WAIT_TIMEOUT.as_secs()
+                )
+                .into());
+            }
+        }
     }
 
     fn files_per_level(&self) -> Option<Vec<u64>> {
         // LevelDB's fixed number of levels (config::kNumLevels).
         (0..7)
             .map(|l| {
-                let name = CString::new(format!("leveldb.num-files-at-level{l}")).ok()?;
-                // SAFETY: the database is open and `name` is NUL-terminated; a
-                // non-null result is a malloc'd NUL-terminated string, copied
-                // and then freed once.
-                let text = unsafe {
-                    let p = ffi::leveldb_property_value(self.db, name.as_ptr());
-                    if p.is_null() {
-                        return None;
-                    }
-                    let text = CStr::from_ptr(p).to_string_lossy().into_owned();
-                    ffi::leveldb_free(p.cast());
-                    text
-                };
-                text.trim().parse().ok()
+                self.property(&format!("leveldb.num-files-at-level{l}"))
+                    .ok()?
+                    .trim()
+                    .parse()
+                    .ok()
             })
             .collect()
     }
@@ -491,6 +590,62 @@ mod tests {
             as_leveldb_uses("--block-size", 8 << 20, &BLOCK_SIZE),
             4 << 20
         );
+    }
+
+    #[test]
+    fn flush_writes_the_memtable_out_and_merges_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = LevelDb::open(dir.path(), &crate::BenchArgs::default().engine_config()).unwrap();
+        for round in 0..2u32 {
+            for i in 0..100u32 {
+                db.put(&i.to_be_bytes(), &round.to_be_bytes()).unwrap();
+            }
+            db.flush().unwrap();
+        }
+        // Two overlapping tables, one per flush (a whole-range compaction
+        // would have merged them into one).
+        assert_eq!(table_files(dir.path()).unwrap().len(), 2);
+        assert_eq!(
+            db.get(&7u32.to_be_bytes()).unwrap(),
+            Some(1u32.to_be_bytes().to_vec())
+        );
+    }
+
+    #[test]
+    fn the_wait_returns_a_settled_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = EngineConfig {
+            write_buffer_size: 64 << 10,
+            ..crate::BenchArgs::default().engine_config()
+        };
+        let db = LevelDb::open(dir.path(), &cfg).unwrap();
+        let value = [7u8; 100];
+        for i in 0..40_000u32 {
+            db.put(&i.wrapping_mul(2_654_435_761).to_be_bytes(), &value)
+                .unwrap();
+        }
+        db.wait_for_compactions().unwrap();
+        let levels = db.files_per_level().unwrap();
+        assert!(levels[0] < L0_TRIGGER, "{levels:?}");
+        assert!(levels[1..].iter().sum::<u64>() > 0, "{levels:?}");
+        let files = table_files(dir.path()).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(table_files(dir.path()).unwrap(), files);
+        assert!(!compaction_due(&db.property("leveldb.stats").unwrap()));
+    }
+
+    #[test]
+    fn stats_tell_a_due_compaction() {
+        let header = "                               Compactions\n\
+                      Level  Files Size(MB) Time(sec) Read(MB) Write(MB)\n\
+                      --------------------------------------------------\n";
+        let due = |rows: &str| compaction_due(&format!("{header}{rows}"));
+        assert!(!due("  0        3        2         0        0         2\n"));
+        assert!(due("  0        4        2         0        0         2\n"));
+        assert!(!due("  1        5       10         0        0         2\n"));
+        assert!(due("  1        6       11         0        0         2\n"));
+        assert!(!due("  3     1000     1000         0        0         2\n"));
+        assert!(due("  3     1100     1001         0        0         2\n"));
     }
 
     #[test]
