@@ -500,24 +500,16 @@ impl Allocator {
     /// when it may take a unit (see ElasticBF §3.2–3.3). The clock does not
     /// move.
     pub fn record_access(&mut self, id: u64) {
-        self.record_accesses(id, 1.0);
-    }
-
-    /// [`record_access`](Self::record_access) for a sampled access that
-    /// stands for `weight` accesses (the engine records one lookup in a few).
-    pub fn record_accesses(&mut self, id: u64, weight: f64) {
-        self.record_access_run(id, weight, 1);
+        self.record_access_run(id, 1.0, 1);
     }
 
     /// `accesses` sampled accesses of one file replayed together (a log's
     /// accesses to one file, at the clock of the first), each standing for
     /// `weight` accesses: one update of the file's count and recency, and
     /// up to `accesses` chances for the elastic policies to give it one
-    /// more unit. The same as that many [`record_accesses`] calls in a row,
-    /// except that the count is complete before the first chance; the
+    /// more unit. The same as that many single accesses of `weight` in a
+    /// row, except that the count is complete before the first chance; the
     /// allocator's queues move once instead of `accesses` times.
-    ///
-    /// [`record_accesses`]: Self::record_accesses
     pub fn record_access_run(&mut self, id: u64, weight: f64, accesses: u32) {
         let lifetime = self.lifetime();
         self.work += 1;
