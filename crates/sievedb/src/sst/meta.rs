@@ -3,6 +3,13 @@
 //! filter index (never the filter's units). It is shared by every open of
 //! the file, so a table-cache miss on a file whose metadata is still held
 //! (the table cache's metadata cache) opens the file and reads nothing.
+//!
+//! These blocks and the footer are the file's tail, contiguous (see
+//! `docs/format.md`), so an open reads the last [`TAIL_PREFETCH`] bytes once
+//! and takes every block that lies there from that one read, and when the
+//! footer shows metadata starting before those bytes, reads the rest in one
+//! more: an open is one or two reads, not one per block (a table cache that
+//! closes and reopens files pays it on every reopen).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -16,6 +23,15 @@ use crate::filter::FilterIndex;
 use crate::io::RandomAccessFile;
 use crate::range_del::{Fragments, RangeTombstone};
 use crate::stats::{bump, Counters};
+
+/// Bytes an open reads from the end of the file at once: the footer and,
+/// for files up to ~2 MiB of 4 KiB blocks, the index, properties, range
+/// tombstones and filter index before it. Blocks outside are read one by one.
+pub const TAIL_PREFETCH: usize = 32 << 10;
+/// The most an open reads at once for metadata starting before the tail
+/// (a larger span, or a damaged footer pointing far back, is read block by
+/// block).
+const MAX_META_READ: u64 = 64 << 20;
 
 /// The parsed metadata of one SST.
 pub struct TableMeta {
@@ -32,14 +48,15 @@ pub struct TableMeta {
     pub(super) range_dels: Vec<RangeTombstone>,
     /// The same tombstones fragmented, for point lookups.
     pub(super) range_del_frags: Fragments,
-    /// Bytes the file gave to read it (blocks with their trailers and the
-    /// footer): about what it holds in memory.
+    /// Bytes of the blocks read for it (with their trailers) and the footer:
+    /// about what it holds in memory.
     read_bytes: u64,
 }
 
 impl TableMeta {
     /// Reads the footer, then the index, properties, range tombstones (if
-    /// any) and filter index blocks of `file`, every checksum checked, and
+    /// any) and filter index blocks of `file` (from one read of its tail
+    /// where they lie in it), every checksum checked, and
     /// counts the open in `table_opens`, `table_open_reads` and
     /// `table_open_bytes`.
     pub fn read(
@@ -54,8 +71,10 @@ impl TableMeta {
                 "file of {size} bytes is too short for an SST"
             )));
         }
-        let footer_bytes = file.read_at(size - FOOTER_LEN as u64, FOOTER_LEN)?;
-        let footer = Footer::decode(&footer_bytes).map_err(corrupt)?;
+        let tail_len = size.min(TAIL_PREFETCH as u64);
+        let tail_start = size - tail_len;
+        let tail = file.read_at(tail_start, tail_len as usize)?;
+        let footer = Footer::decode(&tail[tail.len() - FOOTER_LEN..]).map_err(corrupt)?;
         let body = size - FOOTER_LEN as u64;
         for h in [footer.index, footer.filter, footer.properties] {
             if h.size != 0 && !h.fits(body) {
@@ -70,11 +89,31 @@ impl TableMeta {
         };
         // Blocks are read through a reader of this file with checksums on.
         let reader = TableReader::for_metadata(file.clone(), path, counters.clone());
-        let (mut reads, mut bytes) = (1u64, FOOTER_LEN as u64);
-        let mut read = |h: BlockHandle| {
+        // Reads and bytes read from the file; bytes of the blocks kept.
+        let (mut reads, mut bytes, mut held) = (1u64, tail_len, FOOTER_LEN as u64);
+        // Metadata that starts before the tail: one more read, for all of it.
+        let meta_start = [footer.filter, footer.properties, footer.index]
+            .iter()
+            .filter(|h| h.size > 0)
+            .map(|h| h.offset)
+            .min()
+            .unwrap_or(tail_start);
+        let (tail_start, tail) = if meta_start < tail_start && tail_start - meta_start <= MAX_META_READ {
+            let mut head = file.read_at(meta_start, (tail_start - meta_start) as usize)?;
             reads += 1;
-            bytes += h.size + TRAILER_LEN as u64;
-            reader.read_raw(h)
+            bytes += tail_start - meta_start;
+            head.extend_from_slice(&tail);
+            (meta_start, head)
+        } else {
+            (tail_start, tail)
+        };
+        let mut read = |h: BlockHandle| {
+            held += h.size + TRAILER_LEN as u64;
+            reader.raw_from(h, tail_start, &tail).unwrap_or_else(|| {
+                reads += 1;
+                bytes += h.size + TRAILER_LEN as u64;
+                reader.read_raw(h)
+            })
         };
         meta.index =
             Arc::new(Block::new(read(footer.index)?).map_err(|d| corrupt(format!("index: {d}")))?);
@@ -103,7 +142,7 @@ impl TableMeta {
                 .map_err(|d| corrupt(format!("filter: {d}")))?;
             meta.filter = Some(Arc::new(index));
         }
-        meta.read_bytes = bytes;
+        meta.read_bytes = held;
         bump(&counters.table_open_reads, reads);
         bump(&counters.table_open_bytes, bytes);
         Ok(meta)

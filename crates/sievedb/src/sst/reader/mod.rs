@@ -336,6 +336,26 @@ impl TableReader {
         self.decompress(h, ctype, &buf[..len])
     }
 
+    /// Block `h` taken from `buf` (bytes of the file from offset `start`)
+    /// instead of read, checked and decompressed as [`Self::read_raw`] does;
+    /// `None` when it and its trailer do not lie wholly inside `buf`.
+    pub(super) fn raw_from(&self, h: BlockHandle, start: u64, buf: &[u8]) -> Option<Result<Vec<u8>>> {
+        let len = match self.check_handle(h) {
+            Ok(len) => len,
+            Err(e) => return Some(Err(e)),
+        };
+        let from = usize::try_from(h.offset.checked_sub(start)?).ok()?;
+        let raw = buf.get(from..from.checked_add(len + TRAILER_LEN)?)?;
+        bump(&self.counters.bytes_read, raw.len() as u64);
+        Some(self.check_trailer(h, raw, true).and_then(|ctype| {
+            if ctype == COMPRESSION_NONE {
+                Ok(raw[..len].to_vec())
+            } else {
+                self.decompress(h, ctype, &raw[..len])
+            }
+        }))
+    }
+
     /// The size of block `h` if it and its trailer lie before the footer.
     fn check_handle(&self, h: BlockHandle) -> Result<usize> {
         if !h.fits(self.file.size().saturating_sub(FOOTER_LEN as u64)) {

@@ -240,3 +240,47 @@ fn mapped_damage_is_corruption() {
         assert!(matches!(e, Error::Corruption { .. }), "{e}");
     }
 }
+
+/// An open reads the file's tail once when the metadata lies in it, and
+/// the blocks before the tail one read each; both kinds of file read back
+/// whole either way.
+#[test]
+fn an_open_reads_the_tail_once_and_blocks_before_it_apart() {
+    use crate::iter::testing::check_bidirectional;
+    use std::sync::atomic::Ordering::Relaxed;
+    let dir = tempfile::tempdir().unwrap();
+    let key = |i: usize| internal_key(format!("key{i:08}").as_bytes(), 1, Kind::Put);
+    let open = |n: usize| {
+        let path = dir.path().join(format!("{n}.sst"));
+        let opts = FilterOptions {
+            layout: FilterLayout::Units,
+            units: 6,
+            bits_per_key: 12.0,
+            ..FilterOptions::default()
+        };
+        // 64-byte blocks: one index entry per few keys.
+        let file = StdFs.create(&path).unwrap();
+        let mut w = TableWriter::new(file, 1, 64, 4, Compression::None, &opts);
+        for i in 0..n {
+            w.add(&key(i), b"v").unwrap();
+        }
+        w.finish().unwrap();
+        let counters = Arc::new(Counters::new(4));
+        let t = TableReader::open(&StdFs, &path, 1, false, true, None, counters.clone());
+        let t = Arc::new(t.unwrap());
+        let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..n).map(|i| (key(i), b"v".to_vec())).collect();
+        check_bidirectional(&mut t.iter(ReadCtx::new(0)), &entries, n as u64);
+        let size = std::fs::metadata(&path).unwrap().len();
+        let reads = counters.table_open_reads.load(Relaxed);
+        (reads, counters.table_open_bytes.load(Relaxed), size, t)
+    };
+    let (reads, bytes, size, _) = open(100);
+    assert_eq!(reads, 1);
+    assert_eq!(bytes, size.min(32 << 10));
+    // An index far larger than the tail: the rest of the metadata in one more read.
+    let (reads, bytes, size, big) = open(10_000);
+    assert!(big.meta.index.size() > 32 << 10);
+    assert_eq!(reads, 2, "the tail, then the metadata before it");
+    // What it read is the metadata: more than the index, less than the file.
+    assert!(bytes > big.meta.index.size() as u64 && bytes < size / 2, "{bytes} of {size}");
+}
