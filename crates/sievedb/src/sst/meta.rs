@@ -5,7 +5,7 @@
 //! (the table cache's metadata cache) opens the file and reads nothing.
 //!
 //! These blocks and the footer are the file's tail, contiguous (see
-//! `docs/format.md`), so an open reads the last [`TAIL_PREFETCH`] bytes once
+//! `docs/format.md`), so an open reads the file's last pages once
 //! and takes every block that lies there from that one read, and when the
 //! footer shows metadata starting before those bytes, reads the rest in one
 //! more: an open is one or two reads, not one per block (a table cache that
@@ -24,10 +24,16 @@ use crate::io::RandomAccessFile;
 use crate::range_del::{Fragments, RangeTombstone};
 use crate::stats::{bump, Counters};
 
-/// Bytes an open reads from the end of the file at once: the footer and,
-/// for files up to ~2 MiB of 4 KiB blocks, the index, properties, range
-/// tombstones and filter index before it. Blocks outside are read one by one.
-pub const TAIL_PREFETCH: usize = 32 << 10;
+/// Bytes an open reads from the end of the file at once: 1/32 of the file
+/// (the index of 4 KiB blocks with keys of tens of bytes is about 1% of it),
+/// at least a page and at most 32 KiB, starting on a 4 KiB boundary. The
+/// footer always lies in it, and with files up to ~2 MiB the index,
+/// properties, range tombstones and filter index before it.
+fn tail_start(size: u64) -> u64 {
+    let want = (size / 32).clamp(4 << 10, 32 << 10);
+    size.saturating_sub(want) & !((4 << 10) - 1)
+}
+
 /// The most an open reads at once for metadata starting before the tail
 /// (a larger span, or a damaged footer pointing far back, is read block by
 /// block).
@@ -71,8 +77,8 @@ impl TableMeta {
                 "file of {size} bytes is too short for an SST"
             )));
         }
-        let tail_len = size.min(TAIL_PREFETCH as u64);
-        let tail_start = size - tail_len;
+        let tail_start = tail_start(size);
+        let tail_len = size - tail_start;
         let tail = file.read_at(tail_start, tail_len as usize)?;
         let footer = Footer::decode(&tail[tail.len() - FOOTER_LEN..]).map_err(corrupt)?;
         let body = size - FOOTER_LEN as u64;
