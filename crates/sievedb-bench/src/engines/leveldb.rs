@@ -359,14 +359,20 @@ impl LevelDb {
     }
 }
 
-/// The table files of a LevelDB directory with their sizes, sorted.
+/// The table files of a LevelDB directory with their sizes, sorted (a
+/// file LevelDB deletes while they are listed is left out).
 fn table_files(dir: &Path) -> EngineResult<Vec<(String, u64)>> {
     let mut v = Vec::new();
     for e in std::fs::read_dir(dir)? {
         let e = e?;
         let name = e.file_name().to_string_lossy().into_owned();
-        if name.ends_with(".ldb") || name.ends_with(".sst") {
-            v.push((name, e.metadata()?.len()));
+        if !(name.ends_with(".ldb") || name.ends_with(".sst")) {
+            continue;
+        }
+        match e.metadata() {
+            Ok(m) => v.push((name, m.len())),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => return Err(err.into()),
         }
     }
     v.sort();
