@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""ElasticBF against its baselines at 43,844 files (issue 21), from the runs' JSON.
+
+    scripts/issue21_baselines_table.py RUN_DIR [CSV_OUT]
+
+RUN_DIR holds one `sievedb bench --json` output per engine and popularity,
+named NAME-POP.json (POP: uniform, 0.99, 1.10, 1.20), each beside its
+`/usr/bin/time -v` log NAME-POP.log. NAME is one of the configurations below;
+missing files are skipped. Prints a Markdown table (ops/s, read requests on
+the device per Get from /proc/diskstats, bytes read per Get, peak RSS) and
+sievedb's own count of device reads (block-cache misses + filter unit loads
++ table-open reads), and the ratios of each baseline to each sievedb
+configuration (the baseline's read requests over sievedb's own count, which
+stays exact when something else shares the device); writes the rows as CSV.
+"""
+import csv, json, os, re, sys
+
+CONFIGS = [
+    ("sv-elastic", "sievedb `elastic`, 4 bits/key budget, O_DIRECT, 8 MiB block cache"),
+    ("sv-elastic-meta0", "the same, `--table-meta-cache-size 0`"),
+    ("sv-elastic-meta0-100k", "the same, `--table-meta-cache-size 0`"),
+    ("ldb4-16m", "LevelDB 4 bits/key, 16 MiB cgroup"),
+    ("ldb4-256m", "LevelDB 4 bits/key, 256 MiB cgroup"),
+    ("ldb8-16m", "LevelDB 8 bits/key, 16 MiB cgroup"),
+    ("rdb", "RocksDB 4 bits/key, O_DIRECT, 8 MiB block cache"),
+]
+POPS = ["uniform", "0.99", "1.10", "1.20"]
+
+
+def result(path):
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        return None
+    for line in open(path):
+        d = json.loads(line)
+        if d.get("type") == "result" and d["benchmark"] == "readmixed":
+            return d
+    return None
+
+
+def peak_rss_mb(log):
+    if not os.path.exists(log):
+        return None
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", open(log).read())
+    return int(m.group(1)) / 1024 if m else None
+
+
+def main():
+    run, out = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else None)
+    rows = {}
+    for name, _ in CONFIGS:
+        for pop in POPS:
+            d = result(f"{run}/{name}-{pop}.json")
+            if d is None:
+                continue
+            s = d.get("stats") or {}
+            own = None
+            if s:
+                own = (s.get("block_cache_misses", 0) + s.get("filter_unit_loads", 0)
+                       + s.get("table_open_reads", 0)) / d["ops"]
+            rows[(name, pop)] = {
+                "ops": d["ops"], "ops_per_sec": d["ops_per_sec"], "found": d.get("found"),
+                "requests_per_get": d.get("device_read_requests_per_op"),
+                "bytes_per_get": d.get("device_read_bytes_per_op"),
+                "own_device_reads_per_get": own,
+                "peak_rss_mb": peak_rss_mb(f"{run}/{name}-{pop}.log"),
+            }
+    if out:
+        with open(out, "w", newline="") as f:
+            w = csv.writer(f)
+            keys = ["ops", "ops_per_sec", "found", "requests_per_get", "bytes_per_get",
+                    "own_device_reads_per_get", "peak_rss_mb"]
+            w.writerow(["config", "popularity"] + keys)
+            for (name, pop), r in rows.items():
+                w.writerow([name, pop] + [r[k] for k in keys])
+    fmt = lambda x, p: "–" if x is None else f"{x:,.{p}f}"
+    print("| configuration | popularity | Gets | ops/s | read requests per Get | bytes read per Get "
+          "| sievedb's own count per Get | peak RSS MB |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for name, label in CONFIGS:
+        for pop in POPS:
+            r = rows.get((name, pop))
+            if r:
+                print(f"| {label} | {pop} | {r['ops']:,} | {fmt(r['ops_per_sec'], 0)} | {fmt(r['requests_per_get'], 3)} "
+                      f"| {fmt(r['bytes_per_get'], 0)} | {fmt(r['own_device_reads_per_get'], 3)} "
+                      f"| {fmt(r['peak_rss_mb'], 0)} |")
+    print()
+    for ref, ref_label in CONFIGS[:3]:
+        for name, label in CONFIGS[3:]:
+            parts = []
+            for pop in POPS:
+                e, b = rows.get((ref, pop)), rows.get((name, pop))
+                if not (e and b and e["own_device_reads_per_get"] and b["requests_per_get"]):
+                    continue
+                parts.append(f"{pop} {b['requests_per_get'] / e['own_device_reads_per_get']:.2f}× "
+                             f"the device reads, sievedb at {e['ops_per_sec'] / b['ops_per_sec']:.2f}× "
+                             f"its ops/s")
+            if parts:
+                print(f"- {label}, against {ref_label}: " + "; ".join(parts) + ".")
+
+main()
