@@ -104,15 +104,16 @@ impl TableMeta {
             .map(|h| h.offset)
             .min()
             .unwrap_or(tail_start);
-        let (tail_start, tail) = if meta_start < tail_start && tail_start - meta_start <= MAX_META_READ {
-            let mut head = file.read_at(meta_start, (tail_start - meta_start) as usize)?;
-            reads += 1;
-            bytes += tail_start - meta_start;
-            head.extend_from_slice(&tail);
-            (meta_start, head)
-        } else {
-            (tail_start, tail)
-        };
+        let (tail_start, tail) =
+            if meta_start < tail_start && tail_start - meta_start <= MAX_META_READ {
+                let mut head = file.read_at(meta_start, (tail_start - meta_start) as usize)?;
+                reads += 1;
+                bytes += tail_start - meta_start;
+                head.extend_from_slice(&tail);
+                (meta_start, head)
+            } else {
+                (tail_start, tail)
+            };
         let mut read = |h: BlockHandle| {
             held += h.size + TRAILER_LEN as u64;
             reader.raw_from(h, tail_start, &tail).unwrap_or_else(|| {

@@ -339,7 +339,12 @@ impl TableReader {
     /// Block `h` taken from `buf` (bytes of the file from offset `start`)
     /// instead of read, checked and decompressed as [`Self::read_raw`] does;
     /// `None` when it and its trailer do not lie wholly inside `buf`.
-    pub(super) fn raw_from(&self, h: BlockHandle, start: u64, buf: &[u8]) -> Option<Result<Vec<u8>>> {
+    pub(super) fn raw_from(
+        &self,
+        h: BlockHandle,
+        start: u64,
+        buf: &[u8],
+    ) -> Option<Result<Vec<u8>>> {
         let len = match self.check_handle(h) {
             Ok(len) => len,
             Err(e) => return Some(Err(e)),

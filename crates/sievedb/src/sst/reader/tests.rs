@@ -276,11 +276,17 @@ fn an_open_reads_the_tail_once_and_blocks_before_it_apart() {
     };
     let (reads, bytes, size, _) = open(100);
     assert_eq!(reads, 1);
-    assert!(bytes <= size.max(4 << 10) && bytes >= size.min(4 << 10), "{bytes} of {size}");
+    assert!(
+        bytes <= size.max(4 << 10) && bytes >= size.min(4 << 10),
+        "{bytes} of {size}"
+    );
     // An index far larger than the tail: the rest of the metadata in one more read.
     let (reads, bytes, size, big) = open(10_000);
     assert!(big.meta.index.size() > size as usize / 32);
     assert_eq!(reads, 2, "the tail, then the metadata before it");
     // What it read is the metadata: more than the index, less than the file.
-    assert!(bytes > big.meta.index.size() as u64 && bytes < size / 2, "{bytes} of {size}");
+    assert!(
+        bytes > big.meta.index.size() as u64 && bytes < size / 2,
+        "{bytes} of {size}"
+    );
 }
