@@ -19,6 +19,7 @@ CONFIGS = [
     ("sv-elastic", "sievedb `elastic`, 4 bits/key budget, O_DIRECT, 8 MiB block cache"),
     ("sv-elastic-meta0", "the same, `--table-meta-cache-size 0`"),
     ("sv-elastic-meta0-100k", "the same, `--table-meta-cache-size 0`"),
+    ("ldb4-16m-1m", "LevelDB 4 bits/key, 16 MiB cgroup"),
     ("ldb4-16m", "LevelDB 4 bits/key, 16 MiB cgroup"),
     ("ldb4-256m", "LevelDB 4 bits/key, 256 MiB cgroup"),
     ("ldb8-16m", "LevelDB 8 bits/key, 16 MiB cgroup"),

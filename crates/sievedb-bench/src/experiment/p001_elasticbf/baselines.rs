@@ -24,12 +24,14 @@ use crate::{BenchArgs, FilterArgs};
 const MMAP_READ_AHEAD_KB: u64 = 16;
 
 /// The memory LevelDB's reads may grow by (heap and page cache together) at
-/// `--scale large` and `paper`. Unbounded, a million uniform Gets on the
-/// 100M-entry tree ended with 6.8 GB of its 11.7 GB cached, against
-/// sievedb's O_DIRECT reads and 8 MiB block cache (BENCHMARKS.md,
-/// "ElasticBF against LevelDB at 43,844 files"); sievedb's own peak RSS
-/// in those runs was ~330 MB (fences, resident units, block cache).
-const LEVELDB_MEMORY: u64 = 256 << 20;
+/// `--scale large` and `paper`: the paper ran LevelDB with direct I/O and an
+/// 8 MB block cache; LevelDB 1.23 reads through `mmap`, so its page cache
+/// stands in for the block cache, with room for the index and filter blocks
+/// of its open tables too. Unbounded, a million uniform Gets on the
+/// 100M-entry tree ended with 6.8 GB of its 11.7 GB cached (BENCHMARKS.md,
+/// "ElasticBF against LevelDB and RocksDB at 43,844 files", which also reads
+/// it with 256 MiB, about sievedb's own peak RSS there).
+const LEVELDB_MEMORY: u64 = 16 << 20;
 
 /// A baseline engine read at every popularity.
 pub(super) struct Baseline {
