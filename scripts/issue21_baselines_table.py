@@ -10,8 +10,10 @@ missing files are skipped. Prints a Markdown table (ops/s, read requests on
 the device per Get from /proc/diskstats, bytes read per Get, peak RSS) and
 sievedb's own count of device reads (block-cache misses + filter unit loads
 + table-open reads), and the ratios of each baseline to each sievedb
-configuration (the baseline's read requests over sievedb's own count, which
-stays exact when something else shares the device); writes the rows as CSV.
+configuration over runs of as many Gets (the baseline's read requests over
+sievedb's own count, which stays exact when something else shares the
+device), and per popularity the paper's Table 1 beside ours; writes the rows
+as CSV.
 """
 import csv, json, os, re, sys
 
@@ -92,10 +94,30 @@ def main():
                 e, b = rows.get((ref, pop)), rows.get((name, pop))
                 if not (e and b and e["own_device_reads_per_get"] and b["requests_per_get"]):
                     continue
+                if e["ops"] != b["ops"]:
+                    continue  # only runs of as many Gets
                 parts.append(f"{pop} {b['requests_per_get'] / e['own_device_reads_per_get']:.2f}× "
                              f"the device reads, sievedb at {e['ops_per_sec'] / b['ops_per_sec']:.2f}× "
                              f"its ops/s")
             if parts:
-                print(f"- {label}, against {ref_label}: " + "; ".join(parts) + ".")
+                gets = rows[(ref, next(p for p in POPS if (ref, p) in rows))]["ops"]
+                print(f"- {label}, against {ref_label}, {gets:,} Gets: " + "; ".join(parts) + ".")
+    # Per popularity: the paper's Table 1 against ours (LevelDB in 16 MiB, 1M Gets).
+    paper = {"uniform": (1_525_595, 628_225), "0.99": (1_585_605, 578_553),
+             "1.10": (1_634_752, 550_658), "1.20": (1_667_947, 545_345)}
+    print()
+    print("| popularity | LevelDB, requests per Get | sievedb `elastic` | LevelDB ÷ elastic "
+          "| `elastic`, no metadata cache | LevelDB ÷ it | paper: LevelDB ÷ ElasticBF "
+          "| ops/s: LevelDB / `elastic` / no metadata cache |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    for pop in POPS:
+        l, e, m = (rows.get((n, pop)) for n in ("ldb4-16m-1m", "sv-elastic", "sv-elastic-meta0"))
+        if not (l and e and m):
+            continue
+        lr, er, mr = l["requests_per_get"], e["own_device_reads_per_get"], m["own_device_reads_per_get"]
+        print(f"| {pop} | {lr:.3f} | {er:.3f} | **{lr / er:.2f}×** | {mr:.3f} | {lr / mr:.2f}× "
+              f"| {paper[pop][0] / paper[pop][1]:.2f}× | {l['ops_per_sec']:,.0f} / {e['ops_per_sec']:,.0f} "
+              f"/ {m['ops_per_sec']:,.0f} |")
+
 
 main()

@@ -29,7 +29,7 @@ const MMAP_READ_AHEAD_KB: u64 = 16;
 /// stands in for the block cache, with room for the index and filter blocks
 /// of its open tables too. Unbounded, a million uniform Gets on the
 /// 100M-entry tree ended with 6.8 GB of its 11.7 GB cached (BENCHMARKS.md,
-/// "ElasticBF against LevelDB and RocksDB at 43,844 files", which also reads
+/// "ElasticBF against LevelDB at 43,844 files, every popularity", which also reads
 /// it with 256 MiB, about sievedb's own peak RSS there).
 const LEVELDB_MEMORY: u64 = 16 << 20;
 
