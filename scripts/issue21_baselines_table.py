@@ -24,7 +24,8 @@ CONFIGS = [
     ("ldb4-16m-1m", "LevelDB 4 bits/key, 16 MiB cgroup"),
     ("ldb4-16m", "LevelDB 4 bits/key, 16 MiB cgroup"),
     ("ldb4-256m", "LevelDB 4 bits/key, 256 MiB cgroup"),
-    ("ldb8-16m", "LevelDB 8 bits/key, 16 MiB cgroup"),
+    ("ldb8-16m-a", "LevelDB 8 bits/key, 16 MiB cgroup, first run after the fill"),
+    ("ldb8-16m-b", "LevelDB 8 bits/key, 16 MiB cgroup, second run"),
     ("rdb", "RocksDB 4 bits/key, O_DIRECT, 8 MiB block cache"),
 ]
 POPS = ["uniform", "0.99", "1.10", "1.20"]
