@@ -62,9 +62,10 @@ const HALT_WATCH_EVERY: Duration = Duration::from_millis(50);
 /// writer sleeps forever beside idle workers (seen at 100M keys; the
 /// symptom of fjall-rs/fjall issue #257, open upstream). This thread looks
 /// every [`HALT_WATCH_EVERY`]: a written keyspace at the halt for two looks in
-/// a row with no compaction running gets one round of its own compaction
-/// strategy, run here as a worker would run it. It does nothing otherwise,
-/// so an unhalted run is fjall's own.
+/// a row with no compaction running gets rounds of its own compaction
+/// strategy, run here as a worker would run them, back to back while the
+/// halt lasts and each round changes the tree. It does nothing otherwise, so
+/// an unhalted run is fjall's own.
 struct HaltWatch {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -322,9 +323,9 @@ impl Fjall {
             "level_count": LEVEL_COUNT,
             "compaction_style": "leveling",
             "level0_triggers": [L0_THRESHOLD, L0_STALL_HALT[0], L0_STALL_HALT[1]],
-            "halt_watch": "a benchmark thread runs one round of the keyspace's compaction when \
-                 writes stay halted at the level-0 limit with no compaction running \
-                 (fjall-rs/fjall#257); it says so on stderr when it acts",
+            "halt_watch": "a benchmark thread runs the keyspace's compaction, round after \
+                 round, while writes stay halted at the level-0 limit with no compaction \
+                 running (fjall-rs/fjall#257); it says so on stderr when it acts",
             "max_open_files": cfg.max_open_files,
             "background_threads": WORKER_THREADS,
             "not_matched": [

@@ -230,6 +230,22 @@ unsafe impl Send for LevelDb {}
 unsafe impl Sync for LevelDb {}
 
 impl LevelDb {
+    /// The text of LevelDB property `name`.
+    fn property(&self, name: &str) -> EngineResult<String> {
+        let c = CString::new(name).map_err(|_| "property name with a NUL byte")?;
+        // SAFETY: the database is open and `c` is NUL-terminated; a non-null
+        // result is a malloc'd NUL-terminated string, copied and freed once.
+        unsafe {
+            let p = ffi::leveldb_property_value(self.db, c.as_ptr());
+            if p.is_null() {
+                return Err(format!("leveldb: no property {name}").into());
+            }
+            let text = CStr::from_ptr(p).to_string_lossy().into_owned();
+            ffi::leveldb_free(p.cast());
+            Ok(text)
+        }
+    }
+
     /// Opens (or creates) the database at `path` with the run's settings.
     pub fn open(path: &Path, cfg: &EngineConfig) -> EngineResult<Self> {
         if cfg.keyspaces > 1 {
@@ -337,24 +353,6 @@ impl LevelDb {
                 "paranoid_checks": false,
             });
             Ok(ldb)
-        }
-    }
-}
-
-impl LevelDb {
-    /// The text of LevelDB property `name`.
-    fn property(&self, name: &str) -> EngineResult<String> {
-        let c = CString::new(name).map_err(|_| "property name with a NUL byte")?;
-        // SAFETY: the database is open and `c` is NUL-terminated; a non-null
-        // result is a malloc'd NUL-terminated string, copied and freed once.
-        unsafe {
-            let p = ffi::leveldb_property_value(self.db, c.as_ptr());
-            if p.is_null() {
-                return Err(format!("leveldb: no property {name}").into());
-            }
-            let text = CStr::from_ptr(p).to_string_lossy().into_owned();
-            ffi::leveldb_free(p.cast());
-            Ok(text)
         }
     }
 }

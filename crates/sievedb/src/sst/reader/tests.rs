@@ -242,10 +242,10 @@ fn mapped_damage_is_corruption() {
 }
 
 /// An open reads the file's tail once when the metadata lies in it, and
-/// the blocks before the tail one read each; both kinds of file read back
-/// whole either way.
+/// metadata starting before the tail in one more read; both kinds of file
+/// read back whole.
 #[test]
-fn an_open_reads_the_tail_once_and_blocks_before_it_apart() {
+fn an_open_reads_the_tail_once_and_metadata_before_it_in_one_more() {
     use crate::iter::testing::check_bidirectional;
     use std::sync::atomic::Ordering::Relaxed;
     let dir = tempfile::tempdir().unwrap();
