@@ -21,6 +21,11 @@
 //!   count every process's requests on that device: another program reading
 //!   the same device during a benchmark inflates them (put the database on
 //!   a device of its own, e.g. a loop device, to measure one engine alone).
+//!   Also the milliseconds spent reading (the sum of every read request's
+//!   time in flight): over a single reader's requests, their mean latency.
+//!   On a virtual machine this tells a request the host served from its own
+//!   cache (tens of µs) from one that reached the disk (BENCHMARKS.md,
+//!   "Why fewer device reads were not faster here").
 
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -90,6 +95,9 @@ pub struct DiskCounters {
     pub reads_merged: u64,
     /// 512-byte sectors read.
     pub sectors_read: u64,
+    /// Milliseconds spent reading: each read request's time in flight, summed
+    /// (overlapping requests each count their own).
+    pub read_ms: u64,
 }
 
 /// One parsed `/proc/diskstats` line: `major minor name` then the counters.
@@ -102,10 +110,12 @@ pub fn parse_diskstats_line(line: &str) -> Option<(u32, u32, &str, DiskCounters)
     let reads_completed = num()?;
     let reads_merged = num()?;
     let sectors_read = num()?;
+    let read_ms = num()?;
     let counters = DiskCounters {
         reads_completed,
         reads_merged,
         sectors_read,
+        read_ms,
     };
     Some((major, minor, name, counters))
 }
@@ -348,6 +358,7 @@ impl DeviceProbe {
                 reads_completed: a.reads_completed.wrapping_sub(b.reads_completed),
                 reads_merged: a.reads_merged.wrapping_sub(b.reads_merged),
                 sectors_read: a.sectors_read.wrapping_sub(b.sectors_read),
+                read_ms: a.read_ms.wrapping_sub(b.read_ms),
             }),
             (Err(e), _) | (_, Err(e)) => {
                 notes.push(e.clone());
@@ -364,6 +375,7 @@ impl DeviceProbe {
             requests: disk.map(|d| d.reads_completed),
             merges: disk.map(|d| d.reads_merged),
             sector_bytes: disk.map(|d| d.sectors_read * SECTOR_BYTES),
+            read_ms: disk.map(|d| d.read_ms),
             note: (!notes.is_empty()).then(|| notes.join("; ")),
         }
     }
@@ -389,17 +401,21 @@ pub struct DeviceReads {
     pub merges: Option<u64>,
     /// Δ sectors read on the device × 512, every process's.
     pub sector_bytes: Option<u64>,
+    /// Δ milliseconds the device's read requests were in flight, every process's.
+    pub read_ms: Option<u64>,
     /// Why a counter is missing.
     pub note: Option<String>,
 }
 
 /// The keys [`DeviceReads::fields`] adds to a result (JSON and CSV).
-pub const DEVICE_KEYS: [&str; 11] = [
+pub const DEVICE_KEYS: [&str; 13] = [
     "device_read_bytes",
     "device_read_syscalls",
     "device_read_requests",
     "device_read_merges",
     "device_sector_read_bytes",
+    "device_read_ms",
+    "device_read_micros_per_request",
     "device_read_bytes_per_op",
     "device_read_pages_per_op",
     "device_read_requests_per_op",
@@ -421,6 +437,7 @@ pub fn page_size() -> u64 {
 
 impl DeviceReads {
     /// The [`DEVICE_KEYS`] fields of a result of `ops` operations: the deltas,
+    /// the mean time in flight of a read request (`null` without requests),
     /// and per operation `read_bytes`, `read_bytes` in pages and requests
     /// (`null` without operations or without the counter).
     pub fn fields(&self, ops: u64) -> Vec<(&'static str, Value)> {
@@ -434,6 +451,11 @@ impl DeviceReads {
             ("device_read_requests", json!(self.requests)),
             ("device_read_merges", json!(self.merges)),
             ("device_sector_read_bytes", json!(self.sector_bytes)),
+            ("device_read_ms", json!(self.read_ms)),
+            (
+                "device_read_micros_per_request",
+                json!(self.micros_per_request()),
+            ),
             (
                 "device_read_bytes_per_op",
                 json!(per_op(self.read_bytes, 1)),
@@ -454,6 +476,15 @@ impl DeviceReads {
         v
     }
 
+    /// The mean time in flight of one read request in µs: `read_ms` over
+    /// `requests` (`None` without both or without requests).
+    pub fn micros_per_request(&self) -> Option<f64> {
+        match (self.read_ms, self.requests) {
+            (Some(ms), Some(r)) if r > 0 => Some(ms as f64 * 1000.0 / r as f64),
+            _ => None,
+        }
+    }
+
     /// `; device: R req/op, P pages/op` for the text line (what is known).
     pub fn text(&self, ops: u64) -> String {
         if ops == 0 {
@@ -462,6 +493,9 @@ impl DeviceReads {
         let mut parts = Vec::new();
         if let Some(r) = self.requests {
             parts.push(format!("{:.3} req/op", r as f64 / ops as f64));
+        }
+        if let Some(us) = self.micros_per_request() {
+            parts.push(format!("{us:.0} µs/req"));
         }
         if let Some(b) = self.read_bytes {
             let pages = b as f64 / page_size() as f64 / ops as f64;
@@ -517,7 +551,8 @@ mod tests {
             DiskCounters {
                 reads_completed: 12248691,
                 reads_merged: 71140,
-                sectors_read: 209581731
+                sectors_read: 209581731,
+                read_ms: 32061280,
             }
         );
         assert_eq!(find_diskstats(DISKSTATS, 8, 1).unwrap().0, "sda1");
@@ -592,6 +627,7 @@ mod tests {
         let r = DeviceReads {
             read_bytes: Some(8 * page_size()),
             requests: Some(6),
+            read_ms: Some(3),
             ..DeviceReads::default()
         };
         let f: serde_json::Map<String, Value> = r
@@ -601,7 +637,15 @@ mod tests {
             .collect();
         assert_eq!(f["device_read_pages_per_op"], 2.0);
         assert_eq!(f["device_read_requests_per_op"], 1.5);
+        assert_eq!(f["device_read_micros_per_request"], 500.0);
         assert!(r.text(4).contains("1.500 req/op") && r.text(4).contains("2.000 pages/op"));
+        assert!(r.text(4).contains("500 µs/req"), "{}", r.text(4));
+        let none = DeviceReads {
+            requests: Some(0),
+            read_ms: Some(0),
+            ..DeviceReads::default()
+        };
+        assert_eq!(none.micros_per_request(), None);
         assert_eq!(r.text(0), "");
     }
 
