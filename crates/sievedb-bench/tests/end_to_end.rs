@@ -61,6 +61,11 @@ fn check_engine(lines: &[Value], engine: &str) {
         assert_eq!(r["settings"]["compression"], "none");
         assert_eq!(r["settings"]["verify_checksums"], true);
         assert_eq!(r["settings"]["sync"], false);
+        // The workload travels with every result, so a line can be rerun.
+        let w = &r["workload"];
+        assert_eq!(w["num"], NUM, "{engine} {bench}: {w}");
+        assert_eq!(w["reads"], READS);
+        assert!(w["seed"].is_u64() && w["distribution"].is_string(), "{w}");
     }
     assert_eq!(result(lines, engine, "fillrandom")["ops"], NUM);
     assert!(result(lines, engine, "fillrandom")["found"].is_null());

@@ -272,6 +272,23 @@ pub struct Workload {
 }
 
 impl Workload {
+    /// What a result needs to be rerun: sizes, counts, the key popularity and
+    /// the seed (the `workload` object of every JSON result).
+    pub fn describe(&self) -> serde_json::Value {
+        let skewed = self.distribution != KeyDistribution::Uniform;
+        serde_json::json!({
+            "num": self.num,
+            "reads": self.reads,
+            "threads": self.threads,
+            "seed": self.seed,
+            "alpha": self.alpha,
+            "distribution": format!("{:?}", self.distribution).to_lowercase(),
+            "zipf_s": skewed.then_some(self.zipf_s),
+            "hot_shift_every": self.hot_shift_every,
+            "keyspaces": self.keyspaces,
+        })
+    }
+
     /// A key chooser of this workload's distribution (one per reader).
     pub fn chooser(&self) -> Result<KeyChooser, String> {
         KeyChooser::new(self.distribution, self.num, self.zipf_s)?

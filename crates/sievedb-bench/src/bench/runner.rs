@@ -381,6 +381,7 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
                     m,
                     bytes_per_op: bench.bytes_per_op(args.key_size, args.value_size),
                     settings: settings.clone(),
+                    workload: workload.describe(),
                     stats,
                     files_per_level: engine.files_per_level(),
                     keyspaces: args.keyspaces,

@@ -37,6 +37,8 @@ pub struct Record {
     pub bytes_per_op: u64,
     /// The engine's settings.
     pub settings: Value,
+    /// The workload ([`crate::bench::Workload::describe`]; `Null` when unknown).
+    pub workload: Value,
     /// sievedb's statistics delta over the benchmark, `None` for other engines.
     pub stats: Option<sievedb::Stats>,
     /// Table files per level after the benchmark, as the engine reports them.
@@ -266,6 +268,7 @@ impl Record {
             "mb_per_sec": rate(r.mb_per_sec),
             "threads": self.m.threads,
             "settings": self.settings,
+            "workload": self.workload,
             "stats": stats,
             "breakdown_ns": breakdown,
             "files_per_level": self.files_per_level,
@@ -521,6 +524,7 @@ mod tests {
             },
             bytes_per_op: 10,
             settings: Value::Null,
+            workload: Value::Null,
             stats: None,
             files_per_level: None,
             keyspaces: 1,
@@ -565,6 +569,7 @@ mod tests {
             },
             bytes_per_op: 10,
             settings: Value::Null,
+            workload: Value::Null,
             stats: Some(stats),
             files_per_level: None,
             keyspaces: 1,
