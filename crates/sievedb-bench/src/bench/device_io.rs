@@ -25,7 +25,7 @@
 //!   time in flight): over a single reader's requests, their mean latency.
 //!   On a virtual machine this tells a request the host served from its own
 //!   cache (tens of µs) from one that reached the disk (BENCHMARKS.md,
-//!   "Why fewer device reads were not faster here").
+//!   "Why fewer device reads were not faster there").
 
 use serde::Serialize;
 use serde_json::{json, Value};
