@@ -171,6 +171,16 @@ pub(super) fn run(
                 .map_or("an unknown size".to_string(), |kb| format!("{kb} KiB"))
         ));
     }
+    if !out.is_empty() {
+        notes.push(
+            "The engines read one after the other, so their ops/s compare only where the device \
+             served them alike; a virtual disk whose host caches it, or whose latency moves with \
+             the host's load, need not (BENCHMARKS.md, \"Why fewer device reads were not faster \
+             there\", runs LevelDB and sievedb side by side instead). Device-read counts do not \
+             depend on it."
+                .to_string(),
+        );
+    }
     if !missing.is_empty() {
         notes.push(format!(
             "Baseline engine(s) {} are not built into this binary (cargo features `leveldb`, \
