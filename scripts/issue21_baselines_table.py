@@ -125,4 +125,5 @@ def main():
               f"| {paper[pop][0] / paper[pop][1]:.2f}× | {l['ops_per_sec']:,.0f} / {e['ops_per_sec']:,.0f} "
               f"| **{e['ops_per_sec'] / l['ops_per_sec']:.2f}×** | 1.94–2.24× |")
 
-main()
+if __name__ == "__main__":
+    main()

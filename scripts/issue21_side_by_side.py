@@ -20,25 +20,17 @@ between two progress lines, over sievedb's seconds.
 Prints a Markdown table and writes it as CSV.
 """
 import csv
-import json
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from issue21_baselines_table import result  # noqa: E402 (the JSON line of a run)
 
 POPS = ["uniform", "0.99", "1.10", "1.20"]
 # The paper's Table 1 (I/Os of 1M Gets, LevelDB and ElasticBF).
 PAPER_IO = {"uniform": (1_525_595, 628_225), "0.99": (1_585_605, 578_553),
             "1.10": (1_634_752, 550_658), "1.20": (1_667_947, 545_345)}
-
-
-def result(path):
-    if not os.path.exists(path) or os.path.getsize(path) == 0:
-        return None
-    for line in open(path):
-        d = json.loads(line)
-        if d.get("type") == "result" and d["benchmark"] == "readmixed":
-            return d
-    return None
 
 
 def ops_at(log, t):
@@ -105,4 +97,5 @@ def main():
               f"| **{r['sv_ops_per_sec'] / r['ldb_ops_per_sec']:.2f}×** | {both} | 1.94–2.24× |")
 
 
-main()
+if __name__ == "__main__":
+    main()
