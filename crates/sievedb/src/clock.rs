@@ -29,9 +29,9 @@ pub fn ticks() -> u64 {
 ///
 /// Both clocks run on while the thread is preempted, so only the two
 /// readings at the ends can skew the rate: each is an [`Instant`] between
-/// two tick readings ([`paired_reading`]), retaken when the thread lost the
-/// CPU in between. (Read apart, one preemption of 10 µs at an end was a
-/// 0.2% error, enough to shorten [`spin_wait_ns`] on a loaded machine.)
+/// two tick readings, the narrowest of several tries ([`paired_reading`]).
+/// (Read one after the other, a preemption of 10 µs between them would be
+/// a 0.2% error, enough to shorten [`spin_wait_ns`] below its delay.)
 pub fn ns_per_tick() -> f64 {
     static RATE: OnceLock<f64> = OnceLock::new();
     *RATE.get_or_init(|| {
