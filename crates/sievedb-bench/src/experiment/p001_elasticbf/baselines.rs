@@ -156,7 +156,7 @@ pub(super) fn run(
              (`/proc/diskstats`, every process's) per Get, its pages dropped before each run (a \
              cold start) and {}, with the device's readahead at {} (each page fault reads that \
              much around it; BENCHMARKS.md, \"Device reads of every engine\", measures how it \
-             inflates LevelDB's requests)",
+             inflates LevelDB's requests).",
             l.memory_bound.map_or(
                 "its page cache not bounded during it, so Gets that come back to a page read \
                  earlier find it cached"
