@@ -7,7 +7,10 @@
 #   scripts/issue20-stationary.sh SIEVEDB_BINARY OUT_DIR TREE_DIR NUM LEVEL1_SIZE
 #
 # TREE_DIR/sievedb as for scripts/issue20-open.sh. Environment: READS
-# (200000), ZIPF (0.99), REPEATS (1), POLICIES (uniform monkey skew-at-write
+# (200000), ZIPF (0.99), DIST (zipfian; or hotspot: 80% of the lookups to a
+# centred 20% of the keys, ZIPF then unused), ALPHA (0.5: the share of
+# lookups for existing keys), SHIFT (move the hot keys every SHIFT lookups;
+# unset: they stay), REPEATS (1), POLICIES (uniform monkey skew-at-write
 # elastic elastic-monkey), ORACLE (1: also uniform at 8 bits/key and the
 # oracle; 0: not), EXTRA (more flags for every run, e.g.
 # "--table-meta-cache-size 0"). Device reads = block-cache misses +
@@ -24,16 +27,22 @@ if [ $# -ne 5 ]; then
 fi
 BIN=$1; OUT=$2; TREE=$3; NUM=$4; L1=$5
 READS=${READS:-200000}; ZIPF=${ZIPF:-0.99}; REPEATS=${REPEATS:-1}
+DIST=${DIST:-zipfian}; ALPHA=${ALPHA:-0.5}
+WORKLOAD=(--distribution "$DIST" --alpha "$ALPHA")
+[ "$DIST" = hotspot ] || WORKLOAD+=(--zipf-s "$ZIPF")
+[ -z "${SHIFT:-}" ] || WORKLOAD+=(--hot-shift-every "$SHIFT")
+LABEL=$([ "$DIST" = hotspot ] && echo "hotspot 80/20" || echo "zipf $ZIPF")
+LABEL="$LABEL alpha $ALPHA${SHIFT:+ moving every $SHIFT}"
 mkdir -p "$OUT"
 CSV="$OUT/runs.csv"
-[ -f "$CSV" ] || echo "zipf,policy,repeat,reads,device_reads,unit_loads,table_open_reads,block_cache_misses,ops_per_sec" > "$CSV"
+[ -f "$CSV" ] || echo "workload,policy,repeat,reads,device_reads,unit_loads,table_open_reads,block_cache_misses,ops_per_sec" > "$CSV"
 run() { # name, extra flags...
   local name=$1; shift
-  "$BIN" bench --db "$TREE" --use-existing-db --benchmarks readmixed --alpha 0.5 --num "$NUM" \
+  "$BIN" bench --db "$TREE" --use-existing-db --benchmarks readmixed --num "$NUM" \
     --key-size 24 --value-size 100 --size-ratio 10 --target-file-size 65536 --level1-size "$L1" \
-    --use-direct-reads --block-cache-size 8388608 --distribution zipfian --zipf-s "$ZIPF" \
+    --use-direct-reads --block-cache-size 8388608 "${WORKLOAD[@]}" \
     --reads "$READS" --json ${EXTRA:-} "$@" > "$OUT/last.json"
-  python3 - "$OUT/last.json" "$name" "$ZIPF" "$r" >> "$CSV" <<'PY'
+  python3 - "$OUT/last.json" "$name" "$LABEL" "$r" >> "$CSV" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
     d = json.loads(line)
@@ -64,12 +73,12 @@ import csv, statistics, sys
 rows = [r for r in csv.DictReader(open(sys.argv[1]))]
 by = {}
 for r in rows:
-    by.setdefault((r["zipf"], r["policy"]), []).append(r)
+    by.setdefault((r["workload"], r["policy"]), []).append(r)
 med = lambda rs, k: statistics.median(float(r[k]) / (float(r["reads"]) if k != "ops_per_sec" else 1) for r in rs)
 for z in sorted({k[0] for k in by}):
     oracle = med(by[(z, "oracle")], "device_reads") if (z, "oracle") in by else float("nan")
     uni = med(by[(z, "uniform")], "ops_per_sec") if (z, "uniform") in by else float("nan")
-    print(f"zipf {z}")
+    print(z)
     print("| policy | device reads per Get | ÷ oracle | unit loads per Get | ops/s | ÷ uniform ops/s |")
     print("|---|---:|---:|---:|---:|---:|")
     for (zz, p), rs in by.items():

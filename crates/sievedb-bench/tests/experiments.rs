@@ -391,8 +391,12 @@ fn elastic_shift() {
             "device_reads",
             "filter_unit_loads",
         ],
-        2 * 6 * 8,
-        &["elastic-shift-zipf", "elastic-shift-latest"],
+        3 * 6 * 8,
+        &[
+            "elastic-shift-zipf",
+            "elastic-shift-latest",
+            "elastic-shift-hotspot",
+        ],
     );
     let p = csv.col("policy").unwrap();
     for name in [

@@ -182,6 +182,10 @@ mod tests {
             distribution: crate::bench::KeyDistribution::Uniform,
             zipf_s: 0.99,
             hot_shift_every: None,
+            hotspot: (
+                crate::bench::DEFAULT_HOT_DATA_FRACTION,
+                crate::bench::DEFAULT_HOT_OP_FRACTION,
+            ),
             duration: None,
             sample_interval: None,
             keyspaces: 1,

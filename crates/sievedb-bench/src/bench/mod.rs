@@ -261,6 +261,9 @@ pub struct Workload {
     pub zipf_s: f64,
     /// Lookups per phase of a moving hot set (`None`: it stays).
     pub hot_shift_every: Option<u64>,
+    /// `hotspot`: the share of the key indices in the hot range and the
+    /// share of the lookups that go there.
+    pub hotspot: (f64, f64),
     /// `readwhilewriting`: read for this long instead of `reads` lookups.
     pub duration: Option<Duration>,
     /// `readwhilewriting`: sample the engine's statistics this often (when
@@ -275,7 +278,11 @@ impl Workload {
     /// What a result needs to be rerun: sizes, counts, the key popularity and
     /// the seed (the `workload` object of every JSON result).
     pub fn describe(&self) -> serde_json::Value {
-        let skewed = self.distribution != KeyDistribution::Uniform;
+        let skewed = matches!(
+            self.distribution,
+            KeyDistribution::Zipfian | KeyDistribution::Latest
+        );
+        let hotspot = self.distribution == KeyDistribution::Hotspot;
         serde_json::json!({
             "num": self.num,
             "reads": self.reads,
@@ -284,6 +291,8 @@ impl Workload {
             "alpha": self.alpha,
             "distribution": format!("{:?}", self.distribution).to_lowercase(),
             "zipf_s": skewed.then_some(self.zipf_s),
+            "hot_data_fraction": hotspot.then_some(self.hotspot.0),
+            "hot_op_fraction": hotspot.then_some(self.hotspot.1),
             "hot_shift_every": self.hot_shift_every,
             "keyspaces": self.keyspaces,
         })
@@ -291,8 +300,13 @@ impl Workload {
 
     /// A key chooser of this workload's distribution (one per reader).
     pub fn chooser(&self) -> Result<KeyChooser, String> {
-        KeyChooser::new(self.distribution, self.num, self.zipf_s)?
-            .with_hot_shift(self.hot_shift_every)
+        let c = KeyChooser::new(self.distribution, self.num, self.zipf_s)?;
+        let c = if self.distribution == KeyDistribution::Hotspot {
+            c.with_hotspot(self.hotspot.0, self.hotspot.1)?
+        } else {
+            c
+        };
+        c.with_hot_shift(self.hot_shift_every)
     }
 
     /// The keyspace of key (or counter) index `i`: `None` with one keyspace
@@ -360,7 +374,9 @@ pub(crate) fn merge(
     }
 }
 
-pub use crate::workload::distribution::{KeyChooser, KeyDistribution};
+pub use crate::workload::distribution::{
+    KeyChooser, KeyDistribution, DEFAULT_HOT_DATA_FRACTION, DEFAULT_HOT_OP_FRACTION,
+};
 
 /// What one benchmark measured.
 #[derive(Clone, Debug)]

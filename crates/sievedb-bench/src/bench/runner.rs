@@ -261,6 +261,7 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
         distribution: args.distribution,
         zipf_s: args.zipf_s,
         hot_shift_every: args.hot_shift_every,
+        hotspot: (args.hot_data_fraction, args.hot_op_fraction),
         duration: (args.duration > 0).then(|| std::time::Duration::from_secs(args.duration)),
         sample_interval: (args.sample_interval_ms > 0)
             .then(|| std::time::Duration::from_millis(args.sample_interval_ms)),

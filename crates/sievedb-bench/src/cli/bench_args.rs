@@ -2,7 +2,9 @@
 //! defaults, and what they select: the engines and the engine settings.
 
 use crate::bench::page_cache::PageCacheMode;
-use crate::bench::{Benchmark, KeyDistribution};
+use crate::bench::{
+    Benchmark, KeyDistribution, DEFAULT_HOT_DATA_FRACTION, DEFAULT_HOT_OP_FRACTION,
+};
 use crate::engines::{EngineConfig, EngineKind};
 use crate::FilterArgs;
 use sievedb::{Compression, FilterOptions};
@@ -142,8 +144,9 @@ pub struct BenchArgs {
     pub seed: u64,
     /// Popularity of the keys the read benchmarks look up: uniform, zipfian
     /// (rank r drawn with probability ∝ 1/r^s, ranks scattered over the key
-    /// space) or latest (YCSB-D: zipfian over recency, the last written keys
-    /// hottest)
+    /// space), latest (YCSB-D: zipfian over recency, the last written keys
+    /// hottest) or hotspot (YCSB's: --hot-op-fraction of the lookups go
+    /// uniformly to a contiguous --hot-data-fraction of the keys)
     #[arg(long, value_enum, default_value_t = KeyDistribution::Uniform)]
     pub distribution: KeyDistribution,
     /// Exponent s of --distribution zipfian and latest
@@ -151,9 +154,16 @@ pub struct BenchArgs {
     pub zipf_s: f64,
     /// Move the hot keys every N lookups (per reader thread): each phase adds
     /// ⌊0.382·num⌋ to every key index drawn (mod num), so the popular keys of
-    /// the next phase live in other files; with --distribution zipfian or latest
+    /// the next phase live in other files; with --distribution zipfian, latest or
+    /// hotspot
     #[arg(long, value_name = "N")]
     pub hot_shift_every: Option<u64>,
+    /// Share of the key indices in the hot range of --distribution hotspot
+    #[arg(long, value_name = "F", default_value_t = DEFAULT_HOT_DATA_FRACTION)]
+    pub hot_data_fraction: f64,
+    /// Share of the lookups that go to the hot range of --distribution hotspot
+    #[arg(long, value_name = "F", default_value_t = DEFAULT_HOT_OP_FRACTION)]
+    pub hot_op_fraction: f64,
     /// Repeat the whole benchmark list N times (engines interleaved per repeat) and
     /// report medians
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -281,6 +291,8 @@ impl Default for BenchArgs {
             distribution: KeyDistribution::Uniform,
             zipf_s: DEFAULT_ZIPF_S,
             hot_shift_every: None,
+            hot_data_fraction: DEFAULT_HOT_DATA_FRACTION,
+            hot_op_fraction: DEFAULT_HOT_OP_FRACTION,
             repeats: 1,
             json: false,
             stats_interval: 0,
@@ -392,6 +404,12 @@ impl BenchArgs {
         }
         if !(self.zipf_s.is_finite() && self.zipf_s > 0.0) {
             return Err("--zipf-s must be above 0".into());
+        }
+        if !(self.hot_data_fraction > 0.0 && self.hot_data_fraction <= 1.0) {
+            return Err("--hot-data-fraction must be in (0, 1]".into());
+        }
+        if !(0.0..=1.0).contains(&self.hot_op_fraction) {
+            return Err("--hot-op-fraction must be in [0, 1]".into());
         }
         if self.hot_shift_every == Some(0) {
             return Err("--hot-shift-every must be at least 1".into());

@@ -19,7 +19,19 @@ pub enum KeyDistribution {
     /// indices: a fill or bulk load writes index order) are the hottest and
     /// sit together in few files of each level.
     Latest,
+    /// YCSB's "hotspot": a fraction of the lookups (`--hot-op-fraction`,
+    /// default 0.8) go uniformly to one contiguous range of the key indices
+    /// (`--hot-data-fraction` of them, default 0.2, centred in the key
+    /// space), the rest uniformly to the other indices; the hot keys fill
+    /// some of the files of each level (too many for the block cache), and
+    /// the files around them are cold.
+    Hotspot,
 }
+
+/// YCSB's default share of the key indices in the hot range of `hotspot`.
+pub const DEFAULT_HOT_DATA_FRACTION: f64 = 0.2;
+/// YCSB's default share of the lookups that go to the hot range of `hotspot`.
+pub const DEFAULT_HOT_OP_FRACTION: f64 = 0.8;
 
 /// Draws key indices in `0..num` from a [`KeyDistribution`]; with a hot
 /// shift, the popular keys move every so many draws.
@@ -28,6 +40,9 @@ pub struct KeyChooser {
     num: u64,
     zipf: Option<(rand_distr::Zipf<f64>, u64)>,
     latest: bool,
+    /// `hotspot`: the hot range's first index and length (≥ 1, ≤ num), and
+    /// the share of the draws that land in it.
+    hotspot: Option<(u64, u64, f64)>,
     /// Draws per phase of the hot set (`None`: it never moves).
     shift_every: Option<u64>,
     /// Key indices the hot set moves by at each phase.
@@ -43,22 +58,49 @@ impl KeyChooser {
             return Err("read benchmarks need --num >= 1".into());
         }
         let zipf = match dist {
-            KeyDistribution::Uniform => None,
+            KeyDistribution::Uniform | KeyDistribution::Hotspot => None,
             KeyDistribution::Zipfian | KeyDistribution::Latest => {
                 let z = rand_distr::Zipf::new(num, s)
                     .map_err(|e| format!("--distribution {dist:?}: {e}"))?;
                 Some((z, scatter_multiplier(num)))
             }
         };
-        Ok(KeyChooser {
+        let chooser = KeyChooser {
             num,
             zipf,
             latest: dist == KeyDistribution::Latest,
+            hotspot: None,
             shift_every: None,
             shift: golden_step(num),
             draws: 0,
             offset: 0,
-        })
+        };
+        if dist == KeyDistribution::Hotspot {
+            return chooser.with_hotspot(DEFAULT_HOT_DATA_FRACTION, DEFAULT_HOT_OP_FRACTION);
+        }
+        Ok(chooser)
+    }
+
+    /// Sets the hot range of a `hotspot` chooser: `data` of the key indices
+    /// (in `(0, 1]`; at least one index) receive `ops` of the draws (in
+    /// `[0, 1]`). Refused for the other distributions.
+    pub fn with_hotspot(mut self, data: f64, ops: f64) -> Result<Self, String> {
+        if self.zipf.is_some() || self.latest {
+            return Err(
+                "--hot-data-fraction and --hot-op-fraction need --distribution hotspot".into(),
+            );
+        }
+        if !(data > 0.0 && data <= 1.0) {
+            return Err(format!("--hot-data-fraction must be in (0, 1], not {data}"));
+        }
+        if !(0.0..=1.0).contains(&ops) {
+            return Err(format!("--hot-op-fraction must be in [0, 1], not {ops}"));
+        }
+        let len = ((self.num as f64 * data) as u64).clamp(1, self.num);
+        // Centred: a range at index 0 would coincide with the files a
+        // policy favours when it breaks ties in file order.
+        self.hotspot = Some(((self.num - len) / 2, len, ops));
+        Ok(self)
     }
 
     /// Moves the hot set every `n` draws (`--hot-shift-every`): each phase
@@ -84,7 +126,17 @@ impl KeyChooser {
             self.draws += 1;
         }
         let base = match &self.zipf {
-            None => return rng.gen_range(0..self.num),
+            None => match self.hotspot {
+                None => return rng.gen_range(0..self.num),
+                Some((start, len, ops)) => {
+                    let i = if len == self.num || rng.gen_bool(ops) {
+                        rng.gen_range(0..len)
+                    } else {
+                        rng.gen_range(len..self.num)
+                    };
+                    (start + i) % self.num
+                }
+            },
             Some((z, a)) => {
                 let rank = (rng.sample(z) as u64).clamp(1, self.num) - 1;
                 if self.latest {
@@ -169,6 +221,50 @@ mod tests {
         let recent: u32 = (9_900..10_000).filter_map(|i| counts.get(&i)).sum();
         let oldest: u32 = (0..100).filter_map(|i| counts.get(&i)).sum();
         assert!(recent > 40_000 && oldest < 200, "{recent} vs {oldest}");
+    }
+
+    /// `hotspot`: the hot range (centred) gets its share of the draws,
+    /// spread evenly over it; bad fractions are refused.
+    #[test]
+    fn hotspot_sends_its_share_to_one_centred_range() {
+        let num = 10_000;
+        let mut c = KeyChooser::new(KeyDistribution::Hotspot, num, 0.99).unwrap();
+        let mut rng = SmallRng::seed_from_u64(4);
+        let n = 200_000;
+        let seen = counts(&mut c, n, &mut rng);
+        let in_hot: u32 = (4_000..6_000).filter_map(|i| seen.get(&i)).sum();
+        let share = f64::from(in_hot) / n as f64;
+        assert!((share - 0.8).abs() < 0.01, "{share}");
+        // Uniform within the range: its two halves alike.
+        let low: u32 = (4_000..5_000).filter_map(|i| seen.get(&i)).sum();
+        assert!((f64::from(low) / f64::from(in_hot) - 0.5).abs() < 0.02);
+        // The cold keys on both sides get the rest, evenly.
+        let below: u32 = (0..4_000).filter_map(|i| seen.get(&i)).sum();
+        let above: u32 = (6_000..num).filter_map(|i| seen.get(&i)).sum();
+        assert!((f64::from(below) / f64::from(above) - 1.0).abs() < 0.1);
+        let mut all = KeyChooser::new(KeyDistribution::Hotspot, num, 0.99)
+            .unwrap()
+            .with_hotspot(1.0, 0.5)
+            .unwrap();
+        assert!((0..1000).all(|_| all.next(&mut rng) < num));
+        let mk = || KeyChooser::new(KeyDistribution::Hotspot, num, 0.99).unwrap();
+        assert!(mk().with_hotspot(0.0, 0.8).is_err());
+        assert!(mk().with_hotspot(1.5, 0.8).is_err());
+        assert!(mk().with_hotspot(0.2, -0.1).is_err());
+        assert!(mk().with_hotspot(f64::NAN, 0.8).is_err());
+        assert!(KeyChooser::new(KeyDistribution::Zipfian, num, 0.99)
+            .unwrap()
+            .with_hotspot(0.2, 0.8)
+            .is_err());
+        // With a hot shift the range moves by ⌊0.382·num⌋ = 3,819 a phase.
+        let mut m = mk().with_hot_shift(Some(10_000)).unwrap();
+        counts(&mut m, 10_000, &mut rng);
+        let moved = counts(&mut m, 10_000, &mut rng);
+        let share = |c: &HashMap<u64, u32>, r: std::ops::Range<u64>| {
+            f64::from(r.filter_map(|i| c.get(&i)).sum::<u32>()) / 10_000.0
+        };
+        assert!((share(&moved, 7_819..9_819) - 0.8).abs() < 0.02);
+        assert!(share(&moved, 4_000..6_000) < 0.1);
     }
 
     /// With a hot shift the most popular key moves after every N draws, to

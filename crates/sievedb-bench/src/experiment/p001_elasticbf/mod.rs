@@ -30,7 +30,9 @@ pub(super) use warmup::warmup;
 use super::{
     f, Ctx, ExpResult, LoadedTree, PairedRatio, Summary, Table, TreeSpec, GAIN_DEFINITION,
 };
-use crate::bench::{Benchmark, KeyChooser, KeyDistribution};
+use crate::bench::{
+    Benchmark, KeyChooser, KeyDistribution, DEFAULT_HOT_DATA_FRACTION, DEFAULT_HOT_OP_FRACTION,
+};
 use crate::engines::Engine;
 use crate::keys::KeyGen;
 use crate::report::{median, Record};
@@ -95,6 +97,11 @@ impl Dist {
             KeyDistribution::Uniform => "uniform".into(),
             KeyDistribution::Zipfian => format!("zipf {:.2}", self.s),
             KeyDistribution::Latest => format!("latest {:.2}", self.s),
+            KeyDistribution::Hotspot => format!(
+                "hotspot {:.0}/{:.0}",
+                DEFAULT_HOT_OP_FRACTION * 100.0,
+                DEFAULT_HOT_DATA_FRACTION * 100.0
+            ),
         }
     }
 }

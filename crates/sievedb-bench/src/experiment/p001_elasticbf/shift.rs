@@ -27,14 +27,20 @@ use rand::SeedableRng;
 use sievedb::FilterPolicy;
 use std::time::Instant;
 
-/// The popularities whose hot set moves.
-const WORKLOADS: [Dist; 2] = [
+/// The popularities whose hot set moves: zipfian keys scattered over every
+/// file, zipfian over recency (packed), and a hot range of 20% of the keys
+/// taking 80% of the lookups (packed, but more than the block cache holds).
+const WORKLOADS: [Dist; 3] = [
     Dist {
         dist: KeyDistribution::Zipfian,
         s: 0.99,
     },
     Dist {
         dist: KeyDistribution::Latest,
+        s: 0.99,
+    },
+    Dist {
+        dist: KeyDistribution::Hotspot,
         s: 0.99,
     },
 ];
@@ -329,6 +335,7 @@ pub fn shift(ctx: &mut Ctx) -> ExpResult<Summary> {
             "elastic-shift-{}",
             match dist.dist {
                 KeyDistribution::Latest => "latest",
+                KeyDistribution::Hotspot => "hotspot",
                 _ => "zipf",
             }
         );
