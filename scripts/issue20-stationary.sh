@@ -15,8 +15,9 @@
 # oracle; 0: not), EXTRA (more flags for every run, e.g.
 # "--table-meta-cache-size 0"). Device reads = block-cache misses +
 # filter unit loads + table-open reads. The oracle: a first run with every
-# unit resident (12 bits/key budget) and counts that never decay writes the
-# whole run's access counts to HOTNESS at close; the measured run reads them
+# unit resident (12 bits/key budget), counts that never decay and every
+# lookup counted (LEARN_SAMPLE, default 1; the engine's own rate is 4) writes
+# the whole run's access counts to HOTNESS at close; the measured run reads them
 # under skew-at-write at 4 bits/key (the greedy optimum of Σ f·fp for those
 # counts, never moved on a lookup). Writes OUT_DIR/runs.csv and prints a
 # table with every policy's device reads as a ratio to the oracle's.
@@ -63,7 +64,8 @@ for r in $(seq 1 "$REPEATS"); do
   rm -f "$TREE/sievedb/HOTNESS"
   run uniform@8 --filter-memory-bits-per-key 8 --filter-policy uniform
   rm -f "$TREE/sievedb/HOTNESS"
-  run learn --filter-memory-bits-per-key 12 --filter-policy skew-at-write --filter-lifetime 1099511627776
+  run learn --filter-memory-bits-per-key 12 --filter-policy skew-at-write --filter-lifetime 1099511627776 \
+    --filter-access-sample "${LEARN_SAMPLE:-1}"
   [ -f "$TREE/sievedb/HOTNESS" ] || { echo "the counting run wrote no HOTNESS" >&2; exit 1; }
   run oracle --filter-memory-bits-per-key 4 --filter-policy skew-at-write
   rm -f "$TREE/sievedb/HOTNESS"

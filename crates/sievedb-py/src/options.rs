@@ -48,6 +48,7 @@ pub const NAMES: &[&str] = &[
     "filter_memory_bits_per_key",
     "filter_policy",
     "filter_lifetime",
+    "filter_access_sample",
     "initial_units",
     "merge_operator",
     "merge_separator",
@@ -196,6 +197,7 @@ fn set(o: &mut Options, name: &str, v: &Bound<'_, PyAny>) -> PyResult<()> {
         }
         "filter_policy" => o.filter_policy = named(name, v)?,
         "filter_lifetime" => o.filter_lifetime = opt_int(name, v)?,
+        "filter_access_sample" => o.filter_access_sample = opt_int(name, v)?,
         "initial_units" => o.initial_units = opt_int(name, v)?,
         "ttl" => o.ttl = opt_secs(name, v)?,
         "periodic_compaction" => o.periodic_compaction = opt_secs(name, v)?,

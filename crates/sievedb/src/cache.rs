@@ -160,6 +160,10 @@ impl TableCache {
                 memory: opts.filter_memory,
                 policy: opts.filter_policy,
                 lifetime: opts.filter_lifetime,
+                access_sample: opts
+                    .filter_access_sample
+                    .unwrap_or(crate::filter::budget::ACCESS_SAMPLE)
+                    .max(1),
                 initial_units: opts.initial_units,
                 filter: opts.filter.clone(),
             },

@@ -274,6 +274,13 @@ pub struct Options {
     /// counts as cold (its units may go to hotter files). `None` = the order
     /// of the number of files, as the paper advises. Elastic policies only.
     pub filter_lifetime: Option<u64>,
+    /// One lookup in this many records which files' filters it probed, and
+    /// counts for this many, under a filter memory budget (`None` = 4,
+    /// [`ACCESS_SAMPLE`](crate::filter::budget::ACCESS_SAMPLE)). 1 counts
+    /// every lookup (exact counts, e.g. for an experiment's offline oracle)
+    /// at about four times the bookkeeping; larger values cost less and aim
+    /// worse.
+    pub filter_access_sample: Option<u32>,
     /// Filter units a new file starts with under the `elastic` policy
     /// (`None` = 2, the ElasticBF prototype's default).
     pub initial_units: Option<u32>,
@@ -347,6 +354,7 @@ impl Default for Options {
             filter_memory: FilterMemory::Unlimited,
             filter_policy: FilterPolicy::Uniform,
             filter_lifetime: None,
+            filter_access_sample: None,
             initial_units: None,
             merge_operator: None,
             compaction_filter: None,
@@ -490,6 +498,9 @@ impl Options {
         if self.filter_lifetime == Some(0) {
             return bad("filter_lifetime must be at least 1 lookup");
         }
+        if self.filter_access_sample == Some(0) {
+            return bad("filter_access_sample must be at least 1 (every lookup)");
+        }
         self.filter.validate()
     }
 }
@@ -574,6 +585,8 @@ impl OptionsBuilder {
         filter_policy: FilterPolicy);
     setter!(/// See [`Options::filter_lifetime`].
         filter_lifetime: Option<u64>);
+    setter!(/// See [`Options::filter_access_sample`].
+        filter_access_sample: Option<u32>);
     setter!(/// See [`Options::initial_units`].
         initial_units: Option<u32>);
 

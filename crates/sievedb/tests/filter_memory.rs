@@ -359,11 +359,18 @@ fn bad_filter_memory_options_are_refused() {
             o.filter_lifetime = Some(0);
             o
         }),
+        ("zero access sample", {
+            let mut o = unit_options(FilterMemory::BitsPerKey(4.0), FilterPolicy::Elastic);
+            o.filter_access_sample = Some(0);
+            o
+        }),
     ] {
         match Db::open(dir.path(), o) {
             Err(sievedb::Error::InvalidArgument(m)) => {
                 assert!(
-                    m.contains("filter_memory") || m.contains("filter_lifetime"),
+                    m.contains("filter_memory")
+                        || m.contains("filter_lifetime")
+                        || m.contains("filter_access_sample"),
                     "{what}: {m}"
                 )
             }

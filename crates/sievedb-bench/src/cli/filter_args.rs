@@ -108,6 +108,10 @@ pub struct FilterArgs {
     /// the order of the number of files)
     #[arg(long, value_name = "N")]
     pub filter_lifetime: Option<u64>,
+    /// One lookup in N records the files it probes, counted N times, under a
+    /// filter memory budget (sievedb; default 4; 1: exact counts)
+    #[arg(long, value_name = "N")]
+    pub filter_access_sample: Option<u32>,
     /// Filter units a new file starts with under --filter-policy elastic
     /// (sievedb; default 2, the ElasticBF prototype's)
     #[arg(long, value_name = "N")]
@@ -132,6 +136,7 @@ impl Default for FilterArgs {
             filter_memory_bytes: None,
             filter_policy: FilterPolicy::Uniform,
             filter_lifetime: None,
+            filter_access_sample: None,
             initial_units: None,
         }
     }
@@ -172,6 +177,7 @@ impl FilterArgs {
         opts.filter_memory = self.filter_memory();
         opts.filter_policy = self.filter_policy;
         opts.filter_lifetime = self.filter_lifetime;
+        opts.filter_access_sample = self.filter_access_sample;
         opts.initial_units = self.initial_units;
     }
 
@@ -193,6 +199,9 @@ impl FilterArgs {
         }
         if self.filter_lifetime == Some(0) {
             return Err("--filter-lifetime must be at least 1".into());
+        }
+        if self.filter_access_sample == Some(0) {
+            return Err("--filter-access-sample must be at least 1 (every lookup)".into());
         }
         self.filter_options()
             .validate()

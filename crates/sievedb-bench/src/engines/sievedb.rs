@@ -168,6 +168,7 @@ impl Engine for SieveDb {
             "filter_policy": o.filter_policy.name(),
             "merge_operator": o.merge_operator.as_ref().map(|m| m.name().to_string()),
             "filter_lifetime": o.filter_lifetime,
+            "filter_access_sample": o.filter_access_sample,
             "initial_units": o.initial_units,
             "lookup_breakdown_every": o.lookup_breakdown_every,
             "block_cache_bytes": o.block_cache_capacity,

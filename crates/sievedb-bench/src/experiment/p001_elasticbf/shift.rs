@@ -6,8 +6,9 @@
 //!
 //! The **oracle** is the offline optimum for the run's true access counts:
 //! a first pass over the same stream with every unit resident and counts
-//! that never decay records each file's accesses (one lookup in 4, weighted
-//! 4, as the engine samples); closing writes them to the `HOTNESS` file, and
+//! that never decay records each file's accesses (every lookup:
+//! `filter_access_sample` 1, where the policies sample one in 4); closing
+//! writes them to the `HOTNESS` file, and
 //! the measured pass opens under the budget with `skew-at-write`, which plans
 //! the greedy optimum of `Σ f_i·fp_i(n_i)` (false positives saved per byte)
 //! over the restored counts at open and never moves a unit on a lookup.
@@ -78,7 +79,9 @@ impl Stream {
 }
 
 /// Runs the stream of `dist` (the same keys for every pass) on the tree
-/// opened with `col` at `budget_bpk`, counting device reads per window.
+/// opened with `col` at `budget_bpk`, counting device reads per window;
+/// `counting`: the oracle's counting pass (every lookup counted, counts
+/// that never expire).
 #[allow(clippy::too_many_arguments)]
 fn pass(
     ctx: &Ctx,
@@ -88,12 +91,13 @@ fn pass(
     stream: &Stream,
     col: Column,
     budget_bpk: f64,
-    lifetime: Option<u64>,
+    counting: bool,
     name: String,
 ) -> ExpResult<Pass> {
     let mut a = t.args(ctx, 0, dist, col, budget_bpk);
-    if lifetime.is_some() {
-        a.filters.filter_lifetime = lifetime;
+    if counting {
+        a.filters.filter_lifetime = Some(1 << 40);
+        a.filters.filter_access_sample = Some(1);
     }
     let e = EngineKind::Sievedb.open(&t.db_path(), &a.engine_config())?;
     let mut chooser =
@@ -139,7 +143,7 @@ fn passes(
             s,
             Column::Policy(p),
             BUDGET_BPK,
-            None,
+            false,
             p.name().into(),
         )?);
     }
@@ -148,17 +152,7 @@ fn passes(
     t.forget_hotness()?;
     ctx.note(format!("elastic-shift {}: oracle", dist.label()));
     let learn = Column::Policy(FilterPolicy::SkewAtWrite);
-    let counted = pass(
-        ctx,
-        t,
-        keys,
-        dist,
-        s,
-        learn,
-        DISK_BPK,
-        Some(1 << 40),
-        "learn".into(),
-    )?;
+    let counted = pass(ctx, t, keys, dist, s, learn, DISK_BPK, true, "learn".into())?;
     if !t.db_path().join("HOTNESS").exists() {
         return Err("the oracle's counting pass wrote no HOTNESS file".into());
     }
@@ -170,7 +164,7 @@ fn passes(
         s,
         learn,
         BUDGET_BPK,
-        None,
+        false,
         ORACLE.into(),
     )?);
     t.forget_hotness()?;
@@ -243,7 +237,8 @@ pub fn shift(ctx: &mut Ctx) -> ExpResult<Summary> {
          whose hot keys move every {} lookups (`--hot-shift-every`: every key index drawn is \
          shifted by ⌊0.382·num⌋ more at each move, so the hot keys land in other files). \
          **oracle**: the offline optimum for the true access counts of the whole stream (a first \
-         pass with every unit resident records each file's accesses; the measured pass opens with \
+         pass with every unit resident records each file's accesses, every lookup counted; the \
+         measured pass opens with \
          them and `skew-at-write`, which plans the greedy optimum of Σ f·fp over false positives \
          saved per byte and never moves a unit on a lookup). The best static policy is the best \
          of uniform, monkey and skew-at-write.",

@@ -153,7 +153,7 @@ impl FilterBudget {
         }
         THREAD_LOGS.with(|t| match t.until_sample.get() {
             0 => {
-                t.until_sample.set(ACCESS_SAMPLE - 1);
+                t.until_sample.set(self.config.access_sample - 1);
                 Some(self.log_of(t, std::mem::take))
             }
             n => {
@@ -223,7 +223,8 @@ impl FilterBudget {
     }
 
     /// Replays logged events into the allocator: each sampled lookup and
-    /// access stands for [`ACCESS_SAMPLE`] of them. The accesses of one file
+    /// access stands for the sampling rate's number of them
+    /// ([`ACCESS_SAMPLE`] by default). The accesses of one file
     /// in the log go to the allocator together, as one run at the place of
     /// the first of them ([`Allocator::record_access_run`]): its queues move
     /// once per file and log, not once per access (a log of 1,024 entries
@@ -239,14 +240,14 @@ impl FilterBudget {
     pub(super) fn feed(st: &mut State, events: &[u64]) {
         let mut runs = std::mem::take(&mut st.runs);
         runs.count(events);
-        let per_tick = u64::from(ACCESS_SAMPLE);
+        let per_tick = u64::from(st.per_sample);
         for f in &runs.firsts {
             if f.ticks_before > 0 {
                 st.alloc.tick(f.ticks_before * per_tick);
             }
             if st.files.contains_key(&f.file) {
                 st.alloc
-                    .record_access_run(f.file, f64::from(ACCESS_SAMPLE), f.accesses);
+                    .record_access_run(f.file, f64::from(st.per_sample), f.accesses);
             }
         }
         if runs.ticks_after > 0 {

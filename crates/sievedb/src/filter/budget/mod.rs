@@ -103,6 +103,8 @@ pub struct BudgetConfig {
     pub policy: FilterPolicy,
     /// ElasticBF's lifeTime in lookups (`None`: the allocator's default).
     pub lifetime: Option<u64>,
+    /// One lookup in this many is logged, and counts for this many (≥ 1).
+    pub access_sample: u32,
     /// Units a new file starts with under the elastic policies.
     pub initial_units: Option<u32>,
     /// The filter options new files are written with: the shape a file's
@@ -145,6 +147,8 @@ struct State {
     shape_learnt: bool,
     /// Scratch space of [`FilterBudget::feed`], kept between logs.
     runs: access_log::Runs,
+    /// What one logged lookup or access counts for (the sampling rate).
+    per_sample: u32,
 }
 
 /// Source of [`FilterBudget`] ids (the key of a thread's access log).
@@ -175,7 +179,13 @@ pub struct FilterBudget {
 
 impl FilterBudget {
     /// A budget loading units through `loader`.
-    pub fn new(config: BudgetConfig, loader: Arc<dyn UnitLoader>, counters: Arc<Counters>) -> Self {
+    pub fn new(
+        mut config: BudgetConfig,
+        loader: Arc<dyn UnitLoader>,
+        counters: Arc<Counters>,
+    ) -> Self {
+        config.access_sample = config.access_sample.max(1);
+        let per_sample = config.access_sample;
         let alloc = Allocator::new(AllocConfig {
             policy: config.policy,
             lifetime: config.lifetime,
@@ -197,6 +207,7 @@ impl FilterBudget {
                 unread_shape,
                 shape_learnt: false,
                 runs: access_log::Runs::default(),
+                per_sample,
             }),
             forgotten: Mutex::new(Vec::new()),
             closing: AtomicBool::new(false),

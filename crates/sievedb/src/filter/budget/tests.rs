@@ -50,6 +50,7 @@ fn a_retired_filter_keeps_its_bytes_accounted_until_it_is_dropped() {
             memory: FilterMemory::Bytes(limit),
             policy: FilterPolicy::Elastic,
             lifetime: Some(1),
+            access_sample: ACCESS_SAMPLE,
             initial_units: Some(2),
             filter: FilterOptions::default(),
         },
@@ -138,6 +139,7 @@ fn opened_tree(
             memory: FilterMemory::BitsPerKey(4.0),
             policy,
             lifetime: None,
+            access_sample: ACCESS_SAMPLE,
             initial_units: None,
             filter: FilterOptions::default(),
         },
@@ -276,6 +278,7 @@ fn a_log_moves_each_file_once() {
                 memory: FilterMemory::Bytes(limit),
                 policy,
                 lifetime: Some(1_000_000),
+                access_sample: ACCESS_SAMPLE,
                 initial_units: Some(0),
                 filter: FilterOptions::default(),
             },
@@ -374,4 +377,64 @@ fn a_closing_database_hands_its_files_to_nobody() {
     assert_eq!(budget.state.lock().alloc.work(), before, "no visit");
     assert!(budget.forgotten.lock().is_empty(), "nothing queued");
     assert_eq!(counters.filter_memory.load(Ordering::Relaxed), 0);
+}
+
+/// `access_sample` N: one lookup in N on a thread is logged, and a logged
+/// access counts N times; with 1 every lookup is logged and each access
+/// counts once (the exact counts an offline oracle learns from).
+#[test]
+fn the_sampling_rate_sets_which_lookups_log_and_what_they_count() {
+    let (index, full) = filter();
+    for sample in [1u32, 3, ACCESS_SAMPLE] {
+        let counters = Arc::new(Counters::new(7));
+        let loader = Arc::new(CountingUnits(full.clone(), AtomicUsize::new(0)));
+        let budget = FilterBudget::new(
+            BudgetConfig {
+                memory: FilterMemory::BitsPerKey(4.0),
+                policy: FilterPolicy::SkewAtWrite,
+                lifetime: None,
+                access_sample: sample,
+                initial_units: None,
+                filter: FilterOptions::default(),
+            },
+            loader,
+            counters,
+        );
+        let shapes = shapes(2);
+        budget.set_tree_entries(2 * 256);
+        budget.add_files(&shapes);
+        let f = budget.register(shapes[0], &index).unwrap();
+        // Drain this thread's countdown, left by the previous rate.
+        while budget.sample_lookup().is_none() {}
+        let mut logged = 0;
+        for _ in 0..60 {
+            if let Some(mut log) = budget.sample_lookup() {
+                logged += 1;
+                log.push(f.number());
+                let mut st = budget.state.lock();
+                FilterBudget::feed(&mut st, &[f.number(), TICK]);
+                drop(st);
+                log.clear();
+            }
+        }
+        assert_eq!(logged, 60 / sample, "rate {sample}");
+        let hot = budget.state.lock().alloc.hotness(f.number()).unwrap();
+        assert!(
+            (hot - f64::from(sample * logged)).abs() < 1e-9,
+            "rate {sample}: {hot}"
+        );
+    }
+    let zero = FilterBudget::new(
+        BudgetConfig {
+            memory: FilterMemory::BitsPerKey(4.0),
+            policy: FilterPolicy::Elastic,
+            lifetime: None,
+            access_sample: 0,
+            initial_units: None,
+            filter: FilterOptions::default(),
+        },
+        Arc::new(Units(full)),
+        Arc::new(Counters::new(7)),
+    );
+    assert_eq!(zero.config().access_sample, 1, "0 is read as every lookup");
 }
