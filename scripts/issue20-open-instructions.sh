@@ -8,7 +8,7 @@
 #   scripts/issue20-open-instructions.sh OUT_DIR TREE_DIR NUM LEVEL1_SIZE BINARY...
 #
 # TREE_DIR/sievedb as for scripts/issue20-open.sh. Environment: POLICIES
-# (none uniform monkey skew-at-write elastic elastic-monkey). Prints, per
+# (none uniform monkey skew-at-write elastic elastic-uniform). Prints, per
 # binary and policy, the instructions and their ratio to no budget.
 set -euo pipefail
 if [ $# -lt 5 ]; then
@@ -16,7 +16,7 @@ if [ $# -lt 5 ]; then
   exit 2
 fi
 OUT=$1; TREE=$2; NUM=$3; L1=$4; shift 4
-POLICIES=${POLICIES:-none uniform monkey skew-at-write elastic elastic-monkey}
+POLICIES=${POLICIES:-none uniform monkey skew-at-write elastic elastic-uniform}
 mkdir -p "$OUT"
 i=0
 for exe in "$@"; do

@@ -13,7 +13,7 @@
 # level-1 size 316321; bulkload prints both). The HOTNESS file is removed
 # before every run, so every run starts cold.
 # Environment: REPEATS (3), POLICIES (none uniform monkey skew-at-write
-# elastic elastic-monkey), BEFORE (a second binary, run interleaved).
+# elastic elastic-uniform), BEFORE (a second binary, run interleaved).
 # Writes OUT_DIR/runs.csv (tree, binary, policy, repeat, what, wall, user,
 # sys, max RSS) and prints the medians.
 set -euo pipefail
@@ -23,7 +23,7 @@ if [ $# -ne 5 ]; then
 fi
 BIN=$1; OUT=$2; TREE=$3; NUM=$4; L1=$5
 REPEATS=${REPEATS:-3}
-POLICIES=${POLICIES:-none uniform monkey skew-at-write elastic elastic-monkey}
+POLICIES=${POLICIES:-none uniform monkey skew-at-write elastic elastic-uniform}
 mkdir -p "$OUT"
 CSV="$OUT/runs.csv"
 [ -f "$CSV" ] || echo "tree,binary,policy,repeat,what,wall_s,user_s,sys_s,maxrss_kb" > "$CSV"

@@ -11,7 +11,7 @@
 # centred 20% of the keys, ZIPF then unused), ALPHA (0.5: the share of
 # lookups for existing keys), SHIFT (move the hot keys every SHIFT lookups;
 # unset: they stay), REPEATS (1), POLICIES (uniform monkey skew-at-write
-# elastic elastic-monkey), ORACLE (1: also uniform at 8 bits/key and the
+# elastic elastic-uniform), ORACLE (1: also uniform at 8 bits/key and the
 # oracle; 0: not), EXTRA (more flags for every run, e.g.
 # "--table-meta-cache-size 0"). Device reads = block-cache misses +
 # filter unit loads + table-open reads. The oracle: a first run with every
@@ -56,7 +56,7 @@ for line in open(sys.argv[1]):
 PY
 }
 for r in $(seq 1 "$REPEATS"); do
-  for p in ${POLICIES:-uniform monkey skew-at-write elastic elastic-monkey}; do
+  for p in ${POLICIES:-uniform monkey skew-at-write elastic elastic-uniform}; do
     rm -f "$TREE/sievedb/HOTNESS"
     run "$p" --filter-memory-bits-per-key 4 --filter-policy "$p"
   done

@@ -403,7 +403,7 @@ fn elastic_shift() {
         "uniform",
         "monkey",
         "elastic",
-        "elastic-monkey",
+        "elastic-uniform",
         "skew-at-write",
         "oracle",
     ] {

@@ -281,7 +281,7 @@ pub struct Options {
     /// at about four times the bookkeeping; larger values cost less and aim
     /// worse.
     pub filter_access_sample: Option<u32>,
-    /// Filter units a new file starts with under the `elastic` policy
+    /// Filter units a new file starts with under the `elastic-uniform` policy
     /// (`None` = 2, the ElasticBF prototype's default).
     pub initial_units: Option<u32>,
     /// Combines the operands [`Db::merge`](crate::Db::merge) writes with the

@@ -206,7 +206,7 @@ fn read_hot(db: &Db, start: u64, lookups: u64) {
 
 #[test]
 fn elastic_moves_units_to_the_files_that_are_read() {
-    for policy in [FilterPolicy::Elastic, FilterPolicy::ElasticMonkey] {
+    for policy in [FilterPolicy::ElasticUniform, FilterPolicy::Elastic] {
         let dir = tempfile::tempdir().unwrap();
         let mut opts = unit_options(FilterMemory::BitsPerKey(4.0), policy);
         opts.filter_lifetime = Some(500);
@@ -269,7 +269,7 @@ fn every_policy_computes_at_most_one_digest_per_lookup() {
 #[test]
 fn hotness_survives_a_reopen() {
     let dir = tempfile::tempdir().unwrap();
-    let mut opts = unit_options(FilterMemory::BitsPerKey(4.0), FilterPolicy::Elastic);
+    let mut opts = unit_options(FilterMemory::BitsPerKey(4.0), FilterPolicy::ElasticUniform);
     opts.filter_lifetime = Some(500);
     let mut model = BTreeMap::new();
     {
@@ -311,7 +311,7 @@ fn hotness_survives_a_reopen() {
     std::fs::write(&hotness, b"SVHT garbage").unwrap();
     let db = Db::open(
         dir.path(),
-        unit_options(FilterMemory::BitsPerKey(4.0), FilterPolicy::Elastic),
+        unit_options(FilterMemory::BitsPerKey(4.0), FilterPolicy::ElasticUniform),
     )
     .unwrap();
     assert_db_equals(&db, &model, "damaged hotness file");
@@ -355,12 +355,12 @@ fn bad_filter_memory_options_are_refused() {
             unit_options(FilterMemory::BitsPerKey(-1.0), FilterPolicy::Uniform),
         ),
         ("zero lifetime", {
-            let mut o = unit_options(FilterMemory::BitsPerKey(4.0), FilterPolicy::Elastic);
+            let mut o = unit_options(FilterMemory::BitsPerKey(4.0), FilterPolicy::ElasticUniform);
             o.filter_lifetime = Some(0);
             o
         }),
         ("zero access sample", {
-            let mut o = unit_options(FilterMemory::BitsPerKey(4.0), FilterPolicy::Elastic);
+            let mut o = unit_options(FilterMemory::BitsPerKey(4.0), FilterPolicy::ElasticUniform);
             o.filter_access_sample = Some(0);
             o
         }),

@@ -101,7 +101,8 @@ pub struct FilterArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub filter_memory_bytes: Option<u64>,
     /// How a filter memory budget is divided among files (sievedb): uniform,
-    /// monkey, elastic, elastic-monkey, skew-at-write
+    /// monkey, elastic (ElasticBF's multi-queue from Monkey's plan),
+    /// elastic-uniform (ElasticBF's own start), skew-at-write
     #[arg(long, value_name = "P", default_value = "uniform", value_parser = parse_named::<FilterPolicy>)]
     pub filter_policy: FilterPolicy,
     /// ElasticBF's lifeTime in lookups (sievedb, elastic policies; default:
@@ -112,8 +113,8 @@ pub struct FilterArgs {
     /// filter memory budget (sievedb; default 4; 1: exact counts)
     #[arg(long, value_name = "N")]
     pub filter_access_sample: Option<u32>,
-    /// Filter units a new file starts with under --filter-policy elastic
-    /// (sievedb; default 2, the ElasticBF prototype's)
+    /// Filter units a new file starts with under --filter-policy
+    /// elastic-uniform (sievedb; default 2, the ElasticBF prototype's)
     #[arg(long, value_name = "N")]
     pub initial_units: Option<u32>,
 }

@@ -21,8 +21,8 @@ pub fn fig5(ctx: &mut Ctx) -> ExpResult<Summary> {
     let mut header: Vec<String> = vec!["Gets".into()];
     header.extend(g.cols.iter().map(|c| format!("{} ops/s", c.name())));
     header.push("throughput gain of elastic".into());
-    header.push("throughput gain of elastic-monkey".into());
-    let emi = col_index(&g, FilterPolicy::ElasticMonkey);
+    header.push("throughput gain of elastic-uniform".into());
+    let emi = col_index(&g, FilterPolicy::ElasticUniform);
     let gains: Vec<PairedRatio> = (0..dists.len())
         .map(|di| ratio_of(&g.runs[di][ei], &g.runs[di][ui], |r| r.ops_per_sec))
         .collect();

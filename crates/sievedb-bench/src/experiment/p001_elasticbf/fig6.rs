@@ -17,7 +17,7 @@ pub fn fig6(ctx: &mut Ctx) -> ExpResult<Summary> {
     let pols = [
         FilterPolicy::Uniform,
         FilterPolicy::Elastic,
-        FilterPolicy::ElasticMonkey,
+        FilterPolicy::ElasticUniform,
     ];
     let dist = DISTS[1];
     let t = load(ctx)?;
@@ -124,7 +124,7 @@ pub fn fig6(ctx: &mut Ctx) -> ExpResult<Summary> {
             "budget (bits/key)",
             "uniform: ops/s / device reads per Get",
             "elastic: ops/s / device reads per Get",
-            "elastic-monkey: ops/s / device reads per Get",
+            "elastic-uniform: ops/s / device reads per Get",
             "throughput gain of elastic",
             "device-read gain of elastic",
         ],

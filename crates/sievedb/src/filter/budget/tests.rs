@@ -48,7 +48,7 @@ fn a_retired_filter_keeps_its_bytes_accounted_until_it_is_dropped() {
     let budget = Arc::new(FilterBudget::new(
         BudgetConfig {
             memory: FilterMemory::Bytes(limit),
-            policy: FilterPolicy::Elastic,
+            policy: FilterPolicy::ElasticUniform,
             lifetime: Some(1),
             access_sample: ACCESS_SAMPLE,
             initial_units: Some(2),
@@ -427,7 +427,7 @@ fn the_sampling_rate_sets_which_lookups_log_and_what_they_count() {
     let zero = FilterBudget::new(
         BudgetConfig {
             memory: FilterMemory::BitsPerKey(4.0),
-            policy: FilterPolicy::Elastic,
+            policy: FilterPolicy::ElasticUniform,
             lifetime: None,
             access_sample: 0,
             initial_units: None,

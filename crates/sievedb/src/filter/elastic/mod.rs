@@ -45,7 +45,7 @@ pub const GAIN_THRESHOLD: f64 = 1e-4;
 pub const LOAD_COST: f64 = 1.0;
 /// The most units a file can have (more are ignored).
 pub const MAX_UNITS: u32 = 64;
-/// Units a new file gets under the elastic policy by default (the ElasticBF
+/// Units a new file gets under elastic-uniform by default (the ElasticBF
 /// prototype enables two when a table opens).
 pub const DEFAULT_INITIAL_UNITS: u32 = 2;
 /// The default lifetime is at least this many Gets.
@@ -95,7 +95,7 @@ pub struct AllocConfig {
     /// expired. `None`: `max(1000, 2 × live files)`, re-evaluated on every
     /// access (the paper sets it to the order of the number of files).
     pub lifetime: Option<u64>,
-    /// Units a new file gets under `elastic` (capped at its units and at the
+    /// Units a new file gets under `elastic-uniform` (capped at its units and at the
     /// free budget). `None`: 2, as in the ElasticBF prototype.
     pub initial_units: Option<u32>,
     /// Access counts halve every this many Gets. `None`: [`HALF_LIFE_LIFETIMES`] lifetimes;
@@ -262,7 +262,7 @@ impl Allocator {
         }
         match self.cfg.policy {
             FilterPolicy::Uniform | FilterPolicy::Monkey => self.replan(),
-            FilterPolicy::Elastic | FilterPolicy::ElasticMonkey => self.shrink_cheapest(),
+            FilterPolicy::ElasticUniform | FilterPolicy::Elastic => self.shrink_cheapest(),
             FilterPolicy::SkewAtWrite => self.shrink_coldest(),
         }
         debug_assert!(self.used <= self.budget);
@@ -283,11 +283,11 @@ impl Allocator {
     /// Registers a file with 0 units resident (re-registering an id replaces
     /// it). `hotness` is its inherited access count; a value that is not
     /// positive and finite means "no history", and the policy's prior is used
-    /// (elastic-monkey and skew-at-write: the mean count per run, `Σ f /
+    /// (elastic and skew-at-write: the mean count per run, `Σ f /
     /// runs`, times the file's share of its run's entries, since a lookup
     /// probes one file per run; otherwise 0). Its target then follows the policy:
-    /// uniform and monkey re-plan when changes are taken; elastic gives it
-    /// `initial_units`, elastic-monkey Monkey's count for its run (at least
+    /// uniform and monkey re-plan when changes are taken; elastic-uniform gives it
+    /// `initial_units`, elastic Monkey's count for its run (at least
     /// one unit), and
     /// skew-at-write its count in the optimum of all live files, each capped
     /// at what fits in the free budget (nothing is evicted for a new file).
@@ -295,7 +295,7 @@ impl Allocator {
         let id = self.insert_file(f, hotness);
         let want = match self.cfg.policy {
             FilterPolicy::Uniform | FilterPolicy::Monkey => return,
-            FilterPolicy::Elastic | FilterPolicy::ElasticMonkey => self.start_units(id),
+            FilterPolicy::ElasticUniform | FilterPolicy::Elastic => self.start_units(id),
             FilterPolicy::SkewAtWrite => self.skew_units(id),
         };
         let fit = self.fitting(id, want);
@@ -321,7 +321,7 @@ impl Allocator {
             hotness
         } else {
             match self.cfg.policy {
-                FilterPolicy::ElasticMonkey => self.monkey_prior(&desc),
+                FilterPolicy::Elastic => self.monkey_prior(&desc),
                 FilterPolicy::SkewAtWrite => self.monkey_prior(&desc),
                 _ => 0.0,
             }
@@ -353,15 +353,15 @@ impl Allocator {
     /// file of the tree) and plans for them once: each is added as
     /// [`add_file`](Self::add_file) adds it, except that skew-at-write
     /// solves its optimum once for the whole batch instead of once per file,
-    /// elastic-monkey starts the batch from one Monkey plan of the whole
+    /// elastic starts the batch from one Monkey plan of the whole
     /// tree with at least one unit per file
     /// ([`monkey_start_plan`](Self::monkey_start_plan)), and uniform and
     /// monkey re-plan once, when changes are taken; so a batch of `n` files
     /// costs `O(n log n)`, not `O(n²)`.
     pub fn add_files(&mut self, files: Vec<(FileDesc, f64)>) {
         let batch_plan = match self.cfg.policy {
-            FilterPolicy::SkewAtWrite | FilterPolicy::ElasticMonkey => true,
-            FilterPolicy::Uniform | FilterPolicy::Monkey | FilterPolicy::Elastic => false,
+            FilterPolicy::SkewAtWrite | FilterPolicy::Elastic => true,
+            FilterPolicy::Uniform | FilterPolicy::Monkey | FilterPolicy::ElasticUniform => false,
         };
         if !batch_plan {
             for (f, hotness) in files {
@@ -443,7 +443,7 @@ impl Allocator {
     /// the first ones all the memory. Nothing under the other policies.
     pub fn warm_start(&mut self) {
         let tie = match self.cfg.policy {
-            FilterPolicy::Elastic | FilterPolicy::ElasticMonkey if self.total_hot > 0.0 => 0.0,
+            FilterPolicy::ElasticUniform | FilterPolicy::Elastic if self.total_hot > 0.0 => 0.0,
             FilterPolicy::SkewAtWrite => SKEW_TIE_WEIGHT,
             _ => return,
         };

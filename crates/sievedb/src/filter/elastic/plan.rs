@@ -17,7 +17,7 @@ impl Allocator {
         }
     }
 
-    /// The prior count of a new file with no history under elastic-monkey:
+    /// The prior count of a new file with no history under elastic:
     /// Monkey assumes every run is probed by every lookup, so each run gets
     /// the same share of accesses, the mean count per run of the live files
     /// (`Σ f / runs`, the new file's run included); within its run a probe
@@ -72,7 +72,7 @@ impl Allocator {
     }
 
     /// The units a new file starts with under the elastic policies:
-    /// `initial_units` under elastic; under elastic-monkey Monkey's count for
+    /// `initial_units` under elastic-uniform; under elastic Monkey's count for
     /// its run, but at least one unit. Monkey gives the largest runs the
     /// highest false-positive rate, and at a few bits per key its closed form
     /// can round a last-level file down to no filter at all: every lookup
@@ -80,7 +80,7 @@ impl Allocator {
     /// there, which it does only once the file is hot and others expired.
     pub(super) fn start_units(&self, id: u64) -> u32 {
         match self.cfg.policy {
-            FilterPolicy::ElasticMonkey => self.monkey_units(id).max(1),
+            FilterPolicy::Elastic => self.monkey_units(id).max(1),
             _ => self.cfg.initial_units.unwrap_or(DEFAULT_INITIAL_UNITS),
         }
     }
@@ -95,7 +95,7 @@ impl Allocator {
     pub(super) fn top_up_starts(&mut self) {
         if !matches!(
             self.cfg.policy,
-            FilterPolicy::Elastic | FilterPolicy::ElasticMonkey
+            FilterPolicy::ElasticUniform | FilterPolicy::Elastic
         ) {
             return;
         }

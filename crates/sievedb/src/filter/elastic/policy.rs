@@ -14,13 +14,26 @@ pub enum FilterPolicy {
     Uniform,
     /// Monkey: a run's false-positive rate proportional to its entries.
     Monkey,
-    /// ElasticBF: units move at run time from expired files to accessed ones.
+    /// ElasticBF's multi-queue started from Monkey: a tree opens with
+    /// Monkey's plan of all its files (at least one unit each) and a new
+    /// file starts at Monkey's count for its run, with Monkey's prior as its
+    /// count; then units move at run time from expired files to accessed
+    /// ones. Named `elastic-monkey` in builds up to 43fe80f (still
+    /// accepted).
     Elastic,
-    /// ElasticBF whose new files start at Monkey's count, with a Monkey prior.
-    ElasticMonkey,
+    /// ElasticBF as published: every new file starts at `initial_units`
+    /// (the prototype's 2) with no prior count, then the multi-queue. Named
+    /// `elastic` in builds up to 43fe80f.
+    ElasticUniform,
     /// A file's units are chosen once when it is written, from its hotness.
     SkewAtWrite,
 }
+
+/// What `elastic` was called in builds up to 43fe80f. It then took the name
+/// `elastic` (it read less than ElasticBF's own start in every workload
+/// measured), and ElasticBF's own start became `elastic-uniform`; scripts
+/// that use the old name still get the same policy.
+const OLD_ELASTIC_MONKEY: &str = "elastic-monkey";
 
 impl FilterPolicy {
     /// Every policy, in declaration order.
@@ -28,7 +41,7 @@ impl FilterPolicy {
         FilterPolicy::Uniform,
         FilterPolicy::Monkey,
         FilterPolicy::Elastic,
-        FilterPolicy::ElasticMonkey,
+        FilterPolicy::ElasticUniform,
         FilterPolicy::SkewAtWrite,
     ];
 
@@ -38,14 +51,14 @@ impl FilterPolicy {
             FilterPolicy::Uniform => "uniform",
             FilterPolicy::Monkey => "monkey",
             FilterPolicy::Elastic => "elastic",
-            FilterPolicy::ElasticMonkey => "elastic-monkey",
+            FilterPolicy::ElasticUniform => "elastic-uniform",
             FilterPolicy::SkewAtWrite => "skew-at-write",
         }
     }
 
     /// Whether units move at run time through the multi-queue.
     pub(super) fn is_elastic(self) -> bool {
-        matches!(self, FilterPolicy::Elastic | FilterPolicy::ElasticMonkey)
+        matches!(self, FilterPolicy::ElasticUniform | FilterPolicy::Elastic)
     }
 
     /// Whether the policy plans by access counts (and so keeps them across
@@ -71,6 +84,9 @@ impl FromStr for FilterPolicy {
     fn from_str(s: &str) -> Result<Self> {
         if let Some(&p) = Self::ALL.iter().find(|p| s.eq_ignore_ascii_case(p.name())) {
             return Ok(p);
+        }
+        if s.eq_ignore_ascii_case(OLD_ELASTIC_MONKEY) {
+            return Ok(FilterPolicy::Elastic);
         }
         let names: Vec<&str> = Self::ALL.iter().map(|p| p.name()).collect();
         Err(Error::InvalidArgument(format!(

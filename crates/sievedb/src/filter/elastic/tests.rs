@@ -244,9 +244,10 @@ fn policy_names_round_trip() {
     for &p in FilterPolicy::ALL {
         assert_eq!(p.to_string().parse::<FilterPolicy>().unwrap(), p);
     }
+    // The old name of `elastic` (Monkey's start) still names it.
     assert_eq!(
         "Elastic-Monkey".parse::<FilterPolicy>().unwrap(),
-        FilterPolicy::ElasticMonkey
+        FilterPolicy::Elastic
     );
     let e = "lru".parse::<FilterPolicy>().unwrap_err().to_string();
     assert!(e.contains("skew-at-write") && e.contains("uniform"), "{e}");
@@ -255,7 +256,7 @@ fn policy_names_round_trip() {
 
 #[test]
 fn take_changes_empty_when_unchanged() {
-    let mut a = alloc(FilterPolicy::Elastic);
+    let mut a = alloc(FilterPolicy::ElasticUniform);
     a.set_budget(1_000);
     assert!(a.take_changes().is_empty());
     a.add_file(desc(1, 1, 0, 100, 100, 6), 0.0);
@@ -271,7 +272,7 @@ fn take_changes_empty_when_unchanged() {
 
 #[test]
 fn applied_failure_lowers_target() {
-    let mut a = alloc(FilterPolicy::Elastic);
+    let mut a = alloc(FilterPolicy::ElasticUniform);
     a.set_budget(1_000);
     a.add_file(desc(1, 1, 0, 100, 100, 6), 0.0);
     assert_eq!(a.take_changes(), vec![(1, 2)]);
@@ -351,7 +352,7 @@ fn monkey_gives_small_runs_more_bits() {
 fn two_files(lifetime: u64) -> Allocator {
     let mut a = Allocator::new(AllocConfig {
         load_cost: Some(0.0), // the paper's rule alone
-        policy: FilterPolicy::Elastic,
+        policy: FilterPolicy::ElasticUniform,
         lifetime: Some(lifetime),
         half_life: Some(0),
         ..AllocConfig::default()
@@ -408,7 +409,7 @@ fn elastic_skips_when_nothing_expired() {
 #[test]
 fn elastic_read_file_at_zero_units_is_not_left_there() {
     let mut a = Allocator::new(AllocConfig {
-        policy: FilterPolicy::Elastic,
+        policy: FilterPolicy::ElasticUniform,
         lifetime: Some(1_000),
         half_life: Some(0),
         initial_units: Some(3),
@@ -436,7 +437,7 @@ fn elastic_read_file_at_zero_units_is_not_left_there() {
 fn elastic_demotes_from_top_queue_first() {
     let mut a = Allocator::new(AllocConfig {
         load_cost: Some(0.0), // the paper's rule alone
-        policy: FilterPolicy::Elastic,
+        policy: FilterPolicy::ElasticUniform,
         lifetime: Some(10),
         half_life: Some(0),
         initial_units: Some(3),
@@ -468,7 +469,7 @@ fn elastic_gain_threshold() {
     let run = |b_hot: f64| -> Option<u32> {
         let mut a = Allocator::new(AllocConfig {
             load_cost: Some(0.0), // the paper's rule alone
-            policy: FilterPolicy::Elastic,
+            policy: FilterPolicy::ElasticUniform,
             lifetime: Some(10),
             half_life: Some(0),
             ..AllocConfig::default()
@@ -515,7 +516,7 @@ fn elastic_gain_threshold() {
 #[test]
 fn elastic_new_file_gets_initial_units_without_eviction() {
     let mut a = Allocator::new(AllocConfig {
-        policy: FilterPolicy::Elastic,
+        policy: FilterPolicy::ElasticUniform,
         initial_units: Some(4),
         ..AllocConfig::default()
     });
@@ -532,7 +533,7 @@ fn elastic_new_file_gets_initial_units_without_eviction() {
 #[test]
 fn elastic_monkey_start_and_prior() {
     let mut a = Allocator::new(AllocConfig {
-        policy: FilterPolicy::ElasticMonkey,
+        policy: FilterPolicy::Elastic,
         ..AllocConfig::default()
     });
     a.set_budget(10_000);
@@ -563,12 +564,12 @@ fn elastic_monkey_start_and_prior() {
     assert_eq!(a.hotness(4), Some(7.0));
 }
 
-/// Under elastic-monkey a file starts with at least one unit, where it fits,
+/// Under elastic (Monkey's start) a file starts with at least one unit, where it fits,
 /// even when Monkey's closed form gives its run no filter at all.
 #[test]
 fn elastic_monkey_never_starts_a_file_at_zero_units() {
     let mut a = Allocator::new(AllocConfig {
-        policy: FilterPolicy::ElasticMonkey,
+        policy: FilterPolicy::Elastic,
         ..AllocConfig::default()
     });
     // 40 000 bytes for a run of 100 000 keys and one of 1 000 000: so little
@@ -681,7 +682,7 @@ fn decay_halves() {
 
 #[test]
 fn default_lifetime_and_half_life() {
-    let mut a = alloc(FilterPolicy::Elastic);
+    let mut a = alloc(FilterPolicy::ElasticUniform);
     assert_eq!(a.lifetime(), 1_000);
     assert_eq!(a.half_life(), HALF_LIFE_LIFETIMES * 1_000);
     for id in 0..600 {
@@ -694,7 +695,7 @@ fn default_lifetime_and_half_life() {
 #[test]
 fn restore_clock_and_hotness() {
     let mut a = Allocator::new(AllocConfig {
-        policy: FilterPolicy::Elastic,
+        policy: FilterPolicy::ElasticUniform,
         half_life: Some(100),
         ..AllocConfig::default()
     });
@@ -719,7 +720,7 @@ fn restore_clock_and_hotness() {
 
 #[test]
 fn elastic_tops_up_files_that_started_short_when_memory_frees() {
-    for policy in [FilterPolicy::Elastic, FilterPolicy::ElasticMonkey] {
+    for policy in [FilterPolicy::ElasticUniform, FilterPolicy::Elastic] {
         let mut a = alloc(policy);
         a.set_budget(4 * 100);
         // Four inputs take the whole budget (2 units of 50 bytes each)...
@@ -747,7 +748,7 @@ fn elastic_tops_up_files_that_started_short_when_memory_frees() {
     }
 }
 
-/// A tree opened under elastic-monkey starts as Monkey plans the whole tree,
+/// A tree opened under elastic starts as Monkey plans the whole tree,
 /// every file with at least one unit, whatever order its files come in:
 /// planned file by file, the upper levels (registered first) took the budget
 /// before the last level came and left files at 0 units.
@@ -765,7 +766,7 @@ fn elastic_monkey_opens_a_tree_with_one_plan() {
     // 4 bits per key on average.
     let budget = 222 * 1_000 * 4 / 8;
     let open = |files: Vec<(FileDesc, f64)>| {
-        let mut a = alloc(FilterPolicy::ElasticMonkey);
+        let mut a = alloc(FilterPolicy::Elastic);
         a.set_budget(budget);
         a.add_files(files);
         a
