@@ -162,8 +162,7 @@ impl TableCache {
                 lifetime: opts.filter_lifetime,
                 access_sample: opts
                     .filter_access_sample
-                    .unwrap_or(crate::filter::budget::ACCESS_SAMPLE)
-                    .max(1),
+                    .unwrap_or(crate::filter::budget::ACCESS_SAMPLE),
                 initial_units: opts.initial_units,
                 filter: opts.filter.clone(),
             },

@@ -405,12 +405,7 @@ impl BenchArgs {
         if !(self.zipf_s.is_finite() && self.zipf_s > 0.0) {
             return Err("--zipf-s must be above 0".into());
         }
-        if !(self.hot_data_fraction > 0.0 && self.hot_data_fraction <= 1.0) {
-            return Err("--hot-data-fraction must be in (0, 1]".into());
-        }
-        if !(0.0..=1.0).contains(&self.hot_op_fraction) {
-            return Err("--hot-op-fraction must be in [0, 1]".into());
-        }
+        crate::workload::distribution::check_hotspot(self.hot_data_fraction, self.hot_op_fraction)?;
         if self.hot_shift_every == Some(0) {
             return Err("--hot-shift-every must be at least 1".into());
         }

@@ -90,12 +90,7 @@ impl KeyChooser {
                 "--hot-data-fraction and --hot-op-fraction need --distribution hotspot".into(),
             );
         }
-        if !(data > 0.0 && data <= 1.0) {
-            return Err(format!("--hot-data-fraction must be in (0, 1], not {data}"));
-        }
-        if !(0.0..=1.0).contains(&ops) {
-            return Err(format!("--hot-op-fraction must be in [0, 1], not {ops}"));
-        }
+        check_hotspot(data, ops)?;
         let len = ((self.num as f64 * data) as u64).clamp(1, self.num);
         // Centred: a range at index 0 would coincide with the files a
         // policy favours when it breaks ties in file order.
@@ -148,6 +143,18 @@ impl KeyChooser {
         };
         (base + self.offset) % self.num
     }
+}
+
+/// Checks the hot range's shares of `hotspot`: `data` of the key indices in
+/// `(0, 1]`, `ops` of the lookups in `[0, 1]`.
+pub fn check_hotspot(data: f64, ops: f64) -> Result<(), String> {
+    if !(data > 0.0 && data <= 1.0) {
+        return Err(format!("--hot-data-fraction must be in (0, 1], not {data}"));
+    }
+    if !(0.0..=1.0).contains(&ops) {
+        return Err(format!("--hot-op-fraction must be in [0, 1], not {ops}"));
+    }
+    Ok(())
 }
 
 /// `⌊0.382·num⌋`, at least 1.

@@ -194,7 +194,7 @@ impl FilterBudget {
     pub(super) fn replay_log(&self, events: &[u64]) {
         let mut st = self.state.lock();
         self.drain_forgotten(&mut st);
-        Self::feed(&mut st, events);
+        self.feed(&mut st, events);
         self.apply(&mut st);
     }
 
@@ -210,7 +210,7 @@ impl FilterBudget {
         };
         let events = self.with_log(std::mem::take);
         self.drain_forgotten(&mut st);
-        Self::feed(&mut st, &events);
+        self.feed(&mut st, &events);
         self.apply(&mut st);
         // Give the buffer back, so the log does not reallocate.
         let mut events = events;
@@ -237,17 +237,18 @@ impl FilterBudget {
     /// is walked once, when it is counted.
     ///
     /// [`Allocator::record_access_run`]: crate::filter::elastic::Allocator::record_access_run
-    pub(super) fn feed(st: &mut State, events: &[u64]) {
+    pub(super) fn feed(&self, st: &mut State, events: &[u64]) {
+        let per = self.config.access_sample;
         let mut runs = std::mem::take(&mut st.runs);
         runs.count(events);
-        let per_tick = u64::from(st.per_sample);
+        let per_tick = u64::from(per);
         for f in &runs.firsts {
             if f.ticks_before > 0 {
                 st.alloc.tick(f.ticks_before * per_tick);
             }
             if st.files.contains_key(&f.file) {
                 st.alloc
-                    .record_access_run(f.file, f64::from(st.per_sample), f.accesses);
+                    .record_access_run(f.file, f64::from(per), f.accesses);
             }
         }
         if runs.ticks_after > 0 {

@@ -147,8 +147,6 @@ struct State {
     shape_learnt: bool,
     /// Scratch space of [`FilterBudget::feed`], kept between logs.
     runs: access_log::Runs,
-    /// What one logged lookup or access counts for (the sampling rate).
-    per_sample: u32,
 }
 
 /// Source of [`FilterBudget`] ids (the key of a thread's access log).
@@ -185,7 +183,6 @@ impl FilterBudget {
         counters: Arc<Counters>,
     ) -> Self {
         config.access_sample = config.access_sample.max(1);
-        let per_sample = config.access_sample;
         let alloc = Allocator::new(AllocConfig {
             policy: config.policy,
             lifetime: config.lifetime,
@@ -207,7 +204,6 @@ impl FilterBudget {
                 unread_shape,
                 shape_learnt: false,
                 runs: access_log::Runs::default(),
-                per_sample,
             }),
             forgotten: Mutex::new(Vec::new()),
             closing: AtomicBool::new(false),

@@ -68,7 +68,7 @@ fn a_retired_filter_keeps_its_bytes_accounted_until_it_is_dropped() {
     let hot = budget.register(shape(2), &index).unwrap();
     assert_eq!((leaving.resident(), hot.resident()), (2, 0));
     // File 1 expires.
-    FilterBudget::feed(&mut budget.state.lock(), &[TICK; 3]);
+    budget.feed(&mut budget.state.lock(), &[TICK; 3]);
 
     // In the window between the last reference of file 1's filter going
     // and its bytes leaving the counter, a lookup replays accesses of
@@ -79,7 +79,7 @@ fn a_retired_filter_keeps_its_bytes_accounted_until_it_is_dropped() {
     ON_DROP.with(|h| {
         *h.borrow_mut() = Some(Box::new(move || {
             if let Some(mut st) = b.state.try_lock() {
-                FilterBudget::feed(&mut st, &[2; 8]);
+                b.feed(&mut st, &[2; 8]);
                 b.apply(&mut st);
             }
             w.fetch_max(c.filter_memory.load(Ordering::Relaxed), Ordering::Relaxed);
@@ -188,7 +188,7 @@ fn a_50000_file_tree_costs_n_log_n_work() {
         for i in 0..100_000u64 {
             let f = &filters[(i * 7919 % filters.len() as u64) as usize];
             let mut st = budget.state.lock();
-            FilterBudget::feed(&mut st, &[f.number(), TICK]);
+            budget.feed(&mut st, &[f.number(), TICK]);
             if i % 64 == 0 {
                 budget.apply(&mut st);
             }
@@ -314,13 +314,13 @@ fn a_log_moves_each_file_once() {
     for &policy in FilterPolicy::ALL {
         let (whole, _filters) = budget(policy);
         let before = whole.state.lock().alloc.work();
-        FilterBudget::feed(&mut whole.state.lock(), &log);
+        whole.feed(&mut whole.state.lock(), &log);
         let a = whole.state.lock();
         assert_eq!(a.alloc.work() - before, 3, "{policy}: one visit per file");
 
         let (single, _filters) = budget(policy);
         for e in &log {
-            FilterBudget::feed(&mut single.state.lock(), std::slice::from_ref(e));
+            single.feed(&mut single.state.lock(), std::slice::from_ref(e));
         }
         let b = single.state.lock();
         assert_eq!(a.alloc.clock(), b.alloc.clock(), "{policy}: the same clock");
@@ -412,7 +412,7 @@ fn the_sampling_rate_sets_which_lookups_log_and_what_they_count() {
                 logged += 1;
                 log.push(f.number());
                 let mut st = budget.state.lock();
-                FilterBudget::feed(&mut st, &[f.number(), TICK]);
+                budget.feed(&mut st, &[f.number(), TICK]);
                 drop(st);
                 log.clear();
             }
