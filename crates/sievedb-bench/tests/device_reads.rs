@@ -20,12 +20,17 @@ static SERIAL: Mutex<()> = Mutex::new(());
 const NUM: u64 = 2000;
 const READS: u64 = 1000;
 
-/// A database directory on the file system of the build's target directory
-/// (a real block device on most machines, unlike a tmpfs /tmp).
-fn db_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("device-reads-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+/// A database path in a fresh directory on the file system of the build's
+/// target directory (a real block device on most machines, unlike a tmpfs
+/// /tmp), unique to this call so that two test runs sharing a target
+/// directory never delete each other's files; both go with the `TempDir`.
+fn db_dir(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("device-reads-{name}-"))
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .expect("a directory in CARGO_TARGET_TMPDIR");
+    let db = dir.path().join("db");
+    (dir, db)
 }
 
 fn tiny(engine: EngineChoice, db: &Path) -> BenchArgs {
@@ -79,7 +84,7 @@ fn check_device_fields(r: &Value) {
 
 #[test]
 fn every_result_carries_device_reads() {
-    let db = db_dir("plain");
+    let (_dir, db) = db_dir("plain");
     let lines = json_lines(&tiny(EngineChoice::Sievedb, &db));
     for bench in ["fillrandom", "waitforcompaction", "readrandom"] {
         check_device_fields(result(&lines, bench));
@@ -101,13 +106,12 @@ fn every_result_carries_device_reads() {
     .map(|k| s[k].as_u64().unwrap())
     .sum::<u64>();
     assert_eq!(counted, sum);
-    let _ = std::fs::remove_dir_all(&db);
 }
 
 /// `--drop-caches` on a buffered engine: the pages are dropped, and on a
 /// block device the reads that follow fetch bytes from it.
 fn dropped_reads_hit_the_device(engine: EngineChoice, name: &str) {
-    let db = db_dir(name);
+    let (_dir, db) = db_dir(name);
     let args = BenchArgs {
         drop_caches: true,
         mmap_reads: false,
@@ -147,8 +151,6 @@ fn dropped_reads_hit_the_device(engine: EngineChoice, name: &str) {
     let mode = table.col("page_cache_mode").unwrap();
     assert_eq!(table.rows[2][mode], "drop");
     assert_eq!(table.rows[0][mode], "");
-    let _ = std::fs::remove_dir_all(&db);
-    let _ = std::fs::remove_file(db.with_extension("csv"));
 }
 
 #[test]
@@ -170,7 +172,7 @@ fn drop_caches_on_leveldb_when_built_in() {
 fn page_cache_limit_bounds_or_says_why_not() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let home = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-    let db = db_dir("bounded");
+    let (_dir, db) = db_dir("bounded");
     let limit: u64 = 256 << 20;
     let args = BenchArgs {
         page_cache_limit: Some(limit),
@@ -213,5 +215,4 @@ fn page_cache_limit_bounds_or_says_why_not() {
         home,
         "the process is back in its own cgroup"
     );
-    let _ = std::fs::remove_dir_all(&db);
 }
