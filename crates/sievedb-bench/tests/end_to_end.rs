@@ -619,3 +619,25 @@ fn filter_memory_flags_reach_the_engines() {
         );
     }
 }
+
+/// `--max-open-files` reaches every built engine (in its settings, as each
+/// applies it), and a value sievedb cannot use is an error that names it.
+#[test]
+fn max_open_files_reaches_the_engines() {
+    let cfg = BenchArgs {
+        max_open_files: 2000,
+        ..BenchArgs::default()
+    }
+    .engine_config();
+    for kind in EngineKind::built() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = kind.open(&dir.path().join(kind.name()), &cfg).unwrap();
+        assert_eq!(engine.settings()["max_open_files"], 2000, "{}", kind.name());
+    }
+    let args = BenchArgs {
+        max_open_files: 8,
+        ..tiny(EngineChoice::Sievedb)
+    };
+    let e = run_with_output(&args, &mut Vec::new()).unwrap_err();
+    assert!(e.to_string().contains("max_open_files"), "{e}");
+}

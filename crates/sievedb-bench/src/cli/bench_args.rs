@@ -223,6 +223,12 @@ pub struct BenchArgs {
     /// PCIe SSD, 113000 for a SATA SSD); counted in the breakdown's data phase
     #[arg(long, value_name = "NS", default_value_t = 0)]
     pub io_delay_ns: u64,
+    /// Table files each engine keeps open (db_bench's `--open_files`;
+    /// sievedb's `Options::max_open_files`, at least 16; LevelDB clamps it
+    /// into 74..=50000). A tree of more files than this reopens tables on
+    /// table-cache misses, and the results count what those opens read
+    #[arg(long, value_name = "N", default_value_t = MAX_OPEN_FILES)]
+    pub max_open_files: usize,
     /// Bytes of table metadata (indexes, properties, filter indexes) sievedb
     /// keeps past its open files (`Options::table_meta_cache_capacity`; 0:
     /// read again at every table-cache miss, as LevelDB does)
@@ -305,6 +311,7 @@ impl Default for BenchArgs {
             use_direct_reads: false,
             mmap_reads: sievedb::Options::default().use_mmap_reads,
             io_delay_ns: 0,
+            max_open_files: MAX_OPEN_FILES,
             table_meta_cache_size: sievedb::Options::default().table_meta_cache_capacity,
             compression: Compression::None,
             compression_ratio: 1.0,
@@ -350,7 +357,7 @@ impl BenchArgs {
             max_levels: self.max_levels,
             compaction_style: self.compaction_style.into(),
             block_size: BLOCK_SIZE,
-            max_open_files: MAX_OPEN_FILES,
+            max_open_files: self.max_open_files,
             filters: self.filters.clone(),
             lookup_breakdown_every: if self.breakdown {
                 self.breakdown_every
