@@ -36,7 +36,12 @@ LABEL=$([ "$DIST" = hotspot ] && echo "hotspot 80/20" || echo "zipf $ZIPF")
 LABEL="$LABEL alpha $ALPHA${SHIFT:+ moving every $SHIFT}"
 mkdir -p "$OUT"
 CSV="$OUT/runs.csv"
-[ -f "$CSV" ] || echo "workload,policy,repeat,reads,device_reads,unit_loads,table_open_reads,block_cache_misses,ops_per_sec" > "$CSV"
+HEADER="workload,policy,repeat,reads,device_reads,unit_loads,table_open_reads,block_cache_misses,ops_per_sec"
+if [ -f "$CSV" ] && [ "$(head -n1 "$CSV")" != "$HEADER" ]; then
+  echo "$CSV holds runs of another version of this script (another header): move it away first" >&2
+  exit 1
+fi
+[ -f "$CSV" ] || echo "$HEADER" > "$CSV"
 run() { # name, extra flags...
   local name=$1; shift
   "$BIN" bench --db "$TREE" --use-existing-db --benchmarks readmixed --num "$NUM" \
