@@ -42,6 +42,16 @@ def result(path):
     return None
 
 
+def write_csv(path, rows):
+    """Writes `rows` (dicts with the same keys) to `path` as CSV, if a path is given."""
+    if not path:
+        return
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["popularity"])
+        w.writeheader()
+        w.writerows(rows)
+
+
 def peak_rss_mb(log):
     if not os.path.exists(log):
         return None

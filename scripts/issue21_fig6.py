@@ -15,7 +15,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from issue21_baselines_table import result  # noqa: E402
+from issue21_baselines_table import result, write_csv  # noqa: E402
 
 
 def main():
@@ -36,11 +36,7 @@ def main():
             "ldb8_ops_per_sec": d["ops_per_sec"],
             "sv_reads_per_get": reads,
         })
-    if out:
-        with open(out, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["popularity"])
-            w.writeheader()
-            w.writerows(rows)
+    write_csv(out, rows)
     print("| popularity | LevelDB 8 bits/key: requests per Get | bytes per Get | ops/s (alone) "
           "| `elastic` 4 bits/key: device reads per Get | LevelDB 8 ÷ `elastic` 4 |")
     print("|---|---:|---:|---:|---:|---:|")

@@ -24,13 +24,12 @@ then read_bytes over the Gets of that line, and its whole-run ops/s are
 left out.
 Prints a Markdown table and writes it as CSV.
 """
-import csv
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from issue21_baselines_table import peak_rss_mb, result  # noqa: E402
+from issue21_baselines_table import peak_rss_mb, result, write_csv  # noqa: E402
 
 POPS = ["uniform", "0.99", "1.10", "1.20"]
 # sievedb's device reads, by kind.
@@ -106,11 +105,7 @@ def main():
         done = ops_at(f"{pair}/ldb4-16m-1m-{pop}.log", sv["seconds"])
         if done is not None:
             rows[-1]["ldb_ops_per_sec_while_both_ran"] = done / sv["seconds"]
-    if out:
-        with open(out, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["popularity"])
-            w.writeheader()
-            w.writerows(rows)
+    write_csv(out, rows)
     print("| popularity | LevelDB requests per Get (alone) | `elastic` device reads per Get "
           "| LevelDB ÷ `elastic` | paper | LevelDB bytes per Get, together / alone "
           "| ops/s: LevelDB / `elastic` | `elastic` ÷ LevelDB | LevelDB ops/s while both ran "
