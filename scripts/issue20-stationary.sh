@@ -7,11 +7,11 @@
 #   scripts/issue20-stationary.sh SIEVEDB_BINARY OUT_DIR TREE_DIR NUM LEVEL1_SIZE
 #
 # TREE_DIR/sievedb as for scripts/issue20-open.sh. Environment: READS
-# (200000), ZIPF (0.99), DIST (zipfian; or hotspot: 80% of the lookups to a
-# centred 20% of the keys, ZIPF then unused), ALPHA (0.5: the share of
-# lookups for existing keys), SHIFT (move the hot keys every SHIFT lookups;
-# unset: they stay), REPEATS (1), POLICIES (uniform monkey skew-at-write
-# elastic elastic-uniform), ORACLE (1: also uniform at 8 bits/key and the
+# (200000), ZIPF (0.99), DIST (zipfian; or hotspot: HOT_OPS (0.8) of the
+# lookups to a centred HOT_DATA (0.2) of the keys, ZIPF then unused), ALPHA
+# (0.5: the share of lookups for existing keys), SHIFT (move the hot keys
+# every SHIFT lookups; unset: they stay), REPEATS (1), POLICIES (uniform
+# monkey skew-at-write elastic elastic-uniform), ORACLE (1: also uniform at 8 bits/key and the
 # oracle; 0: not), EXTRA (more flags for every run, e.g.
 # "--table-meta-cache-size 0"). Device reads = block-cache misses +
 # filter unit loads + table-open reads. The oracle: a first run with every
@@ -30,9 +30,14 @@ BIN=$1; OUT=$2; TREE=$3; NUM=$4; L1=$5
 READS=${READS:-200000}; ZIPF=${ZIPF:-0.99}; REPEATS=${REPEATS:-1}
 DIST=${DIST:-zipfian}; ALPHA=${ALPHA:-0.5}
 WORKLOAD=(--distribution "$DIST" --alpha "$ALPHA")
-[ "$DIST" = hotspot ] || WORKLOAD+=(--zipf-s "$ZIPF")
+HOT_OPS=${HOT_OPS:-0.8}; HOT_DATA=${HOT_DATA:-0.2}
+if [ "$DIST" = hotspot ]; then
+  WORKLOAD+=(--hot-op-fraction "$HOT_OPS" --hot-data-fraction "$HOT_DATA")
+else
+  WORKLOAD+=(--zipf-s "$ZIPF")
+fi
 [ -z "${SHIFT:-}" ] || WORKLOAD+=(--hot-shift-every "$SHIFT")
-LABEL=$([ "$DIST" = hotspot ] && echo "hotspot 80/20" || echo "zipf $ZIPF")
+LABEL=$([ "$DIST" = hotspot ] && echo "hotspot $HOT_OPS of lookups to $HOT_DATA of keys" || echo "zipf $ZIPF")
 LABEL="$LABEL alpha $ALPHA${SHIFT:+ moving every $SHIFT}"
 mkdir -p "$OUT"
 CSV="$OUT/runs.csv"

@@ -391,11 +391,12 @@ fn elastic_shift() {
             "device_reads",
             "filter_unit_loads",
         ],
-        3 * 6 * 8,
+        4 * 6 * 8,
         &[
             "elastic-shift-zipf",
             "elastic-shift-latest",
             "elastic-shift-hotspot",
+            "elastic-shift-hotspot-95-5",
         ],
     );
     let p = csv.col("policy").unwrap();
@@ -408,6 +409,14 @@ fn elastic_shift() {
         "oracle",
     ] {
         assert!(csv.rows.iter().any(|r| r[p] == name), "{name}");
+    }
+    let w = csv.col("workload").unwrap();
+    for label in ["hotspot 80/20", "hotspot 95/5, all absent"] {
+        assert_eq!(
+            csv.rows.iter().filter(|r| r[w] == label).count(),
+            6 * 8,
+            "{label}"
+        );
     }
 }
 

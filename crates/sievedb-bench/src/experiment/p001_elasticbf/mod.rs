@@ -623,19 +623,21 @@ fn device_reads_of(e: &dyn Engine) -> (u64, u64) {
     )
 }
 
-/// `n` zipf lookups, half for absent keys, from `seed`.
+/// `n` lookups of `chooser`'s keys, a share `alpha` of them for keys that
+/// exist (the others absent), drawn with `rng`.
 fn lookups(
     e: &dyn Engine,
     keys: &KeyGen,
     chooser: &mut KeyChooser,
     rng: &mut SmallRng,
     n: u64,
+    alpha: f64,
 ) -> ExpResult<()> {
     let mut key = vec![0u8; keys.key_size()];
     keys.fill(&mut key, 0, false);
     for _ in 0..n {
         let i = chooser.next(rng);
-        let missing = !rng.gen_bool(ALPHA);
+        let missing = !rng.gen_bool(alpha);
         keys.refill(&mut key, i, missing);
         std::hint::black_box(e.get_len(&key)?);
     }

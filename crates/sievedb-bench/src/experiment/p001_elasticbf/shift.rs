@@ -14,10 +14,12 @@
 //! over the restored counts at open and never moves a unit on a lookup.
 
 use super::{
-    device_reads_of, load, lookups, min_max, tree_sentence, Column, Dist, Tree, BUDGET_BPK,
+    device_reads_of, load, lookups, min_max, tree_sentence, Column, Dist, Tree, ALPHA, BUDGET_BPK,
     DISK_BPK,
 };
-use crate::bench::{KeyChooser, KeyDistribution};
+use crate::bench::{
+    KeyChooser, KeyDistribution, DEFAULT_HOT_DATA_FRACTION, DEFAULT_HOT_OP_FRACTION,
+};
 use crate::engines::EngineKind;
 use crate::experiment::plot::Chart;
 use crate::experiment::{f, Ctx, ExpResult, Summary, Table};
@@ -28,21 +30,80 @@ use rand::SeedableRng;
 use sievedb::FilterPolicy;
 use std::time::Instant;
 
+/// A popularity whose hot set moves, and the share of its lookups for keys
+/// that exist.
+#[derive(Clone, Copy)]
+struct Workload {
+    dist: Dist,
+    /// `hotspot` only: the share of the lookups that go to the hot range, and
+    /// the share of the keys in it.
+    hot: (f64, f64),
+    alpha: f64,
+    /// Names the plot: `elastic-shift-{stem}.svg`.
+    stem: &'static str,
+}
+
+impl Workload {
+    fn label(&self) -> String {
+        match self.dist.dist {
+            KeyDistribution::Hotspot => format!(
+                "hotspot {:.0}/{:.0}{}",
+                self.hot.0 * 100.0,
+                self.hot.1 * 100.0,
+                if self.alpha == 0.0 {
+                    ", all absent"
+                } else {
+                    ""
+                }
+            ),
+            _ => self.dist.label(),
+        }
+    }
+}
+
 /// The popularities whose hot set moves: zipfian keys scattered over every
-/// file, zipfian over recency (packed), and a hot range of 20% of the keys
-/// taking 80% of the lookups (packed, but more than the block cache holds).
-const WORKLOADS: [Dist; 3] = [
-    Dist {
-        dist: KeyDistribution::Zipfian,
-        s: 0.99,
+/// file, zipfian over recency (packed), a hot range of 20% of the keys
+/// taking 80% of the lookups (packed, but more than the block cache holds),
+/// all half absent as in the paper; and a hot range of 5% of the keys taking
+/// 95% of the lookups, all for absent keys: the case where a file's filter
+/// is all that stands between a lookup and a device read, and where the hot
+/// files are few enough for the budget to cover them.
+const WORKLOADS: [Workload; 4] = [
+    Workload {
+        dist: Dist {
+            dist: KeyDistribution::Zipfian,
+            s: 0.99,
+        },
+        hot: (DEFAULT_HOT_OP_FRACTION, DEFAULT_HOT_DATA_FRACTION),
+        alpha: ALPHA,
+        stem: "zipf",
     },
-    Dist {
-        dist: KeyDistribution::Latest,
-        s: 0.99,
+    Workload {
+        dist: Dist {
+            dist: KeyDistribution::Latest,
+            s: 0.99,
+        },
+        hot: (DEFAULT_HOT_OP_FRACTION, DEFAULT_HOT_DATA_FRACTION),
+        alpha: ALPHA,
+        stem: "latest",
     },
-    Dist {
-        dist: KeyDistribution::Hotspot,
-        s: 0.99,
+    Workload {
+        dist: Dist {
+            dist: KeyDistribution::Hotspot,
+            s: 0.99,
+        },
+        hot: (DEFAULT_HOT_OP_FRACTION, DEFAULT_HOT_DATA_FRACTION),
+        alpha: ALPHA,
+        stem: "hotspot",
+    },
+    Workload {
+        dist: Dist {
+            dist: KeyDistribution::Hotspot,
+            s: 0.99,
+        },
+        hot: (0.95, 0.05),
+        alpha: 0.0,
+        stem: "hotspot-95-5",
     },
 ];
 
@@ -78,7 +139,7 @@ impl Stream {
     }
 }
 
-/// Runs the stream of `dist` (the same keys for every pass) on the tree
+/// Runs the stream of `w` (the same keys for every pass) on the tree
 /// opened with `col` at `budget_bpk`, counting device reads per window;
 /// `counting`: the oracle's counting pass (every lookup counted, counts
 /// that never expire).
@@ -87,21 +148,24 @@ fn pass(
     ctx: &Ctx,
     t: &Tree,
     keys: &KeyGen,
-    dist: Dist,
+    w: Workload,
     stream: &Stream,
     col: Column,
     budget_bpk: f64,
     counting: bool,
     name: String,
 ) -> ExpResult<Pass> {
-    let mut a = t.args(ctx, 0, dist, col, budget_bpk);
+    let mut a = t.args(ctx, 0, w.dist, col, budget_bpk);
     if counting {
         a.filters.filter_lifetime = Some(1 << 40);
         a.filters.filter_access_sample = Some(1);
     }
     let e = EngineKind::Sievedb.open(&t.db_path(), &a.engine_config())?;
-    let mut chooser =
-        KeyChooser::new(dist.dist, t.tree.spec.num, dist.s)?.with_hot_shift(Some(stream.phase))?;
+    let mut chooser = KeyChooser::new(w.dist.dist, t.tree.spec.num, w.dist.s)?;
+    if w.dist.dist == KeyDistribution::Hotspot {
+        chooser = chooser.with_hotspot(w.hot.1, w.hot.0)?;
+    }
+    let mut chooser = chooser.with_hot_shift(Some(stream.phase))?;
     let mut rng = SmallRng::seed_from_u64(crate::DEFAULT_SEED + 7);
     let mut p = Pass {
         name,
@@ -112,7 +176,14 @@ fn pass(
     let mut prev = device_reads_of(e.as_ref());
     for _ in 0..stream.windows {
         let start = Instant::now();
-        lookups(e.as_ref(), keys, &mut chooser, &mut rng, stream.window)?;
+        lookups(
+            e.as_ref(),
+            keys,
+            &mut chooser,
+            &mut rng,
+            stream.window,
+            w.alpha,
+        )?;
         p.seconds += start.elapsed().as_secs_f64();
         let now = device_reads_of(e.as_ref());
         p.reads.push(now.0 - prev.0);
@@ -128,18 +199,18 @@ fn passes(
     ctx: &Ctx,
     t: &Tree,
     keys: &KeyGen,
-    dist: Dist,
+    w: Workload,
     s: &Stream,
 ) -> ExpResult<(Vec<Pass>, Pass)> {
     let mut out = Vec::new();
     for &p in FilterPolicy::ALL {
         t.forget_hotness()?;
-        ctx.note(format!("elastic-shift {}: {p}", dist.label()));
+        ctx.note(format!("elastic-shift {}: {p}", w.label()));
         out.push(pass(
             ctx,
             t,
             keys,
-            dist,
+            w,
             s,
             Column::Policy(p),
             BUDGET_BPK,
@@ -150,9 +221,9 @@ fn passes(
     // The oracle: learn the true counts with every unit resident and no
     // decay, then plan once for them under the budget.
     t.forget_hotness()?;
-    ctx.note(format!("elastic-shift {}: oracle", dist.label()));
+    ctx.note(format!("elastic-shift {}: oracle", w.label()));
     let learn = Column::Policy(FilterPolicy::SkewAtWrite);
-    let counted = pass(ctx, t, keys, dist, s, learn, DISK_BPK, true, "learn".into())?;
+    let counted = pass(ctx, t, keys, w, s, learn, DISK_BPK, true, "learn".into())?;
     if !t.db_path().join("HOTNESS").exists() {
         return Err("the oracle's counting pass wrote no HOTNESS file".into());
     }
@@ -160,7 +231,7 @@ fn passes(
         ctx,
         t,
         keys,
-        dist,
+        w,
         s,
         learn,
         BUDGET_BPK,
@@ -233,7 +304,7 @@ pub fn shift(ctx: &mut Ctx) -> ExpResult<Summary> {
     );
     s.para(format!(
         "{setting} Each pass opens the tree cold (no `HOTNESS` file) under a {BUDGET_BPK} \
-         bits/key budget and does {} windows of {} lookups (half for absent keys) of one stream \
+         bits/key budget and does {} windows of {} lookups (half for absent keys; every one in the workload marked all absent) of one stream \
          whose hot keys move every {} lookups (`--hot-shift-every`: every key index drawn is \
          shifted by ⌊0.382·num⌋ more at each move, so the hot keys land in other files). \
          **oracle**: the offline optimum for the true access counts of the whole stream (a first \
@@ -326,14 +397,7 @@ pub fn shift(ctx: &mut Ctx) -> ExpResult<Summary> {
     }
     s.bullets("Deviations", devs);
     for (dist, ps, _) in &results {
-        let stem = format!(
-            "elastic-shift-{}",
-            match dist.dist {
-                KeyDistribution::Latest => "latest",
-                KeyDistribution::Hotspot => "hotspot",
-                _ => "zipf",
-            }
-        );
+        let stem = format!("elastic-shift-{}", dist.stem);
         ctx.plot(
             &mut s,
             &stem,

@@ -1,6 +1,8 @@
 //! `elastic-warmup`: hotness persistence across a restart, warm vs cold.
 
-use super::{device_reads_of, load, lookups, min_max, tree_sentence, Column, BUDGET_BPK, DISTS};
+use super::{
+    device_reads_of, load, lookups, min_max, tree_sentence, Column, ALPHA, BUDGET_BPK, DISTS,
+};
 use crate::bench::KeyChooser;
 use crate::engines::EngineKind;
 use crate::experiment::plot::Chart;
@@ -84,7 +86,7 @@ pub fn warmup(ctx: &mut Ctx) -> ExpResult<Summary> {
     {
         let e = EngineKind::Sievedb.open(&path, &cfg)?;
         let mut rng = SmallRng::seed_from_u64(crate::DEFAULT_SEED);
-        lookups(e.as_ref(), &keys, &mut chooser, &mut rng, learn)?;
+        lookups(e.as_ref(), &keys, &mut chooser, &mut rng, learn, ALPHA)?;
     }
     if !hot.exists() {
         return Err("closing the database wrote no HOTNESS file".into());
@@ -109,7 +111,7 @@ pub fn warmup(ctx: &mut Ctx) -> ExpResult<Summary> {
             let mut window_loads = Vec::new();
             let mut prev = device_reads_of(e.as_ref());
             for _ in 0..nwin {
-                lookups(e.as_ref(), &keys, &mut chooser, &mut rng, window)?;
+                lookups(e.as_ref(), &keys, &mut chooser, &mut rng, window, ALPHA)?;
                 let now = device_reads_of(e.as_ref());
                 windows.push(now.0 - prev.0);
                 window_loads.push(now.1 - prev.1);
