@@ -1,0 +1,23 @@
+#!/bin/bash
+# Samples a running benchmark's own reads, for reads per Get over part of a
+# run (scripts/issue21_rocksdb.py reads the output).
+#
+#   scripts/sample-proc-io.sh PATTERN LOG OUT
+#
+# Waits for a process whose command line matches PATTERN (pgrep -f), then
+# every 10 s, until it exits, appends to OUT one line: the epoch, the
+# process's syscr and read_bytes (/proc/PID/io, every thread), `|`, and
+# the last line of LOG (its `--stats-interval` progress line).
+set -u
+if [ $# -ne 3 ]; then
+  sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+  exit 2
+fi
+PATTERN=$1; LOG=$2; OUT=$3
+pid=""
+while [ -z "$pid" ]; do pid=$(pgrep -f "$PATTERN" | head -1); [ -n "$pid" ] || sleep 1; done
+while [ -r "/proc/$pid/io" ]; do
+  io=$(awk '/^syscr|^read_bytes/{printf "%s ", $2}' "/proc/$pid/io" 2>/dev/null) || break
+  echo "$(date +%s) $io| $(tail -n1 "$LOG" 2>/dev/null)" >> "$OUT"
+  sleep 10
+done
