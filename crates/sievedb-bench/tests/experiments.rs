@@ -411,7 +411,7 @@ fn elastic_shift() {
         assert!(csv.rows.iter().any(|r| r[p] == name), "{name}");
     }
     let w = csv.col("workload").unwrap();
-    for label in ["hotspot 80/20", "hotspot 95/5, all absent"] {
+    for label in ["hotspot 80/20", "hotspot 95/5 (all absent)"] {
         assert_eq!(
             csv.rows.iter().filter(|r| r[w] == label).count(),
             6 * 8,

@@ -51,7 +51,7 @@ impl Workload {
                 self.hot.0 * 100.0,
                 self.hot.1 * 100.0,
                 if self.alpha == 0.0 {
-                    ", all absent"
+                    " (all absent)"
                 } else {
                     ""
                 }
@@ -304,7 +304,7 @@ pub fn shift(ctx: &mut Ctx) -> ExpResult<Summary> {
     );
     s.para(format!(
         "{setting} Each pass opens the tree cold (no `HOTNESS` file) under a {BUDGET_BPK} \
-         bits/key budget and does {} windows of {} lookups (half for absent keys; every one in the workload marked all absent) of one stream \
+         bits/key budget and does {} windows of {} lookups (half for absent keys, all of them in the workload marked all absent) of one stream \
          whose hot keys move every {} lookups (`--hot-shift-every`: every key index drawn is \
          shifted by ⌊0.382·num⌋ more at each move, so the hot keys land in other files). \
          **oracle**: the offline optimum for the true access counts of the whole stream (a first \
