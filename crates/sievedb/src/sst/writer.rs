@@ -26,6 +26,13 @@ pub struct TableWriter {
     props: Properties,
     last_user_key: Vec<u8>,
     scratch: Vec<u8>,
+    /// The last key and handle of the data block just written, whose index
+    /// entry waits for the next block's first key (its key is then a short
+    /// [`key::separator`] between the two) or for [`finish`](Self::finish)
+    /// (the last block keeps its last key).
+    pending_index: Option<(Vec<u8>, BlockHandle)>,
+    /// Scratch for the separator of the pending index entry.
+    separator: Vec<u8>,
     /// The zstd context, made on the first zstd block and reused.
     zstd: Option<zstd::bulk::Compressor<'static>>,
     /// Range tombstones to write in the range-tombstone block.
@@ -65,6 +72,8 @@ impl TableWriter {
             },
             last_user_key: Vec::new(),
             scratch: Vec::new(),
+            pending_index: None,
+            separator: Vec::new(),
             zstd: None,
             range_dels: Vec::new(),
             #[cfg(test)]
@@ -109,6 +118,12 @@ impl TableWriter {
         self.props.raw_value_bytes += value.len() as u64;
         self.props.largest.clear();
         self.props.largest.extend_from_slice(ikey);
+        if let Some((last, handle)) = self.pending_index.take() {
+            key::separator(&last, ikey, &mut self.separator);
+            let sep = std::mem::take(&mut self.separator);
+            self.add_index_entry(&sep, handle);
+            self.separator = sep;
+        }
         self.data.add(ikey, value);
         if self.data.size_estimate() >= self.block_size {
             self.flush_data_block()?;
@@ -163,12 +178,17 @@ impl TableWriter {
         let last = self.data.last_key().to_vec();
         let raw = self.data.finish();
         let handle = self.write_block(&raw, self.compression)?;
+        self.pending_index = Some((last, handle));
+        self.props.data_blocks += 1;
+        Ok(())
+    }
+
+    /// Adds the index entry of the data block at `handle`, under `key`.
+    fn add_index_entry(&mut self, key: &[u8], handle: BlockHandle) {
         self.scratch.clear();
         put_varint(&mut self.scratch, handle.offset);
         put_varint(&mut self.scratch, handle.size);
-        self.index.add(&last, &self.scratch);
-        self.props.data_blocks += 1;
-        Ok(())
+        self.index.add(key, &self.scratch);
     }
 
     /// One zstd frame holding `raw`, with its size recorded in the header.
@@ -239,6 +259,9 @@ impl TableWriter {
     /// Writes the remaining sections, fsyncs, and returns the properties and file size.
     pub fn finish(mut self) -> Result<(Properties, u64)> {
         self.flush_data_block()?;
+        if let Some((last, handle)) = self.pending_index.take() {
+            self.add_index_entry(&last, handle);
+        }
         let filter = match self.filter.take() {
             Some(f) if !f.is_empty() => self.write_filter(&f.build())?,
             _ => BlockHandle::default(),

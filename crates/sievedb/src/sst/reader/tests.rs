@@ -290,3 +290,122 @@ fn an_open_reads_the_tail_once_and_metadata_before_it_in_one_more() {
         "{bytes} of {size}"
     );
 }
+
+/// Long keys that differ early (a decimal index, then padding, as the
+/// benchmarks' 512-byte keys) are indexed by short separators, and every
+/// point lookup and seek answers as a search of the entries does: keys
+/// present at several sequence numbers (their versions spanning blocks),
+/// keys absent between them, seeks at every sequence number.
+#[test]
+fn separators_index_long_keys_and_every_lookup_matches_the_entries() {
+    use crate::iter::testing::check_bidirectional;
+    use crate::key::MAX_SEQ;
+    use std::cmp::Ordering;
+    let dir = tempfile::tempdir().unwrap();
+    let user = |i: u64, marker: u8| {
+        let mut u = format!("{i:08}").into_bytes();
+        u.push(marker);
+        u.resize(512, b'.');
+        u
+    };
+    // Keys 0, 3, 6, … present; every third one at three sequence numbers.
+    let mut entries = Vec::new();
+    for i in (0..600u64).step_by(3) {
+        let versions: &[u64] = if i % 9 == 0 { &[30, 20, 10] } else { &[20] };
+        for &seq in versions {
+            let kind = if seq == 20 && i % 27 == 0 {
+                Kind::Delete
+            } else {
+                Kind::Put
+            };
+            entries.push((
+                internal_key(&user(i, b'0'), seq, kind),
+                format!("v{i}.{seq}").into_bytes(),
+            ));
+        }
+    }
+    let path = dir.path().join("long.sst");
+    let file = StdFs.create(&path).unwrap();
+    let mut w = TableWriter::new(
+        file,
+        1,
+        1024,
+        4,
+        Compression::None,
+        &FilterOptions::default(),
+    );
+    for (k, v) in &entries {
+        w.add(k, v).unwrap();
+    }
+    w.finish().unwrap();
+    let t = Arc::new(
+        TableReader::open(
+            &StdFs,
+            &path,
+            1,
+            false,
+            true,
+            None,
+            Arc::new(Counters::new(4)),
+        )
+        .unwrap(),
+    );
+    // Index keys of a few bytes, except where a block ends inside the
+    // versions of one user key (and at the last block): there the block's
+    // last key itself.
+    let mut index = crate::sst::block::BlockIter::new(t.meta.index.clone());
+    index.seek_to_first().unwrap();
+    let (mut short, mut blocks) = (0, 0);
+    while index.valid() {
+        let k = index.key().to_vec();
+        index.next().unwrap();
+        blocks += 1;
+        if k.len() <= 9 + 8 {
+            short += 1;
+            continue;
+        }
+        let at = entries
+            .iter()
+            .position(|(e, _)| *e == k)
+            .expect("a long index key is an entry's");
+        assert!(
+            !index.valid() || key::user_key(&entries[at + 1].0) == key::user_key(&k),
+            "block boundary between two user keys kept a long key"
+        );
+    }
+    assert!(
+        blocks > 100 && short > blocks / 3,
+        "{short} short index keys of {blocks}"
+    );
+    check_bidirectional(&mut t.iter(ReadCtx::new(0)), &entries, 0);
+    // The entry a seek for `target` must find: the first at or after it.
+    let first_at = |target: &[u8]| {
+        entries
+            .iter()
+            .find(|(k, _)| key::compare(k, target) != Ordering::Less)
+    };
+    for i in 0..602u64 {
+        for marker in [b'0', b'1'] {
+            let u = user(i, marker);
+            for seq in [MAX_SEQ, 35, 30, 25, 20, 15, 10, 5] {
+                let target = internal_key(&u, seq, Kind::Merge);
+                let want = first_at(&target);
+                // Point lookup: the newest version at or below `seq`, if of this key.
+                let mut p = KeyProbe::new(&u, HashSharing::Levels);
+                let got = t.get(&mut p, &target, ReadCtx::new(0), false, 0).unwrap();
+                let expect = match want {
+                    Some((k, v)) if key::user_key(k) == &u[..] => Lookup::of(key::kind_of(k), v),
+                    _ => Lookup::Absent,
+                };
+                assert_eq!(got, expect, "get {i} {} at {seq}", marker as char);
+                // Seek: the first entry at or after the target.
+                let mut it = t.iter(ReadCtx::new(0));
+                it.seek(&target).unwrap();
+                match want {
+                    Some((k, _)) => assert_eq!(it.key(), &k[..], "seek {i} at {seq}"),
+                    None => assert!(!it.valid(), "seek {i} at {seq}"),
+                }
+            }
+        }
+    }
+}
