@@ -162,7 +162,8 @@ mod tests {
     }
 
     /// Fences answer like a binary search on the files' keys, for random
-    /// sorted files with long shared prefixes, gaps, empty keys and zero bytes.
+    /// sorted files with long shared prefixes, gaps, empty keys and zero
+    /// bytes, from none to hundreds of files.
     #[test]
     fn find_matches_a_search_of_the_keys() {
         let mut rng = SmallRng::seed_from_u64(7);
@@ -181,7 +182,13 @@ mod tests {
                     })
                     .collect()
             };
-            let mut keys: Vec<Vec<u8>> = (0..rng.gen_range(0..24)).map(|_| key(&mut rng)).collect();
+            // Every fifth round a run of up to ~300 files.
+            let n = if round % 5 == 0 {
+                rng.gen_range(0..600)
+            } else {
+                rng.gen_range(0..24)
+            };
+            let mut keys: Vec<Vec<u8>> = (0..n).map(|_| key(&mut rng)).collect();
             keys.sort();
             keys.dedup();
             // Files: consecutive key pairs (a file may hold one key), with gaps.

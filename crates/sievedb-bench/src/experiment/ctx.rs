@@ -358,6 +358,40 @@ fn counters(r: &Record, s: &mut ReadStats) {
     s.found = found as f64 / r.m.ops.max(1) as f64;
 }
 
+/// Table files the lookups of paper 000's experiments keep open on a tree of
+/// `files`: every one (plus a margin), as the paper's RocksDB does
+/// (`max_open_files = −1`, db_bench's default: "LSM-trees maintain two
+/// in-memory auxiliary data structures for each SST file: fence pointers and
+/// Bloom filters", §2), so that no lookup reopens a table; at least the
+/// bench default, and below the process's limit on open descriptors (raised
+/// to its hard limit first), which a 22 GB tree of ~11,000 files may exceed.
+pub fn tables_kept_open(files: usize) -> usize {
+    let want = (files + 64).max(crate::MAX_OPEN_FILES);
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `getrlimit` and `setrlimit` read or write only the `rlimit`
+    // they are given, which lives on this stack frame for the whole call.
+    let limit = unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return crate::MAX_OPEN_FILES;
+        }
+        if lim.rlim_cur < lim.rlim_max && (lim.rlim_cur as usize) < want + 256 {
+            let raised = libc::rlimit {
+                rlim_cur: lim.rlim_max,
+                rlim_max: lim.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                lim.rlim_cur = lim.rlim_max;
+            }
+        }
+        usize::try_from(lim.rlim_cur).unwrap_or(usize::MAX)
+    };
+    want.min(limit.saturating_sub(256))
+        .max(crate::MAX_OPEN_FILES.min(limit / 2))
+}
+
 /// Reads `tree` once per sharing mode in `modes`, `repeats` times alternating
 /// the order, plus ⌈repeats/2⌉ `--breakdown` runs per mode (phase medians); `setup` adjusts the bench
 /// flags (benchmark, alpha, device…). Returns one [`ReadStats`] per mode.
@@ -373,6 +407,7 @@ pub fn measure_modes(
     let base = {
         let mut a = tree.bench_args(ctx);
         a.reads = reads;
+        a.max_open_files = tables_kept_open(tree.files);
         setup(&mut a);
         a
     };
@@ -419,4 +454,29 @@ pub fn measure_modes(
         st.micros = median(&mut runs);
     }
     Ok(stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every table of a tree stays open when the descriptor limit allows
+    /// it, and the count never comes within 256 of that limit.
+    #[test]
+    fn every_table_stays_open_within_the_descriptor_limit() {
+        let n = tables_kept_open(5_000);
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: `getrlimit` writes only the `rlimit` it is given.
+        assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) }, 0);
+        let limit = usize::try_from(lim.rlim_cur).unwrap_or(usize::MAX);
+        assert!(n >= 5_064 || n == limit - 256, "{n} of limit {limit}");
+        assert!(
+            n + 256 <= limit || n <= crate::MAX_OPEN_FILES,
+            "{n} of limit {limit}"
+        );
+        assert!(tables_kept_open(10) >= crate::MAX_OPEN_FILES.min(limit / 2));
+    }
 }

@@ -376,10 +376,11 @@ fn mem_available_bytes() -> Option<u64> {
 /// `label` names it (e.g. "the tree", "the 512 B keys' tree").
 fn built(label: &str, t: &LoadedTree) -> String {
     format!(
-        "{label}: {} in {} files, bulk-loaded in {:.1} s",
+        "{label}: {} in {} files, bulk-loaded in {:.1} s, read with up to {} tables open",
         mb(t.bytes),
         t.files,
-        t.load_seconds
+        t.load_seconds,
+        crate::experiment::ctx::tables_kept_open(t.files)
     )
 }
 
