@@ -159,12 +159,10 @@ pub fn compare(a: &[u8], b: &[u8]) -> Ordering {
 /// itself. Long keys that differ early (a decimal index before padding, as
 /// in the benchmarks' 512-byte keys) then index with a few bytes each.
 ///
-/// Invariant relied on by point lookups: no internal key lies strictly
-/// between `last` and `s` with the user key of `next`, and when `s !=
-/// last` no user key of `last` or `next` lies in `(last, s]` either, so a
-/// seek that lands on the block ending at `last` but finds nothing there is
-/// absent from the table, or equal to the following block's first entry's
-/// user key only when that key is `>= next`.
+/// Why point lookups stay right: a seek key `t` with `last < t <= s` lands
+/// on the block ending at `last` and finds nothing in it. That is the
+/// answer, because the table's next entry, `next`, has a user key greater
+/// than `s`'s and so than `t`'s (when `s == last` no such `t` exists).
 pub fn separator(last: &[u8], next: &[u8], out: &mut Vec<u8>) {
     out.clear();
     let (a, b) = (user_key(last), user_key(next));
