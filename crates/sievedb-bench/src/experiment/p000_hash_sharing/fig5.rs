@@ -15,7 +15,7 @@ fn versus_range(gains: &[f64], lo: f64, hi: f64) -> String {
     let above = gains.iter().filter(|g| **g > hi).count();
     let inside = gains.iter().filter(|g| **g >= lo && **g <= hi).count();
     format!(
-        "of our {} key sizes, {below} fall below the paper's range, {inside} inside it and \
+        "of our {} key sizes: {below} below the paper's range, {inside} inside it and \
          {above} above it",
         gains.len()
     )
@@ -321,11 +321,11 @@ mod tests {
     #[test]
     fn comparisons_with_the_paper_are_counted_from_the_gains() {
         let s = versus_range(&[0.05, 0.2, 0.5], 0.10, 0.33);
-        assert!(s.contains("of our 3 key sizes, 1 fall below"), "{s}");
+        assert!(s.contains("of our 3 key sizes: 1 below"), "{s}");
         assert!(s.contains("1 inside it and 1 above it"), "{s}");
         let s = versus_range(&[0.2, 0.25], 0.10, 0.33);
         assert!(
-            s.contains("0 fall below the paper's range, 2 inside it and 0 above"),
+            s.contains("0 below the paper's range, 2 inside it and 0 above"),
             "{s}"
         );
     }
