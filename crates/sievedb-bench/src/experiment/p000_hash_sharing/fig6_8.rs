@@ -17,9 +17,11 @@ fn trend(series: &[(String, Vec<f64>)]) -> String {
         .filter_map(|(name, v)| {
             let fin: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
             let (a, b) = (fin.first()?, fin.last()?);
-            let dir = if b > a {
+            // The direction of the printed (whole-percent) values.
+            let (ra, rb) = (a.round(), b.round());
+            let dir = if rb > ra {
                 "up"
-            } else if b < a {
+            } else if rb < ra {
                 "down"
             } else {
                 "flat"
@@ -415,6 +417,9 @@ mod tests {
             ("c".into(), vec![f64::NAN]),
         ]);
         assert_eq!(s, "a +10% → +30% (up); b +40% → +5% (down)");
+        // The direction of what is printed: +9.7% → +9.9% reads +10% → +10%.
+        let s = trend(&[("d".into(), vec![9.67, 9.88])]);
+        assert_eq!(s, "d +10% → +10% (flat)");
         assert_eq!(trend(&[]), "no point measured");
     }
 }
