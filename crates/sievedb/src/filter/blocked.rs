@@ -239,21 +239,6 @@ fn test_bits<P: Positions, const K: u32>(line: &[u64; 8], pos: &mut P) -> u64 {
     all
 }
 
-/// Prefetches the line a [`Check`] of unit (line) `u` would test.
-pub(crate) struct Prefetch<'a> {
-    pub lines: &'a [Line],
-}
-
-impl BitOp for Prefetch<'_> {
-    #[inline(always)]
-    fn apply<P: Positions>(&mut self, u: usize, _k: u32, _pos: &mut P) -> bool {
-        if let Some(line) = self.lines.get(u) {
-            crate::prefetch::prefetch_read(line);
-        }
-        true
-    }
-}
-
 /// Sets bits of lines.
 pub(crate) struct Set<'a> {
     pub lines: &'a mut [Line],

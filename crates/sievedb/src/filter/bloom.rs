@@ -7,7 +7,6 @@
 //! version-1 byte order).
 
 use super::scheme::Positions;
-use crate::prefetch::prefetch_read;
 
 /// Applies `k` positions of a generator to unit (or line) `u` of a filter.
 pub(crate) trait BitOp {
@@ -32,26 +31,6 @@ impl BitOp for Check<'_> {
             missing |= !unit[(p >> 6) as usize] & (1 << (p & 63));
         }
         missing == 0
-    }
-}
-
-/// Prefetches the words a [`Check`] of the same positions would test.
-pub(crate) struct Prefetch<'a> {
-    pub words: &'a [u64],
-    pub wpu: usize,
-}
-
-impl BitOp for Prefetch<'_> {
-    #[inline]
-    fn apply<P: Positions>(&mut self, u: usize, k: u32, pos: &mut P) -> bool {
-        let unit = &self.words[u * self.wpu..(u + 1) * self.wpu];
-        for _ in 0..k {
-            let p = pos.next_pos();
-            if let Some(w) = unit.get((p >> 6) as usize) {
-                prefetch_read(w);
-            }
-        }
-        true
     }
 }
 

@@ -268,20 +268,6 @@ impl<'a> KeyProbe<'a> {
         v
     }
 
-    /// The primary digest under `f` if this lookup has computed it and shares
-    /// it across levels; `None` otherwise. Computes nothing.
-    #[inline]
-    pub fn shared_digest(&self, f: HashFn) -> Option<KeyDigest> {
-        if self.sharing != HashSharing::Levels {
-            return None;
-        }
-        self.primary.get0(f).map(|h1| KeyDigest {
-            hash_fn: f,
-            h1,
-            secondary: None,
-        })
-    }
-
     /// The primary digest under `f` (computed on first use, then cached as the
     /// sharing mode allows).
     #[inline]

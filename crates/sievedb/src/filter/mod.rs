@@ -587,35 +587,6 @@ impl Filter {
         Some(self.p.run(&self.bits, &mut DigestSource(d), mask))
     }
 
-    /// Prefetches the bits a probe of `probe`'s key will test, when the
-    /// lookup already holds the digest this filter needs and shares it
-    /// across levels (hashing nothing: a lookup that hashes per filter, or
-    /// has not hashed yet, prefetches nothing). A hint only: what a later
-    /// probe answers does not change.
-    #[inline]
-    pub fn prefetch_bits(&self, probe: &KeyProbe<'_>) {
-        let mask = self.resident_mask();
-        if mask == 0 || !self.p.digest_suffices() || self.p.scheme == IndexScheme::Double {
-            return;
-        }
-        let Some(d) = probe.shared_digest(self.p.hash) else {
-            return;
-        };
-        let src = &mut DigestSource(&d);
-        match &self.bits {
-            Bits::Words(w) => {
-                let op = &mut bloom::Prefetch {
-                    words: w,
-                    wpu: self.p.wpu,
-                };
-                units::run(&self.p, src, op, mask);
-            }
-            Bits::Lines(l) => {
-                blocked::run(&self.p, src, &mut blocked::Prefetch { lines: l });
-            }
-        }
-    }
-
     /// Bytes of memory the filter holds.
     pub fn memory_bytes(&self) -> usize {
         self.bits.bytes() + std::mem::size_of::<Self>()

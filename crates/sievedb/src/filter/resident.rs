@@ -176,16 +176,6 @@ impl ResidentFilter {
         prefetch_addr(at.wrapping_add(64));
     }
 
-    /// Prefetches the bits a probe of `probe`'s key will test in the pinned
-    /// filter ([`Filter::prefetch_bits`]); nothing for a filter whose units
-    /// the budget moves.
-    #[inline]
-    pub fn prefetch_bits(&self, probe: &KeyProbe<'_>) {
-        if let Some(filter) = self.pinned.get() {
-            filter.prefetch_bits(probe);
-        }
-    }
-
     #[inline(always)]
     fn probe(&self, filter: &Filter, probe: &mut KeyProbe<'_>, level: usize) -> (bool, bool) {
         if filter.resident() == 0 {

@@ -175,33 +175,6 @@ fn no_false_negatives_in_any_combination() {
     }
 }
 
-/// Prefetching a filter's bits hashes nothing and changes no answer, in
-/// every combination: it acts only on a digest a `levels` lookup already
-/// holds.
-#[test]
-fn prefetching_bits_hashes_nothing_and_changes_no_answer() {
-    let combos = all_combinations();
-    let filters: Vec<Filter> = combos.iter().map(|o| build(o, 200)).collect();
-    for i in 0..400 {
-        let k = format!("key{i}");
-        for sharing in [HashSharing::Levels, HashSharing::Filter] {
-            let mut plain = KeyProbe::new(k.as_bytes(), sharing);
-            let mut hinted = KeyProbe::new(k.as_bytes(), sharing);
-            for f in &filters {
-                // Before any hash, and after each probe.
-                f.prefetch_bits(&hinted);
-                assert_eq!(hinted.hashes_computed, plain.hashes_computed);
-                assert_eq!(f.may_contain(&mut hinted), f.may_contain(&mut plain));
-                f.prefetch_bits(&hinted);
-                assert_eq!(hinted.hashes_computed, plain.hashes_computed);
-            }
-            let last = combos.last().expect("combinations").hash;
-            let held = hinted.shared_digest(last).is_some();
-            assert_eq!(held, sharing == HashSharing::Levels, "{sharing}");
-        }
-    }
-}
-
 #[test]
 fn digests_computed_by_sharing_mode() {
     let default = build(&FilterOptions::default(), 100);

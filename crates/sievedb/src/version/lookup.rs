@@ -64,18 +64,9 @@ impl Version {
         }
         probe.phase_end(start, Phase::Index);
         let mut guard = FilterGuard::default();
-        let mut bits_prefetched = false;
-        for (i, c) in found.iter().enumerate() {
-            let Some(c) = c else { continue };
+        for c in found.iter().flatten() {
             if let Some(done) = probe_file(c, probe, seek, policy, &mut guard)? {
                 return Ok(done);
-            }
-            // Once a filter has hashed the key, a lookup sharing that digest
-            // across levels knows the bits every later filter will test:
-            // prefetch them all at once, so their misses overlap.
-            if !bits_prefetched && probe.digests_computed > 0 {
-                bits_prefetched = true;
-                prefetch_filter_bits(&found[i + 1..], probe);
             }
         }
         // Runs beyond the slots (a tiered tree with many runs), unprefetched.
@@ -142,23 +133,6 @@ struct Candidate<'a> {
     level: usize,
     run: u64,
     file: &'a Arc<FileMeta>,
-}
-
-/// Prefetches the filter bits a lookup's key will test in the filters of
-/// `later` (see [`crate::filter::resident::ResidentFilter::prefetch_bits`]),
-/// timed as filter work.
-#[inline(never)]
-fn prefetch_filter_bits(later: &[Option<Candidate<'_>>], probe: &mut KeyProbe<'_>) {
-    if probe.sharing() != crate::filter::HashSharing::Levels {
-        return;
-    }
-    let start = probe.phase_start();
-    for c in later.iter().flatten() {
-        if let Some(Some(rf)) = c.file.filter.get() {
-            rf.prefetch_bits(probe);
-        }
-    }
-    probe.phase_end(start, Phase::Filter);
 }
 
 /// Probes candidate `c`: its range tombstones, its filter, then its table.
