@@ -37,6 +37,13 @@ fn table(dir: &Path, legacy: bool) -> TableReader {
     TableReader::open(&fs, &path, 1, false, true, None, counters).unwrap()
 }
 
+/// Opens the table at `path` as number 1, through the page cache, without a
+/// block cache, with counters of its own.
+fn open_plain(path: &Path) -> TableReader {
+    let counters = Arc::new(Counters::new(4));
+    TableReader::open(&StdFs, path, 1, false, true, None, counters).unwrap()
+}
+
 /// Writes `entries` (sorted internal keys) as table `number` at `path`
 /// in small blocks, and opens it.
 pub(crate) fn write_table(path: &Path, number: u64, entries: &[(Vec<u8>, Vec<u8>)]) -> TableReader {
@@ -120,16 +127,7 @@ fn a_damaged_unit_is_corruption_and_loads_nothing() {
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[handles[3].0 as usize] ^= 0x10;
     std::fs::write(&path, &bytes).unwrap();
-    let t = TableReader::open(
-        &StdFs,
-        &path,
-        1,
-        false,
-        true,
-        None,
-        Arc::new(Counters::new(4)),
-    )
-    .unwrap();
+    let t = open_plain(&path);
     let two = t.load_filter_units(index.empty(), 2).unwrap();
     let err = t.load_filter_units(&two, 6).expect_err("corruption");
     assert!(matches!(err, Error::Corruption { .. }), "{err}");
@@ -338,18 +336,7 @@ fn separators_index_long_keys_and_every_lookup_matches_the_entries() {
         w.add(k, v).unwrap();
     }
     w.finish().unwrap();
-    let t = Arc::new(
-        TableReader::open(
-            &StdFs,
-            &path,
-            1,
-            false,
-            true,
-            None,
-            Arc::new(Counters::new(4)),
-        )
-        .unwrap(),
-    );
+    let t = Arc::new(open_plain(&path));
     // Index keys of a few bytes, except where a block ends inside the
     // versions of one user key (and at the last block): there the block's
     // last key itself.
