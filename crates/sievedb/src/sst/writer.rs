@@ -26,11 +26,13 @@ pub struct TableWriter {
     props: Properties,
     last_user_key: Vec<u8>,
     scratch: Vec<u8>,
-    /// The last key and handle of the data block just written, whose index
-    /// entry waits for the next block's first key (its key is then a short
+    /// The handle of the data block just written, whose index entry waits
+    /// for the next block's first key (its key is then a short
     /// [`key::separator`] between the two) or for [`finish`](Self::finish)
-    /// (the last block keeps its last key).
-    pending_index: Option<(Vec<u8>, BlockHandle)>,
+    /// (the last block keeps its last key, `pending_last`).
+    pending_index: Option<BlockHandle>,
+    /// The last key of the block of `pending_index`.
+    pending_last: Vec<u8>,
     /// Scratch for the separator of the pending index entry.
     separator: Vec<u8>,
     /// The zstd context, made on the first zstd block and reused.
@@ -73,6 +75,7 @@ impl TableWriter {
             last_user_key: Vec::new(),
             scratch: Vec::new(),
             pending_index: None,
+            pending_last: Vec::new(),
             separator: Vec::new(),
             zstd: None,
             range_dels: Vec::new(),
@@ -118,11 +121,9 @@ impl TableWriter {
         self.props.raw_value_bytes += value.len() as u64;
         self.props.largest.clear();
         self.props.largest.extend_from_slice(ikey);
-        if let Some((last, handle)) = self.pending_index.take() {
-            key::separator(&last, ikey, &mut self.separator);
-            let sep = std::mem::take(&mut self.separator);
-            self.add_index_entry(&sep, handle);
-            self.separator = sep;
+        if let Some(handle) = self.pending_index.take() {
+            key::separator(&self.pending_last, ikey, &mut self.separator);
+            add_index_entry(&mut self.index, &mut self.scratch, &self.separator, handle);
         }
         self.data.add(ikey, value);
         if self.data.size_estimate() >= self.block_size {
@@ -175,20 +176,13 @@ impl TableWriter {
         if self.data.is_empty() {
             return Ok(());
         }
-        let last = self.data.last_key().to_vec();
+        self.pending_last.clear();
+        self.pending_last.extend_from_slice(self.data.last_key());
         let raw = self.data.finish();
         let handle = self.write_block(&raw, self.compression)?;
-        self.pending_index = Some((last, handle));
+        self.pending_index = Some(handle);
         self.props.data_blocks += 1;
         Ok(())
-    }
-
-    /// Adds the index entry of the data block at `handle`, under `key`.
-    fn add_index_entry(&mut self, key: &[u8], handle: BlockHandle) {
-        self.scratch.clear();
-        put_varint(&mut self.scratch, handle.offset);
-        put_varint(&mut self.scratch, handle.size);
-        self.index.add(key, &self.scratch);
     }
 
     /// One zstd frame holding `raw`, with its size recorded in the header.
@@ -259,8 +253,13 @@ impl TableWriter {
     /// Writes the remaining sections, fsyncs, and returns the properties and file size.
     pub fn finish(mut self) -> Result<(Properties, u64)> {
         self.flush_data_block()?;
-        if let Some((last, handle)) = self.pending_index.take() {
-            self.add_index_entry(&last, handle);
+        if let Some(handle) = self.pending_index.take() {
+            add_index_entry(
+                &mut self.index,
+                &mut self.scratch,
+                &self.pending_last,
+                handle,
+            );
         }
         let filter = match self.filter.take() {
             Some(f) if !f.is_empty() => self.write_filter(&f.build())?,
@@ -282,4 +281,18 @@ impl TableWriter {
         self.file.sync()?;
         Ok((self.props, self.offset))
     }
+}
+
+/// Adds to `index` the entry of the data block at `handle` under `key`
+/// (`scratch` holds the encoded handle).
+fn add_index_entry(
+    index: &mut BlockBuilder,
+    scratch: &mut Vec<u8>,
+    key: &[u8],
+    handle: BlockHandle,
+) {
+    scratch.clear();
+    put_varint(scratch, handle.offset);
+    put_varint(scratch, handle.size);
+    index.add(key, scratch);
 }

@@ -380,7 +380,7 @@ fn built(label: &str, t: &LoadedTree) -> String {
         mb(t.bytes),
         t.files,
         t.load_seconds,
-        crate::experiment::ctx::tables_kept_open(t.files)
+        t.tables_open
     )
 }
 
