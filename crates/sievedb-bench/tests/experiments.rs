@@ -309,13 +309,22 @@ fn assert_every_policy(csv: &Table) {
 #[test]
 fn elastic_table1() {
     // Two distributions at tiny scale, five policies + unlimited, one repeat.
-    let csv = run(
+    let (csv, md) = run_md(
         "elastic-table1",
+        None,
         &ELASTIC_READ_COLS,
         2 * 6,
         &["elastic-table1"],
     );
     assert_every_policy(&csv);
+    // RocksDB, when built in, is bulk-loaded in the tree's shape and read
+    // at every popularity.
+    if cfg!(feature = "rocksdb") {
+        assert!(md.contains("RocksDB's tree was bulk-loaded in"), "{md}");
+        let c = csv.col("column").unwrap();
+        let rows = csv.rows.iter().filter(|r| r[c].starts_with("rocksdb"));
+        assert_eq!(rows.count(), 2, "{md}");
+    }
 }
 
 #[test]

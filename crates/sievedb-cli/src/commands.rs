@@ -1,17 +1,14 @@
 //! The one-shot subcommands: `get`, `put`, `delete`, `scan`, `stats`,
-//! `keyspaces`, `create-keyspace`, `drop-keyspace`, `repair`, `bulkload` and
-//! `shell`.
+//! `keyspaces`, `create-keyspace`, `drop-keyspace`, `repair` and `shell`
+//! (`bulkload` is [`crate::bulkload`]).
 
 use std::error::Error;
-use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
+use std::io::{self, BufWriter, Write};
 use std::ops::Bound;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-use sievedb::bulk::{BulkLoad, BulkLoadReport};
 use sievedb::{Db, Options, RepairReport, Stats};
-use sievedb_bench::bulk::{self as bench_bulk, BulkConfig, Progress};
-use sievedb_bench::FilterArgs;
 
 use crate::escape;
 use crate::keyspaces::{
@@ -119,7 +116,7 @@ fn warn_dropped(db: &Db) {
 /// leftovers of an interrupted creation or bulk load, which the engine
 /// handles). Anything else is refused, so that a mistyped `--db` never plants
 /// a database among someone's files.
-fn check_creatable(dir: &Path) -> Result<(), Box<dyn Error>> {
+pub(crate) fn check_creatable(dir: &Path) -> Result<(), Box<dyn Error>> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
@@ -495,134 +492,6 @@ pub fn format_stats(s: &Stats) -> String {
         t.push_str(&format!("{name:<w$}  {value}\n"));
     }
     t
-}
-
-/// Flags of `sievedb bulkload`.
-#[derive(clap::Args, Debug, Clone, PartialEq)]
-pub struct BulkloadArgs {
-    /// Directory of the new database (created if missing; an existing one must
-    /// be empty: no database, no other files). `sievedb bench --use-existing-db --db DIR` reads DIR/sievedb
-    #[arg(value_name = "DB")]
-    pub db: PathBuf,
-    /// Entries to generate: the keys and values the fill benchmarks write for
-    /// indices 0..N
-    #[arg(long, value_name = "N", default_value_t = sievedb_bench::DEFAULT_NUM, conflicts_with = "input")]
-    pub num: u64,
-    /// Key size in bytes of the generated keys (zero-padded decimal index plus a marker byte)
-    #[arg(long, value_name = "B", default_value_t = sievedb_bench::DEFAULT_KEY_SIZE, conflicts_with = "input")]
-    pub key_size: usize,
-    /// Value size in bytes of the generated values
-    #[arg(long, value_name = "B", default_value_t = sievedb_bench::DEFAULT_VALUE_SIZE, conflicts_with = "input")]
-    pub value_size: usize,
-    /// Seed of the generated values (use the --seed the benchmark reads with)
-    #[arg(long, value_name = "S", default_value_t = sievedb_bench::DEFAULT_SEED, conflicts_with = "input")]
-    pub seed: u64,
-    /// Levels that receive data (levels 1..=L; level 0 stays empty)
-    #[arg(long, value_name = "L", default_value_t = bench_bulk::DEFAULT_LEVELS)]
-    pub levels: usize,
-    /// Size ratio T: level i receives a share of the entries proportional to T^(i-1)
-    #[arg(long, value_name = "T", default_value_t = sievedb_bench::DEFAULT_SIZE_RATIO)]
-    pub size_ratio: usize,
-    /// Size at which table files are cut, in bytes
-    #[arg(long, value_name = "BYTES", default_value_t = sievedb_bench::DEFAULT_TARGET_FILE_SIZE)]
-    pub target_file_size: u64,
-    /// The filter flags, the same as `sievedb bench`'s
-    #[command(flatten)]
-    pub filters: FilterArgs,
-    /// Load `KEY<TAB>VALUE` lines (both %XX-escaped, keys strictly increasing)
-    /// from FILE instead of generating entries
-    #[arg(long, value_name = "FILE")]
-    pub input: Option<PathBuf>,
-    /// Print the summary as one JSON line
-    #[arg(long)]
-    pub json: bool,
-}
-
-impl BulkloadArgs {
-    fn config(&self) -> BulkConfig {
-        BulkConfig {
-            num: self.num,
-            key_size: self.key_size,
-            value_size: self.value_size,
-            seed: self.seed,
-            levels: self.levels,
-            size_ratio: self.size_ratio,
-            target_file_size: self.target_file_size,
-            filters: self.filters.clone(),
-        }
-    }
-}
-
-/// `sievedb bulkload`: builds a new database of full levels from generated
-/// benchmark entries or a sorted input file, with a progress bar on stderr
-/// (when it is a terminal) and a summary on stdout.
-pub fn bulkload(args: &BulkloadArgs) -> CmdResult {
-    let cfg = args.config();
-    cfg.validate().map_err(Message)?;
-    check_creatable(&args.db)?;
-    let show = io::stderr().is_terminal();
-    let total = args.input.is_none().then_some(args.num);
-    let progress = Progress::new(show, total, "bulkload");
-    let result = match &args.input {
-        None => bench_bulk::load_generated(&args.db, &cfg, progress.callback())
-            .map_err(|e| -> Box<dyn Error> { e }),
-        Some(file) => load_file(&args.db, file, &cfg, progress.callback()),
-    };
-    progress.finish();
-    // Input errors name their file and line; the engine's get the database's name.
-    let report = result.map_err(|e| -> Box<dyn Error> {
-        if e.is::<Message>() {
-            e
-        } else {
-            Box::new(in_dir(&args.db, e))
-        }
-    })?;
-    let mut out = io::stdout().lock();
-    if args.json {
-        writeln!(out, "{}", bench_bulk::summary_json(&report, &args.db))?;
-    } else {
-        out.write_all(bench_bulk::summary_text(&report, &args.db).as_bytes())?;
-    }
-    out.flush()?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Bulk-loads the `KEY<TAB>VALUE` lines of `file`.
-fn load_file(
-    db: &Path,
-    file: &Path,
-    cfg: &BulkConfig,
-    progress: impl FnMut(u64) + Send + 'static,
-) -> Result<BulkLoadReport, Box<dyn Error>> {
-    let f = std::fs::File::open(file)
-        .map_err(|e| Message(format!("cannot open input {}: {e}", file.display())))?;
-    let mut reader = io::BufReader::with_capacity(1 << 20, f);
-    // Dropping the writer on an error deletes what it wrote.
-    let mut w = BulkLoad::new(db, cfg.options(), cfg.shape()?)
-        .on_progress(progress)
-        .start()?;
-    let mut line = Vec::new();
-    let mut lineno = 0u64;
-    loop {
-        line.clear();
-        let n = reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| Message(format!("cannot read input {}: {e}", file.display())))?;
-        if n == 0 {
-            break;
-        }
-        lineno += 1;
-        let at = |m: &dyn std::fmt::Display| Message(format!("{}:{lineno}: {m}", file.display()));
-        let text = line.strip_suffix(b"\n").unwrap_or(&line);
-        let text = text.strip_suffix(b"\r").unwrap_or(text);
-        let Some(tab) = text.iter().position(|&b| b == b'\t') else {
-            return Err(Box::new(at(&"expected KEY<TAB>VALUE")));
-        };
-        let key = escape::decode(&text[..tab]).map_err(|e| at(&format!("key: {e}")))?;
-        let value = escape::decode(&text[tab + 1..]).map_err(|e| at(&format!("value: {e}")))?;
-        w.add(&key, &value).map_err(|e| at(&e))?;
-    }
-    Ok(w.finish()?)
 }
 
 /// `sievedb shell`: the line protocol of [`shell`] on stdin/stdout.

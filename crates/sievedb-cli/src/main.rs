@@ -4,6 +4,7 @@
 //! arbitrary bytes and `""` for the empty string (see [`escape`]). Without a
 //! subcommand, `sievedb` runs the default benchmark (`sievedb bench`).
 
+mod bulkload;
 mod commands;
 mod escape;
 mod keyspaces;
@@ -221,7 +222,7 @@ enum Command {
     /// level1_size/size_ratio to open the database with. The tables get the filters
     /// the filter flags ask for (the same flags as `bench`: --bits-per-key, --filter,
     /// --filter-units, --hash, ...).
-    Bulkload(commands::BulkloadArgs),
+    Bulkload(bulkload::BulkloadArgs),
     /// Run db_bench-style benchmarks (the default when no subcommand is given)
     Bench(Box<sievedb_bench::BenchArgs>),
     /// Reproduce a table or figure of the papers: CSV, SVG/PNG plot and a Markdown summary
@@ -272,7 +273,7 @@ fn run(command: Command) -> commands::CmdResult {
         Command::Checkpoint { db, out } => commands::checkpoint(&db, &out),
         Command::Repair { db, json } => commands::repair(&db, json),
         Command::Shell { db, sync } => commands::shell(&db, sync),
-        Command::Bulkload(args) => commands::bulkload(&args),
+        Command::Bulkload(args) => bulkload::bulkload(&args),
         Command::Bench(args) => bench(&args),
         Command::Experiment(args) => {
             sievedb_bench::experiment::run(&args)

@@ -320,3 +320,98 @@ fn a_failed_bulkload_leaves_no_lock_file() {
     assert_eq!(o.status.code(), Some(1));
     assert!(!dir.join("LOCK").exists(), "{}", stderr(&o));
 }
+
+#[test]
+fn bulkload_engine_rocksdb_builds_what_bench_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("rocksdb");
+    let db = db_arg(&dir);
+    let out = sievedb(&[
+        "bulkload",
+        db.as_str(),
+        "--engine",
+        "rocksdb",
+        "--num",
+        "3000",
+        "--key-size",
+        "12",
+        "--value-size",
+        "40",
+        "--levels",
+        "2",
+        "--size-ratio",
+        "4",
+        "--target-file-size",
+        "16384",
+        "--bits-per-key",
+        "10",
+        "--json",
+    ]);
+    if !cfg!(feature = "rocksdb") {
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            stderr(&out).contains("built without RocksDB"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(!dir.exists());
+        return;
+    }
+    let v: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
+    assert_eq!(
+        (v["engine"].as_str(), v["entries"].as_u64()),
+        (Some("rocksdb"), Some(3000))
+    );
+    let levels: Vec<u64> = v["per_level"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["level"].as_u64().unwrap())
+        .collect();
+    assert_eq!(levels, [5, 6]);
+    let level1_size = v["level1_size"].as_u64().unwrap().to_string();
+    let parent = db_arg(tmp.path());
+    let bench = ok(&sievedb(&[
+        "bench",
+        "--engine",
+        "rocksdb",
+        "--use-existing-db",
+        "--db",
+        &parent,
+        "--benchmarks",
+        "readrandom,readmissing",
+        "--num",
+        "3000",
+        "--reads",
+        "2000",
+        "--key-size",
+        "12",
+        "--value-size",
+        "40",
+        "--size-ratio",
+        "4",
+        "--level1-size",
+        &level1_size,
+        "--json",
+    ]));
+    let found: Vec<u64> = bench
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["type"] == "result")
+        .map(|r| r["found"].as_u64().unwrap())
+        .collect();
+    assert_eq!(found, [2000, 0], "{bench}");
+}
+
+#[test]
+fn bulkload_engine_rocksdb_takes_no_input_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = db_arg(&tmp.path().join("rocksdb"));
+    let out = sievedb(&["bulkload", &db, "--engine", "rocksdb", "--input", "x.tsv"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot be used with"),
+        "{}",
+        stderr(&out)
+    );
+}

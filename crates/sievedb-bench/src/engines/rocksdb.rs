@@ -19,7 +19,7 @@ const BACKGROUND_JOBS: c_int = 2;
 /// Memtables per column family: the active one plus one being flushed (RocksDB's default).
 const MAX_WRITE_BUFFER_NUMBER: c_int = 2;
 /// Levels of the tree (RocksDB's default).
-const NUM_LEVELS: c_int = 7;
+pub(crate) const NUM_LEVELS: c_int = 7;
 /// Keys between restart points in a data block (RocksDB's and LevelDB's default).
 const BLOCK_RESTART_INTERVAL: i32 = 16;
 /// Table format version (RocksDB 7.x's default; 5 gives the cache-local full Bloom filter).
@@ -84,6 +84,56 @@ fn read_options() -> ReadOptions {
     r
 }
 
+/// The options every RocksDB database of the benchmark is opened (and its
+/// bulk-loaded tables written) with, and the block cache they share.
+pub(crate) fn db_options(cfg: &EngineConfig) -> EngineResult<(Options, Cache)> {
+    let bits = cfg.bits_per_key.max(0.0);
+    let max_open = c_int::try_from(cfg.max_open_files).unwrap_or(c_int::MAX);
+    let cache_bytes = usize::try_from(cfg.block_cache_size).unwrap_or(usize::MAX);
+    let cache = Cache::new_lru_cache(cache_bytes)?;
+
+    let mut table = BlockBasedOptions::default();
+    table.set_block_size(cfg.block_size);
+    table.set_block_restart_interval(BLOCK_RESTART_INTERVAL);
+    table.set_format_version(FORMAT_VERSION);
+    table.set_block_cache(&cache);
+    table.set_cache_index_and_filter_blocks(false);
+    if bits > 0.0 {
+        // A full (whole-table) filter over whole keys, not the legacy block-based one.
+        table.set_bloom_filter(bits, false);
+        table.set_whole_key_filtering(true);
+    }
+
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_paranoid_checks(false);
+    o.set_block_based_table_factory(&table);
+    o.set_compression_type(DBCompressionType::None);
+    o.set_bottommost_compression_type(DBCompressionType::None);
+    o.set_write_buffer_size(cfg.write_buffer_size);
+    o.set_max_write_buffer_number(MAX_WRITE_BUFFER_NUMBER);
+    o.set_min_write_buffer_number_to_merge(1);
+    o.set_compaction_style(DBCompactionStyle::Level);
+    o.set_num_levels(NUM_LEVELS);
+    o.set_target_file_size_base(cfg.target_file_size);
+    o.set_target_file_size_multiplier(1);
+    o.set_max_bytes_for_level_base(cfg.level1_size);
+    o.set_max_bytes_for_level_multiplier(cfg.size_ratio as f64);
+    o.set_level_compaction_dynamic_level_bytes(false);
+    o.set_level_zero_file_num_compaction_trigger(LEVEL0_TRIGGERS[0]);
+    o.set_level_zero_slowdown_writes_trigger(LEVEL0_TRIGGERS[1]);
+    o.set_level_zero_stop_writes_trigger(LEVEL0_TRIGGERS[2]);
+    o.set_max_background_jobs(BACKGROUND_JOBS);
+    o.set_max_open_files(max_open);
+    o.set_use_direct_reads(cfg.use_direct_reads);
+    o.set_use_direct_io_for_flush_and_compaction(false);
+    o.set_allow_mmap_reads(false);
+    o.set_allow_mmap_writes(false);
+    // For `mergerandom`; RocksDB calls it only for keys that have operands.
+    o.set_merge_operator_associative(MERGE_OPERATOR, u64_add);
+    Ok((o, cache))
+}
+
 impl RocksDb {
     /// Opens (or creates) the database at `path` with the run's settings.
     pub fn open(path: &Path, cfg: &EngineConfig) -> EngineResult<Self> {
@@ -91,48 +141,7 @@ impl RocksDb {
         let ignored = super::ignored_device_flags("rocksdb", cfg, true);
         let bits = cfg.bits_per_key.max(0.0);
         let max_open = c_int::try_from(cfg.max_open_files).unwrap_or(c_int::MAX);
-        let cache_bytes = usize::try_from(cfg.block_cache_size).unwrap_or(usize::MAX);
-        let cache = Cache::new_lru_cache(cache_bytes)?;
-
-        let mut table = BlockBasedOptions::default();
-        table.set_block_size(cfg.block_size);
-        table.set_block_restart_interval(BLOCK_RESTART_INTERVAL);
-        table.set_format_version(FORMAT_VERSION);
-        table.set_block_cache(&cache);
-        table.set_cache_index_and_filter_blocks(false);
-        if bits > 0.0 {
-            // A full (whole-table) filter over whole keys, not the legacy block-based one.
-            table.set_bloom_filter(bits, false);
-            table.set_whole_key_filtering(true);
-        }
-
-        let mut o = Options::default();
-        o.create_if_missing(true);
-        o.set_paranoid_checks(false);
-        o.set_block_based_table_factory(&table);
-        o.set_compression_type(DBCompressionType::None);
-        o.set_bottommost_compression_type(DBCompressionType::None);
-        o.set_write_buffer_size(cfg.write_buffer_size);
-        o.set_max_write_buffer_number(MAX_WRITE_BUFFER_NUMBER);
-        o.set_min_write_buffer_number_to_merge(1);
-        o.set_compaction_style(DBCompactionStyle::Level);
-        o.set_num_levels(NUM_LEVELS);
-        o.set_target_file_size_base(cfg.target_file_size);
-        o.set_target_file_size_multiplier(1);
-        o.set_max_bytes_for_level_base(cfg.level1_size);
-        o.set_max_bytes_for_level_multiplier(cfg.size_ratio as f64);
-        o.set_level_compaction_dynamic_level_bytes(false);
-        o.set_level_zero_file_num_compaction_trigger(LEVEL0_TRIGGERS[0]);
-        o.set_level_zero_slowdown_writes_trigger(LEVEL0_TRIGGERS[1]);
-        o.set_level_zero_stop_writes_trigger(LEVEL0_TRIGGERS[2]);
-        o.set_max_background_jobs(BACKGROUND_JOBS);
-        o.set_max_open_files(max_open);
-        o.set_use_direct_reads(cfg.use_direct_reads);
-        o.set_use_direct_io_for_flush_and_compaction(false);
-        o.set_allow_mmap_reads(false);
-        o.set_allow_mmap_writes(false);
-        // For `mergerandom`; RocksDB calls it only for keys that have operands.
-        o.set_merge_operator_associative(MERGE_OPERATOR, u64_add);
+        let (mut o, cache) = db_options(cfg)?;
 
         let mut write = WriteOptions::default();
         write.set_sync(false);

@@ -83,7 +83,7 @@ use crate::io::{FileSystem, StdFs};
 use crate::options::Options;
 
 pub use report::{BulkLevel, BulkLoadReport};
-pub use shape::LevelShape;
+pub use shape::{LevelPicker, LevelShape};
 pub use writer::BulkWriter;
 
 /// Name of the marker file present while a bulk load is in progress.

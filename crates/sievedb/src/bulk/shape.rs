@@ -89,15 +89,23 @@ impl LevelShape {
 /// takes the entry and pays the total weight. Over every `total` consecutive
 /// entries level `i` gets exactly `weight[i]`, evenly spread. Ties go to the
 /// deeper (heavier) level.
+///
+/// [`BulkWriter`](super::BulkWriter) deals its entries with it; a loader of
+/// another engine can deal the same stream the same way, to build that
+/// engine's tree in the same shape.
 #[derive(Clone, Debug)]
-pub(super) struct LevelPicker {
+pub struct LevelPicker {
     weights: Vec<i64>,
     credit: Vec<i64>,
     total: i64,
 }
 
 impl LevelPicker {
-    pub(super) fn new(shape: &LevelShape) -> Result<Self> {
+    /// A picker for `shape` ([`Error::InvalidArgument`] if the shape is not valid).
+    pub fn new(shape: &LevelShape) -> Result<Self> {
+        // A shape's fields are public: one of no level would leave `next`
+        // nothing to pick.
+        shape.validate()?;
         let weights: Vec<i64> = shape.weights()?.iter().map(|&w| w as i64).collect();
         Ok(LevelPicker {
             credit: vec![0; weights.len()],
@@ -107,7 +115,8 @@ impl LevelPicker {
     }
 
     /// The index (0 = level 1) of the level that takes the next entry.
-    pub(super) fn next(&mut self) -> usize {
+    #[allow(clippy::should_implement_trait)] // never ends: not an Iterator
+    pub fn next(&mut self) -> usize {
         let mut best = 0;
         let mut best_credit = i64::MIN;
         for i in (0..self.weights.len()).rev() {
@@ -159,6 +168,15 @@ mod tests {
         // The deepest level never waits long: its gaps are at most 2.
         let deep: Vec<usize> = (0..a.len()).filter(|&i| a[i] == 3).collect();
         assert!(deep.windows(2).all(|p| p[1] - p[0] <= 2));
+    }
+
+    #[test]
+    fn picker_refuses_a_shape_built_by_hand_without_levels() {
+        let shape = LevelShape {
+            levels: 0,
+            size_ratio: 10,
+        };
+        assert!(LevelPicker::new(&shape).is_err());
     }
 
     #[test]

@@ -13,6 +13,9 @@
 //! ([`BLOCK_SIZE`], no compression, `--target-file-size`) and the filters the
 //! shared filter flags ([`FilterArgs`]) ask for: `--bits-per-key`, `--filter`
 //! (bloom, blocked or units), `--filter-units`, `--hash` and the rest.
+//!
+//! `rocksdb::load_generated` (feature `rocksdb`) builds RocksDB's tree of
+//! the same entries in the same shape, for the baselines of the experiments.
 
 use std::path::Path;
 use std::time::Duration;
@@ -21,6 +24,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use sievedb::bulk::{BulkLoad, BulkLoadReport, LevelShape};
 use sievedb::{Compression, Options};
+
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb;
 
 use crate::engines::EngineResult;
 use crate::keys::{KeyGen, ValueGen};
