@@ -116,7 +116,7 @@ def main():
         print("|---|---|---|---:|")
         for pop, rdb, sv in later_rows:
             show = lambda x: "–" if x is None else f"{x[0]:.3f} ({x[1]:,} Gets)"
-            ratio = f"{rdb[0] / sv[0]:.2f}×" if rdb and sv else "–"
+            ratio = f"{rdb[0] / sv[0]:.2f}×" if rdb and sv and sv[0] > 0 else "–"
             print(f"| {pop} | {show(rdb)} | {show(sv)} | {ratio} |")
 
 if __name__ == "__main__":

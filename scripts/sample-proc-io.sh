@@ -4,7 +4,9 @@
 #
 #   scripts/sample-proc-io.sh PATTERN LOG OUT
 #
-# Waits for a process whose command line matches PATTERN (pgrep -f), then
+# Waits for a `sievedb` process whose command line matches PATTERN (pgrep -f;
+# not a wrapper such as /usr/bin/time, nor a sampler, whose command lines
+# match too), then
 # every 10 s, until it exits, appends to OUT one line: the epoch, the
 # process's syscr and read_bytes (/proc/PID/io, every thread), `|`, and
 # the last line of LOG (its `--stats-interval` progress line).
@@ -15,7 +17,12 @@ if [ $# -ne 3 ]; then
 fi
 PATTERN=$1; LOG=$2; OUT=$3
 pid=""
-while [ -z "$pid" ]; do pid=$(pgrep -f "$PATTERN" | head -1); [ -n "$pid" ] || sleep 1; done
+while [ -z "$pid" ]; do
+  for p in $(pgrep -f "$PATTERN"); do
+    [ "$(cat "/proc/$p/comm" 2>/dev/null)" = sievedb ] && pid=$p && break
+  done
+  [ -n "$pid" ] || sleep 1
+done
 while [ -r "/proc/$pid/io" ]; do
   io=$(awk '/^syscr|^read_bytes/{printf "%s ", $2}' "/proc/$pid/io" 2>/dev/null) || break
   echo "$(date +%s) $io| $(tail -n1 "$LOG" 2>/dev/null)" >> "$OUT"
