@@ -53,6 +53,9 @@ pub struct RocksBulkReport {
     /// `max_bytes_for_level_base` that keeps every level under its target
     /// size (so opening with it schedules no compaction): open with it.
     pub level1_size: u64,
+    /// Whether RocksDB had a compaction to do right after the load
+    /// (`rocksdb.compaction-pending`; never, with `level1_size`).
+    pub compaction_pending: bool,
     /// Wall time of the whole load (writing and ingesting), in seconds.
     pub seconds: f64,
 }
@@ -221,6 +224,7 @@ pub fn summary_json(r: &RocksBulkReport, path: &Path) -> serde_json::Value {
         "bytes": r.bytes(),
         "seconds": r.seconds,
         "level1_size": r.level1_size,
+        "compaction_pending": r.compaction_pending,
         "per_level": r.levels.iter().map(|l| serde_json::json!({
             "level": l.level,
             "files": l.files,
@@ -321,10 +325,14 @@ fn load_inner(
             bytes: t.bytes,
         });
     }
+    let pending = db
+        .property_int_value("rocksdb.compaction-pending")
+        .map_err(rocks_err)?;
     drop(db);
     Ok(RocksBulkReport {
         levels,
         level1_size,
+        compaction_pending: pending.unwrap_or(0) > 0,
         seconds: start.elapsed().as_secs_f64(),
     })
 }
@@ -374,6 +382,7 @@ mod tests {
         }
         assert!(r.levels[2].files > 10, "{r:?}");
         assert!(!path.with_extension("ingest").exists());
+        assert!(!r.compaction_pending);
 
         let open = EngineConfig {
             level1_size: r.level1_size,

@@ -238,7 +238,7 @@ fn fill(ctx: &mut Ctx, t: &Tree, kind: EngineKind, a: &mut BenchArgs) -> ExpResu
             "RocksDB's tree was bulk-loaded in {:.0} s into the shape of sievedb's (the same \
              entries dealt to the same levels, written by RocksDB's `SstFileWriter` and \
              ingested deepest level first): {:.0} MB in {} tables of {} KiB{} at levels \
-             {}–{}, with no L0 and no compaction pending.",
+             {}–{}, with no L0 and {}.",
             r.seconds,
             r.bytes() as f64 / 1e6,
             r.files(),
@@ -250,6 +250,11 @@ fn fill(ctx: &mut Ctx, t: &Tree, kind: EngineKind, a: &mut BenchArgs) -> ExpResu
             },
             r.levels.first().map_or(0, |l| l.level),
             r.levels.last().map_or(0, |l| l.level),
+            if r.compaction_pending {
+                "a compaction pending (read while it runs)"
+            } else {
+                "no compaction pending"
+            },
         ));
     }
     ctx.note(format!("{}: fillrandom of {} entries", kind.name(), s.num));
