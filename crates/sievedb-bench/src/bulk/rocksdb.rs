@@ -149,9 +149,11 @@ fn rocksdb_level(i: usize, levels: usize) -> usize {
 /// Bulk-loads the benchmark key space of `bulk` (its shape, table size,
 /// key and value sizes and seed) into a new RocksDB database at `path`,
 /// opened with `cfg` (filter bits per key, block size, cache; its
-/// `level1_size` is raised to what the shape needs). Fails if `path` is
-/// neither missing nor an empty directory, or if the shape has more levels
-/// than RocksDB has below L0; on failure nothing it wrote is left behind.
+/// `level1_size` is raised to what the shape needs). The tables are
+/// written into `path` with the extension `ingest` first, then moved in.
+/// Fails if `path` is neither missing nor an empty directory, if that
+/// staging directory exists, or if the shape has more levels than RocksDB
+/// has below L0; on failure nothing it wrote is left behind.
 pub fn load_generated(
     path: &Path,
     bulk: &BulkConfig,
@@ -167,7 +169,17 @@ pub fn load_generated(
         )
         .into());
     }
+    // The tables are written beside the database first. A directory of
+    // that name is never taken over (it may be someone's, or what an
+    // interrupted load left: its tables are not worth trusting either).
     let staging = path.with_extension("ingest");
+    if staging.exists() {
+        return Err(format!(
+            "rocksdb bulk load: {} exists (left by an interrupted load?); remove it first",
+            staging.display()
+        )
+        .into());
+    }
     let r = load_inner(path, &staging, bulk, cfg, progress);
     // Ingestion moved (hard-linked) the tables into the database; the
     // staging directory only holds what is left of them.
@@ -440,6 +452,14 @@ mod tests {
         assert!(e.to_string().contains("levels"), "{e}");
         assert!(!path.exists());
         assert!(!path.with_extension("ingest").exists());
+        // A staging directory that exists is never taken over.
+        let staging = path.with_extension("ingest");
+        std::fs::create_dir(&staging).unwrap();
+        std::fs::write(staging.join("mine"), b"x").unwrap();
+        let e = load_generated(&path, &bulk, &config(4.0), |_| {}).unwrap_err();
+        assert!(e.to_string().contains("remove it first"), "{e}");
+        assert!(staging.join("mine").exists());
+        std::fs::remove_dir_all(&staging).unwrap();
         // An empty directory of the user's is loaded into, and kept on failure.
         std::fs::create_dir(&path).unwrap();
         load_generated(&path, &bulk, &config(4.0), |_| {}).unwrap_err();
