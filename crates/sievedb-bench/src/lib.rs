@@ -97,7 +97,6 @@
 #![warn(missing_docs)]
 
 pub mod bench;
-pub mod bulk;
 pub mod cli;
 pub mod engines;
 pub mod experiment;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use sievedb::bulk::{BulkLoad, BulkLoadReport};
-use sievedb_bench::bulk::{self as bench_bulk, BulkConfig, Progress};
+use sievedb_bench::workload::bulk::{self as bench_bulk, BulkConfig, Progress};
 use sievedb_bench::FilterArgs;
 
 use crate::commands::{check_creatable, in_dir, CmdResult, Message};
@@ -126,7 +126,7 @@ pub fn bulkload(args: &BulkloadArgs) -> CmdResult {
 /// `sievedb bulkload --engine rocksdb`.
 #[cfg(feature = "rocksdb")]
 fn rocksdb(args: &BulkloadArgs, cfg: &BulkConfig) -> CmdResult {
-    use sievedb_bench::bulk::rocksdb as rocks;
+    use sievedb_bench::workload::bulk::rocksdb as rocks;
     let engine = sievedb_bench::BenchArgs {
         filters: args.filters.clone(),
         target_file_size: args.target_file_size,

@@ -4,12 +4,12 @@
 //! measured on them ([`measure_modes`], [`ReadStats`]).
 
 use super::{ExpResult, ExperimentArgs, Scale};
-use crate::bulk::{BulkConfig, Progress};
 use crate::keys::KeyGen;
 use crate::report::csv::Table;
 use crate::report::plot;
 use crate::report::summary::{Block, Summary};
 use crate::report::{median, Record};
+use crate::workload::bulk::{BulkConfig, Progress};
 use crate::BenchArgs;
 use sievedb::io::with_path;
 use sievedb::{HashFn, HashSharing};
@@ -256,7 +256,7 @@ pub fn load_tree_with(
     }
     let bar = Progress::new(ctx.progress, Some(spec.num), "bulkload");
     let start = Instant::now();
-    let report = crate::bulk::load_generated(&path, &cfg, bar.callback());
+    let report = crate::workload::bulk::load_generated(&path, &cfg, bar.callback());
     let load_seconds = start.elapsed().as_secs_f64();
     bar.finish();
     let report = report?;

@@ -1,7 +1,7 @@
 //! The paper's own comparison: LevelDB and RocksDB at 4 bits/key beside the
 //! policies, when built in. LevelDB is filled by its own writes
 //! (`fillrandom`, as the paper's was); RocksDB is bulk-loaded into the shape
-//! of sievedb's tree (`crate::bulk::rocksdb`: the same entries in the same
+//! of sievedb's tree (`crate::workload::bulk::rocksdb`: the same entries in the same
 //! levels, its own table files ingested), since its `fillrandom` of the large
 //! tree alone took longer than the hour the experiment has. Both are read
 //! like the sievedb runs. Their device reads are counted
@@ -212,7 +212,7 @@ fn fill(ctx: &mut Ctx, t: &Tree, kind: EngineKind, a: &mut BenchArgs) -> ExpResu
     #[cfg(feature = "rocksdb")]
     if kind == EngineKind::Rocksdb {
         let dir = a.db.clone().ok_or("no work directory")?;
-        let bulk = crate::bulk::BulkConfig {
+        let bulk = crate::workload::bulk::BulkConfig {
             num: s.num,
             key_size: s.key_size,
             value_size: s.value_size,
@@ -224,8 +224,8 @@ fn fill(ctx: &mut Ctx, t: &Tree, kind: EngineKind, a: &mut BenchArgs) -> ExpResu
         };
         a.target_file_size = bulk.target_file_size;
         ctx.note(format!("rocksdb: bulk load of {} entries", s.num));
-        let bar = crate::bulk::Progress::new(ctx.progress, Some(s.num), "rocksdb");
-        let r = crate::bulk::rocksdb::load_generated(
+        let bar = crate::workload::bulk::Progress::new(ctx.progress, Some(s.num), "rocksdb");
+        let r = crate::workload::bulk::rocksdb::load_generated(
             &dir.join(kind.name()),
             &bulk,
             &a.engine_config(),

@@ -38,8 +38,8 @@ use sievedb::filter::KeyDigest;
 use sievedb::io::{FileSystem, RandomAccessFile, StdFs};
 use sievedb::HashFn;
 
-use crate::bulk::Progress;
 use crate::engines::BoxError;
+use crate::workload::bulk::Progress;
 
 mod report;
 
