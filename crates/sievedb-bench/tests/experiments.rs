@@ -321,6 +321,7 @@ fn elastic_table1() {
     // at every popularity.
     if cfg!(feature = "rocksdb") {
         assert!(md.contains("RocksDB's tree was bulk-loaded in"), "{md}");
+        assert!(md.contains("reads/Get (÷ elastic: **"), "{md}");
         let c = csv.col("column").unwrap();
         let rows = csv.rows.iter().filter(|r| r[c].starts_with("rocksdb"));
         assert_eq!(rows.count(), 2, "{md}");
