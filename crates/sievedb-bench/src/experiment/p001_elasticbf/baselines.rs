@@ -236,7 +236,7 @@ fn fill(ctx: &mut Ctx, t: &Tree, kind: EngineKind, a: &mut BenchArgs) -> ExpResu
         let r = r?;
         a.level1_size = r.level1_size;
         return Ok(format!(
-            "RocksDB's tree was bulk-loaded in {:.0} s into the shape of sievedb's (the same \
+            "RocksDB's tree was bulk-loaded in {:.1} s into the shape of sievedb's (the same \
              entries dealt to the same levels, written by RocksDB's `SstFileWriter` and \
              ingested deepest level first): {:.0} MB in {} tables of {} KiB{} at levels \
              {}–{}, with no L0 and {}.",
@@ -263,8 +263,11 @@ fn fill(ctx: &mut Ctx, t: &Tree, kind: EngineKind, a: &mut BenchArgs) -> ExpResu
     let secs: f64 = recs.iter().map(|r| r.m.seconds).sum();
     Ok(format!(
         "{}'s tree was filled by its own writes (`fillrandom` of {} entries, then \
-         `waitforcompaction`) in {secs:.0} s.",
-        kind.name(),
+         `waitforcompaction`) in {secs:.1} s.",
+        match kind {
+            EngineKind::Leveldb => "LevelDB",
+            _ => kind.name(),
+        },
         s.num
     ))
 }

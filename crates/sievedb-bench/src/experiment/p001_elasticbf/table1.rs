@@ -209,6 +209,13 @@ pub fn table1(ctx: &mut Ctx) -> ExpResult<Summary> {
             )
         })
         .collect();
+    // The baselines' device reads, where counted at every popularity (a
+    // count, on the same scale as the policies').
+    for b in &g.baselines {
+        if let Some(reads) = b.device_reads.iter().copied().collect::<Option<Vec<f64>>>() {
+            series.push((format!("{} ({BUDGET_BPK} bits/key)", b.name), reads));
+        }
+    }
     series.push((
         "paper: LevelDB".into(),
         PAPER_LEVELDB_IO[..dists.len()]
