@@ -28,8 +28,10 @@ const FONT: &str = "sans-serif";
 /// Pixel size of every plot.
 const SIZE: (u32, u32) = (960, 560);
 
-/// Fixed colours: series in order, and the five breakdown phases.
-const COLORS: [RGBColor; 8] = [
+/// Fixed colours: series in order, and the five breakdown phases. Ten, so
+/// that Table 1's six columns, two baselines and two paper series never
+/// share one.
+const COLORS: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
@@ -38,6 +40,8 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(140, 86, 75),
     RGBColor(23, 190, 207),
     RGBColor(127, 127, 127),
+    RGBColor(227, 119, 194),
+    RGBColor(188, 189, 34),
 ];
 
 /// A chart to draw.
