@@ -113,12 +113,17 @@ pub fn bulkload(args: &BulkloadArgs) -> CmdResult {
             Box::new(in_dir(&args.db, e))
         }
     })?;
-    let mut out = io::stdout().lock();
     if args.json {
-        writeln!(out, "{}", bench_bulk::summary_json(&report, &args.db))?;
+        print_summary(&bench_bulk::summary_json(&report, &args.db).to_string())
     } else {
-        out.write_all(bench_bulk::summary_text(&report, &args.db).as_bytes())?;
+        print_summary(bench_bulk::summary_text(&report, &args.db).trim_end())
     }
+}
+
+/// Prints a load's summary (one JSON line, or the text) on stdout.
+fn print_summary(text: &str) -> CmdResult {
+    let mut out = io::stdout().lock();
+    writeln!(out, "{text}")?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
@@ -138,14 +143,11 @@ fn rocksdb(args: &BulkloadArgs, cfg: &BulkConfig) -> CmdResult {
     let report = rocks::load_generated(&args.db, cfg, &engine, progress.callback());
     progress.finish();
     let report = report.map_err(|e| in_dir(&args.db, e))?;
-    let mut out = io::stdout().lock();
     if args.json {
-        writeln!(out, "{}", rocks::summary_json(&report, &args.db))?;
+        print_summary(&rocks::summary_json(&report, &args.db).to_string())
     } else {
-        out.write_all(rocks::summary_text(&report, &args.db).as_bytes())?;
+        print_summary(rocks::summary_text(&report, &args.db).trim_end())
     }
-    out.flush()?;
-    Ok(ExitCode::SUCCESS)
 }
 
 /// `sievedb bulkload --engine rocksdb` in a build without RocksDB.

@@ -76,19 +76,8 @@ fn bulkload_builds_a_database_the_benchmark_reads() {
         &level1_size,
         "--json",
     ]));
-    let found: Vec<(String, u64)> = bench
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|r| r["type"] == "result")
-        .map(|r| {
-            (
-                r["benchmark"].as_str().unwrap().to_string(),
-                r["found"].as_u64().unwrap(),
-            )
-        })
-        .collect();
     assert_eq!(
-        found,
+        found(&bench),
         [
             ("readrandom".to_string(), 3000),
             ("readmissing".to_string(), 0)
@@ -394,13 +383,29 @@ fn bulkload_engine_rocksdb_builds_what_bench_reads() {
         &level1_size,
         "--json",
     ]));
-    let found: Vec<u64> = bench
+    assert_eq!(
+        found(&bench),
+        [
+            ("readrandom".to_string(), 2000),
+            ("readmissing".to_string(), 0)
+        ],
+        "{bench}"
+    );
+}
+
+/// `(benchmark, keys found)` of each result line of `sievedb bench --json`.
+fn found(bench: &str) -> Vec<(String, u64)> {
+    bench
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
         .filter(|r| r["type"] == "result")
-        .map(|r| r["found"].as_u64().unwrap())
-        .collect();
-    assert_eq!(found, [2000, 0], "{bench}");
+        .map(|r| {
+            (
+                r["benchmark"].as_str().unwrap().to_string(),
+                r["found"].as_u64().unwrap(),
+            )
+        })
+        .collect()
 }
 
 #[test]
