@@ -104,17 +104,16 @@ impl<'a> LevelTables<'a> {
     /// Appends an entry (keys in increasing order), cutting the table once
     /// it reaches `target` bytes.
     fn add(&mut self, key: &[u8], value: &[u8], target: u64) -> EngineResult<()> {
-        if self.writer.is_none() {
-            let path = self.dir.join(format!("{:06}.sst", self.files.len()));
-            let w = SstFileWriter::create(self.opts);
-            w.open(&path).map_err(rocks_err)?;
-            self.files.push(path);
-            self.writer = Some(w);
-        }
-        let w = self
-            .writer
-            .as_mut()
-            .ok_or("rocksdb bulk load: no open table")?;
+        let w = match &mut self.writer {
+            Some(w) => w,
+            None => {
+                let path = self.dir.join(format!("{:06}.sst", self.files.len()));
+                let w = SstFileWriter::create(self.opts);
+                w.open(&path).map_err(rocks_err)?;
+                self.files.push(path);
+                self.writer.insert(w)
+            }
+        };
         w.put(key, value).map_err(rocks_err)?;
         self.entries += 1;
         if w.file_size() >= target {
