@@ -334,6 +334,28 @@ fn elastic_fig5() {
     assert_every_policy(&csv);
 }
 
+/// Two names in one command: each writes into `--out`/<name>, and Figure 5
+/// says its runs are Table 1's.
+#[test]
+fn elastic_table1_and_fig5_in_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = ExperimentArgs::new("elastic-table1,elastic-fig5");
+    args.scale = Scale::Tiny;
+    args.work_dir = Some(dir.path().join("work"));
+    args.out = Some(dir.path().join("out"));
+    experiment::run(&args).unwrap();
+    for name in ["elastic-table1", "elastic-fig5"] {
+        let out = dir.path().join("out").join(name);
+        assert!(out.join(format!("{name}.csv")).is_file(), "{name}");
+        assert!(out.join(format!("{name}.svg")).is_file(), "{name}");
+    }
+    let md = std::fs::read_to_string(dir.path().join("out/elastic-fig5/elastic-fig5.md")).unwrap();
+    assert!(
+        md.contains("(The runs are the ones of `elastic-table1` in this process.)"),
+        "{md}"
+    );
+}
+
 #[test]
 fn elastic_fig6() {
     run(

@@ -227,9 +227,11 @@ enum Command {
     Bench(Box<sievedb_bench::BenchArgs>),
     /// Reproduce a table or figure of the papers: CSV, SVG/PNG plot and a Markdown summary
     ///
-    /// NAME is an experiment (`sievedb experiment list`), `all` (every experiment,
-    /// then docs/reproduction.md) or `list`. Outputs go to --out (default
-    /// ./experiments-out/<name>); progress goes to stderr.
+    /// NAME is an experiment (`sievedb experiment list`), several separated by
+    /// commas (run in one process, so `elastic-table1,elastic-fig5` measure once),
+    /// `all` (every experiment, then docs/reproduction.md) or `list`. Outputs go to
+    /// --out (default ./experiments-out/<name>; DIR/<name> for several); progress
+    /// goes to stderr.
     Experiment(sievedb_bench::experiment::ExperimentArgs),
     /// Measure this machine's Table 1: 4 KiB read latency per access mode and hash cost
     ///

@@ -54,14 +54,15 @@ pub type ExpResult<T> = Result<T, ExpError>;
 /// Flags of `sievedb experiment`.
 #[derive(clap::Args, Clone, Debug, PartialEq)]
 pub struct ExperimentArgs {
-    /// Experiment to run, `all` (every experiment, then docs/reproduction.md) or
-    /// `list` (print the experiments)
+    /// Experiment to run, several separated by commas (one process: those that
+    /// share runs make them once), `all` (every experiment, then
+    /// docs/reproduction.md) or `list` (print the experiments)
     #[arg(value_name = "NAME")]
     pub name: String,
     /// small: minutes per experiment on a 2-core machine; large: the papers' tree shapes on this machine's disk (≤ 1 hour each); paper: the papers' sizes
     #[arg(long, value_enum, default_value_t = Scale::Small)]
     pub scale: Scale,
-    /// Output directory (default ./experiments-out/<name>; with `all`, DIR/<name> per experiment)
+    /// Output directory (default ./experiments-out/<name>; with `all` or several names, DIR/<name> per experiment)
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Repeats per measured point (default: per experiment and scale)
@@ -258,28 +259,47 @@ pub fn run(args: &ExperimentArgs) -> ExpResult<()> {
             Ok(())
         }
         "all" => run_all(args).map(drop),
-        name => {
-            let exp = find(name).ok_or_else(|| {
-                let names: Vec<&str> = registry().iter().map(|e| e.name).collect();
-                format!(
-                    "unknown experiment {name:?}; known: {}, all, list",
-                    names.join(", ")
-                )
-            })?;
-            let out = args
-                .out
-                .clone()
-                .unwrap_or_else(|| default_out_root().join(exp.name));
-            let done = run_one(&exp, args, &out)?;
-            eprintln!(
-                "{}: {:.1} s; wrote {}",
-                exp.name,
-                done.seconds,
-                out.join(format!("{}.md", exp.name)).display()
-            );
+        names => {
+            let exps = named(names)?;
+            let several = exps.len() > 1;
+            for exp in &exps {
+                let out = match (&args.out, several) {
+                    (Some(dir), false) => dir.clone(),
+                    (Some(dir), true) => dir.join(exp.name),
+                    (None, _) => default_out_root().join(exp.name),
+                };
+                let done = run_one(exp, args, &out)?;
+                eprintln!(
+                    "{}: {:.1} s; wrote {}",
+                    exp.name,
+                    done.seconds,
+                    out.join(format!("{}.md", exp.name)).display()
+                );
+            }
             Ok(())
         }
     }
+}
+
+/// The experiments of `names`, a comma-separated list, in its order; every
+/// name is checked before any runs. One process runs them all, so those that
+/// share measurements (`elastic-table1` and `elastic-fig5`) run them once.
+fn named(names: &str) -> ExpResult<Vec<Experiment>> {
+    let mut exps: Vec<Experiment> = Vec::new();
+    for name in names.split(',').map(str::trim) {
+        let exp = find(name).ok_or_else(|| {
+            let known: Vec<&str> = registry().iter().map(|e| e.name).collect();
+            format!(
+                "unknown experiment {name:?}; known: {}, all, list",
+                known.join(", ")
+            )
+        })?;
+        if exps.iter().any(|e| e.name == exp.name) {
+            return Err(format!("experiment {:?} is named twice", exp.name).into());
+        }
+        exps.push(exp);
+    }
+    Ok(exps)
 }
 
 /// `./experiments-out`.
@@ -509,6 +529,33 @@ mod tests {
             e.contains("unknown experiment") && e.contains("fig5a"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn several_names_are_checked_before_any_runs() {
+        let names =
+            |list: &str| -> Vec<&str> { named(list).unwrap().iter().map(|e| e.name).collect() };
+        assert_eq!(
+            names("elastic-table1, elastic-fig5"),
+            ["elastic-table1", "elastic-fig5"]
+        );
+        assert_eq!(names("fig9"), ["fig8"]);
+        let err = |list: &str| match named(list) {
+            Ok(_) => panic!("{list:?} was accepted"),
+            Err(e) => e.to_string(),
+        };
+        let e = err("fig5a,nope");
+        assert!(e.contains("unknown experiment \"nope\""), "{e}");
+        let e = err("fig8,fig9");
+        assert!(e.contains("\"fig8\" is named twice"), "{e}");
+        let e = err("fig5a,");
+        assert!(e.contains("unknown experiment \"\""), "{e}");
+        // The unknown name stops the list before its first experiment runs.
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = ExperimentArgs::new("table1,nope");
+        args.out = Some(dir.path().join("out"));
+        assert!(run(&args).is_err());
+        assert!(!dir.path().join("out").exists());
     }
 
     #[test]
