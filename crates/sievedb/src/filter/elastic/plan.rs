@@ -120,6 +120,21 @@ impl Allocator {
     /// `Σ (f + tie·share)·fp` under the whole budget, `share` the file's
     /// share of its run's entries.
     pub(super) fn greedy_plan(&self, tie: f64) -> Vec<u32> {
+        self.greedy_plan_from(tie, false)
+    }
+
+    /// [`greedy_plan`](Self::greedy_plan), but with `one_each` every file
+    /// that has a filter first gets one unit, as elastic's start gives it,
+    /// and the greedy optimum places the rest of the budget; if the budget
+    /// cannot give every file one unit, the plain optimum.
+    pub(super) fn greedy_plan_from(&self, tie: f64, one_each: bool) -> Vec<u32> {
+        let reserved: u64 = self
+            .files
+            .values()
+            .filter(|f| f.units > 0)
+            .map(|f| f.desc.unit_bytes)
+            .fold(0, u64::saturating_add);
+        let floor = u32::from(one_each && reserved <= self.budget);
         let mut items: Vec<Item<'_>> = self
             .files
             .values()
@@ -127,10 +142,15 @@ impl Allocator {
                 weight: f.hot + tie * self.run_share(&f.desc),
                 unit_bytes: f.desc.unit_bytes,
                 fpr: &f.desc.fpr,
-                n: 0,
+                n: floor.min(f.units),
             })
             .collect();
-        greedy::fill(&mut items, self.budget);
+        let free = if floor == 1 {
+            self.budget - reserved
+        } else {
+            self.budget
+        };
+        greedy::fill(&mut items, free);
         items.iter().map(|i| i.n).collect()
     }
 

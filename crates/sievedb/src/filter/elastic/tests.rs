@@ -793,3 +793,41 @@ fn elastic_monkey_opens_a_tree_with_one_plan() {
     assert!(l1.iter().min() >= l3.iter().max(), "{l1:?} vs {l3:?}");
     assert!(l1.iter().min() > l3.iter().min(), "{l1:?} vs {l3:?}");
 }
+
+/// A warm start (counts restored from the hotness file) keeps one unit in
+/// every file, as a cold start does, and gives the rest of the budget where
+/// the counts are: the plain optimum gave the few hot files everything and
+/// left the files whose counts were near 0 without a filter.
+#[test]
+fn warm_start_keeps_one_unit_per_file() {
+    for policy in [FilterPolicy::ElasticUniform, FilterPolicy::Elastic] {
+        let mut a = alloc(policy);
+        // 20 files of 6 units of 100 bytes: one unit each, and 10 more.
+        a.set_budget(20 * 100 + 1_000);
+        let files: Vec<(FileDesc, f64)> = (0..20)
+            .map(|id| {
+                let hot = if id < 5 { 1_000.0 } else { 1e-6 };
+                (desc(id, 1, 0, 400, 100, 6), hot)
+            })
+            .collect();
+        a.add_files(files);
+        a.warm_start();
+        let _ = a.take_changes();
+        assert!(a.used_bytes() <= a.budget(), "{policy}");
+        for id in 0..20 {
+            let want = if id < 5 { 3 } else { 1 };
+            assert_eq!(a.target(id), Some(want), "{policy}: file {id}");
+        }
+        // A budget too small for one unit each: the plain optimum.
+        let mut b = alloc(policy);
+        b.set_budget(10 * 100);
+        b.add_files(
+            (0..20)
+                .map(|id| (desc(id, 1, 0, 400, 100, 6), if id < 5 { 1_000.0 } else { 1e-6 }))
+                .collect(),
+        );
+        b.warm_start();
+        assert!(b.used_bytes() <= b.budget(), "{policy}");
+        assert!((0..5).all(|id| b.target(id) == Some(2)), "{policy}");
+    }
+}
