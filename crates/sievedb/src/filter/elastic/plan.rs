@@ -44,6 +44,16 @@ impl Allocator {
         monkey::closed_form_units(&f.monkey_file(false), p[r])
     }
 
+    /// Bytes of one unit of every live file that has a filter: what a floor
+    /// of one unit per file sets aside.
+    fn one_unit_each_bytes(&self) -> u64 {
+        self.files
+            .values()
+            .filter(|f| f.units > 0)
+            .map(|f| f.desc.unit_bytes)
+            .fold(0, u64::saturating_add)
+    }
+
     /// Elastic-monkey's start for every live file (in id order), when a
     /// batch of files registers (a tree opened): Monkey's plan over the
     /// whole tree with at least one unit per file. The first unit of each
@@ -51,12 +61,7 @@ impl Allocator {
     /// files' further units; if the budget cannot give every file one unit,
     /// Monkey's plan as it is.
     pub(super) fn monkey_start_plan(&self) -> Vec<u32> {
-        let reserved: u64 = self
-            .files
-            .values()
-            .filter(|f| f.units > 0)
-            .map(|f| f.desc.unit_bytes)
-            .fold(0, u64::saturating_add);
+        let reserved = self.one_unit_each_bytes();
         let floor = reserved <= self.budget;
         let files: Vec<MonkeyFile<'_>> =
             self.files.values().map(|f| f.monkey_file(floor)).collect();
@@ -128,12 +133,7 @@ impl Allocator {
     /// and the greedy optimum places the rest of the budget; if the budget
     /// cannot give every file one unit, the plain optimum.
     pub(super) fn greedy_plan_from(&self, tie: f64, one_each: bool) -> Vec<u32> {
-        let reserved: u64 = self
-            .files
-            .values()
-            .filter(|f| f.units > 0)
-            .map(|f| f.desc.unit_bytes)
-            .fold(0, u64::saturating_add);
+        let reserved = self.one_unit_each_bytes();
         let floor = u32::from(one_each && reserved <= self.budget);
         let mut items: Vec<Item<'_>> = self
             .files
