@@ -189,9 +189,15 @@ pub struct Allocator {
     /// are taken.
     dirty: bool,
     /// Memory was freed (a file left, the budget grew) under an elastic
-    /// policy: files below their starting units get them from the free
+    /// policy: the files of `short` get their starting units from the free
     /// budget at the next `take_changes`.
     top_up: bool,
+    /// Files that registered under an elastic policy with fewer units than
+    /// they start with (the budget was full, as when a compaction's outputs
+    /// register while its inputs still hold their units): the only files a
+    /// top-up visits, so that a compaction's top-up costs its own files, not
+    /// a pass over the tree.
+    short: BTreeSet<u64>,
     /// Files whose target may differ from their handed count.
     pending: BTreeSet<u64>,
     /// Accesses since `E` was last recomputed exactly.
@@ -221,6 +227,7 @@ impl Allocator {
             decay_epoch: 0,
             dirty: false,
             top_up: false,
+            short: BTreeSet::new(),
             pending: BTreeSet::new(),
             since_recompute: 0,
             reshaped_free: 0,
@@ -239,6 +246,12 @@ impl Allocator {
     /// Counts a pass over every live file.
     fn visit_all(&mut self) {
         self.work += self.files.len() as u64;
+    }
+
+    #[cfg(test)]
+    /// Files in `short`.
+    pub fn short_len(&self) -> usize {
+        self.short.len()
     }
 
     #[cfg(test)]
@@ -298,8 +311,17 @@ impl Allocator {
             FilterPolicy::ElasticUniform | FilterPolicy::Elastic => self.start_units(id),
             FilterPolicy::SkewAtWrite => self.skew_units(id),
         };
+        self.start_at(id, want);
+    }
+
+    /// Gives a file that just registered `want` units, or what fits of them;
+    /// under the elastic policies a file that got fewer joins `short`.
+    fn start_at(&mut self, id: u64, want: u32) {
         let fit = self.fitting(id, want);
         self.set_target(id, fit);
+        if fit < want.min(self.files[&id].units) && self.cfg.policy.is_elastic() {
+            self.short.insert(id);
+        }
     }
 
     /// Inserts file `f` with 0 units (replacing a file of the same id) and
@@ -357,10 +379,21 @@ impl Allocator {
     /// tree with at least one unit per file
     /// ([`monkey_start_plan`](Self::monkey_start_plan)), and uniform and
     /// monkey re-plan once, when changes are taken; so a batch of `n` files
-    /// costs `O(n log n)`, not `O(n²)`.
+    /// costs `O(n log n)`, not `O(n²)`. Under elastic the whole-tree plan is
+    /// made only for a batch of at least half the files live after it (an
+    /// open, a first flush): a compaction's few outputs start file by file
+    /// from Monkey's count for their run, `O(runs)` each, instead of a pass
+    /// over a tree of tens of thousands of files per compaction.
     pub fn add_files(&mut self, files: Vec<(FileDesc, f64)>) {
         let batch_plan = match self.cfg.policy {
-            FilterPolicy::SkewAtWrite | FilterPolicy::Elastic => true,
+            FilterPolicy::SkewAtWrite => true,
+            FilterPolicy::Elastic => {
+                let new = files
+                    .iter()
+                    .filter(|(f, _)| !self.files.contains_key(&f.id))
+                    .count();
+                2 * files.len() >= self.files.len() + new
+            }
             FilterPolicy::Uniform | FilterPolicy::Monkey | FilterPolicy::ElasticUniform => false,
         };
         if !batch_plan {
@@ -384,9 +417,7 @@ impl Allocator {
         };
         let plan: BTreeMap<u64, u32> = self.files.keys().copied().zip(units).collect();
         for id in ids {
-            let want = plan.get(&id).copied().unwrap_or(0);
-            let fit = self.fitting(id, want);
-            self.set_target(id, fit);
+            self.start_at(id, plan.get(&id).copied().unwrap_or(0));
         }
     }
 
@@ -483,6 +514,7 @@ impl Allocator {
         self.total_hot -= f.hot;
         self.mq.remove(f.target, f.stamp);
         self.pending.remove(&id);
+        self.short.remove(&id);
         let run = (f.desc.level, f.desc.run);
         if let Some(agg) = self.runs.get_mut(&run) {
             agg.entries -= f.desc.entries;
