@@ -94,10 +94,10 @@ impl Allocator {
     /// registered short (`short`: fewer units than a new file starts with,
     /// [`start_units`](Self::start_units)) get up to that many from the free
     /// budget, one unit per file per round, hottest first (then by id), and
-    /// leave `short` once they have them. A compaction's outputs register
-    /// while its inputs still hold their units, so they may start short;
-    /// without this they would wait for an access to take the memory the
-    /// inputs left. Only `short` is visited: a pass over every file after
+    /// leave `short` once they have them or a top-up gave them any. A
+    /// compaction's outputs register while its inputs still hold their
+    /// units, so they may start short; without this they would wait for an
+    /// access to take the memory the inputs left. Only `short` is visited: a pass over every file after
     /// each compaction was the largest CPU cost of writing a 44,000-file
     /// tree under a budget. Files the multi-queue took units from are not
     /// topped up here; an access gives them free memory first (see
@@ -113,28 +113,39 @@ impl Allocator {
             .map(|id| (self.files[id].hot, *id))
             .collect();
         order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        let mut want: Vec<(u64, u32)> = order
+        // (file, units wanted, units before this top-up)
+        let mut want: Vec<(u64, u32, u32)> = order
             .into_iter()
-            .map(|(_, id)| (id, self.start_units(id).min(self.files[&id].units)))
+            .map(|(_, id)| {
+                let f = &self.files[&id];
+                (id, self.start_units(id).min(f.units), f.target)
+            })
             .collect();
         // One unit per file per round, so that the memory of a compaction's
         // inputs gives each of its outputs a filter before any gets two.
-        while !want.is_empty() && self.used < self.budget {
+        let mut round: Vec<(u64, u32, u32)> = want.clone();
+        while !round.is_empty() && self.used < self.budget {
             let mut grew = false;
-            for &(id, w) in &want {
+            for &(id, w, _) in &round {
                 let t = self.files[&id].target;
                 if t < w && self.fitting(id, t + 1) > t {
                     self.set_target(id, t + 1);
                     grew = true;
                 }
             }
-            want.retain(|&(id, w)| self.files[&id].target < w);
+            round.retain(|&(id, w, _)| self.files[&id].target < w);
             if !grew {
                 break;
             }
         }
-        // Those still short stay; every other file of `short` was `want`'s.
-        self.short = want.into_iter().map(|(id, _)| id).collect();
+        // A file leaves `short` once it has its units, or once a top-up gave
+        // it some: what it lacks then is the multi-queue's to give, and
+        // `short` never grows into a list of the tree's files.
+        want.retain(|&(id, w, before)| {
+            let t = self.files[&id].target;
+            t == before && t < w
+        });
+        self.short = want.into_iter().map(|(id, _, _)| id).collect();
     }
 
     /// Every file's units (in id order) in the greedy optimum of

@@ -128,6 +128,7 @@ fn elastic_tops_up_files_that_started_short_when_memory_frees() {
         }
         let _ = a.take_changes();
         assert!((10..14).all(|id| a.units(id) == Some(0)), "{policy}");
+        assert!(a.short_len() >= 4, "{policy}");
         // ...until the inputs leave.
         for id in 0..4 {
             a.remove_file(id);
@@ -138,6 +139,7 @@ fn elastic_tops_up_files_that_started_short_when_memory_frees() {
             (10..14).all(|id| a.units(id).unwrap() >= 1),
             "{policy}: {changes:?}"
         );
+        assert_eq!(a.short_len(), 0, "{policy}: every short file got a unit");
         assert!(a.used_bytes() <= a.budget());
     }
 }
