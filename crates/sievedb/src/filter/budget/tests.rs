@@ -265,9 +265,11 @@ fn compactions_on_a_50000_file_tree_cost_their_files() {
                 .iter()
                 .map(|&s| budget.register(s, &index).unwrap())
                 .collect();
-            budget.usage();
             let (resident, limit) = budget.usage();
-            assert!(resident <= limit.unwrap(), "{policy}: {resident} > {limit:?}");
+            assert!(
+                resident <= limit.unwrap(),
+                "{policy}: {resident} > {limit:?}"
+            );
             let st = budget.state.lock();
             for s in &outputs {
                 assert!(
@@ -287,7 +289,10 @@ fn compactions_on_a_50000_file_tree_cost_their_files() {
         drop(first);
         let per = (work() - opened) / compactions;
         let bound = 16 * 20 * u64::from(n.ilog2());
-        assert!(per <= bound, "{policy}: {per} files visited per compaction > {bound}");
+        assert!(
+            per <= bound,
+            "{policy}: {per} files visited per compaction > {bound}"
+        );
     }
 }
 

@@ -515,7 +515,6 @@ fn elastic_gain_threshold() {
     assert_eq!(run(1_000.5 - 1.0), Some(2), "gain clears the threshold");
 }
 
-
 #[test]
 fn skew_at_write_follows_hotness_and_never_changes() {
     let mut a = Allocator::new(AllocConfig {

@@ -219,7 +219,12 @@ fn warm_start_keeps_one_unit_per_file() {
         b.set_budget(10 * 100);
         b.add_files(
             (0..20)
-                .map(|id| (desc(id, 1, 0, 400, 100, 6), if id < 5 { 1_000.0 } else { 1e-6 }))
+                .map(|id| {
+                    (
+                        desc(id, 1, 0, 400, 100, 6),
+                        if id < 5 { 1_000.0 } else { 1e-6 },
+                    )
+                })
                 .collect(),
         );
         b.warm_start();
