@@ -472,9 +472,8 @@ impl Allocator {
     /// starts warm instead of waiting a lifetime for files to expire. The
     /// floor matters at scale: the restored counts are the few accesses of a
     /// half-life or two per file, so many files that lookups will probe have
-    /// counts near 0, and the plain optimum left them without a filter (at
-    /// 43,844 files a warm reopen then did more device reads than a cold
-    /// one). Under skew-at-write it is the choice a file gets when it is
+    /// counts near 0, and the plain optimum could leave them without a
+    /// filter, which a cold start never does. Under skew-at-write it is the choice a file gets when it is
     /// written, made for all files at once: registering files one by one
     /// would give the first ones all the memory. Nothing under the other
     /// policies.
