@@ -473,9 +473,10 @@ impl Allocator {
     /// floor matters at scale: the restored counts are the few accesses of a
     /// half-life or two per file, so many files that lookups will probe have
     /// counts near 0, and the plain optimum could leave them without a
-    /// filter, which a cold start never does. Under skew-at-write it is the choice a file gets when it is
-    /// written, made for all files at once: registering files one by one
-    /// would give the first ones all the memory. Nothing under the other
+    /// filter, which a cold start never does. Under skew-at-write it is the
+    /// choice a file gets when it is written, made for all files at once:
+    /// registering files one by one would give the first ones all the
+    /// memory. Nothing under the other
     /// policies.
     pub fn warm_start(&mut self) {
         let (tie, one_each) = match self.cfg.policy {

@@ -97,9 +97,9 @@ impl Allocator {
     /// leave `short` once they have them or a top-up gave them any. A
     /// compaction's outputs register while its inputs still hold their
     /// units, so they may start short; without this they would wait for an
-    /// access to take the memory the inputs left. Only `short` is visited: a pass over every file after
-    /// each compaction was the largest CPU cost of writing a 44,000-file
-    /// tree under a budget. Files the multi-queue took units from are not
+    /// access to take the memory the inputs left. Only `short` is visited:
+    /// a pass over every file after each compaction was the largest CPU
+    /// cost of writing a 44,000-file tree under a budget. Files the multi-queue took units from are not
     /// topped up here; an access gives them free memory first (see
     /// `elastic_grow`).
     pub(super) fn top_up_starts(&mut self) {
