@@ -45,12 +45,14 @@
 //!
 //! Files: `file_meta.rs` ([`FileMeta`]), `run.rs` ([`Run`] and its cursor),
 //! `lookup.rs` ([`Version::get`]), `edit.rs` ([`VersionEdit`] and its codec),
-//! `set.rs` ([`VersionSet`] and the MANIFEST); this file holds [`Version`].
+//! `set.rs` ([`VersionSet`] and the MANIFEST), `apply.rs` (an edit applied
+//! to a version); this file holds [`Version`].
 
 use std::sync::Arc;
 
 use crate::fence::Fences;
 
+mod apply;
 mod edit;
 mod file_meta;
 mod lookup;
@@ -108,8 +110,33 @@ impl Version {
     /// Every file, with its level.
     pub fn files(&self) -> impl Iterator<Item = (usize, &Arc<FileMeta>)> {
         self.levels.iter().enumerate().flat_map(|(l, runs)| {
-            runs.iter()
-                .flat_map(move |r| r.files.iter().map(move |f| (l, f)))
+            runs.iter().flat_map(move |r| {
+                r.files.iter().map(move |f| {
+                    #[cfg(test)]
+                    visit();
+                    (l, f)
+                })
+            })
         })
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Files this thread visited in passes over a version's files
+    /// ([`Version::files`] and an edit's deletions): the work the tests
+    /// count an install by.
+    static VISITED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts one file visited (see `VISITED`).
+#[cfg(test)]
+fn visit() {
+    VISITED.with(|v| v.set(v.get() + 1));
+}
+
+/// Files this thread visited so far (see `VISITED`).
+#[cfg(test)]
+fn visited() -> u64 {
+    VISITED.with(std::cell::Cell::get)
 }

@@ -3,7 +3,6 @@
 //! [`set_current`]). The rules for a failed MANIFEST write are in the
 //! [`version`](super) module's docs.
 
-use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering as AtOrd};
@@ -11,13 +10,13 @@ use std::sync::{Arc, OnceLock};
 
 use crate::cache::TableCache;
 use crate::error::{Error, Result};
-use crate::filter::budget::FileShape;
 use crate::io::{filename, FileSystem};
-use crate::key::{self, SeqNo};
+use crate::key::SeqNo;
 use crate::wal::{read_records, LogWriter};
 
+use super::apply::{add_file, apply, inherit_hotness, placed, register_filters, Applied};
 use super::edit::{decode_record, encode_record, KeyspaceRecord};
-use super::{FileMeta, NewFile, Run, Version, VersionEdit};
+use super::{FileMeta, NewFile, Version, VersionEdit};
 
 /// The live version of every keyspace plus the MANIFEST they are logged to.
 /// Guarded by the database's version mutex; readers get versions through
@@ -203,7 +202,7 @@ impl VersionSet {
             .sum();
         for v in versions.values_mut() {
             v.refresh_fences(|_| true);
-            register_filters(v, |_| true, total);
+            register_filters(v, placed(v).iter(), &|| total);
         }
         self.tables.filter_budget().warm_start();
         self.versions = versions
@@ -351,7 +350,7 @@ impl VersionSet {
         {
             edits[0].next_keyspace_id = Some(self.next_keyspace_id);
         }
-        let (next, keyspaces) = self.apply_all(&edits)?;
+        let (next, keyspaces, applied) = self.apply_all(&edits)?;
         let roll = self
             .manifest
             .as_ref()
@@ -376,18 +375,9 @@ impl VersionSet {
         }
         // Obsolete: files deleted and not re-added, and every file of a
         // dropped keyspace (deleted once no reader holds its version).
-        for e in &edits {
-            let readded: std::collections::HashSet<u64> =
-                e.added.iter().map(|f| f.number).collect();
-            let old = self.versions.get(&e.keyspace);
-            for (_, number) in &e.deleted {
-                if readded.contains(number) {
-                    continue;
-                }
-                if let Some((_, f)) = old.and_then(|v| v.files().find(|(_, f)| f.number == *number))
-                {
-                    f.obsolete.store(true, AtOrd::Release);
-                }
+        for (e, a) in edits.iter().zip(&applied) {
+            for p in a.iter().flat_map(Applied::gone) {
+                p.meta.obsolete.store(true, AtOrd::Release);
             }
             for id in &e.dropped {
                 for (_, f) in self.versions[id].files() {
@@ -395,23 +385,25 @@ impl VersionSet {
                 }
             }
         }
-        let total: u64 = next
-            .values()
-            .flat_map(|v| v.files())
-            .map(|(_, f)| f.entries)
-            .sum();
+        // Only a budget sized by bits per key reads it (one pass over the tree).
+        let total = || -> u64 {
+            next.values()
+                .flat_map(|v| v.files())
+                .map(|(_, f)| f.entries)
+                .sum()
+        };
         let mut changed = Vec::new();
-        for e in &edits {
+        for (e, a) in edits.iter().zip(&applied) {
             let Some(v) = next.get(&e.keyspace) else {
                 continue;
             };
             if e.deleted.is_empty() && e.added.is_empty() && e.created.is_empty() {
                 continue;
             }
-            if let Some(old) = self.versions.get(&e.keyspace) {
-                inherit_hotness(old, e, v);
+            if let Some(a) = a {
+                inherit_hotness(a);
+                register_filters(v, a.added.iter(), &total);
             }
-            register_filters(v, |n| e.added.iter().any(|f| f.number == n), total);
             changed.push((e.keyspace, v.clone()));
         }
         self.versions = next;
@@ -435,14 +427,21 @@ impl VersionSet {
         let _ = self.write_new_manifest(&versions, &keyspaces, &snapshot);
     }
 
-    /// The versions and keyspaces `edits` make of the live ones.
+    /// The versions and keyspaces `edits` make of the live ones, and what
+    /// each edit took out and put in (in the order of `edits`; nothing for
+    /// an edit that changes no file).
     #[allow(clippy::type_complexity)]
     fn apply_all(
         &self,
         edits: &[VersionEdit],
-    ) -> Result<(BTreeMap<u32, Arc<Version>>, BTreeMap<u32, KeyspaceRecord>)> {
+    ) -> Result<(
+        BTreeMap<u32, Arc<Version>>,
+        BTreeMap<u32, KeyspaceRecord>,
+        Vec<Option<Applied>>,
+    )> {
         let mut versions = self.versions.clone();
         let mut keyspaces = self.keyspaces.clone();
+        let mut applied = Vec::with_capacity(edits.len());
         for e in edits {
             for k in &e.created {
                 keyspaces.insert(k.id, k.clone());
@@ -453,6 +452,7 @@ impl VersionSet {
                 versions.remove(id);
             }
             if e.deleted.is_empty() && e.added.is_empty() {
+                applied.push(None);
                 continue;
             }
             let Some(base) = versions.get(&e.keyspace) else {
@@ -461,36 +461,11 @@ impl VersionSet {
                     e.keyspace
                 )));
             };
-            let next = self.apply(base, e);
-            versions.insert(e.keyspace, Arc::new(next));
+            let mut a = apply(base, e, |nf| self.meta(nf));
+            versions.insert(e.keyspace, Arc::new(std::mem::take(&mut a.version)));
+            applied.push(Some(a));
         }
-        Ok((versions, keyspaces))
-    }
-
-    /// The version `edit` makes of `base`.
-    fn apply(&self, base: &Version, edit: &VersionEdit) -> Version {
-        let mut v = base.clone();
-        for &(level, number) in &edit.deleted {
-            for run in &mut v.levels[level] {
-                run.files.retain(|f| f.number != number);
-            }
-            v.levels[level].retain(|r| !r.files.is_empty());
-        }
-        for nf in &edit.added {
-            let existing = base.files().find(|(_, f)| f.number == nf.number);
-            // A moved file keeps its metadata: versions from before and after the
-            // move share one `FileMeta`, so the file lives as long as either.
-            let meta = match existing {
-                Some((_, f)) => f.clone(),
-                None => self.meta(nf),
-            };
-            add_file(&mut v, nf.level, nf.run, meta);
-        }
-        v.refresh_fences(|level| {
-            edit.deleted.iter().any(|&(l, _)| l == level)
-                || edit.added.iter().any(|f| f.level == level)
-        });
-        v
+        Ok((versions, keyspaces, applied))
     }
 
     /// Starts a new MANIFEST holding a snapshot of `versions` and
@@ -581,89 +556,6 @@ pub(crate) fn snapshot_record(
     encode_record(&edits)
 }
 
-/// Gives the files `edit` writes the hotness of the files it deletes from
-/// `old` (a flush deletes none; a move re-adds what it deletes).
-fn inherit_hotness(old: &Version, edit: &VersionEdit, next: &Version) {
-    let Some((_, any)) = old.files().next().or_else(|| next.files().next()) else {
-        return;
-    };
-    let budget = any.tables.filter_budget();
-    if !budget.limited() {
-        return;
-    }
-    let moved = |n: u64| edit.added.iter().any(|f| f.number == n);
-    fn shape(level: usize, run: u64, f: &FileMeta) -> (FileShape, &[u8], &[u8]) {
-        (f.shape(level, run), f.smallest_user(), f.largest_user())
-    }
-    let mut inputs = Vec::new();
-    for (level, runs) in old.levels.iter().enumerate() {
-        for run in runs {
-            for f in &run.files {
-                if !moved(f.number) && edit.deleted.contains(&(level, f.number)) {
-                    inputs.push(shape(level, run.id, f));
-                }
-            }
-        }
-    }
-    let mut outputs = Vec::new();
-    for (level, runs) in next.levels.iter().enumerate() {
-        for run in runs {
-            for f in &run.files {
-                let new = edit.added.iter().any(|a| a.number == f.number)
-                    && !edit.deleted.iter().any(|&(_, n)| n == f.number);
-                if new {
-                    outputs.push(shape(level, run.id, f));
-                }
-            }
-        }
-    }
-    budget.inherit(&inputs, &outputs);
-}
-
-/// Tells the filter budget about the files of `v` that `chosen` selects by
-/// number (new files, or moved ones, which learn their new place), in one
-/// batch and without reading them: a file's filter is read at its first
-/// lookup ([`FileMeta::resident_filter`]), so opening a tree of any size
-/// reads no filter.
-/// `total_entries`: the entries of every keyspace's files.
-fn register_filters(v: &Version, chosen: impl Fn(u64) -> bool, total_entries: u64) {
-    let Some((_, first)) = v.files().next() else {
-        return;
-    };
-    let budget = first.tables.filter_budget();
-    if !budget.limited() {
-        return;
-    }
-    budget.set_tree_entries(total_entries);
-    if budget.needs_shape() {
-        // One table of the largest level tells the shape the tree's filters
-        // have (one table open), so that the plan is made with it.
-        let last = v
-            .levels
-            .iter()
-            .rev()
-            .flatten()
-            .flat_map(|r| &r.files)
-            .next();
-        if let Some(table) = last.and_then(|f| f.tables.get(f.number).ok()) {
-            if let Some(index) = table.filter_index() {
-                budget.learn_shape(index);
-            }
-        }
-    }
-    let mut shapes = Vec::new();
-    for (level, runs) in v.levels.iter().enumerate() {
-        for run in runs {
-            for f in run.files.iter().filter(|f| chosen(f.number)) {
-                if !matches!(f.filter.get(), Some(None)) {
-                    shapes.push(f.shape(level, run.id));
-                }
-            }
-        }
-    }
-    budget.add_files(&shapes);
-}
-
 /// Atomically points CURRENT at MANIFEST `number` (write temp, fsync, rename, fsync dir).
 pub fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
     let tmp = dir.join(format!("{number:06}.dbtmp.tmp"));
@@ -674,21 +566,4 @@ pub fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
     fs.rename(&tmp, &filename::current(dir))?;
     fs.sync_dir(dir)?;
     Ok(())
-}
-
-/// Inserts `f` into run `run_id` of `level`, keeping the ordering invariants.
-fn add_file(v: &mut Version, level: usize, run_id: u64, f: Arc<FileMeta>) {
-    let runs = &mut v.levels[level];
-    let run = match runs.iter_mut().position(|r| r.id == run_id) {
-        Some(i) => &mut runs[i],
-        None => {
-            let pos = runs.partition_point(|r| r.id > run_id);
-            runs.insert(pos, Run::new(run_id));
-            &mut runs[pos]
-        }
-    };
-    let pos = run
-        .files
-        .partition_point(|g| key::compare(&g.smallest, &f.smallest) == Ordering::Less);
-    run.files.insert(pos, f);
 }
