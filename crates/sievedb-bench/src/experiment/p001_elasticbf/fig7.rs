@@ -7,12 +7,67 @@ use crate::bench::Benchmark;
 use crate::experiment::plot::Chart;
 use crate::experiment::{f, Ctx, ExpResult, PairedRatio, Summary, Table, GAIN_DEFINITION};
 use crate::report::median;
+use crate::report::record::Record;
 use crate::{BenchArgs, FilterArgs};
 use sievedb::{FilterLayout, FilterPolicy};
 
 /// The load-throughput ratio to one Bloom filter that filter units must
 /// reach (elastic-fig7): within 3% of it.
 const LOAD_BAR: f64 = 0.97;
+
+/// One load (`fillrandom`, then `waitforcompaction`) of one configuration.
+#[derive(Clone, Copy, Debug, Default)]
+struct Load {
+    fill_s: f64,
+    wait_s: f64,
+    /// CPU seconds of the whole process (every thread) over the load,
+    /// opening and closing included.
+    cpu_s: f64,
+    /// Bytes written to files (WAL, flushes, compactions) over both.
+    written: u64,
+    /// Compaction still owed when the fill ended (RocksDB's estimate of the
+    /// bytes to rewrite): what the compaction wait pays off.
+    debt: u64,
+    /// Seconds writers slept or waited for the background during the fill.
+    stall_s: f64,
+}
+
+impl Load {
+    /// The load measured by the records of one `fillrandom,waitforcompaction`
+    /// run, which took `cpu_s` CPU seconds.
+    fn of(recs: &[Record], cpu_s: f64) -> Load {
+        let rec = |b: Benchmark| recs.iter().find(|r| r.benchmark == b);
+        let fill = rec(Benchmark::FillRandom);
+        let wait = rec(Benchmark::WaitForCompaction);
+        fn stats(r: Option<&Record>) -> Option<&sievedb::Stats> {
+            r.and_then(|r| r.stats.as_ref())
+        }
+        let written = |r: Option<&Record>| stats(r).map_or(0, |s| s.bytes_written);
+        Load {
+            fill_s: fill.map_or(f64::NAN, |r| r.m.seconds),
+            wait_s: wait.map_or(f64::NAN, |r| r.m.seconds),
+            cpu_s,
+            written: written(fill) + written(wait),
+            debt: stats(fill).map_or(0, |s| s.pending_compaction_bytes),
+            stall_s: stats(fill).map_or(0.0, |s| {
+                (s.write_slowdown_micros + s.write_stop_micros) as f64 / 1e6
+            }),
+        }
+    }
+}
+
+/// User + system CPU seconds of this process so far, all threads (0 if the
+/// system cannot say).
+fn process_cpu_seconds() -> f64 {
+    // SAFETY: `rusage` is plain data, for which all zeroes is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable `rusage` that outlives the call.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return 0.0;
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(ru.ru_utime) + secs(ru.ru_stime)
+}
 
 /// Figure 7: fillrandom throughput, one Bloom filter vs filter units.
 pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
@@ -55,8 +110,8 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
         ),
     ];
     let dir = ctx.db_dir("fill", false)?.ok_or("no work directory")?;
-    // secs[config][repeat] = (fill s, compaction wait s)
-    let mut secs: Vec<Vec<(f64, f64)>> = vec![Vec::new(); configs.len()];
+    // loads[config][repeat]
+    let mut loads: Vec<Vec<Load>> = vec![Vec::new(); configs.len()];
     for rep in 0..repeats {
         let mut order: Vec<usize> = (0..configs.len()).collect();
         if rep % 2 == 1 {
@@ -74,18 +129,16 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
                 filters: configs[ci].1.clone(),
                 ..BenchArgs::default()
             };
+            let cpu_before = process_cpu_seconds();
             let recs = crate::run_records(&a)?;
-            let s_of = |b: Benchmark| {
-                recs.iter()
-                    .find(|r| r.benchmark == b)
-                    .map_or(f64::NAN, |r| r.m.seconds)
-            };
-            secs[ci].push((
-                s_of(Benchmark::FillRandom),
-                s_of(Benchmark::WaitForCompaction),
-            ));
+            let cpu = process_cpu_seconds() - cpu_before;
+            loads[ci].push(Load::of(&recs, cpu));
         }
     }
+    let secs: Vec<Vec<(f64, f64)>> = loads
+        .iter()
+        .map(|ls| ls.iter().map(|l| (l.fill_s, l.wait_s)).collect())
+        .collect();
     ctx.drop_dir(&dir);
     let bytes = num as f64 * (spec.key_size + spec.value_size) as f64;
     let mbps = |(fs, ws): (f64, f64)| bytes / (fs + ws) / 1e6;
@@ -97,9 +150,13 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
         "compaction_wait_seconds",
         "load_mb_per_sec",
         "ratio_to_single_filter",
+        "cpu_seconds",
+        "bytes_written",
+        "compaction_debt_bytes_at_fill_end",
+        "write_stall_seconds",
     ]);
     for (ci, (name, _)) in configs.iter().enumerate() {
-        for (rep, x) in secs[ci].iter().enumerate() {
+        for (rep, (x, l)) in secs[ci].iter().zip(&loads[ci]).enumerate() {
             csv.push(vec![
                 name.clone(),
                 (rep + 1).to_string(),
@@ -108,6 +165,10 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
                 f(x.1, 3),
                 f(mbps(*x), 3),
                 f(mbps(*x) / mbps(secs[0][rep]), 4),
+                f(l.cpu_s, 2),
+                l.written.to_string(),
+                l.debt.to_string(),
+                f(l.stall_s, 3),
             ]);
         }
     }
@@ -138,6 +199,8 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
             ..Run::default()
         })
         .collect();
+    let med_load =
+        |ci: usize, x: fn(&Load) -> f64| median(&mut loads[ci].iter().map(x).collect::<Vec<_>>());
     let mut rows = Vec::new();
     let mut ratios = Vec::new();
     for (ci, (name, _)) in configs.iter().enumerate() {
@@ -152,14 +215,11 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
         rows.push(vec![
             name.clone(),
             f(med(&rs, |r| r.ops_per_sec), 2),
-            f(
-                median(&mut secs[ci].iter().map(|x| x.0).collect::<Vec<_>>()),
-                2,
-            ),
-            f(
-                median(&mut secs[ci].iter().map(|x| x.1).collect::<Vec<_>>()),
-                2,
-            ),
+            f(med_load(ci, |l| l.fill_s), 2),
+            f(med_load(ci, |l| l.wait_s), 2),
+            f(med_load(ci, |l| l.debt as f64 / 1e9), 2),
+            f(med_load(ci, |l| l.cpu_s), 1),
+            f(med_load(ci, |l| l.written as f64 / 1e9), 2),
             if ci == 0 {
                 "1×".into()
             } else {
@@ -174,6 +234,9 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
             "load MB/s",
             "fill s",
             "compaction wait s",
+            "compaction owed at the fill's end, GB",
+            "CPU s",
+            "written GB",
             "ratio to one Bloom filter",
         ],
         rows,
@@ -202,10 +265,44 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
         ),
         format!(
             "The budget itself (same files, `elastic` with {BUDGET_BPK} bits/key against no \
-             budget) changes the load throughput by {:.3}× (ratio of the medians): what the \
-             budget does at write time (sizing it, loading or dropping units as files are written \
-             and compacted away).",
-            med_mbps(3) / med_mbps(2)
+             budget) changes the load throughput by {:.3}× (ratio of the medians). Under it the \
+             load used {:.3}× the CPU seconds ({:.1} against {:.1}) and wrote {:.3}× the bytes; \
+             its fill ended owing {:.2} GB of compaction against {:.2} GB, and the compaction \
+             wait took {:.3}× as long ({:.1} s against {:.1} s). Writers stalled {:.1} s against \
+             {:.1} s during the fill.",
+            med_mbps(3) / med_mbps(2),
+            med_load(3, |l| l.cpu_s) / med_load(2, |l| l.cpu_s),
+            med_load(3, |l| l.cpu_s),
+            med_load(2, |l| l.cpu_s),
+            med_load(3, |l| l.written as f64) / med_load(2, |l| l.written as f64),
+            med_load(3, |l| l.debt as f64 / 1e9),
+            med_load(2, |l| l.debt as f64 / 1e9),
+            med_load(3, |l| l.wait_s) / med_load(2, |l| l.wait_s),
+            med_load(3, |l| l.wait_s),
+            med_load(2, |l| l.wait_s),
+            med_load(3, |l| l.stall_s),
+            med_load(2, |l| l.stall_s),
+        ),
+        format!(
+            "Per configuration, CPU seconds per GB written and seconds of compaction wait per \
+             GB owed at the fill's end: {}.",
+            configs
+                .iter()
+                .enumerate()
+                .map(|(ci, (n, _))| {
+                    let per_owed = med_load(ci, |l| l.wait_s / (l.debt as f64 / 1e9));
+                    format!(
+                        "{n} {:.2} and {}",
+                        med_load(ci, |l| l.cpu_s / (l.written as f64 / 1e9)),
+                        if per_owed.is_finite() {
+                            format!("{per_owed:.1}")
+                        } else {
+                            "– (nothing owed)".into()
+                        }
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
         ),
         format!(
             "{num} entries ({:.0} MB) instead of the paper's 100 GB, loaded at {:.1} MB/s (one \
