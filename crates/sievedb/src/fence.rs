@@ -87,6 +87,48 @@ impl Fences {
         }
     }
 
+    /// Drops the fences of the files `keep` rejects (`keep[i]` for file `i`),
+    /// as the run drops those files: the other keys still start with the
+    /// prefix, so their words stand. Fences of another length than `keep`
+    /// (never built) are left as they are.
+    pub fn retain(&mut self, keep: &[bool]) {
+        if self.upper.len() != keep.len() {
+            return;
+        }
+        for words in [&mut self.upper, &mut self.lower] {
+            let mut i = 0;
+            words.retain(|_| {
+                i += 1;
+                keep[i - 1]
+            });
+        }
+    }
+
+    /// Inserts at `at` the fences of a file whose user keys are `lo..=hi`,
+    /// as the run inserts the file there. `false`, changing nothing, when a
+    /// key does not start with the prefix or `at` is past the end: the
+    /// fences must then be built again ([`Fences::new`]).
+    pub fn insert(&mut self, at: usize, lo: &[u8], hi: &[u8]) -> bool {
+        if at > self.upper.len() || !lo.starts_with(&self.prefix) || !hi.starts_with(&self.prefix) {
+            return false;
+        }
+        let p = self.prefix.len();
+        self.upper.insert(at, word_at(hi, p));
+        self.lower.insert(at, word_at(lo, p));
+        true
+    }
+
+    /// Whether these fences index the files whose `(smallest, largest)`
+    /// user keys are `bounds` (the module's invariant; for checks).
+    pub fn indexes<'a>(&self, bounds: impl ExactSizeIterator<Item = (&'a [u8], &'a [u8])>) -> bool {
+        let p = self.prefix.len();
+        let word = |k: &[u8], w: u64| k.starts_with(&self.prefix) && word_at(k, p) == w;
+        bounds.len() == self.upper.len()
+            && bounds
+                .enumerate()
+                .all(|(i, (lo, hi))| word(lo, self.lower[i]) && word(hi, self.upper[i]))
+    }
+
     /// Number of files indexed.
     pub fn len(&self) -> usize {
         self.upper.len()
@@ -159,6 +201,53 @@ mod tests {
                 assert!(!same_bytes(&a, &b), "n {n} i {i}");
             }
         }
+    }
+
+    /// Fences kept up by `retain` and `insert` index the files as fences
+    /// built afresh do, and answer the same; an insert whose keys leave the
+    /// prefix is refused.
+    #[test]
+    fn fences_kept_up_by_retain_and_insert_index_the_files() {
+        let key = |i: u32| format!("user{i:08}").into_bytes();
+        let mut files: Vec<(Vec<u8>, Vec<u8>)> =
+            (0..100).map(|i| (key(10 * i), key(10 * i + 5))).collect();
+        fn view(f: &[(Vec<u8>, Vec<u8>)]) -> Vec<(&[u8], &[u8])> {
+            f.iter()
+                .map(|(a, b)| (a.as_slice(), b.as_slice()))
+                .collect()
+        }
+        let mut fences = Fences::new(view(&files).into_iter());
+        // Drop every third file, then put files into two of the gaps.
+        let keep: Vec<bool> = (0..files.len()).map(|i| i % 3 != 0).collect();
+        fences.retain(&keep);
+        let mut i = 0;
+        files.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
+        for lo in [0u32, 301] {
+            let f = (key(lo), key(lo + 3));
+            let at = files.partition_point(|g| g.0 < f.0);
+            assert!(fences.insert(at, &f.0, &f.1));
+            files.insert(at, f);
+        }
+        assert!(fences.indexes(view(&files).into_iter()));
+        let fresh = Fences::new(view(&files).into_iter());
+        for probe in (0..1010).map(key) {
+            let got = fences.find(&probe, |i| &files[i].0, |i| &files[i].1);
+            let want = fresh.find(&probe, |i| &files[i].0, |i| &files[i].1);
+            assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&probe));
+        }
+        // A key outside the prefix ("user") is refused and changes nothing.
+        let before = fences.len();
+        assert!(!fences.insert(0, b"aaa", b"user00000001"));
+        assert!(!fences.insert(before + 1, &key(5000), &key(5001)));
+        assert_eq!(fences.len(), before);
+        assert!(fences.indexes(view(&files).into_iter()));
+        // Fences of another length are left alone by `retain`.
+        let mut unbuilt = Fences::default();
+        unbuilt.retain(&[true, false]);
+        assert_eq!(unbuilt.len(), 0);
     }
 
     /// Fences answer like a binary search on the files' keys, for random

@@ -19,10 +19,16 @@ pub struct Pointers(Vec<Vec<u8>>);
 /// entry of `e`, but its user-key range is taken as `[.., e]`: the test may
 /// take one file more than needed (its neighbour starting at `e`), never one
 /// less, so the outputs still replace every file they overlap.
+///
+/// A run's files are sorted and disjoint, so their largest keys ascend too
+/// (two neighbours may share that end key, never cross): the files meeting
+/// the range are consecutive, found by a binary search instead of a look at
+/// every file of the level.
 fn overlapping(run: &Run, lo: &[u8], hi: &[u8]) -> Vec<Arc<FileMeta>> {
-    run.files
+    let first = run.files.partition_point(|f| f.largest_user() < lo);
+    run.files[first..]
         .iter()
-        .filter(|f| f.overlaps(Some(lo), Some(hi)))
+        .take_while(|f| f.smallest_user() <= hi)
         .cloned()
         .collect()
 }
@@ -128,10 +134,16 @@ pub(super) fn next_files(
     }
     let files = &v.levels[level][0].files;
     let ptr = &ptrs.0[level];
-    let start = files
-        .iter()
-        .position(|f| ptr.is_empty() || f.smallest_user() > ptr.as_slice())
-        .unwrap_or(0);
+    // The first file past the pointer (files are sorted by smallest key), or
+    // the first of all once the pointer passed the last.
+    let start = if ptr.is_empty() {
+        0
+    } else {
+        match files.partition_point(|f| f.smallest_user() <= ptr.as_slice()) {
+            i if i == files.len() => 0,
+            i => i,
+        }
+    };
     let below = v
         .levels
         .get(level + 1)

@@ -9,9 +9,10 @@
 //! of a tree of tens of thousands.
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use crate::fence::Fences;
 use crate::filter::budget::FileShape;
 use crate::key;
 
@@ -32,6 +33,12 @@ pub(super) fn apply(
 ) -> Applied {
     let mut v = base.clone();
     let mut removed = Vec::new();
+    // Runs whose fences are built again at the end: new runs, runs whose
+    // fences were never built, and runs given a file outside their fences'
+    // prefix. The others' fences follow their files' changes in place (a
+    // rebuild reads every file's keys, a pointer chase each: about a third
+    // of a 44,000-file tree's compaction time went to it).
+    let mut stale: BTreeSet<(usize, u64)> = BTreeSet::new();
     let mut deleted: BTreeMap<usize, Vec<u64>> = BTreeMap::new();
     for &(level, number) in &edit.deleted {
         deleted.entry(level).or_default().push(number);
@@ -43,6 +50,10 @@ pub(super) fn apply(
         };
         for run in runs.iter_mut() {
             let id = run.id;
+            if run.fences.len() != run.files.len() {
+                stale.insert((level, id));
+            }
+            let mut keep = Vec::with_capacity(run.files.len());
             run.files.retain(|f| {
                 #[cfg(test)]
                 super::visit();
@@ -50,8 +61,10 @@ pub(super) fn apply(
                 if gone {
                     removed.push(Placed::new(level, id, f));
                 }
+                keep.push(!gone);
                 !gone
             });
+            run.fences.retain(&keep);
         }
         runs.retain(|r| !r.files.is_empty());
     }
@@ -79,16 +92,38 @@ pub(super) fn apply(
             }
             None => new_meta(nf),
         };
-        add_file(&mut v, nf.level, nf.run, meta.clone());
+        let (run, at, new_run) = add_file(&mut v, nf.level, nf.run, meta.clone());
+        let fenced = !new_run
+            && run.fences.len() + 1 == run.files.len()
+            && run
+                .fences
+                .insert(at, meta.smallest_user(), meta.largest_user());
+        if !fenced {
+            stale.insert((nf.level, nf.run));
+        }
         added.push(Placed {
             level: nf.level,
             run: nf.run,
             meta,
         });
     }
-    v.refresh_fences(|level| {
-        edit.deleted.iter().any(|&(l, _)| l == level) || edit.added.iter().any(|f| f.level == level)
-    });
+    for (level, runs) in v.levels.iter_mut().enumerate() {
+        for run in runs {
+            let bounds = || {
+                run.files
+                    .iter()
+                    .map(|f| (f.smallest_user(), f.largest_user()))
+            };
+            if stale.contains(&(level, run.id)) {
+                run.fences = Fences::new(bounds());
+            } else if cfg!(debug_assertions)
+                && (edit.deleted.iter().any(|&(l, _)| l == level)
+                    || edit.added.iter().any(|f| f.level == level))
+            {
+                debug_assert!(run.fences.indexes(bounds()), "level {level} run {}", run.id);
+            }
+        }
+    }
     moved.sort_unstable();
     Applied {
         version: v,
@@ -218,21 +253,29 @@ pub(super) fn register_filters<'a>(
     budget.add_files(&shapes);
 }
 
-/// Inserts `f` into run `run_id` of `level`, keeping the ordering invariants.
-pub(super) fn add_file(v: &mut Version, level: usize, run_id: u64, f: Arc<FileMeta>) {
+/// Inserts `f` into run `run_id` of `level`, keeping the ordering invariants;
+/// returns the run, where in it the file went, and whether the run is new.
+/// The run's fences are left to the caller.
+pub(super) fn add_file(
+    v: &mut Version,
+    level: usize,
+    run_id: u64,
+    f: Arc<FileMeta>,
+) -> (&mut Run, usize, bool) {
     let runs = &mut v.levels[level];
-    let run = match runs.iter_mut().position(|r| r.id == run_id) {
-        Some(i) => &mut runs[i],
+    let (run, new) = match runs.iter().position(|r| r.id == run_id) {
+        Some(i) => (&mut runs[i], false),
         None => {
             let pos = runs.partition_point(|r| r.id > run_id);
             runs.insert(pos, Run::new(run_id));
-            &mut runs[pos]
+            (&mut runs[pos], true)
         }
     };
     let pos = run
         .files
         .partition_point(|g| key::compare(&g.smallest, &f.smallest) == Ordering::Less);
     run.files.insert(pos, f);
+    (run, pos, new)
 }
 
 #[cfg(test)]
