@@ -60,6 +60,48 @@ pub(super) struct Baseline {
     pub memory_bound: Option<u64>,
     /// How its tree was built, in a sentence.
     pub filled: String,
+    /// LevelDB only: the compactions its `LOG` shows during the reads of
+    /// each distribution (`None`: no log read).
+    pub compactions: Vec<Option<LogCompactions>>,
+}
+
+/// What LevelDB's info `LOG` says its compactions did since the database
+/// was opened (LevelDB starts a new `LOG` at every open).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct LogCompactions {
+    /// Compactions run ("Compacted ... => N bytes").
+    pub compactions: u64,
+    /// Files moved down a level without being rewritten ("Moved #N ...").
+    pub moves: u64,
+    /// Bytes the compactions wrote.
+    pub bytes_written: u64,
+}
+
+impl LogCompactions {
+    /// Counts the compactions in the text of a LevelDB 1.x `LOG`.
+    fn parse(log: &str) -> LogCompactions {
+        let mut c = LogCompactions::default();
+        for line in log.lines() {
+            if let Some((_, rest)) = line.split_once(" Compacted ") {
+                c.compactions += 1;
+                c.bytes_written += rest
+                    .split_once("=> ")
+                    .and_then(|(_, b)| b.split_whitespace().next())
+                    .and_then(|b| b.parse::<u64>().ok())
+                    .unwrap_or(0);
+            } else if line.contains(" Moved #") {
+                c.moves += 1;
+            }
+        }
+        c
+    }
+
+    /// The `LOG` of the LevelDB database at `db`, if it can be read.
+    fn read(db: &std::path::Path) -> Option<LogCompactions> {
+        std::fs::read_to_string(db.join("LOG"))
+            .ok()
+            .map(|t| LogCompactions::parse(&t))
+    }
 }
 
 /// Device read requests per Get of one read benchmark, if counted.
@@ -130,6 +172,7 @@ pub(super) fn run(
             read_ahead_kb: None,
             memory_bound: None,
             filled,
+            compactions: Vec::new(),
         };
         for d in dists {
             a.distribution = d.dist;
@@ -147,6 +190,10 @@ pub(super) fn run(
             });
             b.device_reads
                 .push((!dev.is_empty()).then(|| median(&mut dev)));
+            if kind == EngineKind::Leveldb {
+                b.compactions
+                    .push(LogCompactions::read(&dir.join(kind.name())));
+            }
             for r in &recs {
                 b.read_ahead_kb = b
                     .read_ahead_kb
@@ -183,6 +230,38 @@ pub(super) fn run(
             l.read_ahead_kb
                 .map_or("an unknown size".to_string(), |kb| format!("{kb} KiB"))
         ));
+    }
+    if let Some(l) = out.iter().find(|b| b.name == EngineKind::Leveldb.name()) {
+        if l.compactions.iter().all(Option::is_some) && !l.compactions.is_empty() {
+            let each = |x: fn(&LogCompactions) -> String| {
+                l.compactions
+                    .iter()
+                    .flatten()
+                    .map(x)
+                    .collect::<Vec<_>>()
+                    .join(" / ")
+            };
+            notes.push(format!(
+                "LevelDB's `LOG` of each read run ({} in that order{}): {} compactions writing \
+                 {} MB, and {} files moved down a level. Its `waitforcompaction` had left no \
+                 level over its size, so these are compactions its lookups set off (LevelDB \
+                 compacts a file that lookups probe too often without finding their key); \
+                 their reads reach the device and count with the Gets'.",
+                dists
+                    .iter()
+                    .map(Dist::label)
+                    .collect::<Vec<_>>()
+                    .join(" / "),
+                if repeats > 1 {
+                    ", the last repeat's: LevelDB starts a new `LOG` at each open"
+                } else {
+                    ""
+                },
+                each(|c| c.compactions.to_string()),
+                each(|c| format!("{:.0}", c.bytes_written as f64 / 1e6)),
+                each(|c| c.moves.to_string()),
+            ));
+        }
     }
     if !out.is_empty() {
         notes.push(
@@ -309,4 +388,31 @@ pub(super) fn table(s: &mut Summary, g: &Grid, dists: &[Dist], head: &str) {
     h.extend(dists.iter().map(Dist::label));
     let hr: Vec<&str> = h.iter().map(String::as_str).collect();
     s.table(&hr, rows);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LogCompactions;
+
+    #[test]
+    fn leveldb_log_compactions_are_counted() {
+        let log = "\
+2026/11/27-17:38:46.435196 140 Recovering log #189287
+2026/11/27-17:38:50.075236 140 Compacting 1@1 + 18@2 files
+2026/11/27-17:38:50.085899 140 Generated table #196031@1: 9072 keys, 1067723 bytes
+2026/11/27-17:38:50.171713 140 Compacted 1@1 + 18@2 files => 20480 bytes
+2026/11/27-17:38:50.171713 140 compacted to: files[ 0 12 163 1310 10035 19 0 ]
+2026/11/27-17:38:51.000000 140 Moved #196040 to level-3 1067723 bytes OK: files[ 0 0 0 1 0 0 0 ]
+2026/11/27-17:38:52.277121 140 Compacted 1@3 + 4@4 files => 5000 bytes
+";
+        assert_eq!(
+            LogCompactions::parse(log),
+            LogCompactions {
+                compactions: 2,
+                moves: 1,
+                bytes_written: 25_480,
+            }
+        );
+        assert_eq!(LogCompactions::parse(""), LogCompactions::default());
+    }
 }
