@@ -2,11 +2,11 @@
 //! files it took out and put in ([`Applied`]), and what the filter budget
 //! hears of them (hotness passed from inputs to outputs, new files planned).
 //!
-//! Beyond copying the version (one reference per file) and rebuilding the
-//! fences of the levels it touches, an install costs one pass over each
-//! level the edit deletes from and a search per file it names, never a pass
-//! over the tree per file it names: a compaction names about twenty files
-//! of a tree of tens of thousands.
+//! Beyond copying the version (one reference per file), an install costs
+//! one pass over each level the edit deletes from and a search per file it
+//! names, never a pass over the tree per file it names (a compaction names
+//! about twenty files of a tree of tens of thousands); a run's fences
+//! follow its files in place.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -36,8 +36,8 @@ pub(super) fn apply(
     // Runs whose fences are built again at the end: new runs, runs whose
     // fences were never built, and runs given a file outside their fences'
     // prefix. The others' fences follow their files' changes in place (a
-    // rebuild reads every file's keys, a pointer chase each: about a third
-    // of a 44,000-file tree's compaction time went to it).
+    // rebuild reads every file's keys, a pointer chase each: a third of the
+    // samples of a 44,000-file tree's compaction waits went to it).
     let mut stale: BTreeSet<(usize, u64)> = BTreeSet::new();
     let mut deleted: BTreeMap<usize, Vec<u64>> = BTreeMap::new();
     for &(level, number) in &edit.deleted {
