@@ -97,24 +97,32 @@ impl Allocator {
     /// leave `short` once they have them or a top-up gave them any. A
     /// compaction's outputs register while its inputs still hold their
     /// units, so they may start short; without this they would wait for an
-    /// access to take the memory the inputs left. Only `short` is visited:
-    /// a pass over every file after each compaction was the largest CPU
-    /// cost of writing a 44,000-file tree under a budget. Files the multi-queue took units from are not
-    /// topped up here; an access gives them free memory first (see
-    /// `elastic_grow`).
+    /// access to take the memory the inputs left. Files the multi-queue
+    /// took units from are not topped up here; an access gives them free
+    /// memory first (see `elastic_grow`).
+    ///
+    /// Only the files of `short` one more unit of which fits in the free
+    /// memory are visited (free memory only shrinks while a top-up runs);
+    /// the others keep their place for a later top-up. A pass over every
+    /// file after each compaction, then a Monkey solve for every short file
+    /// whether or not any memory was free, were in turn the largest CPU
+    /// cost of writing a 35,000–44,000-file tree under a budget.
     pub(super) fn top_up_starts(&mut self) {
         if !self.cfg.policy.is_elastic() {
             return;
         }
-        self.work += self.short.len() as u64;
+        let free = self.budget.saturating_sub(self.used);
         let mut order: Vec<(f64, u64)> = self
             .short
             .iter()
-            .map(|id| (self.files[id].hot, *id))
+            .map(|id| &self.files[id])
+            .filter(|f| f.desc.unit_bytes <= free)
+            .map(|f| (f.hot, f.desc.id))
             .collect();
+        self.work += order.len() as u64;
         order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         // (file, units wanted, units before this top-up)
-        let mut want: Vec<(u64, u32, u32)> = order
+        let want: Vec<(u64, u32, u32)> = order
             .into_iter()
             .map(|(_, id)| {
                 let f = &self.files[&id];
@@ -123,17 +131,17 @@ impl Allocator {
             .collect();
         // One unit per file per round, so that the memory of a compaction's
         // inputs gives each of its outputs a filter before any gets two.
-        let mut round: Vec<(u64, u32, u32)> = want.clone();
+        let mut round: Vec<(u64, u32)> = want.iter().map(|&(id, w, _)| (id, w)).collect();
         while !round.is_empty() && self.used < self.budget {
             let mut grew = false;
-            for &(id, w, _) in &round {
+            for &(id, w) in &round {
                 let t = self.files[&id].target;
                 if t < w && self.fitting(id, t + 1) > t {
                     self.set_target(id, t + 1);
                     grew = true;
                 }
             }
-            round.retain(|&(id, w, _)| self.files[&id].target < w);
+            round.retain(|&(id, w)| self.files[&id].target < w);
             if !grew {
                 break;
             }
@@ -141,11 +149,12 @@ impl Allocator {
         // A file leaves `short` once it has its units, or once a top-up gave
         // it some: what it lacks then is the multi-queue's to give, and
         // `short` never grows into a list of the tree's files.
-        want.retain(|&(id, w, before)| {
+        for (id, w, before) in want {
             let t = self.files[&id].target;
-            t == before && t < w
-        });
-        self.short = want.into_iter().map(|(id, _, _)| id).collect();
+            if t != before || t >= w {
+                self.short.remove(&id);
+            }
+        }
     }
 
     /// Every file's units (in id order) in the greedy optimum of
