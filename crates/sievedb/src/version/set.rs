@@ -385,12 +385,15 @@ impl VersionSet {
                 }
             }
         }
-        // Only a budget sized by bits per key reads it (one pass over the tree).
+        // Only a budget reads it: one pass over the tree, at most once per call.
+        let sum = std::cell::OnceCell::new();
         let total = || -> u64 {
-            next.values()
-                .flat_map(|v| v.files())
-                .map(|(_, f)| f.entries)
-                .sum()
+            *sum.get_or_init(|| {
+                next.values()
+                    .flat_map(|v| v.files())
+                    .map(|(_, f)| f.entries)
+                    .sum()
+            })
         };
         let mut changed = Vec::new();
         for (e, a) in edits.iter().zip(&applied) {
