@@ -19,11 +19,11 @@ pub struct Run {
     pub id: u64,
     /// The files, sorted by smallest key.
     pub files: Vec<Arc<FileMeta>>,
-    /// Fence pointers over `files`, rebuilt by
-    /// [`Version::refresh_fences`](super::Version::refresh_fences) whenever
-    /// the files change (recovery and every applied edit do). A run whose
-    /// fences were never built (their length differs) is searched by its keys
-    /// directly.
+    /// Fence pointers over `files`: built for every run at recovery, then
+    /// kept in step with the files by each applied edit (`apply` removes
+    /// and inserts fences in place, and rebuilds a run only when it is new
+    /// or a key leaves its fence prefix). A run whose fences were never
+    /// built (their length differs) is searched by its keys directly.
     pub(super) fences: Fences,
 }
 
