@@ -10,6 +10,7 @@
 //! * [`monkey`]: Monkey's closed form (memory across runs by their size);
 //! * `policy`: the policies by name; `plan`: what each policy plans;
 //! * `mq`: ElasticBF's multi-queue (memory moved to hot files at run time);
+//! * `short`: the files waiting for their starting units, hottest first;
 //! * [`inherit`](mod@inherit): hotness handed from compaction inputs to outputs;
 //! * [`hotness`]: the `HOTNESS` side file that keeps counts across restarts.
 //!
@@ -23,6 +24,7 @@ pub mod monkey;
 mod mq;
 mod plan;
 mod policy;
+mod short;
 
 #[cfg(test)]
 mod tests;
@@ -30,6 +32,7 @@ mod tests;
 use std::collections::{BTreeMap, BTreeSet};
 
 use mq::MultiQueue;
+use short::ShortFiles;
 
 pub use inherit::{inherit, InheritInput, InheritOutput};
 pub use policy::FilterPolicy;
@@ -194,10 +197,10 @@ pub struct Allocator {
     top_up: bool,
     /// Files that registered under an elastic policy with fewer units than
     /// they start with (the budget was full, as when a compaction's outputs
-    /// register while its inputs still hold their units): the only files a
-    /// top-up visits, so that a compaction's top-up costs its own files, not
-    /// a pass over the tree.
-    short: BTreeSet<u64>,
+    /// register while its inputs still hold their units), hottest first: a
+    /// top-up serves them from the front, so that it costs the files it
+    /// serves, not a pass over the tree or over every short file.
+    short: ShortFiles,
     /// Files whose target may differ from their handed count.
     pending: BTreeSet<u64>,
     /// Accesses since `E` was last recomputed exactly.
@@ -227,7 +230,7 @@ impl Allocator {
             decay_epoch: 0,
             dirty: false,
             top_up: false,
-            short: BTreeSet::new(),
+            short: ShortFiles::default(),
             pending: BTreeSet::new(),
             since_recompute: 0,
             reshaped_free: 0,
@@ -319,8 +322,9 @@ impl Allocator {
     fn start_at(&mut self, id: u64, want: u32) {
         let fit = self.fitting(id, want);
         self.set_target(id, fit);
-        if fit < want.min(self.files[&id].units) && self.cfg.policy.is_elastic() {
-            self.short.insert(id);
+        let f = &self.files[&id];
+        if fit < want.min(f.units) && self.cfg.policy.is_elastic() {
+            self.short.insert(id, f.hot);
         }
     }
 
@@ -514,7 +518,7 @@ impl Allocator {
         self.total_hot -= f.hot;
         self.mq.remove(f.target, f.stamp);
         self.pending.remove(&id);
-        self.short.remove(&id);
+        self.short.remove(id);
         let run = (f.desc.level, f.desc.run);
         if let Some(agg) = self.runs.get_mut(&run) {
             agg.entries -= f.desc.entries;
@@ -558,6 +562,7 @@ impl Allocator {
         };
         let weight = weight * f64::from(accesses);
         f.hot += weight;
+        self.short.set_hot(id, f.hot);
         f.expire = self.clock + lifetime;
         f.last = self.next_stamp;
         self.next_stamp += 1;
@@ -600,6 +605,8 @@ impl Allocator {
         for f in self.files.values_mut() {
             f.hot *= factor;
         }
+        let files = &self.files;
+        self.short.rekey(|id| files.get(&id).map_or(0.0, |f| f.hot));
         self.recompute();
     }
 

@@ -101,37 +101,46 @@ impl Allocator {
     /// took units from are not topped up here; an access gives them free
     /// memory first (see `elastic_grow`).
     ///
-    /// Only the files of `short` one more unit of which fits in the free
-    /// memory are visited (free memory only shrinks while a top-up runs);
-    /// the others keep their place for a later top-up. A pass over every
-    /// file after each compaction, then a Monkey solve for every short file
-    /// whether or not any memory was free, were in turn the largest CPU
-    /// cost of writing a 35,000–44,000-file tree under a budget.
+    /// The first round serves `short` from the front and stops at the first
+    /// file one more unit of which does not fit: the memory waits for the
+    /// hotter file rather than go to a colder one with smaller units. So a
+    /// top-up visits the files it serves and one more. A pass over every
+    /// file after each compaction, then a Monkey solve for every short file,
+    /// then a sort of every short file one unit of which fitted, were in turn
+    /// the largest CPU cost of writing a 35,000–44,000-file tree under a
+    /// budget.
     pub(super) fn top_up_starts(&mut self) {
         if !self.cfg.policy.is_elastic() {
             return;
         }
-        let free = self.budget.saturating_sub(self.used);
-        let mut order: Vec<(f64, u64)> = self
-            .short
+        // (file, units wanted) of the files served in the first round
+        let mut served: Vec<(u64, u32)> = Vec::new();
+        let mut at = None;
+        while self.used < self.budget {
+            let Some(place) = self.short.next_after(at) else {
+                break;
+            };
+            at = Some(place);
+            let id = place.1;
+            self.work += 1;
+            let (t, units) = (self.files[&id].target, self.files[&id].units);
+            let w = self.start_units(id).min(units);
+            if t < w {
+                if self.fitting(id, t + 1) <= t {
+                    break;
+                }
+                self.set_target(id, t + 1);
+            }
+            served.push((id, w));
+        }
+        // Further rounds, one unit per file each, so that the memory of a
+        // compaction's inputs gives each of its outputs a filter before any
+        // gets two.
+        let mut round: Vec<(u64, u32)> = served
             .iter()
-            .map(|id| &self.files[id])
-            .filter(|f| f.desc.unit_bytes <= free)
-            .map(|f| (f.hot, f.desc.id))
+            .copied()
+            .filter(|&(id, w)| self.files[&id].target < w)
             .collect();
-        self.work += order.len() as u64;
-        order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        // (file, units wanted, units before this top-up)
-        let want: Vec<(u64, u32, u32)> = order
-            .into_iter()
-            .map(|(_, id)| {
-                let f = &self.files[&id];
-                (id, self.start_units(id).min(f.units), f.target)
-            })
-            .collect();
-        // One unit per file per round, so that the memory of a compaction's
-        // inputs gives each of its outputs a filter before any gets two.
-        let mut round: Vec<(u64, u32)> = want.iter().map(|&(id, w, _)| (id, w)).collect();
         while !round.is_empty() && self.used < self.budget {
             let mut grew = false;
             for &(id, w) in &round {
@@ -146,14 +155,11 @@ impl Allocator {
                 break;
             }
         }
-        // A file leaves `short` once it has its units, or once a top-up gave
-        // it some: what it lacks then is the multi-queue's to give, and
-        // `short` never grows into a list of the tree's files.
-        for (id, w, before) in want {
-            let t = self.files[&id].target;
-            if t != before || t >= w {
-                self.short.remove(&id);
-            }
+        // A served file leaves `short`: it has its units, or a top-up gave
+        // it some and what it lacks is the multi-queue's to give; so `short`
+        // never grows into a list of the tree's files.
+        for (id, _) in served {
+            self.short.remove(id);
         }
     }
 
