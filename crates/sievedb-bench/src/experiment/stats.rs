@@ -98,11 +98,17 @@ impl PairedRatio {
     /// As a ratio: `1.23× (1.20–1.25)`, `1.23× (1 run, no spread)`, with the
     /// noise flag.
     pub fn show_ratio(&self) -> String {
+        self.show_ratio_to(2)
+    }
+
+    /// [`show_ratio`](Self::show_ratio) with `digits` decimals (where a bar
+    /// sits within a rounding of the ratio, as `elastic-fig7`'s 0.97×).
+    pub fn show_ratio_to(&self, digits: usize) -> String {
         match self.n {
             0 => "-".into(),
-            1 => format!("{:.2}× (1 run, no spread)", self.median),
+            1 => format!("{:.digits$}× (1 run, no spread)", self.median),
             _ => format!(
-                "{:.2}× ({:.2}–{:.2}){}",
+                "{:.digits$}× ({:.digits$}–{:.digits$}){}",
                 self.median,
                 self.min,
                 self.max,
