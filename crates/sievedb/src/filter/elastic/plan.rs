@@ -103,8 +103,9 @@ impl Allocator {
     ///
     /// The first round serves `short` from the front and stops at the first
     /// file one more unit of which does not fit: the memory waits for the
-    /// hotter file rather than go to a colder one with smaller units. So a
-    /// top-up visits the files it serves and one more. A pass over every
+    /// hotter file rather than go to a colder one with smaller units (a file
+    /// whose next unit would not fit in the whole budget leaves `short`
+    /// instead). So a top-up visits the files it serves and one more. A pass over every
     /// file after each compaction, then a Monkey solve for every short file,
     /// then a sort of every short file one unit of which fitted, were in turn
     /// the largest CPU cost of writing a 35,000–44,000-file tree under a
@@ -126,10 +127,15 @@ impl Allocator {
             let (t, units) = (self.files[&id].target, self.files[&id].units);
             let w = self.start_units(id).min(units);
             if t < w {
-                if self.fitting(id, t + 1) <= t {
+                let unit = self.files[&id].desc.unit_bytes;
+                if self.fitting(id, t + 1) > t {
+                    self.set_target(id, t + 1);
+                } else if (u64::from(t) + 1).saturating_mul(unit) <= self.budget {
                     break;
                 }
-                self.set_target(id, t + 1);
+                // Otherwise more than the whole budget: it can never be
+                // served, and leaves `short` rather than hold up the files
+                // behind it.
             }
             served.push((id, w));
         }

@@ -282,3 +282,39 @@ fn a_top_up_visits_the_short_files_it_serves_not_all_of_them() {
         }
     }
 }
+
+/// A top-up stops at the first short file whose next unit does not fit, so
+/// a file whose unit is larger than the whole budget would hold up every
+/// short file behind it for good: it leaves `short` instead.
+#[test]
+fn a_file_larger_than_the_budget_does_not_hold_up_the_top_up() {
+    for policy in [FilterPolicy::ElasticUniform, FilterPolicy::Elastic] {
+        let mut a = alloc(policy);
+        a.set_budget(300);
+        // Three files hold the budget.
+        for id in 0..3 {
+            a.add_file(desc(id, 1, 0, 100, 50, 6), 0.0);
+        }
+        let _ = a.take_changes();
+        // A hot file with 500-byte units, then two with 50-byte ones: all short.
+        a.add_file(desc(10, 1, 0, 1_000, 500, 6), 1e6);
+        a.add_file(desc(11, 1, 0, 100, 50, 6), 0.0);
+        a.add_file(desc(12, 1, 0, 100, 50, 6), 0.0);
+        let _ = a.take_changes();
+        assert!(a.short_len() >= 3, "{policy}: {} short", a.short_len());
+        assert_eq!(a.units(10), Some(0), "{policy}");
+        for id in 0..3 {
+            a.remove_file(id);
+        }
+        let _ = a.take_changes();
+        assert_eq!(a.units(10), Some(0), "{policy}");
+        assert!(
+            a.units(11) >= Some(1) && a.units(12) >= Some(1),
+            "{policy}: {:?} {:?}",
+            a.units(11),
+            a.units(12)
+        );
+        assert_eq!(a.short_len(), 0, "{policy}");
+        assert!(a.used_bytes() <= a.budget());
+    }
+}
