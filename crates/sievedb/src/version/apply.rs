@@ -215,12 +215,11 @@ pub(super) fn inherit_hotness(a: &Applied) {
 /// which learn their new place), in one batch and without reading them: a
 /// file's filter is read at its first lookup
 /// ([`FileMeta::resident_filter`]), so opening a tree of any size reads no
-/// filter. `total_entries`: the entries of every keyspace's files (asked
-/// only under a budget).
+/// filter. `total_entries`: the entries of every keyspace's files.
 pub(super) fn register_filters<'a>(
     v: &Version,
     files: impl Iterator<Item = &'a Placed>,
-    total_entries: &dyn Fn() -> u64,
+    total_entries: u64,
 ) {
     let Some((_, first)) = v.files().next() else {
         return;
@@ -229,7 +228,7 @@ pub(super) fn register_filters<'a>(
     if !budget.limited() {
         return;
     }
-    budget.set_tree_entries(total_entries());
+    budget.set_tree_entries(total_entries);
     if budget.needs_shape() {
         // One table of the largest level tells the shape the tree's filters
         // have (one table open), so that the plan is made with it.
