@@ -258,7 +258,10 @@ fn a_top_up_visits_the_short_files_it_serves_not_all_of_them() {
         for c in 0..compactions {
             // Inputs: files holding units (the lowest ids got them first).
             let inputs: Vec<u64> = (c * fan..(c + 1) * fan).collect();
-            let freed: u64 = inputs.iter().map(|&id| u64::from(a.units(id).unwrap())).sum();
+            let freed: u64 = inputs
+                .iter()
+                .map(|&id| u64::from(a.units(id).unwrap()))
+                .sum();
             assert!(freed >= fan, "{policy}: compaction {c}");
             let before = a.work();
             for _ in 0..fan {
