@@ -124,10 +124,10 @@ impl Allocator {
             at = Some(place);
             let id = place.1;
             self.work += 1;
-            let (t, units) = (self.files[&id].target, self.files[&id].units);
+            let f = &self.files[&id];
+            let (t, units, unit) = (f.target, f.units, f.desc.unit_bytes);
             let w = self.start_units(id).min(units);
             if t < w {
-                let unit = self.files[&id].desc.unit_bytes;
                 if self.fitting(id, t + 1) > t {
                     self.set_target(id, t + 1);
                 } else if (u64::from(t) + 1).saturating_mul(unit) <= self.budget {
