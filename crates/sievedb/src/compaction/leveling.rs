@@ -62,7 +62,7 @@ fn leveled_target(
     match v.levels[level].as_slice() {
         [] => (Vec::new(), 0),
         [run] => (vec![overlapping(run, lo, hi)], run.id),
-        runs => (runs.iter().map(|r| r.files.clone()).collect(), 0),
+        runs => (runs.iter().map(|r| r.files.to_vec()).collect(), 0),
     }
 }
 
@@ -94,7 +94,7 @@ pub(super) fn leveled(
 
 /// Leveling: all of L0 plus what it overlaps in L1.
 pub(super) fn level0(v: &Version) -> Compaction {
-    let inputs = v.levels[0].iter().map(|r| (0, r.files.clone())).collect();
+    let inputs = v.levels[0].iter().map(|r| (0, r.files.to_vec())).collect();
     leveled(v, 0, 1, inputs, true)
 }
 
@@ -105,7 +105,7 @@ pub(super) fn level0(v: &Version) -> Compaction {
 pub(super) fn leveled_whole(v: &Version, level: usize, last: usize) -> Compaction {
     let inputs = v.levels[level]
         .iter()
-        .map(|r| (level, r.files.clone()))
+        .map(|r| (level, r.files.to_vec()))
         .collect();
     leveled(v, level, (level + 1).min(last), inputs, false)
 }
@@ -194,18 +194,18 @@ mod tests {
         ));
         let mut number = 0;
         let runs = levels.iter().map(|files| {
-            let mut run = Run::new(1);
+            let mut metas = Vec::new();
             for &(a, b, size) in *files {
                 number += 1;
                 let ik = |u: u8| key::internal_key(&[u], 1, Kind::Put);
                 let mut f = FileMeta::for_test(number, ik(a), ik(b), tables.clone());
                 Arc::get_mut(&mut f).expect("fresh").size = size;
-                run.files.push(f);
+                metas.push(f);
             }
-            if run.files.is_empty() {
+            if metas.is_empty() {
                 Vec::new()
             } else {
-                vec![run]
+                vec![Arc::new(Run::from_files(1, metas))]
             }
         });
         Version {

@@ -49,7 +49,7 @@ pub(super) fn pick(
             },
             CompactionStyle::Tiering => whole_level(v, level, last),
             CompactionStyle::Leveling if level == 0 => {
-                let inputs = v.levels[0].iter().map(|r| (0, r.files.clone())).collect();
+                let inputs = v.levels[0].iter().map(|r| (0, r.files.to_vec())).collect();
                 leveled(v, 0, 1, inputs, false)
             }
             CompactionStyle::Leveling if v.levels[level].len() > 1 => leveled_whole(v, level, last),
@@ -94,18 +94,18 @@ mod tests {
         ));
         let mut number = 0;
         let levels = levels.iter().map(|files| {
-            let mut run = Run::new(7);
+            let mut metas = Vec::new();
             for &(k, created) in *files {
                 number += 1;
                 let ik = key::internal_key(&[k], 1, Kind::Put);
                 let mut f = FileMeta::for_test(number, ik.clone(), ik, tables.clone());
                 Arc::get_mut(&mut f).expect("fresh").creation_time = created;
-                run.files.push(f);
+                metas.push(f);
             }
-            if run.files.is_empty() {
+            if metas.is_empty() {
                 Vec::new()
             } else {
-                vec![run]
+                vec![Arc::new(Run::from_files(7, metas))]
             }
         });
         Version {

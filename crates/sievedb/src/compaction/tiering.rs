@@ -13,7 +13,7 @@ pub(super) fn whole_level(v: &Version, level: usize, last: usize) -> Compaction 
         output_level: (level + 1).min(last),
         inputs: v.levels[level]
             .iter()
-            .map(|r| (level, r.files.clone()))
+            .map(|r| (level, r.files.to_vec()))
             .collect(),
         trivial_move: false,
         output_run: None,

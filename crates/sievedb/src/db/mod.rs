@@ -664,7 +664,7 @@ impl DbInner {
         let mut s = Stats {
             levels: (0..self.opts.max_levels)
                 .map(|level| {
-                    let runs: Vec<&crate::version::Run> =
+                    let runs: Vec<&Arc<crate::version::Run>> =
                         versions.iter().flat_map(|v| &v.levels[level]).collect();
                     let files = runs.iter().flat_map(|r| &r.files);
                     let mut ls = LevelStats {

@@ -43,18 +43,18 @@
 //! synced edit could silently lose files (its WALs may already be deleted).
 //! `Db::repair` rebuilds a MANIFEST for that case.
 //!
-//! Files: `file_meta.rs` ([`FileMeta`]), `run.rs` ([`Run`] and its cursor),
+//! Files: `file_meta.rs` ([`FileMeta`]), `files.rs` (a run's [`Files`], in
+//! chunks shared between versions), `run.rs` ([`Run`] and its cursor),
 //! `lookup.rs` ([`Version::get`]), `edit.rs` ([`VersionEdit`] and its codec),
 //! `set.rs` ([`VersionSet`] and the MANIFEST), `apply.rs` (an edit applied
 //! to a version); this file holds [`Version`].
 
 use std::sync::Arc;
 
-use crate::fence::Fences;
-
 mod apply;
 mod edit;
 mod file_meta;
+mod files;
 mod lookup;
 pub(crate) mod operands;
 pub mod run;
@@ -62,6 +62,7 @@ mod set;
 
 pub use edit::{decode_record, encode_record, KeyspaceRecord, NewFile, VersionEdit};
 pub use file_meta::FileMeta;
+pub use files::Files;
 #[cfg_attr(
     not(feature = "internals"),
     expect(
@@ -77,8 +78,9 @@ pub use set::{set_current, VersionSet};
 /// The set of files that make up the tree at one moment; immutable once built.
 #[derive(Clone, Default)]
 pub struct Version {
-    /// `levels[l]` = the runs of level `l`, newest first.
-    pub levels: Vec<Vec<Run>>,
+    /// `levels[l]` = the runs of level `l`, newest first; a run is shared
+    /// with the versions before this one until an edit changes it.
+    pub levels: Vec<Vec<Arc<Run>>>,
 }
 
 impl Version {
@@ -89,22 +91,9 @@ impl Version {
         }
     }
 
-    /// Rebuilds the fence pointers of every run of the levels `touched`
-    /// returns true for (after their files changed).
-    fn refresh_fences(&mut self, touched: impl Fn(usize) -> bool) {
-        let levels = self.levels.iter_mut().enumerate();
-        for run in levels.filter(|(l, _)| touched(*l)).flat_map(|(_, r)| r) {
-            run.fences = Fences::new(
-                run.files
-                    .iter()
-                    .map(|f| (f.smallest_user(), f.largest_user())),
-            );
-        }
-    }
-
     /// Bytes in `level`.
     pub fn level_bytes(&self, level: usize) -> u64 {
-        self.levels[level].iter().map(Run::bytes).sum()
+        self.levels[level].iter().map(|r| r.bytes()).sum()
     }
 
     /// Every file, with its level.

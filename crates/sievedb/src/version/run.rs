@@ -10,21 +10,29 @@ use crate::iter::InternalIterator;
 use crate::key;
 use crate::sst::reader::{ReadCtx, TableIter};
 
-use super::FileMeta;
+use super::{FileMeta, Files};
 
 /// A sorted run: files with disjoint key ranges, sorted by key.
+///
+/// A [`Version`](super::Version) holds its runs behind `Arc`s: a new version
+/// shares every run its edit leaves alone with the version before it, and
+/// copies only the runs the edit changes (`Arc::make_mut`), whose files
+/// ([`Files`]) share in turn every chunk the edit leaves alone.
 #[derive(Clone)]
 pub struct Run {
     /// Run id: larger is newer within a level.
     pub id: u64,
-    /// The files, sorted by smallest key.
-    pub files: Vec<Arc<FileMeta>>,
+    /// The files, sorted by smallest key (a slice to readers).
+    pub files: Files,
     /// Fence pointers over `files`: built for every run at recovery, then
     /// kept in step with the files by each applied edit (`apply` removes
     /// and inserts fences in place, and rebuilds a run only when it is new
     /// or a key leaves its fence prefix). A run whose fences were never
     /// built (their length differs) is searched by its keys directly.
     pub(super) fences: Fences,
+    /// Total bytes of `files`, kept in step by every change to them (the
+    /// compaction picker reads every level's bytes before each compaction).
+    pub(super) bytes: u64,
 }
 
 impl Run {
@@ -32,9 +40,32 @@ impl Run {
     pub fn new(id: u64) -> Self {
         Run {
             id,
-            files: Vec::new(),
+            files: Files::default(),
             fences: Fences::default(),
+            bytes: 0,
         }
+    }
+
+    /// A run of `files` (sorted by key, disjoint), its fences built.
+    pub(crate) fn from_files(id: u64, files: Vec<Arc<FileMeta>>) -> Self {
+        let mut run = Run {
+            id,
+            files: Files::from_vec(files),
+            fences: Fences::default(),
+            bytes: 0,
+        };
+        run.refresh();
+        run
+    }
+
+    /// Rebuilds the fences and the byte total from the files.
+    pub(super) fn refresh(&mut self) {
+        self.fences = Fences::new(
+            self.files
+                .iter()
+                .map(|f| (f.smallest_user(), f.largest_user())),
+        );
+        self.bytes = self.files.iter().map(|f| f.size).sum();
     }
 
     /// The file that may hold `user_key` (binary search on largest keys).
@@ -70,25 +101,25 @@ impl Run {
         }
         Some(f)
     }
-    /// Total bytes.
+    /// Total bytes of the run's files.
     pub fn bytes(&self) -> u64 {
-        self.files.iter().map(|f| f.size).sum()
+        self.bytes
     }
 }
 
 /// Iterates over `files` (sorted, disjoint) opening one table at a time.
 pub struct RunIter {
-    files: Vec<Arc<FileMeta>>,
+    files: Files,
     index: usize,
     current: Option<TableIter>,
     ctx: ReadCtx,
 }
 
 impl RunIter {
-    /// A cursor over `files`.
-    pub fn new(files: Vec<Arc<FileMeta>>, ctx: ReadCtx) -> Self {
+    /// A cursor over `files` (a run's [`Files`], shared, or a `Vec`).
+    pub fn new(files: impl Into<Files>, ctx: ReadCtx) -> Self {
         RunIter {
-            files,
+            files: files.into(),
             index: 0,
             current: None,
             ctx,

@@ -14,9 +14,9 @@ use crate::io::{filename, FileSystem};
 use crate::key::SeqNo;
 use crate::wal::{read_records, LogWriter};
 
-use super::apply::{add_file, apply, inherit_hotness, placed, register_filters, Applied, Placed};
+use super::apply::{apply, inherit_hotness, placed, register_filters, Applied, Placed};
 use super::edit::{decode_record, encode_record, KeyspaceRecord};
-use super::{FileMeta, NewFile, Version, VersionEdit};
+use super::{FileMeta, NewFile, Run, Version, VersionEdit};
 
 /// The live version of every keyspace plus the MANIFEST they are logged to.
 /// Guarded by the database's version mutex; readers get versions through
@@ -192,6 +192,8 @@ impl VersionSet {
             .chain(self.keyspaces.keys().copied())
             .map(|id| (id, Version::empty(self.max_levels)))
             .collect();
+        // (keyspace, level, run id) -> the run's files
+        let mut runs: BTreeMap<(u32, usize, u64), Vec<Arc<FileMeta>>> = BTreeMap::new();
         for (_, (ks, level, f)) in files {
             if f.number >= self.next_file_number {
                 return Err(Error::corruption(
@@ -199,8 +201,18 @@ impl VersionSet {
                     "file number beyond next_file_number",
                 ));
             }
+            runs.entry((ks, level, f.run))
+                .or_default()
+                .push(self.meta(&f));
+        }
+        // Each run built at once from its files in key order (an insert per
+        // file would cost a pass over the run's tail each).
+        for ((ks, level, id), mut metas) in runs {
+            metas.sort_by(|a, b| crate::key::compare(&a.smallest, &b.smallest));
             let v = versions.get_mut(&ks).expect("files of live keyspaces only");
-            add_file(v, level, f.run, self.meta(&f));
+            let runs = &mut v.levels[level];
+            let at = runs.partition_point(|r| r.id > id);
+            runs.insert(at, Arc::new(Run::from_files(id, metas)));
         }
         let total: u64 = versions
             .values()
@@ -208,7 +220,6 @@ impl VersionSet {
             .map(|(_, f)| f.entries)
             .sum();
         for v in versions.values_mut() {
-            v.refresh_fences(|_| true);
             register_filters(v, placed(v).iter(), total);
         }
         self.tables.filter_budget().warm_start();
