@@ -395,7 +395,7 @@ fn mb(bytes: u64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// A point whose `filter` breakdown spends `hash` ns of `total` on
