@@ -312,6 +312,21 @@ mod tests {
         }
     }
 
+    /// An empty version set in `dir`, of the default levels.
+    fn version_set(dir: &std::path::Path) -> VersionSet {
+        let opts = Options::default();
+        let fs: Arc<dyn crate::io::FileSystem> = Arc::new(StdFs);
+        let counters = Arc::new(Counters::new(opts.max_levels));
+        let tables = Arc::new(TableCache::new(
+            fs.clone(),
+            dir.to_path_buf(),
+            &opts,
+            None,
+            counters,
+        ));
+        VersionSet::new(dir, fs, tables, opts.max_levels)
+    }
+
     /// A compaction's install works on the files its edit names, not on the
     /// tree: on a tree of 55,000 files, 100 compactions each moving one file
     /// of level 5 and ten of level 6 into ten new files each read the
@@ -325,17 +340,7 @@ mod tests {
     #[test]
     fn an_install_works_on_the_files_it_names() {
         let dir = tempfile::tempdir().unwrap();
-        let opts = Options::default();
-        let fs: Arc<dyn crate::io::FileSystem> = Arc::new(StdFs);
-        let counters = Arc::new(Counters::new(opts.max_levels));
-        let tables = Arc::new(TableCache::new(
-            fs.clone(),
-            dir.path().to_path_buf(),
-            &opts,
-            None,
-            counters,
-        ));
-        let mut vs = VersionSet::new(dir.path(), fs, tables, opts.max_levels);
+        let mut vs = version_set(dir.path());
         let (l5, l6) = (5_000u64, 50_000u64);
         // Level 6: file i holds keys 10i..10i+9; level 5: file j holds 100j..100j+99.
         let mut tree = VersionEdit::default();
@@ -387,17 +392,7 @@ mod tests {
     #[test]
     fn an_install_shares_the_runs_it_does_not_change() {
         let dir = tempfile::tempdir().unwrap();
-        let opts = Options::default();
-        let fs: Arc<dyn crate::io::FileSystem> = Arc::new(StdFs);
-        let counters = Arc::new(Counters::new(opts.max_levels));
-        let tables = Arc::new(TableCache::new(
-            fs.clone(),
-            dir.path().to_path_buf(),
-            &opts,
-            None,
-            counters,
-        ));
-        let mut vs = VersionSet::new(dir.path(), fs, tables, opts.max_levels);
+        let mut vs = version_set(dir.path());
         vs.next_file_number = 1_000;
         // Levels 1..=6, level l holding l files of ten keys each.
         let mut tree = VersionEdit::default();
@@ -412,7 +407,7 @@ mod tests {
         let number = vs.new_file_number();
         edit.added.push(file(6, 1, number, 0, 9));
         let after = vs.log_and_apply(edit).unwrap();
-        for l in 0..opts.max_levels {
+        for l in 0..Options::default().max_levels {
             let shared = before.levels[l]
                 .iter()
                 .zip(&after.levels[l])
