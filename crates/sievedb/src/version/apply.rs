@@ -50,25 +50,23 @@ pub(super) fn apply(
             continue;
         };
         for run in runs.iter_mut() {
-            if !run.files.holds_any(&numbers) {
+            let Some(keep) = run.files.kept(&numbers) else {
                 continue;
-            }
+            };
             let run = Arc::make_mut(run);
             let id = run.id;
             if run.fences.len() != run.files.len() {
                 stale.insert((level, id));
             }
             let mut bytes = run.bytes;
-            let keep = run.files.remove_numbers(&numbers, |f| {
+            run.files.remove(&keep, |f| {
                 #[cfg(test)]
                 super::visit();
                 removed.push(Placed::new(level, id, f));
                 bytes -= f.size;
             });
             run.bytes = bytes;
-            if let Some(keep) = keep {
-                run.fences.retain(&keep);
-            }
+            run.fences.retain(&keep);
         }
         runs.retain(|r| !r.files.is_empty());
     }

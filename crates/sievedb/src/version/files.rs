@@ -78,28 +78,22 @@ impl Files {
         unsafe { &*(slots as *const [ManuallyDrop<Arc<FileMeta>>] as *const [Arc<FileMeta>]) }
     }
 
-    /// Whether any file of the run has one of the `sorted` numbers (a pass
-    /// over the flat numbers, reading no file's metadata).
-    pub(super) fn holds_any(&self, sorted: &[u64]) -> bool {
-        !sorted.is_empty() && self.numbers.iter().any(|n| sorted.binary_search(n).is_ok())
-    }
-
-    /// Removes the files whose numbers are in `sorted`, calling `gone` on
-    /// each; returns, per old position, whether its file stayed (`None` if
-    /// none left). Rebuilds only the chunks that lost files.
-    pub(super) fn remove_numbers(
-        &mut self,
-        sorted: &[u64],
-        mut gone: impl FnMut(&Arc<FileMeta>),
-    ) -> Option<Vec<bool>> {
+    /// Per position, whether the file stays when the files numbered in
+    /// `sorted` leave (`None` if none of them is here): a pass over the
+    /// flat numbers, reading no file's metadata.
+    pub(super) fn kept(&self, sorted: &[u64]) -> Option<Vec<bool>> {
         let keep: Vec<bool> = self
             .numbers
             .iter()
             .map(|n| sorted.binary_search(n).is_err())
             .collect();
-        if !keep.contains(&false) {
-            return None;
-        }
+        keep.contains(&false).then_some(keep)
+    }
+
+    /// Removes the files `keep` (from [`kept`](Self::kept)) marks false,
+    /// calling `gone` on each; rebuilds only the chunks that lost files.
+    pub(super) fn remove(&mut self, keep: &[bool], mut gone: impl FnMut(&Arc<FileMeta>)) {
+        assert_eq!(keep.len(), self.len(), "one mark per file");
         // Maximal spans of chunks that lost files, rebuilt last to first so
         // that a rebuild (which may merge with the chunk after it, or before
         // it when it is the last) leaves the spans before it in place.
@@ -116,19 +110,18 @@ impl Files {
             while k > 0 && touched[k - 1] {
                 k -= 1;
             }
-            let mut kept = Vec::with_capacity(self.ends[b - 1] - self.start(k));
-            for c in &self.chunks[k..b] {
-                for f in c.iter() {
-                    if sorted.binary_search(&f.number).is_ok() {
-                        gone(f);
-                    } else {
-                        kept.push(f.clone());
-                    }
+            let (start, end) = (self.start(k), self.ends[b - 1]);
+            let mut kept = Vec::with_capacity(end - start);
+            let files = self.chunks[k..b].iter().flat_map(|c| c.iter());
+            for (f, &stays) in files.zip(&keep[start..end]) {
+                if stays {
+                    kept.push(f.clone());
+                } else {
+                    gone(f);
                 }
             }
             self.replace(k, b, kept);
         }
-        Some(keep)
     }
 
     /// Inserts `f` at position `at` (`at <= len`), rebuilding one chunk.
@@ -344,9 +337,8 @@ mod tests {
                 gone.sort_unstable();
                 gone.dedup();
                 let mut seen = Vec::new();
-                let keep = files
-                    .remove_numbers(&gone, |f| seen.push(f.number))
-                    .unwrap();
+                let keep = files.kept(&gone).unwrap();
+                files.remove(&keep, |f| seen.push(f.number));
                 assert_eq!(keep.iter().filter(|k| !**k).count(), gone.len());
                 seen.sort_unstable();
                 assert_eq!(seen, gone);
@@ -355,7 +347,7 @@ mod tests {
             assert_eq!(numbers(&files), model);
             files.check(0..files.chunks.len());
         }
-        assert!(files.remove_numbers(&[5_000], |_| ()).is_none());
+        assert!(files.kept(&[5_000]).is_none());
         for (f, m) in &kept {
             assert_eq!(&numbers(f), m);
         }
@@ -372,7 +364,8 @@ mod tests {
         let start = copied();
         // A compaction: ten neighbours out, ten new files in their place.
         let gone: Vec<u64> = (0..10).map(|n| 2 * (20_000 + n)).collect();
-        files.remove_numbers(&gone, |_| ()).unwrap();
+        let keep = files.kept(&gone).unwrap();
+        files.remove(&keep, |_| ());
         for (i, f) in metas((0..10).map(|n| 2 * (20_000 + n) + 1))
             .into_iter()
             .enumerate()

@@ -210,9 +210,9 @@ impl VersionSet {
         for ((ks, level, id), mut metas) in runs {
             metas.sort_by(|a, b| crate::key::compare(&a.smallest, &b.smallest));
             let v = versions.get_mut(&ks).expect("files of live keyspaces only");
-            let runs = &mut v.levels[level];
-            let at = runs.partition_point(|r| r.id > id);
-            runs.insert(at, Arc::new(Run::from_files(id, metas)));
+            let level_runs = &mut v.levels[level];
+            let at = level_runs.partition_point(|r| r.id > id);
+            level_runs.insert(at, Arc::new(Run::from_files(id, metas)));
         }
         let total: u64 = versions
             .values()
