@@ -76,28 +76,26 @@ impl Run {
     /// passed over for its largest user key.
     #[inline]
     pub fn file_for(&self, user_key: &[u8]) -> Option<&Arc<FileMeta>> {
-        let i = if self.fences.len() == self.files.len() {
+        // One slice for the whole search: the closures then index it
+        // directly instead of going through `Files` per comparison.
+        let files = self.files.as_slice();
+        let i = if self.fences.len() == files.len() {
             self.fences.find(
                 user_key,
-                |i| self.files[i].smallest_user(),
-                |i| self.files[i].largest_user(),
+                |i| files[i].smallest_user(),
+                |i| files[i].largest_user(),
             )?
         } else {
-            let i = self.files.partition_point(|f| f.largest_user() < user_key);
-            self.files
-                .get(i)
-                .filter(|f| f.smallest_user() <= user_key)?;
+            let i = files.partition_point(|f| f.largest_user() < user_key);
+            files.get(i).filter(|f| f.smallest_user() <= user_key)?;
             i
         };
-        let f = &self.files[i];
+        let f = &files[i];
         if f.range_dels > 0
             && crate::range_del::is_end_sentinel(&f.largest)
             && f.largest_user() == user_key
         {
-            return self
-                .files
-                .get(i + 1)
-                .filter(|g| g.smallest_user() <= user_key);
+            return files.get(i + 1).filter(|g| g.smallest_user() <= user_key);
         }
         Some(f)
     }
