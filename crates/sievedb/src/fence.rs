@@ -66,6 +66,20 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     word(a, n - 8) == word(b, n - 8)
 }
 
+/// `words` with `new[i]` inserted at position `at[i]` of `words` (sorted
+/// positions), in one pass.
+fn merged(words: &[u64], at: &[usize], new: &[u64]) -> Vec<u64> {
+    let mut out = Vec::with_capacity(words.len() + new.len());
+    let mut pos = 0;
+    for (&a, &w) in at.iter().zip(new) {
+        out.extend_from_slice(&words[pos..a]);
+        pos = a;
+        out.push(w);
+    }
+    out.extend_from_slice(&words[pos..]);
+    out
+}
+
 impl Fences {
     /// The fences of files whose `(smallest, largest)` user keys are `bounds`,
     /// in key order.
@@ -104,17 +118,30 @@ impl Fences {
         }
     }
 
-    /// Inserts at `at` the fences of a file whose user keys are `lo..=hi`,
-    /// as the run inserts the file there. `false`, changing nothing, when a
-    /// key does not start with the prefix or `at` is past the end: the
-    /// fences must then be built again ([`Fences::new`]).
-    pub fn insert(&mut self, at: usize, lo: &[u8], hi: &[u8]) -> bool {
-        if at > self.upper.len() || !lo.starts_with(&self.prefix) || !hi.starts_with(&self.prefix) {
+    /// Inserts the fences of files whose user keys are `bounds` (`lo..=hi`
+    /// each) at positions `at` (as [`crate::version::Files`] inserts them:
+    /// positions before any goes in, nondecreasing), in one pass over the
+    /// words whatever the number of files. `false`, changing nothing, when
+    /// a key does not start with the prefix or a position is past the end:
+    /// the fences must then be built again ([`Fences::new`]).
+    pub fn insert_sorted<'a>(
+        &mut self,
+        at: &[usize],
+        bounds: impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone,
+    ) -> bool {
+        let prefixed = |k: &[u8]| k.starts_with(&self.prefix);
+        if at.last().is_some_and(|&a| a > self.upper.len())
+            || !bounds.clone().all(|(lo, hi)| prefixed(lo) && prefixed(hi))
+        {
             return false;
         }
+        debug_assert!(at.windows(2).all(|w| w[0] <= w[1]));
         let p = self.prefix.len();
-        self.upper.insert(at, word_at(hi, p));
-        self.lower.insert(at, word_at(lo, p));
+        let upper: Vec<u64> = bounds.clone().map(|(_, hi)| word_at(hi, p)).collect();
+        let lower: Vec<u64> = bounds.map(|(lo, _)| word_at(lo, p)).collect();
+        debug_assert_eq!(at.len(), upper.len(), "one position per file");
+        self.upper = merged(&self.upper, at, &upper);
+        self.lower = merged(&self.lower, at, &lower);
         true
     }
 
@@ -203,9 +230,9 @@ mod tests {
         }
     }
 
-    /// Fences kept up by `retain` and `insert` index the files as fences
-    /// built afresh do, and answer the same; an insert whose keys leave the
-    /// prefix is refused.
+    /// Fences kept up by `retain` and `insert_sorted` index the files as
+    /// fences built afresh do, and answer the same; an insert whose keys
+    /// leave the prefix is refused.
     #[test]
     fn fences_kept_up_by_retain_and_insert_index_the_files() {
         let key = |i: u32| format!("user{i:08}").into_bytes();
@@ -225,12 +252,16 @@ mod tests {
             i += 1;
             keep[i - 1]
         });
-        for lo in [0u32, 301] {
-            let f = (key(lo), key(lo + 3));
-            let at = files.partition_point(|g| g.0 < f.0);
-            assert!(fences.insert(at, &f.0, &f.1));
-            files.insert(at, f);
-        }
+        let new: Vec<_> = [0u32, 301, 303, 601]
+            .map(|lo| (key(lo), key(lo + 1)))
+            .into();
+        let at: Vec<usize> = new
+            .iter()
+            .map(|f| files.partition_point(|g| g.0 < f.0))
+            .collect();
+        assert!(fences.insert_sorted(&at, view(&new).into_iter()));
+        files.extend(new);
+        files.sort();
         assert!(fences.indexes(view(&files).into_iter()));
         let fresh = Fences::new(view(&files).into_iter());
         for probe in (0..1010).map(key) {
@@ -240,8 +271,10 @@ mod tests {
         }
         // A key outside the prefix ("user") is refused and changes nothing.
         let before = fences.len();
-        assert!(!fences.insert(0, b"aaa", b"user00000001"));
-        assert!(!fences.insert(before + 1, &key(5000), &key(5001)));
+        let outside: [(&[u8], &[u8]); 2] = [(&key(3), &key(4)), (b"aaa", b"user00000001")];
+        assert!(!fences.insert_sorted(&[0, 0], outside.into_iter()));
+        let past: [(&[u8], &[u8]); 1] = [(&key(5000), &key(5001))];
+        assert!(!fences.insert_sorted(&[before + 1], past.into_iter()));
         assert_eq!(fences.len(), before);
         assert!(fences.indexes(view(&files).into_iter()));
         // Fences of another length are left alone by `retain`.

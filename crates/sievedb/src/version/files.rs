@@ -124,21 +124,45 @@ impl Files {
         }
     }
 
-    /// Inserts `f` at position `at` (`at <= len`), rebuilding one chunk.
-    pub(super) fn insert(&mut self, at: usize, f: Arc<FileMeta>) {
-        assert!(at <= self.len(), "insert at {at} of {}", self.len());
+    /// Inserts `items`, each `(at, file)` with `at` a position before any of
+    /// them goes in (nondecreasing; files of one position go in the order
+    /// given): one rebuild of each chunk they land in, and one splice of
+    /// the flat arrays per such chunk, not per file (a compaction adds its
+    /// outputs side by side, into one or two chunks of the run).
+    pub(super) fn insert_sorted(&mut self, mut items: Vec<(usize, Arc<FileMeta>)>) {
+        let len = self.len();
+        assert!(
+            items.windows(2).all(|w| w[0].0 <= w[1].0) && items.last().is_none_or(|i| i.0 <= len),
+            "insert positions must be sorted and at most {len}"
+        );
         if self.chunks.is_empty() {
-            self.replace(0, 0, vec![f]);
+            if !items.is_empty() {
+                self.replace(0, 0, items.into_iter().map(|(_, f)| f).collect());
+            }
             return;
         }
-        // The chunk holding position `at`, or the last one for the end.
-        let k = self
-            .ends
-            .partition_point(|&e| e < at)
-            .min(self.chunks.len() - 1);
-        let mut files = self.chunks[k].to_vec();
-        files.insert(at - self.start(k), f);
-        self.replace(k, k + 1, files);
+        // Last chunk first: a rebuild moves only the positions after it.
+        while let Some(&(at, _)) = items.last() {
+            // The chunk holding position `at` (the one before, at a boundary).
+            let k = self.ends.partition_point(|&e| e < at);
+            let start = self.start(k);
+            let from = if k == 0 {
+                0
+            } else {
+                items.partition_point(|i| i.0 <= start)
+            };
+            let group = items.split_off(from);
+            let mut old = self.chunks[k].iter().cloned();
+            let mut files = Vec::with_capacity(self.chunks[k].len() + group.len());
+            let mut pos = start;
+            for (at, f) in group {
+                files.extend(old.by_ref().take(at - pos));
+                pos = at;
+                files.push(f);
+            }
+            files.extend(old);
+            self.replace(k, k + 1, files);
+        }
     }
 
     /// First position of chunk `k`.
@@ -165,9 +189,12 @@ impl Files {
                 files = before;
             }
         }
-        #[cfg(test)]
-        COPIED.with(|c| c.set(c.get() + files.len() as u64));
         let (start, end) = (self.start(a), self.start(b));
+        #[cfg(test)]
+        {
+            COPIED.with(|c| c.set(c.get() + files.len() as u64));
+            SHIFTED.with(|c| c.set(c.get() + (self.slots.len() - end) as u64));
+        }
         let pieces = files.len().div_ceil(CHUNK);
         let len = files.len();
         let mut rest = files.into_iter();
@@ -263,12 +290,21 @@ impl From<Vec<Arc<FileMeta>>> for Files {
 thread_local! {
     /// Files this thread copied into new chunks (a reference count each).
     static COPIED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Positions of the flat arrays this thread moved to make room or close
+    /// a gap (the files after each changed span, per change).
+    static SHIFTED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// Files this thread copied into new chunks so far.
 #[cfg(test)]
 pub(super) fn copied() -> u64 {
     COPIED.with(std::cell::Cell::get)
+}
+
+/// Flat-array positions this thread moved so far.
+#[cfg(test)]
+pub(super) fn shifted() -> u64 {
+    SHIFTED.with(std::cell::Cell::get)
 }
 
 #[cfg(test)]
@@ -323,13 +359,20 @@ mod tests {
                 kept.push((files.clone(), model.clone()));
             }
             if next() % 3 != 0 || model.len() < 10 {
-                let n = next() % 2_000;
-                if model.contains(&n) {
-                    continue;
-                }
-                let at = model.partition_point(|&m| m < n);
-                model.insert(at, n);
-                files.insert(at, pool[n as usize].clone());
+                // A batch of new files, as a compaction adds them.
+                let mut batch: Vec<u64> = (0..1 + next() % 30)
+                    .map(|_| next() % 2_000)
+                    .filter(|n| !model.contains(n))
+                    .collect();
+                batch.sort_unstable();
+                batch.dedup();
+                let items = batch
+                    .iter()
+                    .map(|&n| (model.partition_point(|&m| m < n), pool[n as usize].clone()))
+                    .collect();
+                files.insert_sorted(items);
+                model.extend(batch);
+                model.sort_unstable();
             } else {
                 let mut gone: Vec<u64> = (0..1 + next() % 40)
                     .map(|_| model[(next() % model.len() as u64) as usize])
@@ -356,24 +399,25 @@ mod tests {
         assert!(pool.iter().all(|f| Arc::strong_count(f) == 1));
     }
 
-    /// An edit of a few files copies a few chunks, whatever the run's size.
+    /// An edit of a few files copies a few chunks, whatever the run's size,
+    /// and moves the flat arrays after it once per change, not per file.
     #[test]
     fn an_edit_copies_the_chunks_it_touches() {
         let mut files = Files::from_vec(metas((0..50_000).map(|n| 2 * n)));
         let before = files.clone();
-        let start = copied();
+        let (start, moves) = (copied(), shifted());
         // A compaction: ten neighbours out, ten new files in their place.
         let gone: Vec<u64> = (0..10).map(|n| 2 * (20_000 + n)).collect();
         let keep = files.kept(&gone).unwrap();
         files.remove(&keep, |_| ());
-        for (i, f) in metas((0..10).map(|n| 2 * (20_000 + n) + 1))
-            .into_iter()
-            .enumerate()
-        {
-            files.insert(20_000 + i, f);
-        }
+        let added = metas((0..10).map(|n| 2 * (20_000 + n) + 1));
+        files.insert_sorted(added.into_iter().map(|f| (20_000, f)).collect());
         let work = copied() - start;
-        assert!(work <= 22 * CHUNK as u64, "copied {work} files");
+        assert!(work <= 3 * CHUNK as u64, "copied {work} files");
+        // The files after the edit move once for the removal and once for
+        // the ten inserts together, not once per inserted file.
+        let moved = shifted() - moves;
+        assert!(moved <= 2 * 30_000, "moved {moved} positions");
         assert_eq!(files.len(), 50_000);
         assert_eq!(before.len(), 50_000);
         assert_eq!(before[20_000].number, 40_000);
