@@ -6,11 +6,15 @@
 //! its WALs at every open, so it never leaves three behind): each record is a
 //! batch `put(wWrR, value) + put(latest, wWrR)`, so `latest` names the last
 //! record applied and the sequence numbers are checkable.
+//!
+//! Also: each flush removes the WALs it made obsolete.
 
 mod common;
+mod support;
 
 use std::fs;
 use std::path::Path;
+use std::sync::Arc;
 
 use common::{copy_dir, dir_state, file_name, flip_byte, truncate, wal_files};
 use sievedb::io::{FileSystem, StdFs};
@@ -461,4 +465,27 @@ fn zero_filled_tail_of_the_newest_wal() {
             }
         }
     }
+}
+
+/// Each flush removes the WALs it made obsolete, found in the list of WALs
+/// the database started: no flush lists the directory, which holds every
+/// SST of the tree.
+#[test]
+fn flushes_remove_obsolete_wals_without_listing_the_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = support::faulty_fs::FaultyFs::new();
+    let opts = Options::builder().write_buffer_size(4 << 10).build();
+    let db = Db::open_with_fs(dir.path(), opts.clone(), Arc::new(fs.clone())).unwrap();
+    let at_open = fs.listings();
+    for i in 0..3_000u32 {
+        db.put(format!("k{i:05}"), "v".repeat(40)).unwrap();
+    }
+    db.flush().unwrap();
+    assert!(db.stats().flushes >= 20, "flushes: {}", db.stats().flushes);
+    assert_eq!(fs.listings(), at_open, "a flush listed the directory");
+    assert_eq!(wal_files(dir.path()).len(), 1);
+    db.close().unwrap();
+    let db = Db::open(dir.path(), opts).unwrap();
+    assert_eq!(db.get("k02999").unwrap(), Some("v".repeat(40).into_bytes()));
+    assert_eq!(wal_files(dir.path()).len(), 1);
 }

@@ -135,14 +135,35 @@ impl DbInner {
         }
         self.save_hotness(false);
         bump(&self.counters.flushes, 1);
-        for name in self.fs.list_dir(&self.dir)? {
-            if let Some(filename::FileKind::Wal(n)) = filename::parse(&name) {
-                if n < next_log {
-                    let _ = self.fs.remove_file(&self.dir.join(name));
-                }
+        self.remove_wals_before(next_log);
+        Ok(())
+    }
+
+    /// Removes the WALs numbered below `next_log` (every memtable they
+    /// logged is flushed), taken from the list of WALs this process
+    /// started: a listing of the directory per flush read every SST's name.
+    /// A WAL that cannot be removed stays listed and is tried again at the
+    /// next flush; one left behind by a crash is removed at the next open.
+    fn remove_wals_before(&self, next_log: u64) {
+        let old: Vec<u64> = {
+            let mut wals = self.wal_files.lock();
+            let n = wals.partition_point(|&w| w < next_log);
+            wals.drain(..n).collect()
+        };
+        let left: Vec<u64> = old
+            .into_iter()
+            .filter(|&w| {
+                self.fs
+                    .remove_file(&filename::wal(&self.dir, w))
+                    .is_err_and(|e| e.kind() != std::io::ErrorKind::NotFound)
+            })
+            .collect();
+        if !left.is_empty() {
+            let mut wals = self.wal_files.lock();
+            for w in left.into_iter().rev() {
+                wals.push_front(w);
             }
         }
-        Ok(())
     }
 
     /// Writes frozen memtable `imm` of `tree` to synced L0 files (none when

@@ -115,6 +115,10 @@ pub(crate) struct DbInner {
     flush_lock: Mutex<()>,
     versions: Mutex<VersionSet>,
     wal: Mutex<WalState>,
+    /// The WALs this process opened with or started, oldest first, until a
+    /// flush finds them obsolete and removes them (without listing the
+    /// directory, which holds every SST of the tree).
+    wal_files: Mutex<VecDeque<u64>>,
     queue: Mutex<VecDeque<Arc<Slot>>>,
     queue_cv: Condvar,
     last_seq: AtomicU64,

@@ -236,6 +236,11 @@ impl DbInner {
                 log,
                 throttle: super::stall::Throttle::default(),
             }),
+            wal_files: Mutex::new(if read_only {
+                VecDeque::new()
+            } else {
+                VecDeque::from([wal_number])
+            }),
             queue: Mutex::new(VecDeque::new()),
             queue_cv: Condvar::new(),
             last_seq: AtomicU64::new(last_seq),

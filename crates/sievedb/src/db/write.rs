@@ -238,6 +238,7 @@ impl DbInner {
             }
         };
         wal.log = LogWriter::new(file, path);
+        self.wal_files.lock().push_back(number);
         // Every keyspace moves to the new WAL together, so that a WAL is
         // obsolete once every memtable of its generation is flushed.
         for t in self.trees() {

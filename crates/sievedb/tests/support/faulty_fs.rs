@@ -76,6 +76,8 @@ struct Inner {
     counts: [AtomicU64; 4],
     crashed: AtomicBool,
     injected: AtomicU64,
+    /// Directory listings so far.
+    listings: AtomicU64,
 }
 
 fn idx(op: Op) -> usize {
@@ -105,6 +107,7 @@ impl FaultyFs {
                 counts: Default::default(),
                 crashed: AtomicBool::new(false),
                 injected: AtomicU64::new(0),
+                listings: AtomicU64::new(0),
             }),
         }
     }
@@ -132,6 +135,11 @@ impl FaultyFs {
     /// Faults injected so far.
     pub fn injected(&self) -> u64 {
         self.inner.injected.load(Ordering::SeqCst)
+    }
+
+    /// Directories listed so far.
+    pub fn listings(&self) -> u64 {
+        self.inner.listings.load(Ordering::SeqCst)
     }
 
     /// Simulates the moment of a power loss: from now on every operation fails.
@@ -344,6 +352,7 @@ impl FileSystem for FaultyFs {
         Ok(())
     }
     fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        self.inner.listings.fetch_add(1, Ordering::SeqCst);
         self.inner.real.list_dir(path)
     }
     fn sync_dir(&self, path: &Path) -> io::Result<()> {
