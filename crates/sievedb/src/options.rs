@@ -217,7 +217,9 @@ pub struct Options {
     /// Compaction style. Default leveling. May change between opens: either
     /// style accepts the tree the other left.
     pub compaction_style: CompactionStyle,
-    /// Threads for background flushes and compactions. Default 2.
+    /// Threads for background flushes and compactions: one flushes, the
+    /// others (at least one) compact, each its own non-overlapping
+    /// compaction. Default 2.
     pub background_threads: usize,
     /// Read SST data with O_DIRECT (no page cache). Default false. Takes
     /// precedence over [`Options::use_mmap_reads`].

@@ -241,6 +241,13 @@ pub struct BenchArgs {
     /// settings; LevelDB has none and is skipped). 1 = the default keyspace only
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub keyspaces: usize,
+    /// Background threads for flushes and compactions (db_bench's
+    /// `--max_background_jobs`): sievedb's `Options::background_threads`
+    /// (one flushes, the rest compact), RocksDB's `max_background_jobs`,
+    /// fjall's worker threads; LevelDB has one and ignores it
+    #[arg(long, value_name = "N", default_value_t = crate::engines::DEFAULT_BACKGROUND_THREADS,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    pub background_threads: usize,
     /// Before each benchmark that reads (the lookups, readseq, the YCSB mixes),
     /// drop the page-cache pages of every file of the database with
     /// posix_fadvise(POSIX_FADV_DONTNEED), so its reads start cold. Pages that
@@ -316,6 +323,7 @@ impl Default for BenchArgs {
             compression: Compression::None,
             compression_ratio: 1.0,
             keyspaces: 1,
+            background_threads: crate::engines::DEFAULT_BACKGROUND_THREADS,
             drop_caches: false,
             page_cache_limit: None,
             read_ahead_kb: None,
@@ -370,6 +378,7 @@ impl BenchArgs {
             table_meta_cache_size: self.table_meta_cache_size,
             compression: self.compression,
             keyspaces: self.keyspaces,
+            background_threads: self.background_threads,
         }
     }
 
@@ -731,5 +740,22 @@ mod tests {
             })
             .collect();
         assert_eq!(kinds, expected);
+    }
+
+    /// `--background-threads` reaches the engine settings; 0 (no thread to
+    /// flush with) and absurd counts are refused at parse time.
+    #[test]
+    fn background_threads_flag() {
+        let a = Cli::try_parse_from(["bench", "--background-threads", "3"])
+            .unwrap()
+            .args;
+        assert_eq!(a.engine_config().background_threads, 3);
+        assert_eq!(
+            BenchArgs::default().engine_config().background_threads,
+            sievedb::Options::default().background_threads
+        );
+        for bad in ["0", "65", "-1", "two"] {
+            assert!(Cli::try_parse_from(["bench", "--background-threads", bad]).is_err());
+        }
     }
 }

@@ -37,9 +37,6 @@ const L0_STALL_HALT: [u8; 2] = [20, 30];
 const LEVEL_COUNT: u8 = 7;
 /// Keys between restart points in a data block (RocksDB's and LevelDB's default).
 const RESTART_INTERVAL: u8 = 16;
-/// Worker threads, shared by flushes and compactions: two background threads,
-/// like the other engines.
-const WORKER_THREADS: usize = 2;
 /// Fewest cached file descriptors fjall accepts (it panics below).
 const MIN_OPEN_FILES: usize = 10;
 /// Data block sizes fjall accepts (it panics outside).
@@ -267,7 +264,8 @@ impl Fjall {
         let db = Database::builder(path)
             .cache_size(cfg.block_cache_size)
             .max_cached_files(Some(cfg.max_open_files))
-            .worker_threads(WORKER_THREADS)
+            // Shared by flushes and compactions.
+            .worker_threads(cfg.background_threads)
             .journal_compression(CompressionType::None)
             .open()
             .map_err(err)?;
@@ -327,7 +325,7 @@ impl Fjall {
                  round, while writes stay halted at the level-0 limit with no compaction \
                  running (fjall-rs/fjall#257); it says so on stderr when it acts",
             "max_open_files": cfg.max_open_files,
-            "background_threads": WORKER_THREADS,
+            "background_threads": cfg.background_threads,
             "not_matched": [
                 "--level1-size (fjall: level 1 = 4 · target file size)",
                 "--max-levels (fjall: always 7 levels)",

@@ -257,7 +257,14 @@ impl LevelDb {
             .into());
         }
         super::warn_if_not_leveling("leveldb", cfg);
-        let ignored = super::ignored_device_flags("leveldb", cfg, false);
+        let mut ignored = super::ignored_device_flags("leveldb", cfg, false);
+        if cfg.background_threads != super::DEFAULT_BACKGROUND_THREADS {
+            eprintln!(
+                "warning: the leveldb baseline has one background thread; \
+                 --background-threads is ignored"
+            );
+            ignored.push("--background-threads");
+        }
         let name = CString::new(path.as_os_str().as_bytes())
             .map_err(|_| format!("database path {} contains a NUL byte", path.display()))?;
         let bits = cfg.bits_per_key.round();
@@ -661,5 +668,23 @@ mod tests {
         };
         let db = LevelDb::open(dir.path(), &cfg).unwrap();
         assert_eq!(db.settings()["target_file_size"], json!(1 << 20));
+    }
+
+    /// LevelDB has one background thread: `--background-threads` is listed
+    /// as ignored, and the settings say what ran.
+    #[test]
+    fn background_threads_are_listed_as_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = EngineConfig {
+            background_threads: 3,
+            ..crate::BenchArgs::default().engine_config()
+        };
+        let db = LevelDb::open(dir.path(), &cfg).unwrap();
+        let settings = db.settings();
+        assert_eq!(settings["background_threads"], json!(1));
+        assert!(settings["ignored_flags"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("--background-threads")));
     }
 }

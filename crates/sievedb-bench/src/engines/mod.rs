@@ -70,6 +70,11 @@ pub struct EngineConfig {
     /// above (sievedb's keyspaces, RocksDB's column families, fjall's
     /// keyspaces; LevelDB has none, see [`EngineKind::supports_keyspaces`]).
     pub keyspaces: usize,
+    /// Background threads for flushes and compactions (`--background-threads`):
+    /// sievedb's `Options::background_threads`, RocksDB's
+    /// `max_background_jobs`, fjall's worker threads. LevelDB has one
+    /// compaction thread, always (listed under `ignored_flags` otherwise).
+    pub background_threads: usize,
 }
 
 /// The name of keyspace `ks` of a run with `--keyspaces N > 1`: `ks0`, `ks1`, ...
@@ -144,6 +149,11 @@ pub(crate) fn ignored_device_flags(
     }
     ignored
 }
+
+/// Background threads of every engine unless `--background-threads` says
+/// otherwise: sievedb's default (one flush and one compaction thread), as
+/// RocksDB's `max_background_jobs` of 2.
+pub const DEFAULT_BACKGROUND_THREADS: usize = 2;
 
 /// A key-value engine under benchmark. Implementations are shared across
 /// reader threads (`Arc<dyn Engine>`); writes are issued without sync.

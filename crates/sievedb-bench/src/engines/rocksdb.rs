@@ -14,8 +14,6 @@ use std::path::Path;
 /// Level-0 file counts that trigger compaction, slow writes down and stop them
 /// (RocksDB's defaults, set explicitly so that the reported settings are the real ones).
 const LEVEL0_TRIGGERS: [c_int; 3] = [4, 20, 36];
-/// Flushes plus compactions running at once (RocksDB's default `max_background_jobs`).
-const BACKGROUND_JOBS: c_int = 2;
 /// Memtables per column family: the active one plus one being flushed (RocksDB's default).
 const MAX_WRITE_BUFFER_NUMBER: c_int = 2;
 /// Levels of the tree (RocksDB's default).
@@ -123,7 +121,8 @@ pub(crate) fn db_options(cfg: &EngineConfig) -> EngineResult<(Options, Cache)> {
     o.set_level_zero_file_num_compaction_trigger(LEVEL0_TRIGGERS[0]);
     o.set_level_zero_slowdown_writes_trigger(LEVEL0_TRIGGERS[1]);
     o.set_level_zero_stop_writes_trigger(LEVEL0_TRIGGERS[2]);
-    o.set_max_background_jobs(BACKGROUND_JOBS);
+    // Flushes plus compactions running at once (RocksDB's default is 2).
+    o.set_max_background_jobs(c_int::try_from(cfg.background_threads).unwrap_or(c_int::MAX));
     o.set_max_open_files(max_open);
     o.set_use_direct_reads(cfg.use_direct_reads);
     o.set_use_direct_io_for_flush_and_compaction(false);
@@ -219,7 +218,7 @@ impl RocksDb {
             "compaction_style": "leveling",
             "level0_triggers": LEVEL0_TRIGGERS,
             "max_open_files": max_open,
-            "background_threads": BACKGROUND_JOBS,
+            "background_threads": cfg.background_threads,
             "paranoid_checks": false,
             "merge_operator": MERGE_OPERATOR,
         });

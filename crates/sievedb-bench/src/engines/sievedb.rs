@@ -34,6 +34,7 @@ impl SieveDb {
             .compaction_style(cfg.compaction_style)
             .block_size(cfg.block_size)
             .max_open_files(cfg.max_open_files)
+            .background_threads(cfg.background_threads)
             .table_meta_cache_capacity(cfg.table_meta_cache_size)
             .compression_per_level(vec![cfg.compression])
             .verify_checksums(true)
