@@ -17,13 +17,25 @@ fn run_md(
     min_rows: usize,
     plots: &[&str],
 ) -> (Table, String) {
-    let dir = tempfile::tempdir().unwrap();
     let mut args = ExperimentArgs::new(name);
-    args.scale = Scale::Tiny;
     args.repeats = repeats;
+    run_args(args, csv_cols, min_rows, plots)
+}
+
+/// [`run_md`] with every flag given (`--scale tiny`, `--work-dir` and
+/// `--out` set here).
+fn run_args(
+    mut args: ExperimentArgs,
+    csv_cols: &[&str],
+    min_rows: usize,
+    plots: &[&str],
+) -> (Table, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let name = args.name.clone();
+    args.scale = Scale::Tiny;
     args.work_dir = Some(dir.path().join("work"));
-    let out = dir.path().join("out").join(name);
-    let exp = experiment::find(name).unwrap();
+    let out = dir.path().join("out").join(&name);
+    let exp = experiment::find(&name).unwrap();
     let done = experiment::run_one(&exp, &args, &out).unwrap();
     let stem = exp.name;
     let csv = Table::read_csv(&out.join(format!("{stem}.csv"))).unwrap();
@@ -387,6 +399,19 @@ fn elastic_fig7() {
         ],
         4,
         &["elastic-fig7"],
+    );
+}
+
+#[test]
+fn elastic_fig7_with_three_background_threads() {
+    let mut args = ExperimentArgs::new("elastic-fig7");
+    args.background_threads = 3;
+    let (csv, md) = run_args(args, &["background_threads"], 4, &["elastic-fig7"]);
+    let col = csv.col("background_threads").unwrap();
+    assert!(csv.rows.iter().all(|r| r[col] == "3"), "{:?}", csv.rows);
+    assert!(
+        md.contains("3 background threads: one flush thread and 2 compaction threads"),
+        "{md}"
     );
 }
 

@@ -466,6 +466,8 @@ mod tests {
             "zipfian",
             "--zipf-s",
             "1.2",
+            "--background-threads",
+            "3",
         ])
         .unwrap();
         match cli.command {
@@ -476,6 +478,7 @@ mod tests {
                 assert_eq!(a.repeats, Some(2));
                 assert!(a.json);
                 assert_eq!(a.zipf_s, 1.2);
+                assert_eq!(a.background_threads, 3);
             }
             other => panic!("unexpected {other:?}"),
         }
@@ -488,6 +491,10 @@ mod tests {
         };
         assert_eq!(a, sievedb_bench::experiment::ExperimentArgs::new("all"));
         assert!(Cli::try_parse_from(["sievedb", "experiment", "x", "--scale", "huge"]).is_err());
+        for bad in ["0", "65", "x"] {
+            let argv = ["sievedb", "experiment", "x", "--background-threads", bad];
+            assert!(Cli::try_parse_from(argv).is_err(), "{bad}");
+        }
     }
 
     #[test]

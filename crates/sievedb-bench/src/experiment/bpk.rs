@@ -122,7 +122,7 @@ pub fn bpk_sweep(ctx: &mut Ctx) -> ExpResult<Summary> {
                 ..crate::FilterArgs::default()
             },
             repeats: runs,
-            ..BenchArgs::default()
+            ..ctx.bench_defaults()
         };
         let recs = crate::run_records(&args)?;
         let mut fill = Vec::new();

@@ -65,6 +65,15 @@ impl Ctx {
             .unwrap_or_else(|| self.pick(1, small, paper))
     }
 
+    /// The bench flags every run of the experiment starts from: the defaults,
+    /// with the experiment's `--background-threads`.
+    pub fn bench_defaults(&self) -> BenchArgs {
+        BenchArgs {
+            background_threads: self.args.background_threads,
+            ..BenchArgs::default()
+        }
+    }
+
     /// A progress message on stderr.
     pub fn note(&self, msg: impl AsRef<str>) {
         eprintln!("  [{}] {}", self.name, msg.as_ref());
@@ -292,7 +301,7 @@ impl LoadedTree {
             target_file_size: s.target_file_size,
             distribution: ctx.args.distribution,
             zipf_s: ctx.args.zipf_s,
-            ..BenchArgs::default()
+            ..ctx.bench_defaults()
         }
     }
 }

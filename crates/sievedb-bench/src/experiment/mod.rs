@@ -86,6 +86,13 @@ pub struct ExperimentArgs {
     /// (reproduction-large.md and reproduction-large/ at `--scale large`)
     #[arg(long, value_name = "DIR", default_value = "docs")]
     pub docs: PathBuf,
+    /// Background threads of every engine the experiments run, as `sievedb
+    /// bench --background-threads` (sievedb: one flush thread and N - 1
+    /// compaction threads; RocksDB's max_background_jobs; fjall's workers;
+    /// LevelDB has one and ignores it)
+    #[arg(long, value_name = "N", default_value_t = crate::engines::DEFAULT_BACKGROUND_THREADS,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    pub background_threads: usize,
 }
 
 impl ExperimentArgs {
@@ -101,6 +108,7 @@ impl ExperimentArgs {
             distribution: KeyDistribution::Uniform,
             zipf_s: DEFAULT_ZIPF_S,
             docs: PathBuf::from("docs"),
+            background_threads: crate::engines::DEFAULT_BACKGROUND_THREADS,
         }
     }
 }

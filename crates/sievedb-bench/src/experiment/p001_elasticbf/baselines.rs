@@ -147,7 +147,7 @@ pub(super) fn run(
                 bits_per_key: BUDGET_BPK,
                 ..FilterArgs::default()
             },
-            ..BenchArgs::default()
+            ..ctx.bench_defaults()
         };
         let filled = fill(ctx, t, kind, &mut a)?;
         a.use_existing_db = true;
