@@ -108,3 +108,68 @@ fn failed_flush_removes_its_output() {
         assert_db_equals(&db, &model, &format!("{ctx}: reopened"));
     }
 }
+
+/// A compaction of more outputs than a merge syncs at once (it syncs its
+/// finished outputs 16 at a time, after starting their writeback): a sync
+/// failing in the second batch fails it cleanly, and a compaction that
+/// succeeds leaves every output durable across a power loss.
+#[test]
+fn a_compaction_of_many_outputs_syncs_them_all() {
+    // One L0 file per flush, and no compaction but the test's own.
+    let many = || {
+        Options::builder()
+            .write_buffer_size(4 << 20)
+            .target_file_size(4 << 10)
+            .block_size(512)
+            .level0_compaction_trigger(50)
+            .level0_slowdown_trigger(60)
+            .level0_stop_trigger(70)
+            .build()
+    };
+    // Three L0 files over the same 2,400 keys (about 200 KB when merged).
+    let start = |fs: &FaultyFs, dir: &std::path::Path| {
+        let db = Db::open_with_fs(dir, many(), Arc::new(fs.clone())).unwrap();
+        let mut model = Model::new();
+        for round in 0..3 {
+            for i in 0..2400 {
+                let k = format!("key{i:05}");
+                let v = format!("value-{round}-{i}-{}", "x".repeat(60));
+                db.put(&k, &v).unwrap();
+                model.insert(k.into_bytes(), v.into_bytes());
+            }
+            db.flush().unwrap();
+        }
+        assert_eq!(sst_files(dir).len(), 3);
+        (db, model)
+    };
+
+    let dir = tempfile::tempdir().unwrap();
+    let fs = FaultyFs::new();
+    let (db, model) = start(&fs, dir.path());
+    let before = sst_files(dir.path());
+    fs.arm(fault(Op::Sync, 20, false));
+    let r = db.compact_range::<Vec<u8>, _>(..);
+    fs.disarm();
+    assert_eq!(fs.injected(), 1, "the 21st sync never came");
+    assert!(r.is_err(), "the compaction must fail");
+    assert_eq!(
+        sst_files(dir.path()),
+        before,
+        "outputs removed, inputs kept"
+    );
+    assert_db_equals(&db, &model, "after the failed sync");
+    drop(db);
+
+    let dir = tempfile::tempdir().unwrap();
+    let fs = FaultyFs::new();
+    let (db, model) = start(&fs, dir.path());
+    db.compact_range::<Vec<u8>, _>(..).unwrap();
+    let outputs = sst_files(dir.path()).len();
+    assert!(outputs > 32, "{outputs} outputs: fewer than two batches");
+    fs.crash();
+    drop(db);
+    fs.apply_power_loss(None);
+    let db = Db::open(dir.path(), many()).unwrap();
+    assert_eq!(sst_files(dir.path()).len(), outputs);
+    assert_db_equals(&db, &model, "after a power loss");
+}

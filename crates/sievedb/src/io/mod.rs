@@ -34,6 +34,13 @@ pub trait WritableFile: Send {
     fn flush(&mut self) -> io::Result<()>;
     /// Flushes and fsyncs (survives power loss).
     fn sync(&mut self) -> io::Result<()>;
+    /// Flushes, and asks the operating system to start writing the file's
+    /// bytes to the device without waiting for them, so that a later
+    /// [`sync`](Self::sync) has less to wait for. Only a hint: it makes
+    /// nothing durable. The default only flushes.
+    fn start_writeback(&mut self) -> io::Result<()> {
+        self.flush()
+    }
 }
 
 /// A file read at arbitrary offsets (SSTs).

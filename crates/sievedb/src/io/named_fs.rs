@@ -41,6 +41,11 @@ impl WritableFile for NamedWritable {
     fn sync(&mut self) -> io::Result<()> {
         self.file.sync().map_err(|e| with_path(e, &self.path))
     }
+    fn start_writeback(&mut self) -> io::Result<()> {
+        self.file
+            .start_writeback()
+            .map_err(|e| with_path(e, &self.path))
+    }
 }
 
 struct NamedRandom {

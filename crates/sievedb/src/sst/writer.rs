@@ -251,7 +251,17 @@ impl TableWriter {
     }
 
     /// Writes the remaining sections, fsyncs, and returns the properties and file size.
-    pub fn finish(mut self) -> Result<(Properties, u64)> {
+    pub fn finish(self) -> Result<(Properties, u64)> {
+        let (props, size, mut file) = self.finish_unsynced()?;
+        file.sync()?;
+        Ok((props, size))
+    }
+
+    /// As [`finish`](Self::finish) without the fsync: the file's bytes are
+    /// handed to the operating system and their writeback started. The
+    /// caller must [`sync`](WritableFile::sync) the returned file before
+    /// anything durable refers to the table.
+    pub fn finish_unsynced(mut self) -> Result<(Properties, u64, Box<dyn WritableFile>)> {
         self.flush_data_block()?;
         if let Some(handle) = self.pending_index.take() {
             add_index_entry(
@@ -278,8 +288,8 @@ impl TableWriter {
         };
         self.file.append(&footer.encode())?;
         self.offset += super::FOOTER_LEN as u64;
-        self.file.sync()?;
-        Ok((self.props, self.offset))
+        self.file.start_writeback()?;
+        Ok((self.props, self.offset, self.file))
     }
 }
 
