@@ -482,10 +482,12 @@ fn an_io_error_cleans_up() {
 
 /// A power loss at every sync of a load: the directory afterwards either holds
 /// the complete database or is refused by `Db::open` (or holds no tables),
-/// and a new bulk load into it succeeds.
+/// and a new bulk load into it succeeds. The load writes more tables than
+/// the 16 it syncs at once, so some syncs fail with tables of an earlier
+/// batch synced and tables of a later one written but not.
 #[test]
 fn a_power_loss_at_any_sync_never_leaves_a_half_loaded_database() {
-    let n = 3000;
+    let n = 7000;
     let shape = LevelShape::new(2, 4).unwrap();
     let mut complete = 0;
     let mut k = 0;
@@ -533,5 +535,5 @@ fn a_power_loss_at_any_sync_never_leaves_a_half_loaded_database() {
         assert!(k < 1000, "the load never got past the faults");
     }
     assert_eq!(complete, 1);
-    assert!(k > 5, "only {k} syncs");
+    assert!(k > 33, "only {k} syncs: fewer than two batches of tables");
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::error::{Error, Result};
-use crate::io::{filename, FileLock, FileSystem};
+use crate::io::{filename, FileLock, FileSystem, SyncBatch, WritableFile};
 use crate::key::{self, Kind, MAX_KEY_LEN, MAX_SEQ, MAX_VALUE_LEN};
 use crate::options::Options;
 use crate::sst::TableWriter;
@@ -45,6 +45,9 @@ pub struct BulkWriter {
     next_file_number: u64,
     /// Every file this load created (SSTs, MANIFEST), for cleanup.
     created: Vec<PathBuf>,
+    /// Finished tables whose fsync is still to come (all before the
+    /// MANIFEST is written).
+    unsynced: SyncBatch,
     last_key: Vec<u8>,
     ikey: Vec<u8>,
     entries: u64,
@@ -141,6 +144,7 @@ impl BulkWriter {
             picker,
             next_file_number: 2,
             created: Vec::new(),
+            unsynced: SyncBatch::default(),
             last_key: Vec::new(),
             ikey: Vec::new(),
             entries: 0,
@@ -263,7 +267,9 @@ impl BulkWriter {
         if let Some((w, _)) = &lv.writer {
             if w.estimated_size() >= target {
                 let (w, n) = lv.writer.take().expect("writer present");
-                lv.files.push(finish_table(w, n, lv.level)?);
+                let (file, desc) = finish_table(w, n, lv.level)?;
+                lv.files.push(desc);
+                self.unsynced.push(file)?;
             }
         }
         if lv.writer.is_none() {
@@ -331,11 +337,14 @@ impl BulkWriter {
         let mut added = Vec::new();
         for lv in &mut self.levels {
             if let Some((w, n)) = lv.writer.take() {
-                lv.files.push(finish_table(w, n, lv.level)?);
+                let (file, desc) = finish_table(w, n, lv.level)?;
+                lv.files.push(desc);
+                self.unsynced.push(file)?;
             }
             lv.largest = key::user_key(&lv.files.last().expect("level has files").largest).to_vec();
             added.extend(lv.files.iter().cloned());
         }
+        self.unsynced.sync_all()?;
         self.fs.sync_dir(&self.dir)?;
 
         let manifest = self.next_file_number;
@@ -458,10 +467,16 @@ impl Drop for BulkWriter {
     }
 }
 
-/// Closes a table and describes it for the MANIFEST (run 0: one run per level).
-fn finish_table(w: TableWriter, number: u64, level: usize) -> Result<NewFile> {
-    let (props, size) = w.finish()?;
-    Ok(NewFile {
+/// Finishes a table without syncing it (its writeback started): returns the
+/// file to sync and its description for the MANIFEST (run 0: one run per
+/// level).
+fn finish_table(
+    w: TableWriter,
+    number: u64,
+    level: usize,
+) -> Result<(Box<dyn WritableFile>, NewFile)> {
+    let (props, size, file) = w.finish_unsynced()?;
+    let desc = NewFile {
         level,
         run: 0,
         number,
@@ -471,7 +486,8 @@ fn finish_table(w: TableWriter, number: u64, level: usize) -> Result<NewFile> {
         largest: props.largest,
         range_dels: props.range_dels,
         creation_time: 0,
-    })
+    };
+    Ok((file, desc))
 }
 
 /// A short printable form of a key for error messages.

@@ -4,7 +4,7 @@
 //! `bottom_check` are a compaction's input and its point-tombstone check.
 
 use crate::error::Result;
-use crate::io::{filename, FileSystem, WritableFile};
+use crate::io::{filename, FileSystem, SyncBatch, WritableFile};
 use crate::iter::{InternalIterator, MergingIterator};
 use crate::key::{self, Kind, SeqNo};
 use crate::options::Options;
@@ -116,7 +116,7 @@ fn merge_into(
         open,
         writer: None,
         files: Vec::new(),
-        unsynced: Vec::new(),
+        unsynced: SyncBatch::default(),
     };
     let mut cur_key: Vec<u8> = Vec::new();
     let mut has_cur = false;
@@ -183,25 +183,20 @@ fn merge_into(
     out.finish()
 }
 
-/// Output files finished but not yet fsynced, at most: a merge syncs them
-/// together, each after its writeback has had the time to write the next
-/// ones, and keeps at most this many extra descriptors open.
-const SYNC_BATCH: usize = 16;
-
 /// The output files of a merge, cut at the target file size.
 ///
 /// A finished file is not fsynced at once: its writeback starts
 /// ([`TableWriter::finish_unsynced`]) and the merge goes on with the next
 /// file while the device writes it. The finished files are fsynced
-/// [`SYNC_BATCH`] at a time and all before the merge returns, so every file
-/// [`write_outputs`] returns is durable, as when each was synced alone.
+/// [`SyncBatch::LIMIT`] at a time and all before the merge returns, so every
+/// file [`write_outputs`] returns is durable, as when each was synced alone.
 struct Outputs<'a, 'c> {
     ctx: &'a OutputCtx<'a>,
     created: &'c mut Vec<u64>,
     open: OpenTombstones,
     writer: Option<(TableWriter, u64)>,
     files: Vec<NewFile>,
-    unsynced: Vec<Box<dyn WritableFile>>,
+    unsynced: SyncBatch,
 }
 
 impl Outputs<'_, '_> {
@@ -233,28 +228,15 @@ impl Outputs<'_, '_> {
             self.open.assign(&mut w, None);
             self.finish_file(w, n)?;
         }
-        self.sync_finished()?;
+        self.unsynced.sync_all()?;
         Ok(self.files)
     }
 
-    /// Finishes output `number`, leaving its sync to [`Self::sync_finished`].
+    /// Finishes output `number`; its sync comes with its batch's.
     fn finish_file(&mut self, w: TableWriter, number: u64) -> Result<()> {
         let (file, desc) = finish(w, number, self.ctx)?;
         self.files.push(desc);
-        self.unsynced.push(file);
-        if self.unsynced.len() >= SYNC_BATCH {
-            self.sync_finished()?;
-        }
-        Ok(())
-    }
-
-    /// fsyncs every finished output not yet synced, oldest first (its
-    /// writeback started first), and closes them.
-    fn sync_finished(&mut self) -> Result<()> {
-        for mut f in self.unsynced.drain(..) {
-            f.sync()?;
-        }
-        Ok(())
+        Ok(self.unsynced.push(file)?)
     }
 }
 

@@ -7,7 +7,8 @@
 //! `std_fs` ([`StdFs`], the real file system), `direct` (O_DIRECT reads),
 //! `file_map` ([`FileMap`]), `log_file` (the memory-mapped WAL writer),
 //! `named_fs` (`NamedFs`, errors naming their path), `path_error`
-//! ([`with_path`], [`os_error`]) and [`filename`] (the directory's names).
+//! ([`with_path`], [`os_error`]), `sync_batch` (`SyncBatch`, fsyncs
+//! deferred and grouped) and [`filename`] (the directory's names).
 
 use std::io;
 use std::path::Path;
@@ -20,11 +21,13 @@ mod log_file;
 mod named_fs;
 mod path_error;
 mod std_fs;
+mod sync_batch;
 
 pub use file_map::FileMap;
 pub(crate) use named_fs::NamedFs;
 pub use path_error::{os_error, with_path};
 pub use std_fs::StdFs;
+pub(crate) use sync_batch::SyncBatch;
 
 /// A file being written sequentially (WAL, MANIFEST, SST under construction).
 pub trait WritableFile: Send {
