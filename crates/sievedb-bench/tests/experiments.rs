@@ -413,6 +413,10 @@ fn elastic_fig7_with_three_background_threads() {
         md.contains("3 background threads: one flush thread and 2 compaction threads"),
         "{md}"
     );
+    assert!(
+        md.contains("`sievedb experiment elastic-fig7 --scale tiny --background-threads 3`"),
+        "{md}"
+    );
 }
 
 #[test]

@@ -111,6 +111,26 @@ impl ExperimentArgs {
             background_threads: crate::engines::DEFAULT_BACKGROUND_THREADS,
         }
     }
+
+    /// The flags that change what an experiment measures, as a command line
+    /// gives them (`--scale`, then those not at their default), for the
+    /// summaries' first line.
+    pub fn result_flags(&self) -> String {
+        let mut s = format!("--scale {}", self.scale.name());
+        if let Some(r) = self.repeats {
+            let _ = write!(s, " --repeats {r}");
+        }
+        if self.distribution != KeyDistribution::Uniform {
+            if let Some(v) = clap::ValueEnum::to_possible_value(&self.distribution) {
+                let _ = write!(s, " --distribution {}", v.get_name());
+            }
+            let _ = write!(s, " --zipf-s {}", self.zipf_s);
+        }
+        if self.background_threads != crate::engines::DEFAULT_BACKGROUND_THREADS {
+            let _ = write!(s, " --background-threads {}", self.background_threads);
+        }
+        s
+    }
 }
 
 /// One registered experiment.
@@ -363,7 +383,8 @@ pub fn run_one(exp: &Experiment, args: &ExperimentArgs, out: &Path) -> ExpResult
     let seconds = start.elapsed().as_secs_f64();
     summary.seconds = seconds;
     let md = out.join(format!("{}.md", exp.name));
-    std::fs::write(&md, summary.render("", 1, args.scale)).map_err(|e| with_path(e, &md))?;
+    std::fs::write(&md, summary.render("", 1, &args.result_flags()))
+        .map_err(|e| with_path(e, &md))?;
     Ok(Finished {
         summary,
         out: out.to_path_buf(),
@@ -457,7 +478,10 @@ fn write_docs(
     }
     md.push('\n');
     for f in done {
-        md.push_str(&f.summary.render(&format!("{stem}/"), 2, args.scale));
+        md.push_str(
+            &f.summary
+                .render(&format!("{stem}/"), 2, &args.result_flags()),
+        );
         md.push('\n');
         let csv = f.out.join(format!("{}.csv", f.summary.name));
         if csv.exists() {
@@ -567,6 +591,21 @@ mod tests {
     }
 
     #[test]
+    fn result_flags_name_what_is_not_at_its_default() {
+        let mut a = ExperimentArgs::new("elastic-fig7");
+        assert_eq!(a.result_flags(), "--scale small");
+        a.scale = Scale::Large;
+        a.repeats = Some(1);
+        a.distribution = KeyDistribution::Zipfian;
+        a.zipf_s = 1.1;
+        a.background_threads = 3;
+        assert_eq!(
+            a.result_flags(),
+            "--scale large --repeats 1 --distribution zipfian --zipf-s 1.1 --background-threads 3"
+        );
+    }
+
+    #[test]
     fn summary_renders_tables_and_plot_links() {
         let mut s = Summary::new("x", "title");
         s.para("hello");
@@ -575,8 +614,12 @@ mod tests {
             stem: "x".into(),
             alt: "alt".into(),
         });
-        let md = s.render("reproduction/", 2, Scale::Small);
+        let md = s.render("reproduction/", 2, "--scale small");
         assert!(md.starts_with("## x: title"));
+        assert!(
+            md.contains("*`sievedb experiment x --scale small`, "),
+            "{md}"
+        );
         assert!(md.contains("| a | b |\n|---|---|\n| 1 | 2 |"));
         assert!(md.contains("](reproduction/x.svg)"));
         assert_eq!(anchor("fig5a: Figure 5a: a, b"), "fig5a-figure-5a-a-b");

@@ -107,18 +107,15 @@ impl Summary {
         format!("{}: {}", self.name, self.title)
     }
 
-    /// Markdown with headings at `level` and plot links prefixed by `prefix`.
-    pub fn render(&self, prefix: &str, level: usize, scale: Scale) -> String {
+    /// Markdown with headings at `level` and plot links prefixed by `prefix`;
+    /// its first line gives the command, with `flags` after the name.
+    pub fn render(&self, prefix: &str, level: usize, flags: &str) -> String {
         let h = "#".repeat(level);
         let mut s = format!("{h} {}\n\n", self.heading());
         let _ = writeln!(
             s,
-            "*`sievedb experiment {} --scale {}`, {:.0} s. CSV: [`{}.csv`]({prefix}{}.csv).*\n",
-            self.name,
-            scale.name(),
-            self.seconds,
-            self.name,
-            self.name
+            "*`sievedb experiment {} {flags}`, {:.0} s. CSV: [`{}.csv`]({prefix}{}.csv).*\n",
+            self.name, self.seconds, self.name, self.name
         );
         for b in &self.blocks {
             match b {
