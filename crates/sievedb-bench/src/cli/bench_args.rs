@@ -246,7 +246,7 @@ pub struct BenchArgs {
     /// (one flushes, the rest compact), RocksDB's `max_background_jobs`,
     /// fjall's worker threads; LevelDB has one and ignores it
     #[arg(long, value_name = "N", default_value_t = crate::engines::DEFAULT_BACKGROUND_THREADS,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+          value_parser = background_threads_parser())]
     pub background_threads: usize,
     /// Before each benchmark that reads (the lookups, readseq, the YCSB mixes),
     /// drop the page-cache pages of every file of the database with
@@ -279,6 +279,12 @@ pub struct BenchArgs {
     /// device-read and page-cache fields)
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+}
+
+/// The values `--background-threads` accepts (`bench` and `experiment`):
+/// 1 (a flush thread must exist) to 64.
+pub(crate) fn background_threads_parser() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64)
 }
 
 impl Default for BenchArgs {

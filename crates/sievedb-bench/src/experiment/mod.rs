@@ -91,7 +91,7 @@ pub struct ExperimentArgs {
     /// compaction threads; RocksDB's max_background_jobs; fjall's workers;
     /// LevelDB has one and ignores it)
     #[arg(long, value_name = "N", default_value_t = crate::engines::DEFAULT_BACKGROUND_THREADS,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+          value_parser = crate::cli::bench_args::background_threads_parser())]
     pub background_threads: usize,
 }
 
