@@ -218,8 +218,9 @@ pub struct Options {
     /// style accepts the tree the other left.
     pub compaction_style: CompactionStyle,
     /// Threads for background flushes and compactions: one flushes, the
-    /// others (at least one) compact, each its own non-overlapping
-    /// compaction. Default 2.
+    /// others (at least one) compact, each its own compaction; two
+    /// compactions never share a file, and those of one leveled level run
+    /// side by side on disjoint key ranges. Default 2.
     pub background_threads: usize,
     /// Read SST data with O_DIRECT (no page cache). Default false. Takes
     /// precedence over [`Options::use_mmap_reads`].

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::options::Options;
 use crate::version::{FileMeta, Run, Version};
 
-use super::Compaction;
+use super::{Claims, Compaction};
 
 /// Per-level round-robin positions for leveled compaction.
 #[derive(Clone, Default)]
@@ -117,18 +117,34 @@ const MAX_COMPACTION_FILES: u64 = 25;
 /// Leveling, for a level >= 1 holding one run: the next file of that run in
 /// round-robin order plus what it overlaps below, moved down untouched when
 /// nothing overlaps. Otherwise the following files of the run join while
-/// the level is still over its capacity without them and the inputs stay
-/// under [`MAX_COMPACTION_FILES`] target file sizes: one compaction of
+/// the level is still over its capacity without them (and without what
+/// running compactions are taking out of it) and the inputs stay under
+/// [`MAX_COMPACTION_FILES`] target file sizes: one compaction of
 /// neighbouring files rewrites the file below they share once instead of
 /// once each, and pays the MANIFEST commit, and its fsync, once. The files
 /// taken are consecutive in the run, so nothing of the level between them
 /// stays behind.
+///
+/// A file whose compaction would meet a running one's keys ([`Claims`]) is
+/// passed over for the next, and the growth stops before such a file; so
+/// compactions of one level run side by side. `None` when every file's
+/// does, when a running compaction holds the level or the next whole, or
+/// when the next level holds several runs (taken whole) and a compaction
+/// runs in either level.
 pub(super) fn next_files(
     v: &Version,
     opts: &Options,
     level: usize,
     ptrs: &mut Pointers,
-) -> Compaction {
+    claims: &Claims,
+) -> Option<Compaction> {
+    // Several runs below are all taken whole (`leveled_target`): that
+    // compaction needs both levels free.
+    let several_below = v.levels.get(level + 1).is_some_and(|runs| runs.len() > 1);
+    let whole_free = claims.level_free(level) && claims.level_free(level + 1);
+    if claims.holds_whole(level) || claims.holds_whole(level + 1) || several_below && !whole_free {
+        return None;
+    }
     if ptrs.0.len() <= level {
         ptrs.0.resize(level + 1, Vec::new());
     }
@@ -136,7 +152,7 @@ pub(super) fn next_files(
     let ptr = &ptrs.0[level];
     // The first file past the pointer (files are sorted by smallest key), or
     // the first of all once the pointer passed the last.
-    let start = if ptr.is_empty() {
+    let first = if ptr.is_empty() {
         0
     } else {
         match files.partition_point(|f| f.smallest_user() <= ptr.as_slice()) {
@@ -151,29 +167,45 @@ pub(super) fn next_files(
             [run] => Some(run),
             _ => None,
         });
-    let overlap_bytes = |chosen: &[Arc<FileMeta>]| -> u64 {
+    // The bytes below `chosen` overlaps, and whether its compaction (its
+    // files and theirs) is free to start.
+    let probe = |chosen: &[Arc<FileMeta>]| -> (u64, bool) {
         let (lo, hi) = range_of(chosen.iter()).unwrap_or_default();
-        below.map_or(0, |r| overlapping(r, &lo, &hi).iter().map(|f| f.size).sum())
+        let under = below.map_or_else(Vec::new, |r| overlapping(r, &lo, &hi));
+        let (lo, hi) = range_of(chosen.iter().chain(&under)).unwrap_or_default();
+        let bytes = under.iter().map(|f| f.size).sum();
+        (bytes, claims.keys_free(level, &lo, &hi))
     };
-    let mut end = start + 1;
-    if overlap_bytes(&files[start..end]) > 0 {
-        let limit = opts.target_file_size.saturating_mul(MAX_COMPACTION_FILES);
-        let excess = v
-            .level_bytes(level)
-            .saturating_sub(opts.level_capacity(level));
-        let mut taken = files[start].size;
-        while end < files.len() && taken < excess {
-            let next = taken + files[end].size;
-            if next + overlap_bytes(&files[start..=end]) > limit {
-                break;
-            }
-            taken = next;
-            end += 1;
+    let limit = opts.target_file_size.saturating_mul(MAX_COMPACTION_FILES);
+    let excess = v
+        .level_bytes(level)
+        .saturating_sub(claims.leaving(level))
+        .saturating_sub(opts.level_capacity(level));
+    // Without running compactions the first candidate is free; with some,
+    // the ones passed over meet their few files.
+    for start in (first..files.len()).chain(0..first) {
+        let (overlap, free) = probe(&files[start..=start]);
+        if !free {
+            continue;
         }
+        let mut end = start + 1;
+        if overlap > 0 {
+            let mut taken = files[start].size;
+            while end < files.len() && taken < excess {
+                let next = taken + files[end].size;
+                let (overlap, free) = probe(&files[start..=end]);
+                if !free || next + overlap > limit {
+                    break;
+                }
+                taken = next;
+                end += 1;
+            }
+        }
+        let chosen = files[start..end].to_vec();
+        ptrs.0[level] = chosen[chosen.len() - 1].largest_user().to_vec();
+        return Some(leveled(v, level, level + 1, vec![(level, chosen)], true));
     }
-    let chosen = files[start..end].to_vec();
-    ptrs.0[level] = chosen[chosen.len() - 1].largest_user().to_vec();
-    leveled(v, level, level + 1, vec![(level, chosen)], true)
+    None
 }
 
 #[cfg(test)]
@@ -231,7 +263,7 @@ mod tests {
             .collect();
         let v = version(&[&[], &l1, &l2]);
         let mut ptrs = Pointers::default();
-        let c = next_files(&v, &o, 1, &mut ptrs);
+        let c = next_files(&v, &o, 1, &mut ptrs, &Claims::default()).expect("due");
         let numbers = |c: &Compaction, level| -> Vec<u64> {
             c.inputs
                 .iter()
@@ -243,22 +275,108 @@ mod tests {
         assert_eq!(numbers(&c, 2), [7, 8, 9]);
         assert!(!c.trivial_move);
         // Round robin: the next pick starts after the last file taken.
-        let c = next_files(&v, &o, 1, &mut ptrs);
+        let c = next_files(&v, &o, 1, &mut ptrs, &Claims::default()).expect("due");
         assert_eq!(numbers(&c, 1)[0], 4);
         // The input limit (25 target sizes) stops the growth first.
         let small = Options {
             target_file_size: 4 * kib,
             ..o.clone()
         };
-        let c = next_files(&v, &small, 1, &mut Pointers::default());
+        let c =
+            next_files(&v, &small, 1, &mut Pointers::default(), &Claims::default()).expect("due");
         assert_eq!(numbers(&c, 1), [1], "one file is always taken");
         // A file overlapping nothing below moves down alone.
         let v = version(&[&[], &l1, &[(b'z', b'z', kib)]]);
-        let c = next_files(&v, &o, 1, &mut Pointers::default());
+        let c = next_files(&v, &o, 1, &mut Pointers::default(), &Claims::default()).expect("due");
         assert!(
             c.trivial_move && numbers(&c, 1) == [1],
             "{:?}",
             numbers(&c, 1)
         );
+    }
+
+    #[test]
+    fn compactions_of_one_level_run_side_by_side_on_disjoint_keys() {
+        let kib = 1024;
+        let o = Options {
+            level1_size: 300 * kib,
+            target_file_size: 100 * kib,
+            max_levels: 3,
+            ..Options::default()
+        };
+        // L1: six 100 KiB files (300 KiB over); L2 overlaps each of them.
+        let files: Vec<_> = (0..6u8)
+            .map(|i| (b'a' + 2 * i, b'a' + 2 * i + 1, 100 * kib))
+            .collect();
+        let v = version(&[&[], &files, &files]);
+        let l1 = |c: &Compaction| -> Vec<u64> {
+            c.inputs
+                .iter()
+                .filter(|(l, _)| *l == 1)
+                .flat_map(|(_, fs)| fs.iter().map(|f| f.number))
+                .collect()
+        };
+        let mut claims = Claims::default();
+        let mut ptrs = Pointers::default();
+        let first = crate::compaction::pick(&v, &o, &claims, &mut ptrs).expect("due");
+        assert_eq!(l1(&first), [1, 2, 3], "the whole excess");
+        let held = claims.take(&first);
+        // The level is still at its capacity without the bytes leaving it:
+        // one more file goes, beside the first compaction.
+        let second = crate::compaction::pick(&v, &o, &claims, &mut ptrs).expect("due");
+        assert_eq!(l1(&second), [4]);
+        assert!(claims.admits(&second));
+        // From the start again, the files the first one holds are passed over.
+        let again = crate::compaction::pick(&v, &o, &claims, &mut Pointers::default());
+        assert_eq!(again.as_ref().map(l1), Some(vec![4]));
+        let _second = claims.take(&second);
+        assert!(
+            crate::compaction::pick(&v, &o, &claims, &mut ptrs).is_none(),
+            "400 KiB leaving: no longer over"
+        );
+        claims.release(held);
+        // A compaction holding L2 whole (its run rewritten in place) leaves
+        // nothing of L1 to compact.
+        let mut in_place = Claims::default();
+        let _whole = in_place.take(&Compaction {
+            level: 2,
+            output_level: 2,
+            inputs: vec![(2, vec![v.levels[2][0].files[0].clone()])],
+            trivial_move: false,
+            output_run: Some(1),
+        });
+        assert!(crate::compaction::pick(&v, &o, &in_place, &mut Pointers::default()).is_none());
+    }
+
+    #[test]
+    fn a_waiting_level0_compaction_is_not_starved_by_ranges_of_level1() {
+        let kib = 1024;
+        let o = Options {
+            level1_size: 300 * kib,
+            target_file_size: 100 * kib,
+            max_levels: 3,
+            ..Options::default()
+        };
+        let files: Vec<_> = (0..6u8)
+            .map(|i| (b'a' + 2 * i, b'a' + 2 * i + 1, 100 * kib))
+            .collect();
+        let mut v = version(&[&[], &files, &files]);
+        let mut claims = Claims::default();
+        let mut ptrs = Pointers::default();
+        let first = crate::compaction::pick(&v, &o, &claims, &mut ptrs).expect("due");
+        assert_eq!(first.level, 1);
+        let _first = claims.take(&first);
+        // L0 reaches its trigger while L1 compacts: L0 waits for L1, and no
+        // second compaction of L1 may keep L1 taken.
+        let l0 = version(&[&[(b'a', b'z', kib)], &[], &[]]);
+        let run = &l0.levels[0][0];
+        v.levels[0] = (0..o.level0_compaction_trigger as u64)
+            .map(|id| {
+                let mut r = (**run).clone();
+                r.id = id + 100;
+                Arc::new(r)
+            })
+            .collect();
+        assert!(crate::compaction::pick(&v, &o, &claims, &mut ptrs).is_none());
     }
 }

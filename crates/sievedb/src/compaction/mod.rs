@@ -26,9 +26,10 @@
 //! would allow cuts anywhere, at the cost of more tombstones and bounds at
 //! both ends; one long tombstone only makes one larger file here.
 //!
-//! Files: this one picks (`pick`, `scores`, `pending_bytes`); `leveling.rs`
-//! and `tiering.rs` choose each style's inputs, `manual.rs` those of a manual
-//! compaction; `merge.rs` runs a compaction (the merge, outputs cut at the
+//! Files: this one picks (`pick`, `scores`, `pending_bytes`); `claims.rs`
+//! keeps what running compactions hold, so that several run at once;
+//! `leveling.rs` and `tiering.rs` choose each style's inputs, `manual.rs`
+//! those of a manual compaction; `merge.rs` runs a compaction (the merge, outputs cut at the
 //! target file size); `range_dels.rs` handles the range tombstones of its
 //! inputs and outputs.
 
@@ -37,6 +38,7 @@ use std::sync::Arc;
 use crate::options::{CompactionStyle, Options};
 use crate::version::{FileMeta, Version, VersionEdit};
 
+mod claims;
 mod filter;
 mod leveling;
 mod manual;
@@ -45,6 +47,7 @@ mod periodic;
 mod range_dels;
 mod tiering;
 
+pub use claims::{ClaimId, Claims};
 pub use filter::ActiveFilter;
 pub use leveling::Pointers;
 use leveling::{level0, leveled_whole, next_files};
@@ -94,35 +97,77 @@ impl Compaction {
     }
 }
 
-/// Picks the most urgent compaction among levels not in `busy`.
+/// Picks the most urgent compaction the running ones (`claims`) leave free.
+///
+/// Levels are tried from the highest score down (the bytes running
+/// compactions are taking out of a level do not count towards its score),
+/// first those whose level pair no compaction runs in; only when none is,
+/// a leveled level >= 1 yields its next files beside a running compaction
+/// of the same levels, on disjoint keys (see `claims.rs`). Every other
+/// compaction needs both its levels free of running ones.
 ///
 /// Either style accepts any shape of tree, whatever style wrote it, so the
 /// style may change between opens: under leveling a level >= 1 holding several
 /// runs (left by tiering) scores at least its number of runs and is merged
 /// whole (`leveled_whole`); tiering treats the single run of a leveled
 /// level like any other run.
-pub fn pick(v: &Version, opts: &Options, busy: &[bool], ptrs: &mut Pointers) -> Option<Compaction> {
+pub fn pick(
+    v: &Version,
+    opts: &Options,
+    claims: &Claims,
+    ptrs: &mut Pointers,
+) -> Option<Compaction> {
     let last = opts.max_levels - 1;
-    let free = |l: usize| !busy[l] && !busy[(l + 1).min(last)];
+    let free = |l: usize| claims.level_free(l) && claims.level_free((l + 1).min(last));
     let shape: Vec<(usize, u64)> = (0..opts.max_levels)
-        .map(|l| (v.levels[l].len(), v.level_bytes(l)))
+        .map(|l| {
+            let bytes = v.level_bytes(l).saturating_sub(claims.leaving(l));
+            (v.levels[l].len(), bytes)
+        })
         .collect();
-    let mut best: Option<(f64, usize)> = None;
-    for (l, score) in scores(&shape, opts).into_iter().enumerate() {
-        if score >= 1.0 && free(l) && best.is_none_or(|(s, _)| score > s) {
-            best = Some((score, l));
+    let mut due: Vec<(f64, usize)> = scores(&shape, opts)
+        .into_iter()
+        .enumerate()
+        .filter(|&(_, score)| score >= 1.0)
+        .map(|(l, score)| (score, l))
+        .collect();
+    // Highest score first; of equal scores, the upper level (a stable sort).
+    due.sort_by(|a, b| b.0.total_cmp(&a.0));
+    // First a level pair no compaction runs in; only when there is none, a
+    // second compaction of a level beside a running one (smaller inputs, so
+    // more rewrites of the files below, but a thread that would else idle).
+    for &(_, level) in due.iter().filter(|&&(_, l)| free(l)) {
+        let c = match opts.compaction_style {
+            CompactionStyle::Tiering => Some(whole_level(v, level, last)),
+            CompactionStyle::Leveling if level == 0 => Some(level0(v)),
+            CompactionStyle::Leveling if v.levels[level].len() > 1 => {
+                Some(leveled_whole(v, level, last))
+            }
+            CompactionStyle::Leveling => next_files(v, opts, level, ptrs, claims),
+        };
+        if c.is_some() {
+            return c;
         }
     }
-    let Some((_, level)) = best else {
-        // Nothing due: files past their age, if any (periodic.rs).
-        return periodic::pick(v, opts, &free);
-    };
-    Some(match opts.compaction_style {
-        CompactionStyle::Tiering => whole_level(v, level, last),
-        CompactionStyle::Leveling if level == 0 => level0(v),
-        CompactionStyle::Leveling if v.levels[level].len() > 1 => leveled_whole(v, level, last),
-        CompactionStyle::Leveling => next_files(v, opts, level, ptrs),
-    })
+    // A due compaction that takes whole levels (all of L0, several runs)
+    // and waits for them: no second compaction may keep them taken.
+    let waiting: Vec<usize> = due
+        .iter()
+        .map(|&(_, l)| l)
+        .filter(|&l| !free(l) && (l == 0 || v.levels[l].len() > 1))
+        .collect();
+    let starves = |l: usize| waiting.iter().any(|&w| w <= l + 1 && l <= w + 1);
+    let leveling = opts.compaction_style == CompactionStyle::Leveling;
+    for (_, level) in due.into_iter().filter(|&(_, l)| leveling && l > 0) {
+        if v.levels[level].len() == 1 && !starves(level) {
+            if let Some(c) = next_files(v, opts, level, ptrs, claims) {
+                debug_assert!(claims.admits(&c));
+                return Some(c);
+            }
+        }
+    }
+    // Nothing due is free: files past their age, if any (periodic.rs).
+    periodic::pick(v, opts, &free)
 }
 
 /// How urgently each level needs compaction (due at >= 1), from each

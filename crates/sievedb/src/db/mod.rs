@@ -16,7 +16,7 @@ use parking_lot::{Condvar, Mutex};
 use crate::batch::{self, WriteBatch};
 use crate::cache::{BlockCache, TableCache};
 use crate::clock;
-use crate::compaction::{self, Compaction, OutputCtx};
+use crate::compaction::{self, ClaimId, Compaction, OutputCtx};
 use crate::error::{Error, Result};
 use crate::filter::digest::Phase;
 use crate::filter::{KeyProbe, MemtableFilter};

@@ -36,15 +36,16 @@ impl DbInner {
             idle && self.trees().iter().all(|t| {
                 let st = t.compaction.lock();
                 let mut pointers = st.pointers.clone();
-                compaction::pick(&t.version(), &t.opts(), &st.busy, &mut pointers).is_none()
+                compaction::pick(&t.version(), &t.opts(), &st.claims, &mut pointers).is_none()
             })
         })
     }
 
-    /// The most urgent compaction of some keyspace, its levels marked busy
-    /// (caller holds the background lock). Keyspaces are tried in turn from
-    /// a rotating start, so that one busy keyspace does not starve the others.
-    fn pick_compaction(&self, bg: &mut BgState) -> Option<(Arc<Tree>, Compaction)> {
+    /// The most urgent compaction of some keyspace, with its claim on the
+    /// levels (caller holds the background lock). Keyspaces are tried in turn
+    /// from a rotating start, so that one busy keyspace does not starve the
+    /// others.
+    fn pick_compaction(&self, bg: &mut BgState) -> Option<(Arc<Tree>, Compaction, ClaimId)> {
         let trees = self.trees();
         bg.rotate = bg.rotate.wrapping_add(1);
         let n = trees.len();
@@ -52,27 +53,26 @@ impl DbInner {
             let t = &trees[(bg.rotate + i) % n];
             let mut st = t.compaction.lock();
             let st = &mut *st;
-            if let Some(c) = compaction::pick(&t.version(), &t.opts(), &st.busy, &mut st.pointers) {
-                st.busy[c.level] = true;
-                st.busy[c.output_level] = true;
+            if let Some(c) = compaction::pick(&t.version(), &t.opts(), &st.claims, &mut st.pointers)
+            {
+                let claim = st.claims.take(&c);
                 bg.running += 1;
-                return Some((t.clone(), c));
+                return Some((t.clone(), c, claim));
             }
         }
         None
     }
 
-    /// Frees the levels of `c` in `tree` (caller holds the background lock).
-    fn release(&self, bg: &mut BgState, tree: &Tree, c: &Compaction) {
-        let mut st = tree.compaction.lock();
-        st.busy[c.level] = false;
-        st.busy[c.output_level] = false;
+    /// Gives back a finished compaction's claim in `tree` (caller holds the
+    /// background lock).
+    fn release(&self, bg: &mut BgState, tree: &Tree, claim: ClaimId) {
+        tree.compaction.lock().claims.release(claim);
         bg.running -= 1;
     }
 
     pub(super) fn compaction_loop(&self) {
         loop {
-            let (tree, c) = {
+            let (tree, c, claim) = {
                 let mut bg = self.bg.lock();
                 loop {
                     if bg.shutdown {
@@ -97,7 +97,7 @@ impl DbInner {
             };
             let r = self.unless_panicked("compaction", || self.run_compaction(&tree, &c));
             let mut bg = self.bg.lock();
-            self.release(&mut bg, &tree, &c);
+            self.release(&mut bg, &tree, claim);
             drop(bg);
             if let Err(e) = r {
                 self.set_bg_error(e);
@@ -182,13 +182,13 @@ impl DbInner {
         self.bg.lock().manual_waiting += 1;
         let result = (|| {
             for level in 0..=last {
-                let c = {
+                let (c, claim) = {
                     let mut bg = self.bg.lock();
                     loop {
                         bg.stopped()?;
                         let out = (level + 1).min(opts.max_levels - 1);
                         let st = tree.compaction.lock();
-                        if !st.busy[level] && !st.busy[out] {
+                        if st.claims.level_free(level) && st.claims.level_free(out) {
                             break;
                         }
                         drop(st);
@@ -199,15 +199,13 @@ impl DbInner {
                     // holds several runs (`manual` returns None otherwise).
                     let c = compaction::manual(&v, &opts, level, lo, hi);
                     let Some(c) = c else { continue };
-                    let mut st = tree.compaction.lock();
-                    st.busy[c.level] = true;
-                    st.busy[c.output_level] = true;
+                    let claim = tree.compaction.lock().claims.take(&c);
                     bg.running += 1;
-                    c
+                    (c, claim)
                 };
                 let r = self.unless_panicked("compaction", || self.run_compaction(tree, &c));
                 let mut bg = self.bg.lock();
-                self.release(&mut bg, tree, &c);
+                self.release(&mut bg, tree, claim);
                 self.done_cv.notify_all();
                 drop(bg);
                 if let Err(e @ Error::Poisoned(_)) = &r {

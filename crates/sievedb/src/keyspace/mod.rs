@@ -13,7 +13,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use parking_lot::{Mutex, RwLock};
 
-use crate::compaction::Pointers;
+use crate::compaction::{Claims, Pointers};
 use crate::memtable::Memtable;
 use crate::options::Options;
 use crate::version::Version;
@@ -29,8 +29,8 @@ pub const DEFAULT: &str = "default";
 /// lock, taken before this one).
 #[derive(Default)]
 pub(crate) struct CompactionState {
-    /// Levels a running compaction occupies.
-    pub(crate) busy: Vec<bool>,
+    /// What the running compactions hold of the levels.
+    pub(crate) claims: Claims,
     /// Round-robin pointers of leveling.
     pub(crate) pointers: Pointers,
 }
@@ -109,7 +109,7 @@ impl Tree {
             configured: AtomicBool::new(id == 0),
             dropped: AtomicBool::new(false),
             compaction: Mutex::new(CompactionState {
-                busy: vec![false; opts.max_levels],
+                claims: Claims::default(),
                 pointers: Pointers::default(),
             }),
             view: ArcSwap::from_pointee(View {
