@@ -349,7 +349,7 @@ mod tests {
     }
 
     #[test]
-    fn a_waiting_level0_compaction_is_not_starved_by_ranges_of_level1() {
+    fn a_second_compaction_of_a_level_waits_for_level0_to_drain() {
         let kib = 1024;
         let o = Options {
             level1_size: 300 * kib,
@@ -360,17 +360,43 @@ mod tests {
         let files: Vec<_> = (0..6u8)
             .map(|i| (b'a' + 2 * i, b'a' + 2 * i + 1, 100 * kib))
             .collect();
-        let mut v = version(&[&[], &files, &files]);
+        let mut v = version(&[&[(b'a', b'z', kib)], &files, &files]);
         let mut claims = Claims::default();
         let mut ptrs = Pointers::default();
         let first = crate::compaction::pick(&v, &o, &claims, &mut ptrs).expect("due");
         assert_eq!(first.level, 1);
         let _first = claims.take(&first);
-        // L0 reaches its trigger while L1 compacts: L0 waits for L1, and no
-        // second compaction of L1 may keep L1 taken.
-        let l0 = version(&[&[(b'a', b'z', kib)], &[], &[]]);
-        let run = &l0.levels[0][0];
-        v.levels[0] = (0..o.level0_compaction_trigger as u64)
+        // One L0 run (below its trigger): writes still come in.
+        assert!(crate::compaction::pick(&v, &o, &claims, &mut ptrs).is_none());
+        v.levels[0].clear();
+        let second = crate::compaction::pick(&v, &o, &claims, &mut ptrs).expect("drained");
+        assert_eq!(second.level, 1);
+    }
+
+    #[test]
+    fn a_waiting_level_of_several_runs_is_not_starved_by_ranges_next_to_it() {
+        let kib = 1024;
+        let o = Options {
+            level1_size: 300 * kib,
+            target_file_size: 100 * kib,
+            max_levels: 4,
+            ..Options::default()
+        };
+        // L2 (3 MiB capacity) over it, one run; L3 below it.
+        let l2: Vec<_> = (0..6u8)
+            .map(|i| (b'a' + 2 * i, b'a' + 2 * i + 1, 1024 * kib))
+            .collect();
+        let mut v = version(&[&[], &[], &l2, &l2]);
+        let mut claims = Claims::default();
+        let mut ptrs = Pointers::default();
+        let first = crate::compaction::pick(&v, &o, &claims, &mut ptrs).expect("due");
+        assert_eq!(first.level, 2);
+        let _first = claims.take(&first);
+        // Two runs in L1 (left by tiering): due, merged whole into L2, which
+        // the first compaction holds. No second compaction of L2 may start.
+        let l1 = version(&[&[], &[(b'a', b'z', kib)], &[], &[]]);
+        let run = &l1.levels[1][0];
+        v.levels[1] = (0..2)
             .map(|id| {
                 let mut r = (**run).clone();
                 r.id = id + 100;
@@ -378,5 +404,8 @@ mod tests {
             })
             .collect();
         assert!(crate::compaction::pick(&v, &o, &claims, &mut ptrs).is_none());
+        v.levels[1].truncate(1);
+        let second = crate::compaction::pick(&v, &o, &claims, &mut ptrs).expect("no waiting");
+        assert_eq!(second.level, 2);
     }
 }
