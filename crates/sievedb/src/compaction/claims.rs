@@ -162,19 +162,11 @@ mod tests {
 
     use super::*;
     use crate::key::{self, Kind};
-    use crate::options::Options;
     use crate::version::FileMeta;
 
     /// A file of user keys `[a, b]` (one letter each).
     fn file(number: u64, a: u8, b: u8) -> Arc<FileMeta> {
-        let opts = Options::default();
-        let tables = Arc::new(crate::cache::TableCache::new(
-            Arc::new(crate::io::StdFs),
-            std::env::temp_dir(),
-            &opts,
-            None,
-            Arc::new(crate::stats::Counters::new(opts.max_levels)),
-        ));
+        let tables = crate::compaction::test_tables();
         let ik = |u: u8| key::internal_key(&[u], 1, Kind::Put);
         let mut f = FileMeta::for_test(number, ik(a), ik(b), tables);
         Arc::get_mut(&mut f).expect("fresh").size = 100;

@@ -211,19 +211,15 @@ pub(super) fn next_files(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compaction::pick;
     use crate::key::{self, Kind};
+
+    const KIB: u64 = 1024;
 
     /// A version whose levels hold one run each of files `(first, last, size)`
     /// (user keys of one letter).
     fn version(levels: &[&[(u8, u8, u64)]]) -> Version {
-        let opts = Options::default();
-        let tables = Arc::new(crate::cache::TableCache::new(
-            Arc::new(crate::io::StdFs),
-            std::env::temp_dir(),
-            &opts,
-            None,
-            Arc::new(crate::stats::Counters::new(opts.max_levels)),
-        ));
+        let tables = crate::compaction::test_tables();
         let mut number = 0;
         let runs = levels.iter().map(|files| {
             let mut metas = Vec::new();
@@ -245,49 +241,69 @@ mod tests {
         }
     }
 
+    /// L1 of 300 KiB, 100 KiB target files, `max_levels` levels.
+    fn options(max_levels: usize) -> Options {
+        Options {
+            level1_size: 300 * KIB,
+            target_file_size: 100 * KIB,
+            max_levels,
+            ..Options::default()
+        }
+    }
+
+    /// Six files of `size` bytes: `a..b`, `c..d`, ..., `k..l`.
+    fn six(size: u64) -> Vec<(u8, u8, u64)> {
+        (0..6u8)
+            .map(|i| (b'a' + 2 * i, b'a' + 2 * i + 1, size))
+            .collect()
+    }
+
+    /// Numbers of the files `c` takes from `level`.
+    fn numbers(c: &Compaction, level: usize) -> Vec<u64> {
+        c.inputs
+            .iter()
+            .filter(|(l, _)| *l == level)
+            .flat_map(|(_, fs)| fs.iter().map(|f| f.number))
+            .collect()
+    }
+
+    /// `v` with `runs` copies of `run` as the runs of `level`.
+    fn with_runs(mut v: Version, level: usize, run: &Arc<Run>, runs: u64) -> Version {
+        v.levels[level] = (0..runs)
+            .map(|id| {
+                let mut r = (**run).clone();
+                r.id = id + 100;
+                Arc::new(r)
+            })
+            .collect();
+        v
+    }
+
     #[test]
     fn neighbouring_files_compact_together_up_to_the_excess_and_the_limit() {
-        let kib = 1024;
-        let o = Options {
-            level1_size: 300 * kib,
-            target_file_size: 100 * kib,
-            max_levels: 3,
-            ..Options::default()
-        };
+        let o = options(3);
         // L1: six 100 KiB files (300 KiB over); L2 overlaps each of them.
-        let l1: Vec<_> = (0..6u8)
-            .map(|i| (b'a' + 2 * i, b'a' + 2 * i + 1, 100 * kib))
-            .collect();
-        let l2: Vec<_> = (0..6u8)
-            .map(|i| (b'a' + 2 * i, b'a' + 2 * i + 1, 100 * kib))
-            .collect();
-        let v = version(&[&[], &l1, &l2]);
+        let l1 = six(100 * KIB);
+        let v = version(&[&[], &l1, &l1]);
         let mut ptrs = Pointers::default();
-        let c = next_files(&v, &o, 1, &mut ptrs, &Claims::default()).expect("due");
-        let numbers = |c: &Compaction, level| -> Vec<u64> {
-            c.inputs
-                .iter()
-                .filter(|(l, _)| *l == level)
-                .flat_map(|(_, fs)| fs.iter().map(|f| f.number))
-                .collect()
-        };
+        let none = Claims::default();
+        let c = next_files(&v, &o, 1, &mut ptrs, &none).expect("due");
         assert_eq!(numbers(&c, 1), [1, 2, 3], "the 300 KiB excess, in order");
         assert_eq!(numbers(&c, 2), [7, 8, 9]);
         assert!(!c.trivial_move);
         // Round robin: the next pick starts after the last file taken.
-        let c = next_files(&v, &o, 1, &mut ptrs, &Claims::default()).expect("due");
+        let c = next_files(&v, &o, 1, &mut ptrs, &none).expect("due");
         assert_eq!(numbers(&c, 1)[0], 4);
         // The input limit (25 target sizes) stops the growth first.
         let small = Options {
-            target_file_size: 4 * kib,
+            target_file_size: 4 * KIB,
             ..o.clone()
         };
-        let c =
-            next_files(&v, &small, 1, &mut Pointers::default(), &Claims::default()).expect("due");
+        let c = next_files(&v, &small, 1, &mut Pointers::default(), &none).expect("due");
         assert_eq!(numbers(&c, 1), [1], "one file is always taken");
         // A file overlapping nothing below moves down alone.
-        let v = version(&[&[], &l1, &[(b'z', b'z', kib)]]);
-        let c = next_files(&v, &o, 1, &mut Pointers::default(), &Claims::default()).expect("due");
+        let v = version(&[&[], &l1, &[(b'z', b'z', KIB)]]);
+        let c = next_files(&v, &o, 1, &mut Pointers::default(), &none).expect("due");
         assert!(
             c.trivial_move && numbers(&c, 1) == [1],
             "{:?}",
@@ -297,41 +313,25 @@ mod tests {
 
     #[test]
     fn compactions_of_one_level_run_side_by_side_on_disjoint_keys() {
-        let kib = 1024;
-        let o = Options {
-            level1_size: 300 * kib,
-            target_file_size: 100 * kib,
-            max_levels: 3,
-            ..Options::default()
-        };
+        let o = options(3);
         // L1: six 100 KiB files (300 KiB over); L2 overlaps each of them.
-        let files: Vec<_> = (0..6u8)
-            .map(|i| (b'a' + 2 * i, b'a' + 2 * i + 1, 100 * kib))
-            .collect();
-        let v = version(&[&[], &files, &files]);
-        let l1 = |c: &Compaction| -> Vec<u64> {
-            c.inputs
-                .iter()
-                .filter(|(l, _)| *l == 1)
-                .flat_map(|(_, fs)| fs.iter().map(|f| f.number))
-                .collect()
-        };
+        let v = version(&[&[], &six(100 * KIB), &six(100 * KIB)]);
         let mut claims = Claims::default();
         let mut ptrs = Pointers::default();
-        let first = crate::compaction::pick(&v, &o, &claims, &mut ptrs).expect("due");
-        assert_eq!(l1(&first), [1, 2, 3], "the whole excess");
+        let first = pick(&v, &o, &claims, &mut ptrs).expect("due");
+        assert_eq!(numbers(&first, 1), [1, 2, 3], "the whole excess");
         let held = claims.take(&first);
         // The level is still at its capacity without the bytes leaving it:
         // one more file goes, beside the first compaction.
-        let second = crate::compaction::pick(&v, &o, &claims, &mut ptrs).expect("due");
-        assert_eq!(l1(&second), [4]);
+        let second = pick(&v, &o, &claims, &mut ptrs).expect("due");
+        assert_eq!(numbers(&second, 1), [4]);
         assert!(claims.admits(&second));
         // From the start again, the files the first one holds are passed over.
-        let again = crate::compaction::pick(&v, &o, &claims, &mut Pointers::default());
-        assert_eq!(again.as_ref().map(l1), Some(vec![4]));
+        let again = pick(&v, &o, &claims, &mut Pointers::default()).expect("due");
+        assert_eq!(numbers(&again, 1), [4]);
         let _second = claims.take(&second);
         assert!(
-            crate::compaction::pick(&v, &o, &claims, &mut ptrs).is_none(),
+            pick(&v, &o, &claims, &mut ptrs).is_none(),
             "400 KiB leaving: no longer over"
         );
         claims.release(held);
@@ -345,67 +345,42 @@ mod tests {
             trivial_move: false,
             output_run: Some(1),
         });
-        assert!(crate::compaction::pick(&v, &o, &in_place, &mut Pointers::default()).is_none());
+        assert!(pick(&v, &o, &in_place, &mut Pointers::default()).is_none());
     }
 
     #[test]
     fn a_second_compaction_of_a_level_waits_for_level0_to_drain() {
-        let kib = 1024;
-        let o = Options {
-            level1_size: 300 * kib,
-            target_file_size: 100 * kib,
-            max_levels: 3,
-            ..Options::default()
-        };
-        let files: Vec<_> = (0..6u8)
-            .map(|i| (b'a' + 2 * i, b'a' + 2 * i + 1, 100 * kib))
-            .collect();
-        let mut v = version(&[&[(b'a', b'z', kib)], &files, &files]);
+        let o = options(3);
+        let mut v = version(&[&[(b'a', b'z', KIB)], &six(100 * KIB), &six(100 * KIB)]);
         let mut claims = Claims::default();
         let mut ptrs = Pointers::default();
-        let first = crate::compaction::pick(&v, &o, &claims, &mut ptrs).expect("due");
+        let first = pick(&v, &o, &claims, &mut ptrs).expect("due");
         assert_eq!(first.level, 1);
         let _first = claims.take(&first);
         // One L0 run (below its trigger): writes still come in.
-        assert!(crate::compaction::pick(&v, &o, &claims, &mut ptrs).is_none());
+        assert!(pick(&v, &o, &claims, &mut ptrs).is_none());
         v.levels[0].clear();
-        let second = crate::compaction::pick(&v, &o, &claims, &mut ptrs).expect("drained");
+        let second = pick(&v, &o, &claims, &mut ptrs).expect("drained");
         assert_eq!(second.level, 1);
     }
 
     #[test]
     fn a_waiting_level_of_several_runs_is_not_starved_by_ranges_next_to_it() {
-        let kib = 1024;
-        let o = Options {
-            level1_size: 300 * kib,
-            target_file_size: 100 * kib,
-            max_levels: 4,
-            ..Options::default()
-        };
-        // L2 (3 MiB capacity) over it, one run; L3 below it.
-        let l2: Vec<_> = (0..6u8)
-            .map(|i| (b'a' + 2 * i, b'a' + 2 * i + 1, 1024 * kib))
-            .collect();
-        let mut v = version(&[&[], &[], &l2, &l2]);
+        let o = options(4);
+        // L2 (3000 KiB capacity) holds 6 MiB in one run; L3 below it.
+        let v = version(&[&[], &[], &six(1024 * KIB), &six(1024 * KIB)]);
         let mut claims = Claims::default();
         let mut ptrs = Pointers::default();
-        let first = crate::compaction::pick(&v, &o, &claims, &mut ptrs).expect("due");
+        let first = pick(&v, &o, &claims, &mut ptrs).expect("due");
         assert_eq!(first.level, 2);
         let _first = claims.take(&first);
         // Two runs in L1 (left by tiering): due, merged whole into L2, which
         // the first compaction holds. No second compaction of L2 may start.
-        let l1 = version(&[&[], &[(b'a', b'z', kib)], &[], &[]]);
-        let run = &l1.levels[1][0];
-        v.levels[1] = (0..2)
-            .map(|id| {
-                let mut r = (**run).clone();
-                r.id = id + 100;
-                Arc::new(r)
-            })
-            .collect();
-        assert!(crate::compaction::pick(&v, &o, &claims, &mut ptrs).is_none());
-        v.levels[1].truncate(1);
-        let second = crate::compaction::pick(&v, &o, &claims, &mut ptrs).expect("no waiting");
+        let l1 = version(&[&[], &[(b'a', b'z', KIB)], &[], &[]]);
+        let v = with_runs(v, 1, &l1.levels[1][0], 2);
+        assert!(pick(&v, &o, &claims, &mut ptrs).is_none());
+        let v = with_runs(v, 1, &l1.levels[1][0], 1);
+        let second = pick(&v, &o, &claims, &mut ptrs).expect("no waiting");
         assert_eq!(second.level, 2);
     }
 }

@@ -259,6 +259,19 @@ pub fn pending_bytes(v: &Version, opts: &Options) -> u64 {
     pending
 }
 
+/// A table cache for the file metadata of unit tests (nothing is opened).
+#[cfg(test)]
+fn test_tables() -> Arc<crate::cache::TableCache> {
+    let opts = Options::default();
+    Arc::new(crate::cache::TableCache::new(
+        Arc::new(crate::io::StdFs),
+        std::env::temp_dir(),
+        &opts,
+        None,
+        Arc::new(crate::stats::Counters::new(opts.max_levels)),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

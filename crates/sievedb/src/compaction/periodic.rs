@@ -84,14 +84,7 @@ mod tests {
 
     /// Levels of one run each, of files `(first key, created)`.
     fn version(levels: &[&[(u8, u64)]]) -> Version {
-        let opts = Options::default();
-        let tables = Arc::new(crate::cache::TableCache::new(
-            Arc::new(crate::io::StdFs),
-            std::env::temp_dir(),
-            &opts,
-            None,
-            Arc::new(crate::stats::Counters::new(opts.max_levels)),
-        ));
+        let tables = crate::compaction::test_tables();
         let mut number = 0;
         let levels = levels.iter().map(|files| {
             let mut metas = Vec::new();
