@@ -219,8 +219,8 @@ pub struct Options {
     pub compaction_style: CompactionStyle,
     /// Threads for background flushes and compactions: one flushes, the
     /// others (at least one) compact, each its own compaction; two
-    /// compactions never share a file, and those of one leveled level run
-    /// side by side on disjoint key ranges. Default 2.
+    /// compactions never share a file, and once L0 has drained those of one
+    /// leveled level run side by side on disjoint key ranges. Default 2.
     pub background_threads: usize,
     /// Read SST data with O_DIRECT (no page cache). Default false. Takes
     /// precedence over [`Options::use_mmap_reads`].
