@@ -135,8 +135,7 @@ pub fn pick(
     // Highest score first; of equal scores, the upper level (a stable sort).
     due.sort_by(|a, b| b.0.total_cmp(&a.0));
     // First a level pair no compaction runs in; only when there is none, a
-    // second compaction of a level beside a running one (smaller inputs, so
-    // more rewrites of the files below, but a thread that would else idle).
+    // second compaction of a level beside a running one.
     for &(_, level) in due.iter().filter(|&&(_, l)| free(l)) {
         let c = match opts.compaction_style {
             CompactionStyle::Tiering => Some(whole_level(v, level, last)),
@@ -152,8 +151,8 @@ pub fn pick(
     }
     // Only once L0 has drained: while writes flow in, two compactions of a
     // level take fewer files each and rewrite the files below they share
-    // more often (loads of 30M entries wrote 4-7% more); after them, the
-    // debt left is catch-up, which a second thread shortens.
+    // more often (loads of 30M entries wrote 3-7% more, BENCHMARKS.md);
+    // after them, the debt left is catch-up, which a second thread shortens.
     if opts.compaction_style == CompactionStyle::Tiering || !v.levels[0].is_empty() {
         return periodic::pick(v, opts, &free);
     }
