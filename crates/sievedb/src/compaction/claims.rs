@@ -52,7 +52,7 @@ impl Held {
 
 /// The claim a running compaction holds, to give back with
 /// [`Claims::release`].
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 #[must_use = "a claim not released keeps its levels busy"]
 pub struct ClaimId(u64);
 

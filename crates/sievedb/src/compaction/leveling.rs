@@ -128,9 +128,9 @@ const MAX_COMPACTION_FILES: u64 = 25;
 /// A file whose compaction would meet a running one's keys ([`Claims`]) is
 /// passed over for the next, and the growth stops before such a file; so
 /// compactions of one level run side by side. `None` when every file's
-/// does, when a running compaction holds the level or the next whole, or
-/// when the next level holds several runs (taken whole) and a compaction
-/// runs in either level.
+/// does, or when a running compaction holds the level or the next whole.
+/// (A next level of several runs is taken whole; `pick` calls this beside
+/// running compactions only when no such level is due.)
 pub(super) fn next_files(
     v: &Version,
     opts: &Options,
@@ -138,11 +138,8 @@ pub(super) fn next_files(
     ptrs: &mut Pointers,
     claims: &Claims,
 ) -> Option<Compaction> {
-    // Several runs below are all taken whole (`leveled_target`): that
-    // compaction needs both levels free.
-    let several_below = v.levels.get(level + 1).is_some_and(|runs| runs.len() > 1);
-    let whole_free = claims.level_free(level) && claims.level_free(level + 1);
-    if claims.holds_whole(level) || claims.holds_whole(level + 1) || several_below && !whole_free {
+    // Every file would meet such a claim: no scan of the level.
+    if claims.holds_whole(level) || claims.holds_whole(level + 1) {
         return None;
     }
     if ptrs.0.len() <= level {
