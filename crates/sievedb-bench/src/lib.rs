@@ -31,7 +31,10 @@
 //! - `flush`, `waitforcompaction`: flush the memtable / flush and wait until no
 //!   compaction is due (RocksDB db_bench's names), to read a settled tree;
 //!   reported by their elapsed time only (no ops/sec, micros/op or MB/s, in
-//!   text and JSON alike);
+//!   text and JSON alike). `waitforcompaction` also reports the compaction
+//!   owed when it started (`pending_compaction_bytes_at_start`, sievedb and
+//!   RocksDB) and, with `--stats-interval`, prints per interval the bytes
+//!   still owed, the MB/s written (sievedb) and the files per level;
 //! - `filterbench`: the papers' single-filter micro-benchmark, no database:
 //!   one filter over `--num` keys, `--reads` empty queries with hashing
 //!   (measured and theoretical FPR, ns per query);

@@ -105,6 +105,17 @@ fn bench_flush_reports_elapsed_time_only() {
     }
     let fill = out.lines().find(|l| l.starts_with("fillseq ")).unwrap();
     assert!(fill.contains("ops/sec"), "{fill}");
+    let o = bench(&["--benchmarks", "fillseq,waitforcompaction", "--json"]);
+    let out = ok(&o);
+    let wait: serde_json::Value = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .find(|v: &serde_json::Value| v["benchmark"] == "waitforcompaction")
+        .expect("a waitforcompaction record");
+    assert!(
+        wait["pending_compaction_bytes_at_start"].as_u64().is_some(),
+        "{wait}"
+    );
 
     let o = bench(&["--benchmarks", "fillseq,flush", "--json", "--repeats", "2"]);
     let out = ok(&o);

@@ -15,6 +15,7 @@ mod mixed;
 pub mod page_cache;
 mod read;
 pub(crate) mod runner;
+mod wait;
 
 pub use mixed::FilterMemoryPeak;
 
@@ -120,7 +121,8 @@ impl Benchmark {
             Benchmark::ReadSeq => "one full forward scan per thread (ops = entries read)",
             Benchmark::Flush => "flush the memtable (elapsed time only)",
             Benchmark::WaitForCompaction => {
-                "flush, then wait until no compaction is due (elapsed time only)"
+                "flush, then wait until no compaction is due (elapsed time only; \
+                 --stats-interval: the compaction owed, per line)"
             }
             Benchmark::FilterBench => {
                 "one filter over --num keys, --reads empty queries: FPR and ns/query (no database)"
@@ -420,7 +422,7 @@ pub fn run_benchmark(
         Benchmark::YcsbA => ycsb(engine.as_ref(), w, YCSB_A_READS, label),
         Benchmark::YcsbB => ycsb(engine.as_ref(), w, YCSB_B_READS, label),
         Benchmark::Flush => timed_once(|| engine.flush()),
-        Benchmark::WaitForCompaction => timed_once(|| engine.wait_for_compactions()),
+        Benchmark::WaitForCompaction => wait::wait_for_compactions(engine, w, label),
         Benchmark::FilterProbe => filter_probe(engine.as_ref(), w, label),
         Benchmark::MergeRandom => merge::merge_random(engine.as_ref(), w, label),
         Benchmark::FilterBench => {

@@ -232,6 +232,14 @@ pub trait Engine: Send + Sync {
     fn files_per_level(&self) -> Option<Vec<u64>> {
         None
     }
+    /// Bytes compaction must still rewrite before no level is over its
+    /// size, by the engine's own estimate (sievedb's
+    /// `Stats::pending_compaction_bytes`, RocksDB's
+    /// `rocksdb.estimate-pending-compaction-bytes` summed over the column
+    /// families written); `None` for an engine that keeps no such estimate.
+    fn pending_compaction_bytes(&self) -> Option<u64> {
+        None
+    }
     /// The sievedb database behind the engine (sievedb only), for the
     /// benchmarks that measure its internals (`filterprobe`).
     fn sievedb(&self) -> Option<&::sievedb::Db> {

@@ -428,6 +428,17 @@ impl Engine for RocksDb {
         Ok(())
     }
 
+    fn pending_compaction_bytes(&self) -> Option<u64> {
+        let cfs = self.written_cfs().ok()?;
+        cfs.iter()
+            .map(|cf| {
+                self.property_opt(*cf, "rocksdb.estimate-pending-compaction-bytes")
+                    .ok()
+                    .flatten()
+            })
+            .sum()
+    }
+
     fn files_per_level(&self) -> Option<Vec<u64>> {
         let cfs = self.written_cfs().ok()?;
         (0..NUM_LEVELS)

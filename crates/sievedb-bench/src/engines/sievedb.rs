@@ -214,6 +214,10 @@ impl Engine for SieveDb {
         Some(self.db.stats())
     }
 
+    fn pending_compaction_bytes(&self) -> Option<u64> {
+        Some(self.db.stats().pending_compaction_bytes)
+    }
+
     fn sievedb(&self) -> Option<&Db> {
         Some(&self.db)
     }

@@ -59,9 +59,43 @@ impl Progress {
         match mode {
             ProgressMode::Hidden => Progress::hidden(),
             ProgressMode::Bar => Progress(Shown::Bar(bar(total, label))),
-            ProgressMode::Lines(every) => Progress(Shown::Lines(Arc::new(LineReporter::start(
-                every, total, label,
-            )))),
+            ProgressMode::Lines(every) => {
+                let mut last = (Duration::ZERO, 0u64);
+                let line = move |done: u64, elapsed: Duration| {
+                    let (at, before) = last;
+                    last = (elapsed, done);
+                    progress_line(&label, done, total, done - before, elapsed - at, elapsed)
+                };
+                Progress(Shown::Lines(Arc::new(LineReporter::start(every, line))))
+            }
+        }
+    }
+
+    /// Starts a display of a step of unknown length named `label` whose
+    /// state `describe` tells (called once per line, with the seconds since
+    /// the start): `LABEL: after S s; DESCRIPTION` every interval in
+    /// [`ProgressMode::Lines`], a spinner on a terminal.
+    pub fn watch(
+        mode: ProgressMode,
+        label: String,
+        mut describe: impl FnMut(Duration) -> String + Send + 'static,
+    ) -> Self {
+        match mode {
+            ProgressMode::Lines(every) => {
+                let line = move |_: u64, elapsed: Duration| {
+                    format!(
+                        "{label}: after {:.1} s; {}",
+                        elapsed.as_secs_f64(),
+                        describe(elapsed)
+                    )
+                };
+                Progress(Shown::Lines(Arc::new(LineReporter::start(every, line))))
+            }
+            _ => {
+                let p = Progress::start(mode, 0, label);
+                p.tick_steadily();
+                p
+            }
         }
     }
 
@@ -121,14 +155,16 @@ struct LineReporter {
 }
 
 impl LineReporter {
-    fn start(every: Duration, total: u64, label: String) -> Self {
+    /// Starts the thread; every `every` it prints `line(operations done,
+    /// time since the start)`.
+    fn start(every: Duration, line: impl FnMut(u64, Duration) -> String + Send + 'static) -> Self {
         let shared = Arc::new(Shared {
             done: AtomicU64::new(0),
             stopped: Mutex::new(false),
             wake: Condvar::new(),
         });
         let s = Arc::clone(&shared);
-        let thread = std::thread::spawn(move || report_lines(&s, every, total, &label));
+        let thread = std::thread::spawn(move || report_lines(&s, every, line));
         LineReporter {
             shared,
             thread: Mutex::new(Some(thread)),
@@ -154,10 +190,10 @@ impl Drop for LineReporter {
     }
 }
 
-/// The reporting loop: sleeps `every` (or until stopped), then prints a line.
-fn report_lines(s: &Shared, every: Duration, total: u64, label: &str) {
+/// The reporting loop: sleeps `every` (or until stopped), then prints `line`.
+fn report_lines(s: &Shared, every: Duration, mut line: impl FnMut(u64, Duration) -> String) {
     let start = Instant::now();
-    let (mut last_at, mut last_done) = (start, 0u64);
+    let mut last_at = start;
     let Ok(mut stopped) = s.stopped.lock() else {
         return;
     };
@@ -176,20 +212,8 @@ fn report_lines(s: &Shared, every: Duration, total: u64, label: &str) {
         if *stopped {
             return;
         }
-        let now = Instant::now();
-        let done = s.done.load(Ordering::Relaxed);
-        eprintln!(
-            "{}",
-            progress_line(
-                label,
-                done,
-                total,
-                done - last_done,
-                now - last_at,
-                now - start
-            )
-        );
-        (last_at, last_done) = (now, done);
+        last_at = Instant::now();
+        eprintln!("{}", line(s.done.load(Ordering::Relaxed), last_at - start));
     }
 }
 
@@ -281,5 +305,31 @@ mod tests {
         p.finish();
         p.finish(); // idempotent
         assert!(t.elapsed() < Duration::from_secs(60));
+    }
+
+    #[test]
+    fn a_watch_describes_the_step_every_interval_until_finished() {
+        let calls = Arc::new(AtomicU64::new(0));
+        let c = Arc::clone(&calls);
+        let p = Progress::watch(
+            ProgressMode::Lines(Duration::from_millis(5)),
+            "w".into(),
+            move |elapsed| {
+                c.fetch_add(1, Ordering::Relaxed);
+                format!("{elapsed:?}")
+            },
+        );
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while calls.load(Ordering::Relaxed) < 2 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        p.finish();
+        let seen = calls.load(Ordering::Relaxed);
+        assert!(seen >= 2, "{seen} lines");
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(calls.load(Ordering::Relaxed), seen, "a line after finish");
+        // Without lines, the describer is never called.
+        let q = Progress::watch(ProgressMode::Hidden, "h".into(), |_| unreachable!());
+        q.finish();
     }
 }
