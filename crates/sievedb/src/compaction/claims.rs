@@ -142,18 +142,18 @@ fn span_of(c: &Compaction) -> Span {
         && c.output_run.is_some()
         && runs_at(c.level) == 1
         && runs_at(c.output_level) <= 1;
-    let mut range: Option<(&[u8], &[u8])> = None;
-    for f in c.inputs.iter().flat_map(|(_, files)| files) {
-        let (s, l) = (f.smallest_user(), f.largest_user());
-        range = Some(match range {
-            None => (s, l),
-            Some((a, b)) => (a.min(s), b.max(l)),
-        });
+    if !ranged {
+        return Span::Whole;
     }
-    match range {
-        Some((lo, hi)) if ranged => Span::Keys(lo.to_vec(), hi.to_vec()),
-        _ => Span::Whole,
-    }
+    let mut files = c.inputs.iter().flat_map(|(_, files)| files);
+    let Some(first) = files.next() else {
+        return Span::Whole;
+    };
+    let (lo, hi) = files.fold(
+        (first.smallest_user(), first.largest_user()),
+        |(a, b), f| (a.min(f.smallest_user()), b.max(f.largest_user())),
+    );
+    Span::Keys(lo.to_vec(), hi.to_vec())
 }
 
 #[cfg(test)]

@@ -29,9 +29,9 @@
 //! Files: this one picks (`pick`, `scores`, `pending_bytes`); `claims.rs`
 //! keeps what running compactions hold, so that several run at once;
 //! `leveling.rs` and `tiering.rs` choose each style's inputs, `manual.rs`
-//! those of a manual compaction; `merge.rs` runs a compaction (the merge, outputs cut at the
-//! target file size); `range_dels.rs` handles the range tombstones of its
-//! inputs and outputs.
+//! those of a manual compaction; `merge.rs` runs a compaction (the merge,
+//! outputs cut at the target file size); `range_dels.rs` handles the range
+//! tombstones of its inputs and outputs.
 
 use std::sync::Arc;
 
