@@ -388,18 +388,32 @@ fn elastic_fig6() {
 
 #[test]
 fn elastic_fig7() {
-    run(
-        "elastic-fig7",
+    let (csv, md) = run_args(
+        ExperimentArgs::new("elastic-fig7"),
         &[
             "config",
             "fill_seconds",
             "compaction_wait_seconds",
             "load_mb_per_sec",
             "ratio_to_single_filter",
+            "cpu_seconds",
+            "user_cpu_seconds",
+            "system_cpu_seconds",
         ],
         4,
         &["elastic-fig7"],
     );
+    // The load's CPU splits into user and system time, which add up.
+    let col = |n: &str| csv.col(n).unwrap();
+    for r in &csv.rows {
+        let x = |n: &str| r[col(n)].parse::<f64>().unwrap();
+        assert!(x("user_cpu_seconds") > 0.0, "{r:?}");
+        let sum = x("user_cpu_seconds") + x("system_cpu_seconds");
+        assert!((sum - x("cpu_seconds")).abs() < 0.02, "{r:?}");
+    }
+    // Filter construction is timed apart, per configuration.
+    assert!(md.contains("Filter construction alone"), "{md}");
+    assert!(md.contains("ns per key"), "{md}");
 }
 
 #[test]

@@ -1,5 +1,7 @@
 //! `elastic-fig7`: Figure 7, load time.
 
+mod construction;
+
 use super::{
     med, ratio_of, tree_spec, unit_filters, Column, Run, BLOCK_CACHE, BUDGET_BPK, DISK_BPK, UNITS,
 };
@@ -20,11 +22,16 @@ const LOAD_BAR: f64 = 0.97;
 struct Load {
     fill_s: f64,
     wait_s: f64,
-    /// CPU seconds of the whole process (every thread) over the load,
-    /// opening and closing included.
-    cpu_s: f64,
+    /// User CPU seconds of the whole process (every thread) over the load,
+    /// opening and closing included: the engine's own work.
+    user_s: f64,
+    /// System CPU seconds over the load: the kernel's work for it (file
+    /// creation, writes, page faults).
+    sys_s: f64,
     /// Bytes written to files (WAL, flushes, compactions) over both.
     written: u64,
+    /// Bytes of keys and values put (what the WAL carried).
+    user_written: u64,
     /// Compaction still owed when the fill ended (RocksDB's estimate of the
     /// bytes to rewrite): what the compaction wait pays off.
     debt: u64,
@@ -34,8 +41,8 @@ struct Load {
 
 impl Load {
     /// The load measured by the records of one `fillrandom,waitforcompaction`
-    /// run, which took `cpu_s` CPU seconds.
-    fn of(recs: &[Record], cpu_s: f64) -> Load {
+    /// run, which took `(user, system)` CPU seconds.
+    fn of(recs: &[Record], (user_s, sys_s): (f64, f64)) -> Load {
         let rec = |b: Benchmark| recs.iter().find(|r| r.benchmark == b);
         let fill = rec(Benchmark::FillRandom);
         let wait = rec(Benchmark::WaitForCompaction);
@@ -46,27 +53,40 @@ impl Load {
         Load {
             fill_s: fill.map_or(f64::NAN, |r| r.m.seconds),
             wait_s: wait.map_or(f64::NAN, |r| r.m.seconds),
-            cpu_s,
+            user_s,
+            sys_s,
             written: written(fill) + written(wait),
+            user_written: stats(fill).map_or(0, |s| s.user_bytes_written),
             debt: stats(fill).map_or(0, |s| s.pending_compaction_bytes),
             stall_s: stats(fill).map_or(0.0, |s| {
                 (s.write_slowdown_micros + s.write_stop_micros) as f64 / 1e6
             }),
         }
     }
+
+    /// User + system CPU seconds.
+    fn cpu_s(&self) -> f64 {
+        self.user_s + self.sys_s
+    }
+
+    /// About the entries the load wrote to tables: the bytes written less
+    /// the WAL's (about the bytes put), over one entry's bytes.
+    fn table_entries(&self, entry_bytes: u64) -> f64 {
+        self.written.saturating_sub(self.user_written) as f64 / entry_bytes.max(1) as f64
+    }
 }
 
-/// User + system CPU seconds of this process so far, all threads (0 if the
-/// system cannot say).
-fn process_cpu_seconds() -> f64 {
+/// User and system CPU seconds of this process so far, all threads (zeros if
+/// the system cannot say).
+fn process_cpu_seconds() -> (f64, f64) {
     // SAFETY: `rusage` is plain data, for which all zeroes is a valid value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `ru` is a valid, writable `rusage` that outlives the call.
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-        return 0.0;
+        return (0.0, 0.0);
     }
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    secs(ru.ru_utime) + secs(ru.ru_stime)
+    (secs(ru.ru_utime), secs(ru.ru_stime))
 }
 
 /// Figure 7: fillrandom throughput, one Bloom filter vs filter units.
@@ -110,6 +130,7 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
         ),
     ];
     let dir = ctx.db_dir("fill", false)?.ok_or("no work directory")?;
+    let entry_bytes = (spec.key_size + spec.value_size) as u64;
     // loads[config][repeat]
     let mut loads: Vec<Vec<Load>> = vec![Vec::new(); configs.len()];
     for rep in 0..repeats {
@@ -129,10 +150,10 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
                 filters: configs[ci].1.clone(),
                 ..ctx.bench_defaults()
             };
-            let cpu_before = process_cpu_seconds();
+            let (user0, sys0) = process_cpu_seconds();
             let recs = crate::run_records(&a)?;
-            let cpu = process_cpu_seconds() - cpu_before;
-            loads[ci].push(Load::of(&recs, cpu));
+            let (user1, sys1) = process_cpu_seconds();
+            loads[ci].push(Load::of(&recs, (user1 - user0, sys1 - sys0)));
         }
     }
     let secs: Vec<Vec<(f64, f64)>> = loads
@@ -140,6 +161,19 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
         .map(|ls| ls.iter().map(|l| (l.fill_s, l.wait_s)).collect())
         .collect();
     ctx.drop_dir(&dir);
+    // Filter construction alone, after the loads (so it never competes with
+    // them), for files of the loads' size.
+    let per_file = (spec.target_file_size / entry_bytes).max(1);
+    let build_keys = construction::KEYS_PER_ROUND.min(num);
+    let build_ns = construction::measure(
+        &configs
+            .iter()
+            .map(|(_, a)| a.filter_options())
+            .collect::<Vec<_>>(),
+        spec.key_size,
+        per_file,
+        build_keys,
+    );
     let bytes = num as f64 * (spec.key_size + spec.value_size) as f64;
     let mbps = |(fs, ws): (f64, f64)| bytes / (fs + ws) / 1e6;
     let mut csv = Table::new(&[
@@ -151,6 +185,8 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
         "load_mb_per_sec",
         "ratio_to_single_filter",
         "cpu_seconds",
+        "user_cpu_seconds",
+        "system_cpu_seconds",
         "bytes_written",
         "compaction_debt_bytes_at_fill_end",
         "write_stall_seconds",
@@ -166,7 +202,9 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
                 f(x.1, 3),
                 f(mbps(*x), 3),
                 f(mbps(*x) / mbps(secs[0][rep]), 4),
-                f(l.cpu_s, 2),
+                f(l.cpu_s(), 2),
+                f(l.user_s, 2),
+                f(l.sys_s, 2),
                 l.written.to_string(),
                 l.debt.to_string(),
                 f(l.stall_s, 3),
@@ -230,7 +268,7 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
             f(med_load(ci, |l| l.fill_s), 2),
             f(med_load(ci, |l| l.wait_s), 2),
             f(med_load(ci, |l| l.debt as f64 / 1e9), 2),
-            f(med_load(ci, |l| l.cpu_s), 1),
+            f(med_load(ci, Load::cpu_s), 1),
             f(med_load(ci, |l| l.written as f64 / 1e9), 2),
             if ci == 0 {
                 "1×".into()
@@ -278,9 +316,9 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
              wait took {:.3}× as long ({:.1} s against {:.1} s). Writers stalled {:.1} s against \
              {:.1} s during the fill.",
             med_mbps(3) / med_mbps(2),
-            med_load(3, |l| l.cpu_s) / med_load(2, |l| l.cpu_s),
-            med_load(3, |l| l.cpu_s),
-            med_load(2, |l| l.cpu_s),
+            med_load(3, Load::cpu_s) / med_load(2, Load::cpu_s),
+            med_load(3, Load::cpu_s),
+            med_load(2, Load::cpu_s),
             med_load(3, |l| l.written as f64) / med_load(2, |l| l.written as f64),
             med_load(3, |l| l.debt as f64 / 1e9),
             med_load(2, |l| l.debt as f64 / 1e9),
@@ -291,16 +329,18 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
             med_load(2, |l| l.stall_s),
         ),
         format!(
-            "Per configuration, CPU seconds per GB written and seconds of compaction wait per \
-             GB owed at the fill's end: {}.",
+            "Per configuration, CPU seconds per GB written (user and system) and seconds of \
+             compaction wait per GB owed at the fill's end: {}.",
             configs
                 .iter()
                 .enumerate()
                 .map(|(ci, (n, _))| {
                     let per_owed = med_load(ci, |l| l.wait_s / (l.debt as f64 / 1e9));
                     format!(
-                        "{n} {:.2} and {}",
-                        med_load(ci, |l| l.cpu_s / (l.written as f64 / 1e9)),
+                        "{n} {:.2} ({:.2} and {:.2}) and {}",
+                        med_load(ci, |l| l.cpu_s() / (l.written as f64 / 1e9)),
+                        med_load(ci, |l| l.user_s / (l.written as f64 / 1e9)),
+                        med_load(ci, |l| l.sys_s / (l.written as f64 / 1e9)),
                         if per_owed.is_finite() {
                             format!("{per_owed:.1}")
                         } else {
@@ -310,6 +350,27 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
                 })
                 .collect::<Vec<_>>()
                 .join("; ")
+        ),
+        construction::note(
+            build_keys,
+            per_file,
+            entry_bytes,
+            &configs
+                .iter()
+                .enumerate()
+                .map(|(ci, (name, _))| construction::LoadMedians {
+                    name: name.clone(),
+                    build_ns: build_ns[ci],
+                    table_entries: median(
+                        &mut loads[ci]
+                            .iter()
+                            .map(|l| l.table_entries(entry_bytes))
+                            .collect::<Vec<_>>(),
+                    ),
+                    user_s: med_load(ci, |l| l.user_s),
+                    sys_s: med_load(ci, |l| l.sys_s),
+                })
+                .collect::<Vec<_>>(),
         ),
         format!(
             "{num} entries ({:.0} MB) instead of the paper's 100 GB, loaded at {:.1} MB/s (one \
