@@ -219,8 +219,7 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
     );
     s.para(format!(
         "`fillrandom` of {num} entries of {} + {} B into an empty database (one-key batches, no \
-         sync, {} KiB files, T = 10, {} background threads: one flush thread and {} compaction \
-         threads), then `waitforcompaction`; load throughput = bytes of keys and values ÷ (fill \
+         sync, {} KiB files, T = 10, {} background threads: one flush thread and {}), then `waitforcompaction`; load throughput = bytes of keys and values ÷ (fill \
          + compaction wait) seconds. {repeats} repeats, configurations back to \
          back with the order alternating. Paper: 001, Figure 7 (100 GB; 4.823 MB/s for LevelDB \
          and 4.818 MB/s for ElasticBF at 4 bits/key, ~0.1% apart).",
@@ -228,7 +227,10 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
         spec.value_size,
         spec.target_file_size >> 10,
         ctx.args.background_threads,
-        ctx.args.background_threads.saturating_sub(1).max(1),
+        match ctx.args.background_threads.saturating_sub(1).max(1) {
+            1 => "1 compaction thread".to_string(),
+            n => format!("{n} compaction threads"),
+        },
     ));
     s.para(GAIN_DEFINITION);
     s.para(format!(
@@ -311,7 +313,7 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
         format!(
             "The budget itself (same files, `elastic` with {BUDGET_BPK} bits/key against no \
              budget) changes the load throughput by {:.3}× (ratio of the medians). Under it the \
-             load used {:.3}× the CPU seconds ({:.1} against {:.1}) and wrote {:.3}× the bytes; \
+             load used {:.3}× the CPU seconds ({:.2} against {:.2}) and wrote {:.3}× the bytes; \
              its fill ended owing {:.2} GB of compaction against {:.2} GB, and the compaction \
              wait took {:.3}× as long ({:.1} s against {:.1} s). Writers stalled {:.1} s against \
              {:.1} s during the fill.",
