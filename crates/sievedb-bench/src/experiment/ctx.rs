@@ -3,7 +3,7 @@
 //! their spec ([`TreeSpec`]), bulk load ([`load_tree`]) and the lookups
 //! measured on them ([`measure_modes`], [`ReadStats`]).
 
-use super::{ExpResult, ExperimentArgs, Scale};
+use super::{alternating_order, ExpResult, ExperimentArgs, Scale};
 use crate::keys::KeyGen;
 use crate::report::csv::Table;
 use crate::report::plot;
@@ -424,11 +424,7 @@ pub fn measure_modes(
         a
     };
     for rep in 0..repeats {
-        let mut order: Vec<usize> = (0..modes.len()).collect();
-        if rep % 2 == 1 {
-            order.reverse();
-        }
-        for i in order {
+        for i in alternating_order(modes.len(), rep) {
             let mut a = base.clone();
             a.filters.hash_sharing = modes[i];
             let r = lookup_record(crate::run_records(&a)?)?;
@@ -440,11 +436,7 @@ pub fn measure_modes(
     // each phase is the median over them.
     let mut phases: Vec<Vec<[f64; 5]>> = vec![Vec::new(); modes.len()];
     for rep in 0..repeats.div_ceil(2).max(1) {
-        let mut order: Vec<usize> = (0..modes.len()).collect();
-        if rep % 2 == 1 {
-            order.reverse();
-        }
-        for i in order {
+        for i in alternating_order(modes.len(), rep) {
             let mut a = base.clone();
             a.filters.hash_sharing = modes[i];
             a.breakdown = true;

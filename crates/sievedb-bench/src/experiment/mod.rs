@@ -35,7 +35,7 @@ pub use ctx::{
     load_tree, load_tree_with, measure_modes, time_hash, Ctx, LoadedTree, ReadStats, TreeSpec,
     PHASES,
 };
-pub use stats::{gain, probe_and_data_ns, Model, PairedRatio, GAIN_DEFINITION};
+pub use stats::{alternating_order, gain, probe_and_data_ns, Model, PairedRatio, GAIN_DEFINITION};
 
 use crate::bench::KeyDistribution;
 use crate::DEFAULT_ZIPF_S;

@@ -12,6 +12,17 @@ pub fn gain(filter: &ReadStats, levels: &ReadStats) -> PairedRatio {
     PairedRatio::of(&filter.runs, &levels.runs)
 }
 
+/// The order in which repeat `rep` runs `n` designs measured side by side:
+/// as listed in even repeats, reversed in odd ones, so that no design
+/// always runs first or last.
+pub fn alternating_order(n: usize, rep: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    if rep % 2 == 1 {
+        order.reverse();
+    }
+    order
+}
+
 /// The one definition of "gain" every experiment that compares two designs
 /// uses, printed at the top of each such summary.
 pub const GAIN_DEFINITION: &str = "**Gain, as measured here.** Each repeat runs the two \
@@ -204,6 +215,14 @@ pub fn probe_and_data_ns(s: &ReadStats) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn alternating_order_reverses_odd_repeats() {
+        assert_eq!(alternating_order(3, 0), [0, 1, 2]);
+        assert_eq!(alternating_order(3, 1), [2, 1, 0]);
+        assert_eq!(alternating_order(3, 2), [0, 1, 2]);
+        assert!(alternating_order(0, 1).is_empty());
+    }
 
     #[test]
     fn cost_model_matches_the_papers_equations() {

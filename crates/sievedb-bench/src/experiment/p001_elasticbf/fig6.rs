@@ -2,7 +2,7 @@
 
 use super::{load, med, ratio_of, setting, Column, Run, DISK_BPK, DISTS, GAIN_BASELINE, UNITS};
 use crate::experiment::plot::Chart;
-use crate::experiment::{f, Ctx, ExpResult, Summary, Table, GAIN_DEFINITION};
+use crate::experiment::{alternating_order, f, Ctx, ExpResult, Summary, Table, GAIN_DEFINITION};
 use sievedb::FilterPolicy;
 
 /// Figure 6: throughput and device reads vs the bits/key budget, warm cache.
@@ -25,11 +25,7 @@ pub fn fig6(ctx: &mut Ctx) -> ExpResult<Summary> {
     let mut runs: Vec<Vec<Vec<Run>>> = vec![vec![Vec::new(); pols.len()]; budgets.len()];
     for (bi, &b) in budgets.iter().enumerate() {
         for rep in 0..repeats {
-            let mut order: Vec<usize> = (0..pols.len()).collect();
-            if rep % 2 == 1 {
-                order.reverse();
-            }
-            for pi in order {
+            for pi in alternating_order(pols.len(), rep) {
                 let r = t.read(ctx, reads, dist, Column::Policy(pols[pi]), b, true)?;
                 runs[bi][pi].push(r);
             }

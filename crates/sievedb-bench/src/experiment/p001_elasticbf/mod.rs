@@ -28,7 +28,8 @@ pub(super) use table1::table1;
 pub(super) use warmup::warmup;
 
 use super::{
-    f, Ctx, ExpResult, LoadedTree, PairedRatio, Summary, Table, TreeSpec, GAIN_DEFINITION,
+    alternating_order, f, Ctx, ExpResult, LoadedTree, PairedRatio, Summary, Table, TreeSpec,
+    GAIN_DEFINITION,
 };
 use crate::bench::{
     Benchmark, KeyChooser, KeyDistribution, DEFAULT_HOT_DATA_FRACTION, DEFAULT_HOT_OP_FRACTION,
@@ -428,11 +429,7 @@ fn grid(ctx: &mut Ctx) -> ExpResult<(Arc<Grid>, bool)> {
     let mut runs = vec![vec![Vec::new(); cols.len()]; dists.len()];
     for (di, d) in dists.iter().enumerate() {
         for rep in 0..repeats {
-            let mut order: Vec<usize> = (0..cols.len()).collect();
-            if rep % 2 == 1 {
-                order.reverse();
-            }
-            for ci in order {
+            for ci in alternating_order(cols.len(), rep) {
                 let r = t.read(ctx, reads, *d, cols[ci], BUDGET_BPK, false)?;
                 runs[di][ci].push(r);
             }

@@ -8,6 +8,7 @@
 //! key that, times the entries the load wrote to tables, bound what filter
 //! construction adds to the load's CPU.
 
+use crate::experiment::alternating_order;
 use crate::keys::KeyGen;
 use crate::report::median;
 use sievedb::filter::FilterBuilder;
@@ -59,11 +60,7 @@ pub fn ns_per_key(opts: &FilterOptions, key_size: usize, per_file: u64, total: u
 pub fn measure(opts: &[FilterOptions], key_size: usize, per_file: u64, keys: u64) -> Vec<f64> {
     let mut runs: Vec<Vec<f64>> = vec![Vec::new(); opts.len()];
     for round in 0..ROUNDS {
-        let mut order: Vec<usize> = (0..opts.len()).collect();
-        if round % 2 == 1 {
-            order.reverse();
-        }
-        for i in order {
+        for i in alternating_order(opts.len(), round) {
             runs[i].push(ns_per_key(&opts[i], key_size, per_file, keys));
         }
     }

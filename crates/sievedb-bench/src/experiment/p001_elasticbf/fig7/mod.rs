@@ -7,7 +7,9 @@ use super::{
 };
 use crate::bench::Benchmark;
 use crate::experiment::plot::Chart;
-use crate::experiment::{f, Ctx, ExpResult, PairedRatio, Summary, Table, GAIN_DEFINITION};
+use crate::experiment::{
+    alternating_order, f, Ctx, ExpResult, PairedRatio, Summary, Table, GAIN_DEFINITION,
+};
 use crate::report::median;
 use crate::report::record::Record;
 use crate::{BenchArgs, FilterArgs};
@@ -134,11 +136,7 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
     // loads[config][repeat]
     let mut loads: Vec<Vec<Load>> = vec![Vec::new(); configs.len()];
     for rep in 0..repeats {
-        let mut order: Vec<usize> = (0..configs.len()).collect();
-        if rep % 2 == 1 {
-            order.reverse();
-        }
-        for ci in order {
+        for ci in alternating_order(configs.len(), rep) {
             let a = BenchArgs {
                 db: Some(dir.clone()),
                 benchmarks: "fillrandom,waitforcompaction".into(),
