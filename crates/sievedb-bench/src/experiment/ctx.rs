@@ -229,7 +229,7 @@ pub struct LoadedTree {
     pub files: usize,
     /// Wall seconds the bulk load took.
     pub load_seconds: f64,
-    /// Tables paper 000's lookups keep open on it ([`tables_kept_open`]).
+    /// Tables paper 000's lookups keep open on it (`tables_kept_open`).
     pub tables_open: usize,
 }
 

@@ -62,7 +62,7 @@ pub struct ExperimentArgs {
     /// small: minutes per experiment on a 2-core machine; large: the papers' tree shapes on this machine's disk (≤ 1 hour each); paper: the papers' sizes
     #[arg(long, value_enum, default_value_t = Scale::Small)]
     pub scale: Scale,
-    /// Output directory (default ./experiments-out/<name>; with `all` or several names, DIR/<name> per experiment)
+    /// Output directory (default ./experiments-out/NAME; with `all` or several names, DIR/NAME per experiment)
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Repeats per measured point (default: per experiment and scale)

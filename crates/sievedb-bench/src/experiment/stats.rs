@@ -1,5 +1,6 @@
-//! Comparing two designs measured in the same repeats ([`PairedRatio`],
-//! [`gain`], [`GAIN_DEFINITION`]) and the paper's cost model ([`Model`]).
+//! Comparing two designs measured in the same repeats ([`alternating_order`],
+//! [`PairedRatio`], [`gain`], [`GAIN_DEFINITION`]) and the paper's cost
+//! model ([`Model`]).
 
 use super::ctx::ReadStats;
 use crate::report::median;

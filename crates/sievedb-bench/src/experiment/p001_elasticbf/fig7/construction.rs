@@ -5,7 +5,7 @@
 //! and builds the filter when the file is finished; that is all a load does
 //! differently for one Bloom filter and for filter units. Timing exactly that
 //! work here, on filters the size of the load's files, gives nanoseconds per
-//! key that, times the entries the load wrote to tables, bound what filter
+//! key that, times the entries the load wrote to tables, estimate what filter
 //! construction adds to the load's CPU.
 
 use crate::experiment::alternating_order;
