@@ -71,10 +71,10 @@ impl Load {
         self.user_s + self.sys_s
     }
 
-    /// About the entries the load wrote to tables: the bytes written less
-    /// the WAL's (about the bytes put), over one entry's bytes.
-    fn table_entries(&self, entry_bytes: u64) -> f64 {
-        self.written.saturating_sub(self.user_written) as f64 / entry_bytes.max(1) as f64
+    /// About the bytes the load wrote to tables: the bytes written less the
+    /// WAL's (about the bytes put).
+    fn table_bytes(&self) -> f64 {
+        self.written.saturating_sub(self.user_written) as f64
     }
 }
 
@@ -362,12 +362,7 @@ pub fn fig7(ctx: &mut Ctx) -> ExpResult<Summary> {
                 .map(|(ci, (name, _))| construction::LoadMedians {
                     name: name.clone(),
                     build_ns: build_ns[ci],
-                    table_entries: median(
-                        &mut loads[ci]
-                            .iter()
-                            .map(|l| l.table_entries(entry_bytes))
-                            .collect::<Vec<_>>(),
-                    ),
+                    table_entries: med_load(ci, Load::table_bytes) / entry_bytes as f64,
                     user_s: med_load(ci, |l| l.user_s),
                     sys_s: med_load(ci, |l| l.sys_s),
                 })
