@@ -227,8 +227,8 @@ impl Files {
 
     /// Checks the invariants: the bounds of every chunk, and the slots and
     /// numbers of the chunks `changed` (debug builds, after each change;
-    /// the tests check all of them).
-    #[cfg(debug_assertions)]
+    /// the tests check all of them, in release builds too).
+    #[cfg(any(test, debug_assertions))]
     fn check(&self, changed: std::ops::Range<usize>) {
         let mut end = 0;
         for (k, c) in self.chunks.iter().enumerate() {

@@ -9,6 +9,9 @@
 //!
 //! * [`monkey`]: Monkey's closed form (memory across runs by their size);
 //! * `policy`: the policies by name; `plan`: what each policy plans;
+//! * `uniform`: uniform's plan, kept by what changed;
+//! * `monkey_plan`: Monkey's plan as a policy, made over the whole tree now
+//!   and then and kept by what changed in between;
 //! * `mq`: ElasticBF's multi-queue (memory moved to hot files at run time);
 //! * `short`: the files waiting for their starting units, hottest first;
 //! * [`inherit`](mod@inherit): hotness handed from compaction inputs to outputs;
@@ -21,18 +24,22 @@ mod greedy;
 pub mod hotness;
 pub mod inherit;
 pub mod monkey;
+mod monkey_plan;
 mod mq;
 mod plan;
 mod policy;
 mod short;
+mod uniform;
 
 #[cfg(test)]
 mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use monkey_plan::MonkeyPlan;
 use mq::MultiQueue;
 use short::ShortFiles;
+use uniform::UniformPlan;
 
 pub use inherit::{inherit, InheritInput, InheritOutput};
 pub use policy::FilterPolicy;
@@ -63,6 +70,9 @@ pub const HALF_LIFE_LIFETIMES: u64 = 2;
 /// `E` and the hotness total are recomputed exactly after this many accesses
 /// (they are otherwise kept incrementally, which drifts in floating point).
 const RECOMPUTE_EVERY: u64 = 1 << 16;
+/// Under uniform and monkey, the files registered since the plan wait for
+/// free memory while what they lack is at most `budget / WAIT_FRACTION`.
+const WAIT_FRACTION: u64 = 64;
 /// Added to every count, times the file's share of its run's entries, when
 /// skew-at-write solves its optimum: files nobody has read yet then share
 /// memory as lookups would reach them (each lookup probes one file per run,
@@ -188,8 +198,8 @@ pub struct Allocator {
     next_stamp: u64,
     /// Clock value at which counts were last halved.
     decay_epoch: u64,
-    /// Uniform and Monkey: the plan is stale and is recomputed when changes
-    /// are taken.
+    /// Uniform and Monkey: the plan is stale and is brought up to date when
+    /// changes are taken.
     dirty: bool,
     /// Memory was freed (a file left, the budget grew) under an elastic
     /// policy: the files of `short` get their starting units from the free
@@ -209,6 +219,10 @@ pub struct Allocator {
     /// into account.
     reshaped_free: u64,
     runs: BTreeMap<(usize, u64), RunAgg>,
+    /// Uniform's plan between changes (empty under the other policies).
+    uniform: UniformPlan,
+    /// Monkey's plan between whole-tree plans (empty under the others).
+    monkey: MonkeyPlan,
     /// Files visited so far (one per file an operation touches; a pass over
     /// every file counts them all): what tests pin complexity by.
     work: u64,
@@ -235,6 +249,8 @@ impl Allocator {
             since_recompute: 0,
             reshaped_free: 0,
             runs: BTreeMap::new(),
+            uniform: UniformPlan::default(),
+            monkey: MonkeyPlan::default(),
             work: 0,
         }
     }
@@ -264,7 +280,7 @@ impl Allocator {
     }
 
     /// Sets the budget in bytes. If it is now below the planned memory, units
-    /// are demoted at once: uniform and monkey re-plan, the elastic policies
+    /// are demoted at once: uniform and monkey plan again, the elastic policies
     /// drop the units costing least (`f·Δfp` per byte), skew-at-write empties
     /// the coldest files first.
     pub fn set_budget(&mut self, bytes: u64) {
@@ -301,12 +317,13 @@ impl Allocator {
     /// positive and finite means "no history", and the policy's prior is used
     /// (elastic and skew-at-write: the mean count per run, `Σ f /
     /// runs`, times the file's share of its run's entries, since a lookup
-    /// probes one file per run; otherwise 0). Its target then follows the policy:
-    /// uniform and monkey re-plan when changes are taken; elastic-uniform gives it
-    /// `initial_units`, elastic Monkey's count for its run (at least
-    /// one unit), and
-    /// skew-at-write its count in the optimum of all live files, each capped
-    /// at what fits in the free budget (nothing is evicted for a new file).
+    /// probes one file per run; otherwise 0). Its target then follows the
+    /// policy: uniform and monkey place it when changes are taken (it may
+    /// wait there for free memory, see `uniform` and `monkey_plan`);
+    /// elastic-uniform gives it `initial_units`, elastic Monkey's count for
+    /// its run (at least one unit), and skew-at-write its count in the
+    /// optimum of all live files, each capped at what fits in the free
+    /// budget (nothing is evicted for a new file).
     pub fn add_file(&mut self, f: FileDesc, hotness: f64) {
         let id = self.insert_file(f, hotness);
         let want = match self.cfg.policy {
@@ -369,6 +386,8 @@ impl Allocator {
         self.extra_io += hot * state.fp(0);
         self.total_hot += hot;
         self.files.insert(id, state);
+        self.uniform_add(id);
+        self.monkey_add(id);
         if self.cfg.policy.is_planned() {
             self.dirty = true;
         }
@@ -444,6 +463,7 @@ impl Allocator {
         if f.fpr.len() != s.desc.fpr.len() {
             return false;
         }
+        let (units, old_unit) = (s.units, s.desc.unit_bytes);
         let t = u64::from(s.target);
         self.reshaped_free += t * s.desc.unit_bytes.saturating_sub(f.unit_bytes);
         self.used = self.used - t * s.desc.unit_bytes + t * f.unit_bytes;
@@ -452,6 +472,9 @@ impl Allocator {
         s.desc.fpr = f.fpr;
         self.extra_io += s.hot * (s.fp(s.target) - old_fp);
         let id = f.id;
+        self.uniform_remove(id, units, old_unit);
+        self.uniform_add(id);
+        self.monkey_changed();
         while self.used > self.budget && self.files[&id].target > 0 {
             let t = self.files[&id].target;
             self.set_target(id, t - 1);
@@ -464,6 +487,8 @@ impl Allocator {
             self.dirty |= self.cfg.policy.is_planned();
             self.top_up = true;
         }
+        // The planned policies follow a reshape at the cost of the file.
+        self.dirty |= self.cfg.policy.is_planned();
         true
     }
 
@@ -513,6 +538,8 @@ impl Allocator {
             return;
         };
         self.work += 1;
+        self.uniform_remove(id, f.units, f.desc.unit_bytes);
+        self.monkey_changed();
         self.used -= f.target as u64 * f.desc.unit_bytes;
         self.extra_io -= f.hot * f.fp(f.target);
         self.total_hot -= f.hot;

@@ -1,11 +1,12 @@
 //! The allocator's plans: the per-file counts each policy starts a file at
 //! (Monkey's closed form, skew-at-write's greedy optimum, elastic's initial
-//! units) and the whole-tree re-plans of uniform and Monkey, with their
-//! fix-ups when the plan does not fit the budget.
+//! units), the steps the planned policies share, and the fix-ups when a
+//! plan does not fit the budget (uniform's plan is in `uniform`, Monkey's in
+//! `monkey_plan`).
 
 use super::greedy::{self, Item};
 use super::monkey::{self, MonkeyFile};
-use super::{Allocator, FileDesc, FilterPolicy, DEFAULT_INITIAL_UNITS, MAX_UNITS, SKEW_TIE_WEIGHT};
+use super::{Allocator, FileDesc, FilterPolicy, DEFAULT_INITIAL_UNITS, SKEW_TIE_WEIGHT};
 
 impl Allocator {
     /// The file's share of its run's entries: the chance that a lookup
@@ -210,29 +211,27 @@ impl Allocator {
         self.greedy_plan(SKEW_TIE_WEIGHT)[i]
     }
 
-    /// Uniform and Monkey: recomputes every target.
+    /// Uniform and Monkey: brings every target to the plan (see `uniform`
+    /// and `monkey_plan`).
     pub(super) fn replan(&mut self) {
         self.dirty = false;
-        // A plan, and (uniform) its binary search over unit counts.
-        self.work += self.files.len() as u64 * (1 + u64::from(MAX_UNITS.ilog2()));
-        let plan: Vec<(u64, u32)> = match self.cfg.policy {
-            FilterPolicy::Uniform => self.uniform_plan(),
-            FilterPolicy::Monkey => {
-                let files: Vec<MonkeyFile<'_>> =
-                    self.files.values().map(|f| f.monkey_file(false)).collect();
-                let n = monkey::plan(&files, self.budget);
-                self.files.keys().copied().zip(n).collect()
-            }
-            _ => return,
-        };
-        // Decreases first, so `used` never passes the budget on the way; each
-        // part stays in id order (the plans are in id order, as `files`).
+        match self.cfg.policy {
+            FilterPolicy::Uniform => self.uniform_replan(),
+            FilterPolicy::Monkey => self.monkey_replan(),
+            _ => {}
+        }
+    }
+
+    /// Sets every file's target to `plan` (in id order, one entry per live
+    /// file), decreases first so that `used` never passes the budget on the
+    /// way; each part stays in id order.
+    pub(super) fn apply_plan(&mut self, plan: Vec<(u64, u32)>) {
         let (mut downs, mut ups) = (Vec::with_capacity(plan.len()), Vec::new());
         for (p, (id, f)) in plan.into_iter().zip(&self.files) {
             debug_assert_eq!(p.0, *id, "plans are in id order");
             if p.1 > f.target {
                 ups.push(p);
-            } else {
+            } else if p.1 < f.target {
                 downs.push(p);
             }
         }
@@ -241,39 +240,25 @@ impl Allocator {
         }
     }
 
-    /// Uniform: the largest `n` with `Σ min(n, units)·unit_bytes ≤ budget`
-    /// for every file, then `+1` in ascending id order for files whose unit
-    /// still fits in what is left.
-    pub(super) fn uniform_plan(&self) -> Vec<(u64, u32)> {
-        let cost = |n: u32| -> u64 {
-            self.files
-                .values()
-                .map(|f| n.min(f.units) as u64 * f.desc.unit_bytes)
-                .fold(0u64, u64::saturating_add)
-        };
-        // Invariant: cost(lo) <= budget (cost(0) = 0), cost(hi + 1) > budget
-        // or hi = MAX_UNITS.
-        let (mut lo, mut hi) = (0u32, MAX_UNITS);
-        while lo < hi {
-            let mid = (lo + hi).div_ceil(2);
-            if cost(mid) <= self.budget {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        let mut left = self.budget - cost(lo);
-        self.files
-            .iter()
-            .map(|(&id, f)| {
-                let mut n = lo.min(f.units);
-                if n < f.units && f.desc.unit_bytes <= left {
-                    left -= f.desc.unit_bytes;
-                    n += 1;
-                }
-                (id, n)
-            })
-            .collect()
+    /// Gives each file of `fresh` (registered since the plan) the count
+    /// `want` gives it, or what of it fits in the free budget; the files
+    /// short of it stay in `fresh`, those gone leave. Returns the bytes they
+    /// lack.
+    pub(super) fn place_fresh(&mut self, fresh: &mut Vec<u64>, want: fn(&Self, u64) -> u32) -> u64 {
+        let mut missing = 0u64;
+        fresh.retain(|&id| {
+            self.work += 1;
+            let Some(f) = self.files.get(&id) else {
+                return false;
+            };
+            let unit = f.desc.unit_bytes;
+            let want = want(self, id).min(f.units);
+            let fit = self.fitting(id, want);
+            self.set_target(id, fit);
+            missing = missing.saturating_add(u64::from(want - fit) * unit);
+            fit < want
+        });
+        missing
     }
 
     /// Elastic: drops the units costing least `f·Δfp` per byte until the plan

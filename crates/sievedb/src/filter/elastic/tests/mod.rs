@@ -7,7 +7,9 @@ use super::*;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+mod monkey_plan;
 mod start;
+mod uniform;
 
 /// `units` units of `bits` bits per key each: `fp(n) = 0.6185^(bits·n)`.
 fn model_fpr(units: usize, bits: f64) -> Vec<f64> {

@@ -1,0 +1,172 @@
+//! Uniform's plan kept by what changed: after any sequence of registrations,
+//! removals, reshapes and budget changes it is the plan made from scratch,
+//! and a compaction on a large tree visits its own files, not the tree.
+
+use super::*;
+
+/// Uniform's plan made from scratch over every file, by the rule of
+/// `uniform`'s documentation.
+fn from_scratch(a: &Allocator) -> BTreeMap<u64, u32> {
+    let cost = |n: u32| -> u64 {
+        a.files
+            .values()
+            .map(|f| u64::from(n.min(f.units)) * f.desc.unit_bytes)
+            .sum()
+    };
+    let level = (0..=MAX_UNITS)
+        .rev()
+        .find(|&n| cost(n) <= a.budget())
+        .expect("cost(0) is 0");
+    let mut left = a.budget() - cost(level);
+    let mut open = true;
+    a.files
+        .iter()
+        .map(|(&id, f)| {
+            let mut n = level.min(f.units);
+            if open && f.units > level {
+                if f.desc.unit_bytes <= left {
+                    left -= f.desc.unit_bytes;
+                    n += 1;
+                } else {
+                    open = false;
+                }
+            }
+            (id, n)
+        })
+        .collect()
+}
+
+fn targets(a: &Allocator) -> BTreeMap<u64, u32> {
+    a.files.iter().map(|(&id, f)| (id, f.target)).collect()
+}
+
+/// The bytes the files waiting for free memory lack, checked to be at most
+/// 1/64 of the budget.
+fn waiting(a: &Allocator) -> u64 {
+    let missing: u64 = a
+        .uniform
+        .fresh
+        .iter()
+        .filter_map(|&id| a.files.get(&id).map(|f| (id, f)))
+        .map(|(id, f)| u64::from(a.uniform_units(id) - f.target) * f.desc.unit_bytes)
+        .sum();
+    assert!(missing <= a.budget() / 64, "{missing} of {}", a.budget());
+    missing
+}
+
+/// Takes the changes and applies them all.
+fn apply(a: &mut Allocator) {
+    for (id, n) in a.take_changes() {
+        a.applied(id, n);
+    }
+    assert!(a.used_bytes() <= a.budget());
+}
+
+#[test]
+fn kept_plan_is_the_plan_from_scratch() {
+    let (mut applies, mut compared) = (0, 0);
+    for seed in 0..40 {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut a = alloc(FilterPolicy::Uniform);
+        a.set_budget(rng.gen_range(0..20_000));
+        let mut next = 1_000u64;
+        for step in 0..600 {
+            match rng.gen_range(0..100) {
+                // New files, mostly with the highest numbers, as flushes and
+                // compactions make them; some below (re-registered or
+                // registered out of order).
+                0..=39 => {
+                    let id = if rng.gen_ratio(1, 5) {
+                        rng.gen_range(0..next)
+                    } else {
+                        next += 1;
+                        next
+                    };
+                    let ub = [0, 40, 64, 100, 128][rng.gen_range(0..5)];
+                    let units = [0, 1, 3, 6, 6, 6][rng.gen_range(0..6)];
+                    a.add_file(desc(id, rng.gen_range(0..4), 0, 1_000, ub, units), 0.0);
+                }
+                40..=64 => {
+                    if !a.files.is_empty() {
+                        let k = rng.gen_range(0..a.files.len());
+                        let id = *a.files.keys().nth(k).unwrap();
+                        a.remove_file(id);
+                    }
+                }
+                65..=74 => {
+                    if !a.files.is_empty() {
+                        let k = rng.gen_range(0..a.files.len());
+                        let f = &a.files.values().nth(k).unwrap().desc;
+                        let units = f.fpr.len() - 1;
+                        let ub = rng.gen_range(1..150);
+                        assert!(a.reshape(desc(f.id, f.level, 0, 1_000, ub, units)));
+                    }
+                }
+                75..=84 => {
+                    let b = a.budget();
+                    a.set_budget(if rng.gen_bool(0.5) {
+                        rng.gen_range(0..20_000)
+                    } else {
+                        (b + rng.gen_range(0..400)).saturating_sub(200)
+                    });
+                    assert!(a.used_bytes() <= a.budget(), "seed {seed} step {step}");
+                }
+                _ => {
+                    apply(&mut a);
+                    applies += 1;
+                    if waiting(&a) == 0 {
+                        assert_eq!(targets(&a), from_scratch(&a), "seed {seed} step {step}");
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        apply(&mut a);
+        if waiting(&a) == 0 {
+            assert_eq!(targets(&a), from_scratch(&a), "seed {seed}");
+        }
+    }
+    // Most plans are compared: files wait only while what they lack is a
+    // sliver of the budget.
+    assert!(
+        compared * 5 >= applies * 4,
+        "{compared} of {applies} plans compared"
+    );
+}
+
+/// 500 compactions on a 50,000-file tree, each replacing 10 of the oldest
+/// files (those holding one unit more than the level) by 10 new ones: each
+/// visits at most 4 files per file changed (its registration or removal,
+/// its count set, its change taken, the prefix's end moving on), where
+/// remaking the plan visited the tree 7 times (a binary search over the
+/// level).
+#[test]
+fn compactions_visit_their_files() {
+    let n = 50_000u64;
+    let mut a = alloc(FilterPolicy::Uniform);
+    let files: Vec<(FileDesc, f64)> = (0..n).map(|id| (desc(id, 3, 0, 1_000, 100, 6), 0.0)).collect();
+    a.add_files(files);
+    // Two units each, and a third for a quarter of the files.
+    a.set_budget(n * 200 + n / 4 * 100);
+    apply(&mut a);
+    assert_eq!(a.units(0), Some(3));
+    assert_eq!(a.units(n - 1), Some(2));
+    let before = a.work();
+    let mut next = n;
+    for c in 0..500 {
+        for k in 0..10 {
+            a.remove_file(c * 10 + k);
+        }
+        for _ in 0..10 {
+            a.add_file(desc(next, 3, 0, 1_000, 100, 6), 0.0);
+            next += 1;
+        }
+        apply(&mut a);
+    }
+    let per = (a.work() - before) / 500;
+    assert!(per <= 4 * 20, "{per} files visited per compaction");
+    assert_eq!(targets(&a), from_scratch(&a));
+    // The prefix moved on: the oldest files left hold three units.
+    assert_eq!(a.units(5_000), Some(3));
+    assert_eq!(a.units(next - 1), Some(2));
+}
