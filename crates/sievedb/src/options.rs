@@ -279,7 +279,7 @@ pub struct Options {
     pub filter_lifetime: Option<u64>,
     /// One lookup in this many records which files' filters it probed, and
     /// counts for this many, under a filter memory budget (`None` = 4,
-    /// [`ACCESS_SAMPLE`](crate::filter::budget::ACCESS_SAMPLE)). 1 counts
+    /// the engine's `ACCESS_SAMPLE`). 1 counts
     /// every lookup (exact counts, e.g. for an experiment's offline oracle)
     /// at about four times the bookkeeping; larger values cost less and aim
     /// worse.

@@ -250,14 +250,17 @@ impl TableWriter {
         self.write_block(&FilterIndex::encode(filter, &handles), Compression::None)
     }
 
-    /// Writes the remaining sections, fsyncs, and returns the properties and file size.
+    /// Writes the remaining sections, fsyncs, and returns the properties and
+    /// file size (for tests and the `internals` users: the engine finishes
+    /// its tables unsynced and syncs them in batches).
+    #[cfg(any(test, feature = "internals"))]
     pub fn finish(self) -> Result<(Properties, u64)> {
         let (props, size, mut file) = self.finish_unsynced()?;
         file.sync()?;
         Ok((props, size))
     }
 
-    /// As [`finish`](Self::finish) without the fsync: the file's bytes are
+    /// As `finish` without the fsync: the file's bytes are
     /// handed to the operating system and their writeback started. The
     /// caller must [`sync`](WritableFile::sync) the returned file before
     /// anything durable refers to the table.

@@ -3,9 +3,10 @@
 //!
 //! A whole-tree plan ([`monkey::plan`]) is Monkey's closed form per run
 //! fixed up to the exact budget by a greedy pass, `O(n log n)` for `n`
-//! files: 24.5 ms per compaction of ten files on a 50,000-file tree
-//! (release build), twice per compaction when the outputs registered while
-//! the inputs still held their units. So it is made when the tree opens,
+//! files; made at every change, it was made twice per compaction (the
+//! outputs register while the inputs still hold their units, then the
+//! inputs leave; BENCHMARKS.md, "`uniform` and `monkey` under writes"). So
+//! it is made when the tree opens,
 //! when the budget falls below what is planned or has moved by more than
 //! 1/64 since the last one, and once the files registered or removed since
 //! the last one pass 1/64 of the live files (`O(64 log n)` per file changed,

@@ -23,13 +23,11 @@
 //!   load it again) once the inputs leave moments later.
 //!
 //! When `level` moves, every file's count moves with it, and the plan is made
-//! again over every file. Remaking the plan, with a binary search over the
-//! level, at every change was `O(n log MAX_UNITS)` per compaction: 12.8 ms
-//! per compaction of ten files on a 50,000-file tree (release build), twice
-//! when the outputs lowered the level until the inputs left.
+//! again over every file. Before, the plan was remade, with a binary search
+//! over the level, at every change: 7 passes over the tree, twice per
+//! compaction (BENCHMARKS.md, "`uniform` and `monkey` under writes").
 
 use super::{Allocator, FilterPolicy, MAX_UNITS, WAIT_FRACTION};
-
 
 /// What uniform's plan keeps between changes.
 #[derive(Debug)]
@@ -118,8 +116,7 @@ impl Allocator {
             return;
         }
         let f = &self.files[&id];
-        self.uniform
-            .count(id, f.units, f.desc.unit_bytes, true);
+        self.uniform.count(id, f.units, f.desc.unit_bytes, true);
         self.uniform.fresh.push(id);
     }
 
@@ -174,7 +171,11 @@ impl Allocator {
             self.work += visited;
             let Some((id, target, unit)) = last else {
                 // No file left in the prefix: nothing of it to count.
-                debug_assert!(false, "prefix bytes {} without files", self.uniform.extra_bytes);
+                debug_assert!(
+                    false,
+                    "prefix bytes {} without files",
+                    self.uniform.extra_bytes
+                );
                 self.uniform.extra_bytes = 0;
                 break;
             };

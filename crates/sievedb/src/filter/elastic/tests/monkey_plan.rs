@@ -54,7 +54,10 @@ fn whole_plans_are_monkeys_and_waiting_is_bounded() {
             .map(|_| {
                 next += 1;
                 let level = rng.gen_range(1..4);
-                (desc(next, level, 0, 1_000 * level as u64, 64 * level as u64, 6), 0.0)
+                (
+                    desc(next, level, 0, 1_000 * level as u64, 64 * level as u64, 6),
+                    0.0,
+                )
             })
             .collect();
         a.add_files(tree);
@@ -138,7 +141,10 @@ fn compactions_wait_for_their_inputs_and_cost_log_n_per_file() {
         }
         waiting(&a);
     }
-    assert!(quiet >= 400, "{quiet} compactions without a whole-tree plan");
+    assert!(
+        quiet >= 400,
+        "{quiet} compactions without a whole-tree plan"
+    );
     let per = (a.work() - before) / 500;
     let bound = 64 * 20 * (1 + u64::from(n.ilog2())) + 4 * 20;
     assert!(per <= bound, "{per} files visited per compaction > {bound}");

@@ -144,7 +144,9 @@ fn kept_plan_is_the_plan_from_scratch() {
 fn compactions_visit_their_files() {
     let n = 50_000u64;
     let mut a = alloc(FilterPolicy::Uniform);
-    let files: Vec<(FileDesc, f64)> = (0..n).map(|id| (desc(id, 3, 0, 1_000, 100, 6), 0.0)).collect();
+    let files: Vec<(FileDesc, f64)> = (0..n)
+        .map(|id| (desc(id, 3, 0, 1_000, 100, 6), 0.0))
+        .collect();
     a.add_files(files);
     // Two units each, and a third for a quarter of the files.
     a.set_budget(n * 200 + n / 4 * 100);
