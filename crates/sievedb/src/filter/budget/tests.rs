@@ -232,10 +232,9 @@ fn a_50000_file_tree_costs_n_log_n_work() {
 /// register while the inputs still hold their units start short and get
 /// the inputs' memory once they leave. Uniform's plan follows the files
 /// changed (remade over the tree at every change, it visited 700,129 files
-/// per compaction here).
-/// (Monkey re-plans the tree when it changes, and skew-at-write solves its
-/// optimum over every file per batch: `O(n)` per compaction by design, not
-/// pinned here.)
+/// per compaction here). (Monkey and skew-at-write solve their whole-tree
+/// plans once 1/64 of the files changed, `O(log n)` per file changed,
+/// amortised: pinned in `elastic::tests::monkey_plan` and `::skew`.)
 #[test]
 fn compactions_on_a_50000_file_tree_cost_their_files() {
     let n = 50_000u64;

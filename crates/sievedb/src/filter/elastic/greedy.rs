@@ -60,8 +60,12 @@ impl Ord for Key {
 }
 
 /// Adds units, best gain per byte first, while they fit in `free` bytes and
-/// gain something. Returns the bytes left.
-pub(super) fn fill(items: &mut [Item<'_>], mut free: u64) -> u64 {
+/// gain something. Returns the price of memory in the result: the gain per
+/// byte of the last unit added if some unit with a gain did not fit, else 0
+/// (memory was not short). A unit with at least that gain per byte is one
+/// the optimum would take.
+pub(super) fn fill(items: &mut [Item<'_>], mut free: u64) -> f64 {
+    let (mut last, mut short) = (0.0, false);
     let mut heap = BinaryHeap::new();
     for (i, it) in items.iter().enumerate() {
         if it.n < it.units() {
@@ -74,15 +78,21 @@ pub(super) fn fill(items: &mut [Item<'_>], mut free: u64) -> u64 {
         }
         let it = &mut items[i];
         if it.unit_bytes > free {
+            short = true;
             continue; // this file's units no longer fit; drop it
         }
         free -= it.unit_bytes;
         it.n += 1;
+        last = g;
         if it.n < it.units() {
             heap.push(Key(it.gain_per_byte(), i));
         }
     }
-    free
+    if short {
+        last
+    } else {
+        0.0
+    }
 }
 
 /// Removes units, least cost per byte first, until at least `excess` bytes

@@ -12,6 +12,8 @@
 //! * `uniform`: uniform's plan, kept by what changed;
 //! * `monkey_plan`: Monkey's plan as a policy, made over the whole tree now
 //!   and then and kept by what changed in between;
+//! * `skew`: skew-at-write's choice for a new file, priced by its last
+//!   optimum;
 //! * `mq`: ElasticBF's multi-queue (memory moved to hot files at run time);
 //! * `short`: the files waiting for their starting units, hottest first;
 //! * [`inherit`](mod@inherit): hotness handed from compaction inputs to outputs;
@@ -29,6 +31,7 @@ mod mq;
 mod plan;
 mod policy;
 mod short;
+mod skew;
 mod uniform;
 
 #[cfg(test)]
@@ -39,6 +42,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use monkey_plan::MonkeyPlan;
 use mq::MultiQueue;
 use short::ShortFiles;
+use skew::SkewPrice;
 use uniform::UniformPlan;
 
 pub use inherit::{inherit, InheritInput, InheritOutput};
@@ -223,6 +227,8 @@ pub struct Allocator {
     uniform: UniformPlan,
     /// Monkey's plan between whole-tree plans (empty under the others).
     monkey: MonkeyPlan,
+    /// Skew-at-write's price of memory (empty under the others).
+    skew: SkewPrice,
     /// Files visited so far (one per file an operation touches; a pass over
     /// every file counts them all): what tests pin complexity by.
     work: u64,
@@ -251,6 +257,7 @@ impl Allocator {
             runs: BTreeMap::new(),
             uniform: UniformPlan::default(),
             monkey: MonkeyPlan::default(),
+            skew: SkewPrice::default(),
             work: 0,
         }
     }
@@ -322,14 +329,15 @@ impl Allocator {
     /// wait there for free memory, see `uniform` and `monkey_plan`);
     /// elastic-uniform gives it `initial_units`, elastic Monkey's count for
     /// its run (at least one unit), and skew-at-write its count in the
-    /// optimum of all live files, each capped at what fits in the free
-    /// budget (nothing is evicted for a new file).
+    /// optimum of all live files (read off that optimum's price, see
+    /// `skew`), each capped at what fits in the free budget (nothing is
+    /// evicted for a new file).
     pub fn add_file(&mut self, f: FileDesc, hotness: f64) {
         let id = self.insert_file(f, hotness);
         let want = match self.cfg.policy {
             FilterPolicy::Uniform | FilterPolicy::Monkey => return,
             FilterPolicy::ElasticUniform | FilterPolicy::Elastic => self.start_units(id),
-            FilterPolicy::SkewAtWrite => self.skew_units(id),
+            FilterPolicy::SkewAtWrite => self.skew_units(&[id])[0],
         };
         self.start_at(id, want);
     }
@@ -388,6 +396,7 @@ impl Allocator {
         self.files.insert(id, state);
         self.uniform_add(id);
         self.monkey_add(id);
+        self.skew_changed();
         if self.cfg.policy.is_planned() {
             self.dirty = true;
         }
@@ -397,11 +406,11 @@ impl Allocator {
     /// Registers a batch of files (a version being installed: at open every
     /// file of the tree) and plans for them once: each is added as
     /// [`add_file`](Self::add_file) adds it, except that skew-at-write
-    /// solves its optimum once for the whole batch instead of once per file,
+    /// prices the whole batch at once (solving its optimum once if due),
     /// elastic starts the batch from one Monkey plan of the whole
     /// tree with at least one unit per file
     /// ([`monkey_start_plan`](Self::monkey_start_plan)), and uniform and
-    /// monkey re-plan once, when changes are taken; so a batch of `n` files
+    /// monkey plan once, when changes are taken; so a batch of `n` files
     /// costs `O(n log n)`, not `O(n²)`. Under elastic the whole-tree plan is
     /// made only for a batch of at least half the files live after it (an
     /// open, a first flush): a compaction's few outputs start file by file
@@ -430,14 +439,18 @@ impl Allocator {
             ids.push(f.id);
             self.insert_file(f, hotness);
         }
-        self.visit_all();
         // Planned once the batch is in: a file planned as it came would see
         // only the runs registered before it (at open, the upper levels
         // first, which took the budget before the last level came).
-        let units = match self.cfg.policy {
-            FilterPolicy::SkewAtWrite => self.greedy_plan(SKEW_TIE_WEIGHT),
-            _ => self.monkey_start_plan(),
-        };
+        if self.cfg.policy == FilterPolicy::SkewAtWrite {
+            let units = self.skew_units(&ids);
+            for (id, n) in ids.into_iter().zip(units) {
+                self.start_at(id, n);
+            }
+            return;
+        }
+        self.visit_all();
+        let units = self.monkey_start_plan();
         let plan: BTreeMap<u64, u32> = self.files.keys().copied().zip(units).collect();
         for id in ids {
             self.start_at(id, plan.get(&id).copied().unwrap_or(0));
@@ -520,7 +533,7 @@ impl Allocator {
             .files
             .keys()
             .copied()
-            .zip(self.greedy_plan_from(tie, one_each))
+            .zip(self.greedy_plan(tie, one_each).0)
             .collect();
         // Lower targets first, so planned memory never exceeds the budget.
         let (down, up): (Vec<_>, Vec<_>) = plan
@@ -540,6 +553,7 @@ impl Allocator {
         self.work += 1;
         self.uniform_remove(id, f.units, f.desc.unit_bytes);
         self.monkey_changed();
+        self.skew_changed();
         self.used -= f.target as u64 * f.desc.unit_bytes;
         self.extra_io -= f.hot * f.fp(f.target);
         self.total_hot -= f.hot;

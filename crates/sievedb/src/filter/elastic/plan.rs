@@ -6,7 +6,7 @@
 
 use super::greedy::{self, Item};
 use super::monkey::{self, MonkeyFile};
-use super::{Allocator, FileDesc, FilterPolicy, DEFAULT_INITIAL_UNITS, SKEW_TIE_WEIGHT};
+use super::{Allocator, FileDesc, FilterPolicy, DEFAULT_INITIAL_UNITS};
 
 impl Allocator {
     /// The file's share of its run's entries: the chance that a lookup
@@ -172,16 +172,12 @@ impl Allocator {
 
     /// Every file's units (in id order) in the greedy optimum of
     /// `Σ (f + tie·share)·fp` under the whole budget, `share` the file's
-    /// share of its run's entries.
-    pub(super) fn greedy_plan(&self, tie: f64) -> Vec<u32> {
-        self.greedy_plan_from(tie, false)
-    }
-
-    /// [`greedy_plan`](Self::greedy_plan), but with `one_each` every file
-    /// that has a filter first gets one unit, as elastic's start gives it,
-    /// and the greedy optimum places the rest of the budget; if the budget
-    /// cannot give every file one unit, the plain optimum.
-    pub(super) fn greedy_plan_from(&self, tie: f64, one_each: bool) -> Vec<u32> {
+    /// share of its run's entries; with `one_each` every file that has a
+    /// filter first gets one unit, as elastic's start gives it, and the
+    /// greedy optimum places the rest of the budget (if the budget cannot
+    /// give every file one unit, the plain optimum). Also the optimum's price
+    /// of memory ([`greedy::fill`]).
+    pub(super) fn greedy_plan(&self, tie: f64, one_each: bool) -> (Vec<u32>, f64) {
         let reserved = self.one_unit_each_bytes();
         let floor = u32::from(one_each && reserved <= self.budget);
         let mut items: Vec<Item<'_>> = self
@@ -199,16 +195,8 @@ impl Allocator {
         } else {
             self.budget
         };
-        greedy::fill(&mut items, free);
-        items.iter().map(|i| i.n).collect()
-    }
-
-    /// File `id`'s count in the greedy optimum of `Σ f·fp` over all live
-    /// files under the whole budget.
-    pub(super) fn skew_units(&mut self, id: u64) -> u32 {
-        self.visit_all();
-        let i = self.files.keys().position(|&k| k == id).expect("live file");
-        self.greedy_plan(SKEW_TIE_WEIGHT)[i]
+        let price = greedy::fill(&mut items, free);
+        (items.iter().map(|i| i.n).collect(), price)
     }
 
     /// Uniform and Monkey: brings every target to the plan (see `uniform`

@@ -8,6 +8,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 mod monkey_plan;
+mod skew;
 mod start;
 mod uniform;
 
