@@ -185,9 +185,8 @@ impl Allocator {
         }
         for id in std::mem::take(&mut self.uniform.fresh) {
             self.work += 1;
-            if let Some(f) = self.files.get(&id) {
-                let n = level.min(f.units) + u32::from(self.uniform.in_extra(id, f.units));
-                self.set_target(id, n);
+            if self.files.contains_key(&id) {
+                self.set_target(id, self.uniform_units(id));
             }
         }
         // Then the prefix takes units at its end while they fit.
