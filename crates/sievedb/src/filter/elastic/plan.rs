@@ -1,12 +1,12 @@
 //! The allocator's plans: the per-file counts each policy starts a file at
 //! (Monkey's closed form, skew-at-write's greedy optimum, elastic's initial
-//! units), the steps the planned policies share, and the fix-ups when a
-//! plan does not fit the budget (uniform's plan is in `uniform`, Monkey's in
+//! units), the warm start at open, the steps the planned policies share,
+//! and the fix-ups when a plan does not fit the budget (uniform's plan is in `uniform`, Monkey's in
 //! `monkey_plan`).
 
 use super::greedy::{self, Item};
 use super::monkey::{self, MonkeyFile};
-use super::{Allocator, FileDesc, FilterPolicy, DEFAULT_INITIAL_UNITS};
+use super::{Allocator, FileDesc, FilterPolicy, DEFAULT_INITIAL_UNITS, SKEW_TIE_WEIGHT};
 
 impl Allocator {
     /// The file's share of its run's entries: the chance that a lookup
@@ -167,6 +167,45 @@ impl Allocator {
         // never grows into a list of the tree's files.
         for (id, _) in served {
             self.short.remove(id);
+        }
+    }
+
+    /// At open, once every file registered: re-plans every file's units as
+    /// the optimum for the access counts the files have (greedy by gain per
+    /// byte). Under the elastic policies, when any file has a count (restored
+    /// from the hotness file), every file with a filter first keeps one unit
+    /// (where the budget gives every file one, as a cold start does) and the
+    /// rest of the budget goes where the counts say, so a reopened database
+    /// starts warm instead of waiting a lifetime for files to expire. The
+    /// floor matters at scale: the restored counts are the few accesses of a
+    /// half-life or two per file, so many files that lookups will probe have
+    /// counts near 0, and the plain optimum could leave them without a
+    /// filter, which a cold start never does. Under skew-at-write it is the
+    /// choice a file gets when it is written, made for all files at once:
+    /// registering files one by one would give the first ones all the
+    /// memory. Nothing under the other
+    /// policies.
+    pub fn warm_start(&mut self) {
+        let (tie, one_each) = match self.cfg.policy {
+            FilterPolicy::ElasticUniform | FilterPolicy::Elastic if self.total_hot > 0.0 => {
+                (0.0, true)
+            }
+            FilterPolicy::SkewAtWrite => (SKEW_TIE_WEIGHT, false),
+            _ => return,
+        };
+        self.visit_all();
+        let plan: Vec<(u64, u32)> = self
+            .files
+            .keys()
+            .copied()
+            .zip(self.greedy_plan(tie, one_each).0)
+            .collect();
+        // Lower targets first, so planned memory never exceeds the budget.
+        let (down, up): (Vec<_>, Vec<_>) = plan
+            .into_iter()
+            .partition(|&(id, n)| n <= self.files[&id].target);
+        for (id, n) in down.into_iter().chain(up) {
+            self.set_target(id, n);
         }
     }
 

@@ -38,6 +38,36 @@ fn alloc(policy: FilterPolicy) -> Allocator {
     })
 }
 
+/// Every live file's target.
+fn targets(a: &Allocator) -> BTreeMap<u64, u32> {
+    a.files.iter().map(|(&id, f)| (id, f.target)).collect()
+}
+
+/// Takes the changes and applies them all (no load fails); returns how many
+/// there were.
+fn apply_all(a: &mut Allocator) -> usize {
+    let changes = a.take_changes();
+    for &(id, n) in &changes {
+        a.applied(id, n);
+    }
+    assert!(a.used_bytes() <= a.budget());
+    changes.len()
+}
+
+/// The bytes the files of `fresh` (registered since a plan) lack of the
+/// count `want` gives them, checked to be at most 1/64 of the budget.
+fn waiting(a: &Allocator, fresh: &[u64], want: fn(&Allocator, u64) -> u32) -> u64 {
+    let missing: u64 = fresh
+        .iter()
+        .filter_map(|&id| a.files.get(&id).map(|f| (id, f)))
+        .map(|(id, f)| {
+            u64::from(want(a, id).min(f.units).saturating_sub(f.target)) * f.desc.unit_bytes
+        })
+        .sum();
+    assert!(missing <= a.budget() / 64, "{missing} of {}", a.budget());
+    missing
+}
+
 /// What a manager holds: applies changes in order and checks that resident
 /// memory never exceeds the budget on the way.
 #[derive(Default)]

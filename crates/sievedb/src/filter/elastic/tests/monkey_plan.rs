@@ -12,36 +12,6 @@ fn monkeys_plan(a: &Allocator) -> BTreeMap<u64, u32> {
     a.files.keys().copied().zip(units).collect()
 }
 
-fn targets(a: &Allocator) -> BTreeMap<u64, u32> {
-    a.files.iter().map(|(&id, f)| (id, f.target)).collect()
-}
-
-/// Takes the changes and applies them all; returns how many there were.
-fn apply(a: &mut Allocator) -> usize {
-    let changes = a.take_changes();
-    for &(id, n) in &changes {
-        a.applied(id, n);
-    }
-    assert!(a.used_bytes() <= a.budget());
-    changes.len()
-}
-
-/// The bytes the files waiting for free memory lack, checked to be at most
-/// 1/64 of the budget.
-fn waiting(a: &Allocator) -> u64 {
-    let missing: u64 = a
-        .monkey
-        .fresh
-        .iter()
-        .filter_map(|&id| a.files.get(&id).map(|f| (id, f)))
-        .map(|(id, f)| {
-            u64::from(a.monkey_units(id).min(f.units).saturating_sub(f.target)) * f.desc.unit_bytes
-        })
-        .sum();
-    assert!(missing <= a.budget() / 64, "{missing} of {}", a.budget());
-    missing
-}
-
 #[test]
 fn whole_plans_are_monkeys_and_waiting_is_bounded() {
     let mut whole_plans = 0;
@@ -80,8 +50,8 @@ fn whole_plans_are_monkeys_and_waiting_is_bounded() {
                     a.set_budget((b + rng.gen_range(0..4_000)).saturating_sub(2_000));
                 }
                 _ => {
-                    apply(&mut a);
-                    waiting(&a);
+                    apply_all(&mut a);
+                    waiting(&a, &a.monkey.fresh, Allocator::monkey_units);
                     // Just after a whole-tree plan, and at its budget.
                     if a.monkey.changed == 0 && a.monkey.budget == a.budget() {
                         assert_eq!(targets(&a), monkeys_plan(&a), "seed {seed} step {step}");
@@ -118,7 +88,7 @@ fn compactions_wait_for_their_inputs_and_cost_log_n_per_file() {
         .collect();
     a.add_files(files);
     a.set_budget(n * 256 * 4 / 8);
-    apply(&mut a);
+    apply_all(&mut a);
     let before = a.work();
     let mut next = n;
     let mut quiet = 0;
@@ -129,17 +99,17 @@ fn compactions_wait_for_their_inputs_and_cost_log_n_per_file() {
             a.add_file(desc(next, 5, 0, 256, 32, 6), 0.0);
             next += 1;
         }
-        let changes = apply(&mut a);
+        let changes = apply_all(&mut a);
         for id in inputs {
             a.remove_file(id);
         }
-        let changes = changes + apply(&mut a);
+        let changes = changes + apply_all(&mut a);
         if a.monkey.changed > plans {
             // No whole-tree plan this compaction: only the outputs moved.
             assert!(changes <= 10, "compaction {c}: {changes} changes");
             quiet += 1;
         }
-        waiting(&a);
+        waiting(&a, &a.monkey.fresh, Allocator::monkey_units);
     }
     assert!(
         quiet >= 400,

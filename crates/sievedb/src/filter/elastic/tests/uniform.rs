@@ -36,32 +36,6 @@ fn from_scratch(a: &Allocator) -> BTreeMap<u64, u32> {
         .collect()
 }
 
-fn targets(a: &Allocator) -> BTreeMap<u64, u32> {
-    a.files.iter().map(|(&id, f)| (id, f.target)).collect()
-}
-
-/// The bytes the files waiting for free memory lack, checked to be at most
-/// 1/64 of the budget.
-fn waiting(a: &Allocator) -> u64 {
-    let missing: u64 = a
-        .uniform
-        .fresh
-        .iter()
-        .filter_map(|&id| a.files.get(&id).map(|f| (id, f)))
-        .map(|(id, f)| u64::from(a.uniform_units(id) - f.target) * f.desc.unit_bytes)
-        .sum();
-    assert!(missing <= a.budget() / 64, "{missing} of {}", a.budget());
-    missing
-}
-
-/// Takes the changes and applies them all.
-fn apply(a: &mut Allocator) {
-    for (id, n) in a.take_changes() {
-        a.applied(id, n);
-    }
-    assert!(a.used_bytes() <= a.budget());
-}
-
 #[test]
 fn kept_plan_is_the_plan_from_scratch() {
     let (mut applies, mut compared) = (0, 0);
@@ -112,17 +86,17 @@ fn kept_plan_is_the_plan_from_scratch() {
                     assert!(a.used_bytes() <= a.budget(), "seed {seed} step {step}");
                 }
                 _ => {
-                    apply(&mut a);
+                    apply_all(&mut a);
                     applies += 1;
-                    if waiting(&a) == 0 {
+                    if waiting(&a, &a.uniform.fresh, Allocator::uniform_units) == 0 {
                         assert_eq!(targets(&a), from_scratch(&a), "seed {seed} step {step}");
                         compared += 1;
                     }
                 }
             }
         }
-        apply(&mut a);
-        if waiting(&a) == 0 {
+        apply_all(&mut a);
+        if waiting(&a, &a.uniform.fresh, Allocator::uniform_units) == 0 {
             assert_eq!(targets(&a), from_scratch(&a), "seed {seed}");
         }
     }
@@ -150,7 +124,7 @@ fn compactions_visit_their_files() {
     a.add_files(files);
     // Two units each, and a third for a quarter of the files.
     a.set_budget(n * 200 + n / 4 * 100);
-    apply(&mut a);
+    apply_all(&mut a);
     assert_eq!(a.units(0), Some(3));
     assert_eq!(a.units(n - 1), Some(2));
     let before = a.work();
@@ -163,7 +137,7 @@ fn compactions_visit_their_files() {
             a.add_file(desc(next, 3, 0, 1_000, 100, 6), 0.0);
             next += 1;
         }
-        apply(&mut a);
+        apply_all(&mut a);
     }
     let per = (a.work() - before) / 500;
     assert!(per <= 4 * 20, "{per} files visited per compaction");
