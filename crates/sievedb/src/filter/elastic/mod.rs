@@ -75,7 +75,10 @@ pub const HALF_LIFE_LIFETIMES: u64 = 2;
 /// (they are otherwise kept incrementally, which drifts in floating point).
 const RECOMPUTE_EVERY: u64 = 1 << 16;
 /// Under uniform and monkey, the files registered since the plan wait for
-/// free memory while what they lack is at most `budget / WAIT_FRACTION`.
+/// free memory while what they lack is at most `budget / WAIT_FRACTION`;
+/// monkey and skew-at-write solve their whole-tree plans again once the
+/// files registered or removed since the last one pass `1 / WAIT_FRACTION`
+/// of the live files, or the budget moved by that fraction.
 const WAIT_FRACTION: u64 = 64;
 /// Added to every count, times the file's share of its run's entries, when
 /// skew-at-write solves its optimum: files nobody has read yet then share

@@ -108,12 +108,14 @@ fn kept_plan_is_the_plan_from_scratch() {
     );
 }
 
-/// 500 compactions on a 50,000-file tree, each replacing 10 of the oldest
-/// files (those holding one unit more than the level) by 10 new ones: each
-/// visits at most 4 files per file changed (its registration or removal,
-/// its count set, its change taken, the prefix's end moving on), where
-/// remaking the plan visited the tree 7 times (a binary search over the
-/// level).
+/// 500 compactions on a 50,000-file tree, each registering 10 new files
+/// while its 10 inputs (of the oldest, holding one unit more than the level)
+/// still hold their units, then removing the inputs, as a database does:
+/// the outputs wait for the inputs' memory (no other file gives up a unit),
+/// then the prefix's end moves on by as many files; each compaction visits
+/// at most 4 files per file changed (its registration or removal, its count
+/// set, its change taken, the prefix's end moving on), where remaking the
+/// plan visited the tree 7 times (a binary search over the level).
 #[test]
 fn compactions_visit_their_files() {
     let n = 50_000u64;
@@ -130,14 +132,27 @@ fn compactions_visit_their_files() {
     let before = a.work();
     let mut next = n;
     for c in 0..500 {
+        let outputs = next..next + 10;
+        for id in outputs.clone() {
+            a.add_file(desc(id, 3, 0, 1_000, 100, 6), 0.0);
+        }
+        next += 10;
+        let waiting = a.take_changes();
+        assert!(
+            waiting.iter().all(|(id, _)| outputs.contains(id)),
+            "compaction {c}: {waiting:?}"
+        );
         for k in 0..10 {
             a.remove_file(c * 10 + k);
         }
-        for _ in 0..10 {
-            a.add_file(desc(next, 3, 0, 1_000, 100, 6), 0.0);
-            next += 1;
-        }
-        apply_all(&mut a);
+        let placed = a.take_changes();
+        assert!(placed.len() <= 20, "compaction {c}: {placed:?}");
+        assert!(
+            placed
+                .iter()
+                .all(|&(id, n)| n == 2 + u32::from(!outputs.contains(&id))),
+            "compaction {c}: {placed:?}"
+        );
     }
     let per = (a.work() - before) / 500;
     assert!(per <= 4 * 20, "{per} files visited per compaction");
