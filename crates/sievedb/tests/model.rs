@@ -3,6 +3,9 @@
 //! keyspace, named keyspaces (`model_parts/keyspaces.rs`) with their own
 //! models take writes, merges, batches across keyspaces, snapshot reads,
 //! drops and recreations, and in two configurations a TTL on a manual clock.
+//! Five configurations hold filter units under a 3 bits/key memory budget,
+//! one per policy, so that units are loaded, dropped and moved while the
+//! model checks every read.
 //!
 //! Scale with `SIEVEDB_MODEL_OPS` (operations per seed, default 3000) and pin
 //! one seed with `SIEVEDB_SEED`. A failure names the configuration, the seed
@@ -16,25 +19,22 @@ use std::collections::VecDeque;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::path::Path;
 
-use common::{
-    assert_db_equals, assert_same_items, collect_all, env_usize, seeds, show, small_options_with,
-    Model,
-};
+use common::{assert_db_equals, assert_same_items, collect_all, env_usize, seeds, show, Model};
 use model_parts::checks::{
     check_checkpoint, check_cursor_walk, check_double_ended, check_prefix, check_range,
     check_range_rev, check_read_options, in_bounds, show_bound,
 };
+use model_parts::config::{options, Config};
 use model_parts::gen::{
     gen_delete_range, gen_key, gen_operand, gen_prefix, gen_range, gen_value, model_merge,
-    MERGE_SEP,
 };
 use model_parts::keyspaces::{Keyspaces, KsTotals};
 use model_parts::ks_ops::Step;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use sievedb::{
-    CompactionStyle, Compression, Db, FilterLayout, FilterOptions, HashFn, HashSharing,
-    IndexScheme, Options, Snapshot, UnitHashing, WriteBatch,
+    CompactionStyle, Compression, Db, FilterLayout, FilterMemory, FilterPolicy, HashFn,
+    HashSharing, IndexScheme, Options, Snapshot, UnitHashing, WriteBatch,
 };
 
 /// Live snapshots kept at once.
@@ -42,22 +42,6 @@ const MAX_SNAPSHOTS: usize = 4;
 /// Operations remembered for the failure report (`SIEVEDB_MODEL_TRACE`
 /// changes it).
 const TRACE_LEN: usize = 40;
-
-struct Config {
-    name: &'static str,
-    style: CompactionStyle,
-    bits_per_key: f64,
-    compression: Compression,
-    /// Non-default filter hash function and digest sharing, if any.
-    filter_hash: Option<(HashFn, HashSharing)>,
-    /// Further changes to the filter options (layout, scheme, memtable filter).
-    tune_filter: Option<fn(&mut FilterOptions)>,
-    seeds: &'static [u64],
-    /// A TTL keyspace among the named ones; the database then has no merge
-    /// operator (a keyspace cannot unset it, and a TTL refuses one), so the
-    /// default keyspace gets no merges.
-    ttl_keyspace: bool,
-}
 
 /// Counters summed over every incarnation of the database.
 #[derive(Default)]
@@ -95,21 +79,6 @@ fn run_seed(cfg: &Config, seed: u64, ops: usize, dir: &Path, totals: &mut Totals
         eprintln!("reproduce with SIEVEDB_SEED={seed} SIEVEDB_MODEL_OPS={ops}");
         resume_unwind(panic);
     }
-}
-
-fn options(cfg: &Config) -> Options {
-    let mut o = small_options_with(cfg.style, cfg.bits_per_key, cfg.compression);
-    if let Some((hash, sharing)) = cfg.filter_hash {
-        o.filter.hash = hash;
-        o.filter.sharing = sharing;
-    }
-    if let Some(tune) = cfg.tune_filter {
-        tune(&mut o.filter);
-    }
-    if !cfg.ttl_keyspace {
-        o.merge_operator = Some(std::sync::Arc::new(sievedb::merge::Append::new(MERGE_SEP)));
-    }
-    o
 }
 
 fn run_ops(
@@ -611,7 +580,7 @@ fn model_leveling() {
         bits_per_key: 10.0,
         compression: Compression::None,
         filter_hash: None,
-        tune_filter: None,
+        tune: None,
         ttl_keyspace: false,
         seeds: &[1, 2],
     });
@@ -625,7 +594,7 @@ fn model_tiering() {
         bits_per_key: 10.0,
         compression: Compression::None,
         filter_hash: None,
-        tune_filter: None,
+        tune: None,
         ttl_keyspace: false,
         seeds: &[11, 12],
     });
@@ -639,7 +608,7 @@ fn model_leveling_no_filters() {
         bits_per_key: 0.0,
         compression: Compression::None,
         filter_hash: None,
-        tune_filter: None,
+        tune: None,
         ttl_keyspace: false,
         seeds: &[21],
     });
@@ -653,7 +622,7 @@ fn model_lz4() {
         bits_per_key: 10.0,
         compression: Compression::Lz4,
         filter_hash: None,
-        tune_filter: None,
+        tune: None,
         ttl_keyspace: false,
         seeds: &[31],
     });
@@ -667,7 +636,7 @@ fn model_zstd() {
         bits_per_key: 10.0,
         compression: Compression::zstd(),
         filter_hash: None,
-        tune_filter: None,
+        tune: None,
         ttl_keyspace: false,
         seeds: &[33],
     });
@@ -681,7 +650,7 @@ fn model_tiering_lz4_no_filters() {
         bits_per_key: 0.0,
         compression: Compression::Lz4,
         filter_hash: None,
-        tune_filter: None,
+        tune: None,
         ttl_keyspace: false,
         seeds: &[41],
     });
@@ -695,7 +664,7 @@ fn model_tiering_xxh3_per_filter_hashing() {
         bits_per_key: 6.0,
         compression: Compression::None,
         filter_hash: Some((HashFn::Xxh3, HashSharing::Filter)),
-        tune_filter: None,
+        tune: None,
         ttl_keyspace: false,
         seeds: &[51],
     });
@@ -709,7 +678,7 @@ fn model_leveling_no_hash_sharing() {
         bits_per_key: 10.0,
         compression: Compression::None,
         filter_hash: Some((HashFn::Murmur3, HashSharing::None)),
-        tune_filter: None,
+        tune: None,
         ttl_keyspace: false,
         seeds: &[61],
     });
@@ -723,7 +692,8 @@ fn model_leveling_blocked_double_memtable_filter() {
         bits_per_key: 10.0,
         compression: Compression::None,
         filter_hash: None,
-        tune_filter: Some(|f| {
+        tune: Some(|o| {
+            let f = &mut o.filter;
             f.layout = FilterLayout::Blocked;
             f.scheme = IndexScheme::Double;
             f.memtable_filter = true;
@@ -741,7 +711,8 @@ fn model_tiering_units_memtable_filter() {
         bits_per_key: 8.0,
         compression: Compression::None,
         filter_hash: Some((HashFn::City64, HashSharing::Levels)),
-        tune_filter: Some(|f| {
+        tune: Some(|o| {
+            let f = &mut o.filter;
             f.layout = FilterLayout::Units;
             f.units = 4;
             f.unit_hashing = UnitHashing::Separate;
@@ -761,7 +732,7 @@ fn model_keyspaces_ttl() {
         bits_per_key: 10.0,
         compression: Compression::None,
         filter_hash: None,
-        tune_filter: None,
+        tune: None,
         ttl_keyspace: true,
         seeds: &[91],
     });
@@ -775,8 +746,49 @@ fn model_keyspaces_ttl_tiering() {
         bits_per_key: 10.0,
         compression: Compression::Lz4,
         filter_hash: None,
-        tune_filter: None,
+        tune: None,
         ttl_keyspace: true,
         seeds: &[92],
     });
+}
+
+/// Filter units under a 3 bits/key budget, once per policy: units are
+/// loaded, dropped and moved as files are flushed, compacted, read and
+/// reopened, and no read answers otherwise than the model.
+#[test]
+fn model_units_under_a_budget() {
+    fn budget(o: &mut Options, policy: FilterPolicy) {
+        o.filter.layout = FilterLayout::Units;
+        o.filter.units = 6;
+        o.filter_memory = FilterMemory::BitsPerKey(3.0);
+        o.filter_policy = policy;
+    }
+    type Tune = fn(&mut Options);
+    const POLICIES: [(&str, &[u64], Tune); 5] = [
+        ("budget-uniform", &[101], |o| {
+            budget(o, FilterPolicy::Uniform)
+        }),
+        ("budget-monkey", &[102], |o| budget(o, FilterPolicy::Monkey)),
+        ("budget-elastic", &[103], |o| {
+            budget(o, FilterPolicy::Elastic)
+        }),
+        ("budget-elastic-uniform", &[104], |o| {
+            budget(o, FilterPolicy::ElasticUniform)
+        }),
+        ("budget-skew-at-write", &[105], |o| {
+            budget(o, FilterPolicy::SkewAtWrite)
+        }),
+    ];
+    for (name, policy_seeds, tune) in POLICIES {
+        run_config(&Config {
+            name,
+            style: CompactionStyle::Leveling,
+            bits_per_key: 12.0,
+            compression: Compression::None,
+            filter_hash: None,
+            tune: Some(tune),
+            ttl_keyspace: false,
+            seeds: policy_seeds,
+        });
+    }
 }

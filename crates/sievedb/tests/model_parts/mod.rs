@@ -1,8 +1,9 @@
-//! The model test's parts (`tests/model.rs`): generators of keys, values,
-//! bounds and operands, the checks of each read path against the model, and
-//! the named keyspaces with their operations.
+//! The model test's parts (`tests/model.rs`): its configurations,
+//! generators of keys, values, bounds and operands, the checks of each read
+//! path against the model, and the named keyspaces with their operations.
 
 pub mod checks;
+pub mod config;
 pub mod gen;
 pub mod keyspaces;
 pub mod ks_ops;
