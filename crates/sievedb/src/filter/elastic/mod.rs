@@ -495,16 +495,16 @@ impl Allocator {
             let t = self.files[&id].target;
             self.set_target(id, t - 1);
         }
-        // Memory freed by files smaller than planned goes back to the plan
-        // once it adds up to 1/64 of the budget: a re-plan (or top-up) per
-        // file read would cost O(files) each.
+        // The planned policies take a reshape into their plan at the cost of
+        // the file (monkey counts it toward its next whole-tree plan). Under
+        // the elastic policies, memory freed by files smaller than planned
+        // goes to the short files once it adds up to 1/64 of the budget: a
+        // top-up per file read would cost more than it places.
+        self.dirty |= self.cfg.policy.is_planned();
         if self.reshaped_free > self.budget / 64 {
             self.reshaped_free = 0;
-            self.dirty |= self.cfg.policy.is_planned();
             self.top_up = true;
         }
-        // The planned policies follow a reshape at the cost of the file.
-        self.dirty |= self.cfg.policy.is_planned();
         true
     }
 

@@ -52,13 +52,11 @@ impl Allocator {
     /// Monkey: brings the targets to the plan, whole or kept (see the
     /// module documentation).
     pub(super) fn monkey_replan(&mut self) {
-        let m = &self.monkey;
-        let live = self.files.len() as u64;
-        let whole = !m.made
-            || self.used > self.budget
-            || m.changed * WAIT_FRACTION > live
-            || m.budget.abs_diff(self.budget) > self.budget / WAIT_FRACTION;
-        if !whole {
+        // Over budget (the budget fell below the plan) the plan is made again
+        // as if none were in force.
+        let made = self.monkey.made && self.used <= self.budget;
+        let (changed, planned) = (self.monkey.changed, self.monkey.budget);
+        if !self.whole_plan_due(made, changed, planned) {
             let mut fresh = std::mem::take(&mut self.monkey.fresh);
             let missing = self.place_fresh(&mut fresh, Self::monkey_units);
             self.monkey.fresh = fresh;
@@ -71,9 +69,6 @@ impl Allocator {
 
     /// Monkey's plan made over every live file.
     fn monkey_whole_plan(&mut self) {
-        let n = self.files.len() as u64;
-        // A pass, and the greedy fix-up's heap.
-        self.work += n * (1 + u64::from(n.max(1).ilog2()));
         let files: Vec<MonkeyFile<'_>> =
             self.files.values().map(|f| f.monkey_file(false)).collect();
         let units = monkey::plan(&files, self.budget);

@@ -6,7 +6,9 @@
 
 use super::greedy::{self, Item};
 use super::monkey::{self, MonkeyFile};
-use super::{Allocator, FileDesc, FilterPolicy, DEFAULT_INITIAL_UNITS, SKEW_TIE_WEIGHT};
+use super::{
+    Allocator, FileDesc, FilterPolicy, DEFAULT_INITIAL_UNITS, SKEW_TIE_WEIGHT, WAIT_FRACTION,
+};
 
 impl Allocator {
     /// The file's share of its run's entries: the chance that a lookup
@@ -247,6 +249,22 @@ impl Allocator {
             FilterPolicy::Monkey => self.monkey_replan(),
             _ => {}
         }
+    }
+
+    /// Whether a whole-tree plan (monkey's, skew-at-write's optimum) is due:
+    /// none was made (`made` false), or the files registered or removed since
+    /// it (`changed`) pass `1 / WAIT_FRACTION` of the live files, or the budget
+    /// moved by that fraction from the one it was made for. When it is, the
+    /// plan's pass and its greedy heap are counted as work.
+    pub(super) fn whole_plan_due(&mut self, made: bool, changed: u64, planned_budget: u64) -> bool {
+        let live = self.files.len() as u64;
+        let due = !made
+            || changed * WAIT_FRACTION > live
+            || planned_budget.abs_diff(self.budget) > self.budget / WAIT_FRACTION;
+        if due {
+            self.work += live * (1 + u64::from(live.max(1).ilog2()));
+        }
+        due
     }
 
     /// Sets every file's target to `plan` (in id order, one entry per live

@@ -15,7 +15,7 @@
 //!
 //! [`greedy::fill`]: super::greedy::fill
 
-use super::{Allocator, FilterPolicy, SKEW_TIE_WEIGHT, WAIT_FRACTION};
+use super::{Allocator, FilterPolicy, SKEW_TIE_WEIGHT};
 
 /// The price of memory of skew-at-write's last optimum.
 #[derive(Debug, Default)]
@@ -40,13 +40,9 @@ impl Allocator {
     /// optimum over every live file (solved again if due, else read off the
     /// last optimum's price).
     pub(super) fn skew_units(&mut self, ids: &[u64]) -> Vec<u32> {
-        let live = self.files.len() as u64;
-        let s = &self.skew;
-        let due = s.at.is_none()
-            || s.changed * WAIT_FRACTION > live
-            || s.budget.abs_diff(self.budget) > self.budget / WAIT_FRACTION;
-        if !due {
-            let (price, hot) = s.at.unwrap_or_default();
+        let (at, changed, planned) = (self.skew.at, self.skew.changed, self.skew.budget);
+        let due = self.whole_plan_due(at.is_some(), changed, planned);
+        if let (false, Some((price, hot))) = (due, at) {
             let scale = if hot > 0.0 {
                 self.total_hot.max(0.0) / hot
             } else {
@@ -58,8 +54,6 @@ impl Allocator {
                 .map(|&id| self.priced_units(id, price * scale))
                 .collect();
         }
-        // A pass, and the greedy optimum's heap.
-        self.work += live * (1 + u64::from(live.max(1).ilog2()));
         let (plan, price) = self.greedy_plan(SKEW_TIE_WEIGHT, false);
         self.skew = SkewPrice {
             at: Some((price, self.total_hot.max(0.0))),
