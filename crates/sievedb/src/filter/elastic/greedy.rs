@@ -96,7 +96,8 @@ pub(super) fn fill(items: &mut [Item<'_>], mut free: u64) -> f64 {
 }
 
 /// Removes units, least cost per byte first, until at least `excess` bytes
-/// are freed (or nothing is left). Returns the bytes freed.
+/// are freed (or nothing is left). Returns the bytes freed. (A live
+/// allocator keeps this order between shrinks instead, see `trim`.)
 pub(super) fn trim(items: &mut [Item<'_>], excess: u64) -> u64 {
     let mut heap = BinaryHeap::new();
     for (i, it) in items.iter().enumerate() {

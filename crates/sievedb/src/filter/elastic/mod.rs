@@ -16,6 +16,7 @@
 //!   optimum;
 //! * `mq`: ElasticBF's multi-queue (memory moved to hot files at run time);
 //! * `short`: the files waiting for their starting units, hottest first;
+//! * `trim`: the order units are given back in when the budget falls;
 //! * [`inherit`](mod@inherit): hotness handed from compaction inputs to outputs;
 //! * [`hotness`]: the `HOTNESS` side file that keeps counts across restarts.
 //!
@@ -32,6 +33,7 @@ mod plan;
 mod policy;
 mod short;
 mod skew;
+mod trim;
 mod uniform;
 
 #[cfg(test)]
@@ -43,6 +45,7 @@ use monkey_plan::MonkeyPlan;
 use mq::MultiQueue;
 use short::ShortFiles;
 use skew::SkewPrice;
+use trim::TrimOrder;
 use uniform::UniformPlan;
 
 pub use inherit::{inherit, InheritInput, InheritOutput};
@@ -78,7 +81,9 @@ const RECOMPUTE_EVERY: u64 = 1 << 16;
 /// free memory while what they lack is at most `budget / WAIT_FRACTION`;
 /// monkey and skew-at-write solve their whole-tree plans again once the
 /// files registered or removed since the last one pass `1 / WAIT_FRACTION`
-/// of the live files, or the budget moved by that fraction.
+/// of the live files, or the budget moved by that fraction; a budget that
+/// falls below monkey's plan by at most that fraction of it is met by the
+/// newest files.
 const WAIT_FRACTION: u64 = 64;
 /// Added to every count, times the file's share of its run's entries, when
 /// skew-at-write solves its optimum: files nobody has read yet then share
@@ -232,6 +237,9 @@ pub struct Allocator {
     monkey: MonkeyPlan,
     /// Skew-at-write's price of memory (empty under the others).
     skew: SkewPrice,
+    /// The order units go in when the budget falls (elastic policies and
+    /// skew-at-write).
+    trim: TrimOrder,
     /// Files visited so far (one per file an operation touches; a pass over
     /// every file counts them all): what tests pin complexity by.
     work: u64,
@@ -261,6 +269,7 @@ impl Allocator {
             uniform: UniformPlan::default(),
             monkey: MonkeyPlan::default(),
             skew: SkewPrice::default(),
+            trim: TrimOrder::default(),
             work: 0,
         }
     }
@@ -290,9 +299,11 @@ impl Allocator {
     }
 
     /// Sets the budget in bytes. If it is now below the planned memory, units
-    /// are demoted at once: uniform and monkey plan again, the elastic policies
-    /// drop the units costing least (`f·Δfp` per byte), skew-at-write empties
-    /// the coldest files first.
+    /// are demoted at once: uniform moves its plan, monkey plans again (or,
+    /// a little over, takes units from its newest files), the elastic
+    /// policies drop the units costing least (`f·Δfp` per byte),
+    /// skew-at-write empties the coldest files first (the last two in an
+    /// order kept between shrinks, see `trim`).
     pub fn set_budget(&mut self, bytes: u64) {
         self.top_up |= bytes > self.budget;
         self.budget = bytes;
@@ -304,8 +315,9 @@ impl Allocator {
         }
         match self.cfg.policy {
             FilterPolicy::Uniform | FilterPolicy::Monkey => self.replan(),
-            FilterPolicy::ElasticUniform | FilterPolicy::Elastic => self.shrink_cheapest(),
-            FilterPolicy::SkewAtWrite => self.shrink_coldest(),
+            FilterPolicy::ElasticUniform | FilterPolicy::Elastic | FilterPolicy::SkewAtWrite => {
+                self.shrink_in_order()
+            }
         }
         debug_assert!(self.used <= self.budget);
     }
@@ -488,6 +500,7 @@ impl Allocator {
         s.desc.fpr = f.fpr;
         self.extra_io += s.hot * (s.fp(s.target) - old_fp);
         let id = f.id;
+        self.trim_refile(id);
         self.uniform_remove(id, units, old_unit);
         self.uniform_add(id);
         self.monkey_changed();
@@ -515,6 +528,7 @@ impl Allocator {
             return;
         };
         self.work += 1;
+        self.trim_refile(id);
         self.uniform_remove(id, f.units, f.desc.unit_bytes);
         self.monkey_changed();
         self.skew_changed();
@@ -612,6 +626,7 @@ impl Allocator {
         }
         let files = &self.files;
         self.short.rekey(|id| files.get(&id).map_or(0.0, |f| f.hot));
+        self.trim_forget_order();
         self.recompute();
     }
 
@@ -749,6 +764,7 @@ impl Allocator {
         self.mq.insert(n, f.stamp, id);
         f.target = n;
         self.pending.insert(id);
+        self.trim_refile(id);
     }
 
     /// Recomputes `E` and `Σ f` exactly.

@@ -1,8 +1,8 @@
 //! The allocator's plans: the per-file counts each policy starts a file at
 //! (Monkey's closed form, skew-at-write's greedy optimum, elastic's initial
-//! units), the warm start at open, the steps the planned policies share,
-//! and the fix-ups when a plan does not fit the budget (uniform's plan is in `uniform`, Monkey's in
-//! `monkey_plan`).
+//! units), the warm start at open and the steps the planned policies share
+//! (uniform's plan is in `uniform`, Monkey's in `monkey_plan`, the order
+//! units are given back in when the budget falls in `trim`).
 
 use super::greedy::{self, Item};
 use super::monkey::{self, MonkeyFile};
@@ -304,50 +304,5 @@ impl Allocator {
             fit < want
         });
         missing
-    }
-
-    /// Elastic: drops the units costing least `f·Δfp` per byte until the plan
-    /// fits the budget.
-    pub(super) fn shrink_cheapest(&mut self) {
-        self.visit_all();
-        let excess = self.used - self.budget;
-        let ids: Vec<u64> = self.files.keys().copied().collect();
-        let mut items: Vec<Item<'_>> = self
-            .files
-            .values()
-            .map(|f| Item {
-                weight: f.hot,
-                unit_bytes: f.desc.unit_bytes,
-                fpr: &f.desc.fpr,
-                n: f.target,
-            })
-            .collect();
-        greedy::trim(&mut items, excess);
-        let plan: Vec<(u64, u32)> = ids.into_iter().zip(items.iter().map(|i| i.n)).collect();
-        for (id, n) in plan {
-            self.set_target(id, n);
-        }
-    }
-
-    /// Skew-at-write: empties the coldest files (then lowest id) first, one
-    /// unit at a time, until the plan fits the budget.
-    pub(super) fn shrink_coldest(&mut self) {
-        self.visit_all();
-        let mut order: Vec<(f64, u64)> = self
-            .files
-            .iter()
-            .filter(|(_, f)| f.target > 0)
-            .map(|(&id, f)| (f.hot, id))
-            .collect();
-        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        for (_, id) in order {
-            while self.used > self.budget && self.files[&id].target > 0 {
-                let t = self.files[&id].target;
-                self.set_target(id, t - 1);
-            }
-            if self.used <= self.budget {
-                break;
-            }
-        }
     }
 }

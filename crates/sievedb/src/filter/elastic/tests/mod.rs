@@ -10,6 +10,7 @@ use rand::{Rng, SeedableRng};
 mod monkey_plan;
 mod skew;
 mod start;
+mod trim;
 mod uniform;
 
 /// `units` units of `bits` bits per key each: `fp(n) = 0.6185^(bits·n)`.
