@@ -155,6 +155,8 @@ struct FileState {
     /// sets only this; the queue re-files the file under it when a scan
     /// meets it ([`MultiQueue`]'s lazy order), so an access moves nothing.
     last: u64,
+    /// Its key in the shrink order while that order is kept (`trim`).
+    filed: Option<u64>,
 }
 
 impl FileState {
@@ -404,6 +406,7 @@ impl Allocator {
             expire: self.clock + self.lifetime(),
             stamp,
             last: stamp,
+            filed: None,
         };
         self.mq.insert(0, stamp, id);
         self.extra_io += hot * state.fp(0);
@@ -528,7 +531,7 @@ impl Allocator {
             return;
         };
         self.work += 1;
-        self.trim_refile(id);
+        self.trim_unfile(id, &f);
         self.uniform_remove(id, f.units, f.desc.unit_bytes);
         self.monkey_changed();
         self.skew_changed();

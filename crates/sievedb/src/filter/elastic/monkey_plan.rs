@@ -73,6 +73,7 @@ impl Allocator {
             if missing <= self.budget / WAIT_FRACTION {
                 return;
             }
+            self.count_whole_plan(); // what waits is too much: a plan after all
         }
         self.monkey_whole_plan();
     }

@@ -262,9 +262,15 @@ impl Allocator {
             || changed * WAIT_FRACTION > live
             || planned_budget.abs_diff(self.budget) > self.budget / WAIT_FRACTION;
         if due {
-            self.work += live * (1 + u64::from(live.max(1).ilog2()));
+            self.count_whole_plan();
         }
         due
+    }
+
+    /// Counts a whole-tree plan as work: its pass and its greedy heap.
+    pub(super) fn count_whole_plan(&mut self) {
+        let live = self.files.len() as u64;
+        self.work += live * (1 + u64::from(live.max(1).ilog2()));
     }
 
     /// Sets every file's target to `plan` (in id order, one entry per live

@@ -19,11 +19,11 @@
 //! the counts lowers keys: the order is then dropped and filed again at the
 //! next shrink only (a pass over the tree once per half-life at most).
 //!
-//! Invariant while `valid`: `order` holds `(keys[id], id)` for every id of
-//! `keys`, which are the live files with a target above 0, and `keys[id]`
-//! is at most the file's [`trim_key`](Allocator::trim_key) now.
+//! Invariant while `valid`: `order` holds `(k, id)` for every live file
+//! `id` with a target above 0, `k` its `filed` key, which is at most its
+//! key now; files with no unit have no `filed` key.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use super::{Allocator, FileState, FilterPolicy};
 
@@ -33,8 +33,6 @@ pub(super) struct TrimOrder {
     /// Whether `order` is up to date; false until the first shrink and after
     /// counts halve (nothing is filed while it is false).
     valid: bool,
-    /// File id → its key in `order`.
-    keys: BTreeMap<u64, u64>,
     /// `(key, id)`: the file to give a unit first comes first.
     order: BTreeSet<(u64, u64)>,
 }
@@ -77,33 +75,47 @@ impl Allocator {
         if !self.trim.valid {
             return;
         }
-        if let Some(old) = self.trim.keys.remove(&id) {
+        let policy = self.cfg.policy;
+        let Some(f) = self.files.get_mut(&id) else {
+            return; // it left: `remove_file` unfiled it
+        };
+        if let Some(old) = f.filed.take() {
             self.trim.order.remove(&(old, id));
         }
-        let policy = self.cfg.policy;
-        if let Some(k) = self.files.get(&id).and_then(|f| f.trim_key(policy)) {
-            self.trim.keys.insert(id, k);
+        f.filed = f.trim_key(policy);
+        if let Some(k) = f.filed {
             self.trim.order.insert((k, id));
         }
     }
 
+    /// File `id`, whose state `f` was, left: it leaves the order.
+    pub(super) fn trim_unfile(&mut self, id: u64, f: &FileState) {
+        if let Some(k) = f.filed {
+            self.trim.order.remove(&(k, id));
+        }
+    }
+
     /// Every count changed (they halved): the order is dropped, to be filed
-    /// again at the next shrink.
+    /// again at the next shrink (a pass over the tree, as halving is).
     pub(super) fn trim_forget_order(&mut self) {
-        self.trim = TrimOrder::default();
+        if std::mem::take(&mut self.trim.valid) {
+            self.trim.order.clear();
+            for f in self.files.values_mut() {
+                f.filed = None;
+            }
+        }
     }
 
     /// Files every live file with units (a pass over the tree).
     fn trim_file_all(&mut self) {
         self.visit_all();
         let policy = self.cfg.policy;
-        let keys: BTreeMap<u64, u64> = self
-            .files
-            .iter()
-            .filter_map(|(&id, f)| f.trim_key(policy).map(|k| (id, k)))
-            .collect();
-        self.trim.order = keys.iter().map(|(&id, &k)| (k, id)).collect();
-        self.trim.keys = keys;
+        for (&id, f) in self.files.iter_mut() {
+            f.filed = f.trim_key(policy);
+            if let Some(k) = f.filed {
+                self.trim.order.insert((k, id));
+            }
+        }
         self.trim.valid = true;
     }
 
