@@ -11,6 +11,8 @@
 //! Resuming never acknowledges a write behind a damaged WAL record: the
 //! active memtable moves to a fresh WAL and every memtable is flushed (so the
 //! WALs that saw the failure become obsolete) before writes are accepted again.
+//! A full disk that a flush or compaction met before a successful resume,
+//! but reports after it, is not recorded ([`DbInner::set_job_error`]).
 
 use super::*;
 
@@ -19,11 +21,19 @@ impl DbInner {
     /// error replaces a recoverable one (a full disk followed by EIO must not
     /// be resumed); otherwise the first error stays.
     pub(super) fn set_bg_error(&self, e: Error) -> Error {
+        self.record_error(e, None)
+    }
+
+    /// [`set_bg_error`](Self::set_bg_error), or for a job that started when
+    /// `started` resumes had succeeded, [`set_job_error`](Self::set_job_error).
+    fn record_error(&self, e: Error, started: Option<u64>) -> Error {
         let mut bg = self.bg.lock();
-        let replace = match &bg.error {
-            None => true,
-            Some(old) => old.is_recoverable() && !e.is_recoverable(),
-        };
+        let stale = e.is_recoverable() && started.is_some_and(|s| s != bg.resumes);
+        let replace = !stale
+            && match &bg.error {
+                None => true,
+                Some(old) => old.is_recoverable() && !e.is_recoverable(),
+            };
         if replace {
             if bg.error.is_none() {
                 bump(&self.counters.bg_errors, 1);
@@ -35,6 +45,20 @@ impl DbInner {
         self.done_cv.notify_all();
         self.bg_cv.notify_all();
         e
+    }
+
+    /// Records the error of a background flush or compaction that started
+    /// when `started` resumes had succeeded. A full disk (a recoverable
+    /// error) met by a job that started before the last successful resume
+    /// is not recorded: that resume found room again after the job failed
+    /// (its failure may reach here only after the resume, the job
+    /// preempted in between), and setting the error again would refuse
+    /// writes that `resume` had just accepted. The job's work is not lost:
+    /// a failed flush leaves its memtable to be flushed again, a failed
+    /// compaction its inputs to be compacted again, and a disk still full
+    /// fails that next attempt, which records it.
+    pub(super) fn set_job_error(&self, e: Error, started: u64) {
+        self.record_error(e, Some(started));
     }
 
     /// Runs a flush or compaction; a panic in it (a bug, or a custom
@@ -96,6 +120,7 @@ impl DbInner {
             Ok(()) => {
                 bg.error = None;
                 bg.resume_attempts = 0;
+                bg.resumes += 1;
                 self.bg_failed.store(false, Ordering::Release);
                 bump(&self.counters.bg_error_resumes, 1);
                 Ok(())

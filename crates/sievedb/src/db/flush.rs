@@ -40,7 +40,7 @@ impl DbInner {
 
     pub(super) fn flush_loop(&self) {
         loop {
-            {
+            let started = {
                 let mut bg = self.bg.lock();
                 loop {
                     if bg.shutdown {
@@ -53,12 +53,12 @@ impl DbInner {
                     } else if self.oldest_frozen().is_none() {
                         self.bg_cv.wait(&mut bg);
                     } else {
-                        break;
+                        break bg.resumes;
                     }
                 }
-            }
+            };
             if let Err(e) = self.unless_panicked("flush", || self.flush_oldest()) {
-                self.set_bg_error(e);
+                self.set_job_error(e, started);
             }
             let _bg = self.bg.lock();
             self.done_cv.notify_all();

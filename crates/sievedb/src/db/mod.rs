@@ -87,6 +87,10 @@ struct BgState {
     resuming: bool,
     /// Automatic resume attempts since the error was set.
     resume_attempts: u32,
+    /// Successful resumes so far: a flush or compaction notes it when it
+    /// starts, and a full disk it met before the last resume is not
+    /// reported after it (see `DbInner::set_job_error`).
+    resumes: u64,
     /// Compactions running (over every keyspace).
     running: usize,
     /// Where the next search for a compaction starts among the keyspaces.

@@ -251,6 +251,7 @@ impl DbInner {
                 error: None,
                 resuming: false,
                 resume_attempts: 0,
+                resumes: 0,
                 running: 0,
                 rotate: 0,
                 manual_waiting: 0,

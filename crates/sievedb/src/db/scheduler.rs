@@ -72,15 +72,15 @@ impl DbInner {
 
     pub(super) fn compaction_loop(&self) {
         loop {
-            let (tree, c, claim) = {
+            let (tree, c, claim, started) = {
                 let mut bg = self.bg.lock();
                 loop {
                     if bg.shutdown {
                         return;
                     }
                     if bg.error.is_none() && bg.manual_waiting == 0 {
-                        if let Some(picked) = self.pick_compaction(&mut bg) {
-                            break picked;
+                        if let Some((tree, c, claim)) = self.pick_compaction(&mut bg) {
+                            break (tree, c, claim, bg.resumes);
                         }
                     }
                     let periodic = self
@@ -100,7 +100,7 @@ impl DbInner {
             self.release(&mut bg, &tree, claim);
             drop(bg);
             if let Err(e) = r {
-                self.set_bg_error(e);
+                self.set_job_error(e, started);
             }
             let _bg = self.bg.lock();
             self.done_cv.notify_all();

@@ -44,6 +44,10 @@ pub struct Fault {
     pub sticky: bool,
 }
 
+/// Whether a fault about to be injected on a path is (see
+/// [`FaultyFs::arm_if`]).
+type Gate = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
+
 #[derive(Default)]
 struct FileState {
     /// Length durable on "disk".
@@ -73,6 +77,8 @@ struct Inner {
     fault: Mutex<Option<Fault>>,
     /// Only operations on paths ending with this count and fail (None: all).
     only: Mutex<Option<String>>,
+    /// Asked before a fault is injected (see [`FaultyFs::arm_if`]).
+    gate: Mutex<Option<Gate>>,
     counts: [AtomicU64; 4],
     crashed: AtomicBool,
     injected: AtomicU64,
@@ -104,6 +110,7 @@ impl FaultyFs {
                 state: Mutex::new(State::default()),
                 fault: Mutex::new(None),
                 only: Mutex::new(None),
+                gate: Mutex::new(None),
                 counts: Default::default(),
                 crashed: AtomicBool::new(false),
                 injected: AtomicU64::new(0),
@@ -126,10 +133,19 @@ impl FaultyFs {
         self.arm(f);
     }
 
+    /// Arms a fault injected only where `gate` says so: it is called, on the
+    /// thread of the operation, each time the fault would be injected, and
+    /// may block to hold that thread at its failing operation.
+    pub fn arm_if(&self, f: Fault, gate: impl Fn(&Path) -> bool + Send + Sync + 'static) {
+        *self.inner.gate.lock() = Some(Arc::new(gate));
+        self.arm(f);
+    }
+
     /// Disarms any fault.
     pub fn disarm(&self) {
         *self.inner.fault.lock() = None;
         *self.inner.only.lock() = None;
+        *self.inner.gate.lock() = None;
     }
 
     /// Faults injected so far.
@@ -200,6 +216,10 @@ impl FaultyFs {
         let f = *self.inner.fault.lock();
         match f {
             Some(f) if f.op == op && (n == f.nth || (f.sticky && n > f.nth)) => {
+                let gate = self.inner.gate.lock().clone();
+                if gate.is_some_and(|g| !g(path)) {
+                    return Ok(None);
+                }
                 self.inner.injected.fetch_add(1, Ordering::SeqCst);
                 Ok(Some(f))
             }

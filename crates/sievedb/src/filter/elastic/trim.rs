@@ -69,7 +69,7 @@ impl FileState {
 }
 
 impl Allocator {
-    /// File `id`'s target, shape or count changed (or it left): it is filed
+    /// File `id`'s target or shape changed, or its count grew: it is filed
     /// again under its key now. `O(log n)`; nothing while the order is not
     /// kept.
     pub(super) fn trim_refile(&mut self, id: u64) {
