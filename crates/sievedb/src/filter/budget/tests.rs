@@ -245,12 +245,7 @@ fn compactions_on_a_50000_file_tree_cost_their_files() {
         FilterPolicy::ElasticUniform,
         FilterPolicy::Uniform,
     ] {
-        let counters = Arc::new(Counters::new(7));
-        let loader = Arc::new(CountingUnits(full.clone(), AtomicUsize::new(0)));
-        let (budget, shapes) = opened_tree(n, policy, loader, counters);
-        // The open reads one file's filter for the tree's shape, as a
-        // database does, and plans every file with it.
-        let first = budget.register(shapes[0], &index).unwrap();
+        let (budget, shapes, first) = opened_and_read(n, policy, &index, &full);
         let work = || budget.state.lock().alloc.work();
         let opened = work();
         let mut next = n;
@@ -280,6 +275,22 @@ fn compactions_on_a_50000_file_tree_cost_their_files() {
             "{policy}: {per} files visited per compaction > {bound}"
         );
     }
+}
+
+/// [`opened_tree`] whose open then reads one file's filter for the tree's
+/// shape, as a database does, and plans every file with it; returns that
+/// file's filter too.
+fn opened_and_read(
+    n: u64,
+    policy: FilterPolicy,
+    index: &FilterIndex,
+    full: &Filter,
+) -> (FilterBudget, Vec<FileShape>, Arc<ResidentFilter>) {
+    let counters = Arc::new(Counters::new(7));
+    let loader = Arc::new(CountingUnits(full.clone(), AtomicUsize::new(0)));
+    let (budget, shapes) = opened_tree(n, policy, loader, counters);
+    let first = budget.register(shapes[0], index).unwrap();
+    (budget, shapes, first)
 }
 
 /// Compaction `c` of a run of them on the tree of [`shapes`]: the 10 files
@@ -347,10 +358,7 @@ fn compactions_that_drop_entries_cost_their_files() {
     let compactions = 200u64;
     let (index, full) = filter();
     for &policy in FilterPolicy::ALL {
-        let counters = Arc::new(Counters::new(7));
-        let loader = Arc::new(CountingUnits(full.clone(), AtomicUsize::new(0)));
-        let (budget, shapes) = opened_tree(n, policy, loader, counters);
-        let first = budget.register(shapes[0], &index).unwrap();
+        let (budget, shapes, first) = opened_and_read(n, policy, &index, &full);
         let work = || budget.state.lock().alloc.work();
         let opened = work();
         let (mut next, mut entries) = (n, n * 256);
