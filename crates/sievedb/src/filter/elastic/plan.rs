@@ -202,13 +202,7 @@ impl Allocator {
             .copied()
             .zip(self.greedy_plan(tie, one_each).0)
             .collect();
-        // Lower targets first, so planned memory never exceeds the budget.
-        let (down, up): (Vec<_>, Vec<_>) = plan
-            .into_iter()
-            .partition(|&(id, n)| n <= self.files[&id].target);
-        for (id, n) in down.into_iter().chain(up) {
-            self.set_target(id, n);
-        }
+        self.apply_plan(plan);
     }
 
     /// Every file's units (in id order) in the greedy optimum of
