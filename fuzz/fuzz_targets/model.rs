@@ -3,8 +3,11 @@
 //! compactions, reopens, checkpoints and range deletes (direct and in batches); reads in
 //! both directions, cursor walks, prefixes and snapshot reads through
 //! `ReadOptions`; merges (direct and in batches) through an `Append` operator.
-//! One input in two runs with a TTL instead (a merge is then refused): a
-//! manual clock the input moves, every read compared with expiry applied.
+//! Each input runs three times: as it is; with a TTL instead (a merge is
+//! then refused: a manual clock the input moves, every read compared with
+//! expiry applied); and with filter units under a filter memory budget
+//! (the policy picked by the input's length), so that units are loaded,
+//! dropped and moved between files while every read is checked.
 //! Keyspaces (`model_keyspaces.rs`): operations on the default keyspace's
 //! handle and on two named ones, batches across them, snapshot reads of
 //! all, opens, drops and lazy reopens; they come as [`Item::Ks`], whose
@@ -18,7 +21,10 @@ use std::time::Duration;
 
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use sievedb::{Db, DbIterator, Options, ReadOptions, WriteBatch};
+use sievedb::{
+    Db, DbIterator, FilterLayout, FilterMemory, FilterOptions, FilterPolicy, Options, ReadOptions,
+    WriteBatch,
+};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -181,20 +187,54 @@ fn key(k: u8) -> Vec<u8> {
     }
 }
 
-/// Small files and levels; the `Append(",")` merge operator, or with
-/// `clock` a TTL of [`TTL`] seconds on it.
-fn options(clock: Option<&Arc<ManualClock>>) -> Options {
+/// The policies of the budget runs, one per input by its length.
+const POLICIES: [FilterPolicy; 5] = [
+    FilterPolicy::Uniform,
+    FilterPolicy::Monkey,
+    FilterPolicy::Elastic,
+    FilterPolicy::ElasticUniform,
+    FilterPolicy::SkewAtWrite,
+];
+
+/// How one run of an input is set up.
+#[derive(Clone)]
+enum Mode {
+    /// The `Append(",")` merge operator.
+    Plain,
+    /// A TTL of [`TTL`] seconds on the clock.
+    Ttl(Arc<ManualClock>),
+    /// Six filter units of 2 bits/key per file under a 3 bits/key budget
+    /// divided by the policy, and a short lifeTime (the elastic policies
+    /// then call files cold, and move units, within one input); the
+    /// `Append(",")` merge operator.
+    Budget(FilterPolicy),
+}
+
+/// Small files and levels, set up for `mode`.
+fn options(mode: &Mode) -> Options {
     let b = Options::builder()
         .write_buffer_size(4096)
         .target_file_size(4096)
         .level1_size(16384)
         .block_size(256)
         .level0_compaction_trigger(2);
-    match clock {
-        None => b
-            .merge_operator(Arc::new(sievedb::merge::Append::new(",")))
+    let append = Arc::new(sievedb::merge::Append::new(","));
+    match mode {
+        Mode::Plain => b.merge_operator(append).build(),
+        Mode::Ttl(c) => b.ttl(Duration::from_secs(TTL)).clock(c.clone()).build(),
+        Mode::Budget(policy) => b
+            .merge_operator(append)
+            .filter(FilterOptions {
+                bits_per_key: 12.0,
+                layout: FilterLayout::Units,
+                units: 6,
+                ..FilterOptions::default()
+            })
+            .filter_memory(FilterMemory::BitsPerKey(3.0))
+            .filter_policy(*policy)
+            .filter_lifetime(Some(16))
+            .filter_access_sample(Some(1))
             .build(),
-        Some(c) => b.ttl(Duration::from_secs(TTL)).clock(c.clone()).build(),
     }
 }
 
@@ -294,16 +334,24 @@ fn walk(mut it: DbIterator, items: &[(Vec<u8>, Vec<u8>)], steps: &[Step]) {
 
 fuzz_target!(|input: Vec<Item>| {
     let input = &input[..input.len().min(200)];
-    run(input, None);
-    run(input, Some(Arc::new(ManualClock(AtomicU64::new(1_000)))));
+    run(input, Mode::Plain);
+    run(
+        input,
+        Mode::Ttl(Arc::new(ManualClock(AtomicU64::new(1_000)))),
+    );
+    run(input, Mode::Budget(POLICIES[input.len() % POLICIES.len()]));
 });
 
-/// Runs `input` on a fresh database, with a TTL on `clock` if given.
-fn run(input: &[Item], clock: Option<Arc<ManualClock>>) {
+/// Runs `input` on a fresh database set up for `mode`.
+fn run(input: &[Item], mode: Mode) {
+    let clock = match &mode {
+        Mode::Ttl(c) => Some(c.clone()),
+        _ => None,
+    };
     let ttl = clock.is_some();
     let now = || clock.as_ref().map_or(0, |c| c.0.load(Ordering::SeqCst));
     let dir = tempfile::tempdir().unwrap();
-    let mut db = Db::open(dir.path(), options(clock.as_ref())).unwrap();
+    let mut db = Db::open(dir.path(), options(&mode)).unwrap();
     let mut stamped = Stamped::new();
     let mut snapshots: Vec<(sievedb::Snapshot, keyspaces::SnapModels)> = Vec::new();
     let mut spaces = Spaces::new(ttl);
@@ -462,13 +510,13 @@ fn run(input: &[Item], clock: Option<Arc<ManualClock>>) {
                 snapshots.clear();
                 spaces.release();
                 drop(db);
-                db = Db::open(dir.path(), options(clock.as_ref())).unwrap();
+                db = Db::open(dir.path(), options(&mode)).unwrap();
             }
             Op::Checkpoint => {
                 let root = tempfile::tempdir().unwrap();
                 let cp = root.path().join("checkpoint");
                 db.checkpoint(&cp).unwrap();
-                let c = Db::open(&cp, options(clock.as_ref())).unwrap();
+                let c = Db::open(&cp, options(&mode)).unwrap();
                 let got: BTreeMap<_, _> = c.iter().unwrap().map(|r| r.unwrap()).collect();
                 assert_eq!(got, model);
                 spaces.check(&c, false, now());

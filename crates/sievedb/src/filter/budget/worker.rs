@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
 
 use super::FilterBudget;
 
@@ -13,10 +14,15 @@ use super::FilterBudget;
 /// full is dropped: the accesses are a sample, and a lookup never waits.
 pub const QUEUE: usize = 16;
 
-/// The handle of a budget's worker thread. The thread ends when the handle
-/// is dropped (with the budget).
+/// The handle of a budget's worker thread. Dropping it (with the budget)
+/// closes the queue and waits for the thread to end, so that no thread of a
+/// dropped database lingers (the logs still queued are skipped: the budget
+/// they were for is gone).
 pub(super) struct Worker {
-    tx: SyncSender<Vec<u64>>,
+    /// The queue's sending end; `None` once the drop closed it.
+    tx: Option<SyncSender<Vec<u64>>>,
+    /// The thread, joined by the drop.
+    thread: Option<JoinHandle<()>>,
     /// Logs handed over.
     sent: AtomicU64,
     /// Logs the thread has replayed (or found the budget gone for).
@@ -30,7 +36,7 @@ impl Worker {
         let (tx, rx) = sync_channel::<Vec<u64>>(QUEUE);
         let done = Arc::new(AtomicU64::new(0));
         let replayed = done.clone();
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("sievedb-filters".into())
             .spawn(move || {
                 while let Ok(log) = rx.recv() {
@@ -41,7 +47,8 @@ impl Worker {
                 }
             })?;
         Ok(Worker {
-            tx,
+            tx: Some(tx),
+            thread: Some(thread),
             sent: AtomicU64::new(0),
             done,
         })
@@ -49,7 +56,7 @@ impl Worker {
 
     /// Hands `log` to the thread; it is dropped if the queue is full.
     pub(super) fn send(&self, log: Vec<u64>) {
-        if self.tx.try_send(log).is_ok() {
+        if self.tx.as_ref().is_some_and(|tx| tx.try_send(log).is_ok()) {
             self.sent.fetch_add(1, Ordering::Release);
         }
     }
@@ -60,6 +67,43 @@ impl Worker {
         let sent = self.sent.load(Ordering::Acquire);
         while self.done.load(Ordering::Acquire) < sent {
             std::thread::yield_now();
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // With the sending end gone, the thread's `recv` fails once the
+        // queue is empty, and its loop ends.
+        self.tx = None;
+        let Some(thread) = self.thread.take() else {
+            return;
+        };
+        // The thread itself drops the budget when its replay held the last
+        // reference: it cannot wait for itself, and it ends right after.
+        if thread.thread().id() != std::thread::current().id() {
+            // A panic in a replay was the thread's; the drop goes on.
+            let _ = thread.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Dropping the handle ends the thread before the drop returns: the
+    /// thread's own references to what it shares are gone by then.
+    #[test]
+    fn dropping_the_handle_joins_the_thread() {
+        for _ in 0..20 {
+            let w = Worker::start(Weak::new()).unwrap();
+            for _ in 0..4 {
+                w.send(vec![1, 2, 3]);
+            }
+            let done = w.done.clone();
+            drop(w);
+            assert_eq!(Arc::strong_count(&done), 1, "the thread still runs");
         }
     }
 }
