@@ -2,7 +2,9 @@
 //! at once for a bounded time, checking invariants throughout:
 //! read-your-writes, no resurrected deletes, per-key monotonic reads,
 //! snapshot stability and iterator order. `SIEVEDB_STRESS_SECS` sets the
-//! duration (default 6 s).
+//! duration (default 6 s). One run holds filter units under a filter
+//! memory budget, so that the budget's thread loads and drops units while
+//! the readers probe them.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -10,7 +12,10 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use sievedb::{CompactionStyle, Db, Options, WriteBatch};
+use sievedb::{
+    CompactionStyle, Db, FilterLayout, FilterMemory, FilterOptions, FilterPolicy, Options,
+    WriteBatch,
+};
 
 const WRITERS: usize = 3;
 const KEYS_PER_WRITER: usize = 300;
@@ -41,29 +46,58 @@ fn counter_of(key: &[u8], v: &[u8]) -> u64 {
         .unwrap_or_else(|_| panic!("malformed value {vs} for {ks}"))
 }
 
-fn options(style: CompactionStyle) -> Options {
-    Options::builder()
+fn options(style: CompactionStyle, budget: Option<FilterPolicy>) -> Options {
+    let b = Options::builder()
         .write_buffer_size(32 << 10)
         .target_file_size(16 << 10)
         .level1_size(64 << 10)
         .block_size(1024)
         .level0_compaction_trigger(2)
         .compaction_style(style)
-        .block_cache_capacity(256 << 10)
-        .build()
+        .block_cache_capacity(256 << 10);
+    match budget {
+        None => b.build(),
+        // Six units of 2 bits/key per file under 3 bits/key, every lookup
+        // counted and a short lifeTime: units move between files all along.
+        Some(policy) => b
+            .filter(FilterOptions {
+                bits_per_key: 12.0,
+                layout: FilterLayout::Units,
+                units: 6,
+                ..FilterOptions::default()
+            })
+            .filter_memory(FilterMemory::BitsPerKey(3.0))
+            .filter_policy(policy)
+            .filter_lifetime(Some(64))
+            .filter_access_sample(Some(1))
+            .build(),
+    }
 }
 
-fn stress(style: CompactionStyle) {
+/// Sets its flag when dropped.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+fn stress(style: CompactionStyle, budget: Option<FilterPolicy>) {
     let secs: u64 = std::env::var("SIEVEDB_STRESS_SECS")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(6);
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(dir.path(), options(style)).unwrap();
+    let db = Db::open(dir.path(), options(style, budget)).unwrap();
     let stop = AtomicBool::new(false);
     let reads = AtomicU64::new(0);
     let deadline = Instant::now() + Duration::from_secs(secs);
     let models: Vec<BTreeMap<Vec<u8>, Vec<u8>>> = std::thread::scope(|s| {
+        // Stops the other threads however this closure ends: a writer's
+        // failed check panics the join below, and the scope would otherwise
+        // wait for them forever instead of failing.
+        let _stop = StopOnDrop(&stop);
         let writers: Vec<_> = (0..WRITERS)
             .map(|w| {
                 let db = &db;
@@ -177,9 +211,7 @@ fn stress(style: CompactionStyle) {
                 }
             });
         }
-        let models = writers.into_iter().map(|h| h.join().unwrap()).collect();
-        stop.store(true, Ordering::Relaxed);
-        models
+        writers.into_iter().map(|h| h.join().unwrap()).collect()
     });
     let expected: BTreeMap<_, _> = models.into_iter().flatten().collect();
     let check = |db: &Db, when: &str| {
@@ -193,17 +225,35 @@ fn stress(style: CompactionStyle) {
     let stats = db.stats();
     assert!(stats.compactions > 0, "stress ran no compaction");
     assert!(reads.load(Ordering::Relaxed) > 0);
+    if budget.is_some() {
+        assert!(
+            stats.filter_unit_loads > 0 && stats.filter_unit_evictions > 0,
+            "the budget moved no unit: {} loads, {} evictions",
+            stats.filter_unit_loads,
+            stats.filter_unit_evictions
+        );
+    }
     drop(db);
-    let db = Db::open(dir.path(), options(style)).unwrap();
+    let db = Db::open(dir.path(), options(style, budget)).unwrap();
     check(&db, "after reopen");
 }
 
 #[test]
 fn stress_leveling() {
-    stress(CompactionStyle::Leveling);
+    stress(CompactionStyle::Leveling, None);
 }
 
 #[test]
 fn stress_tiering() {
-    stress(CompactionStyle::Tiering);
+    stress(CompactionStyle::Tiering, None);
+}
+
+#[test]
+fn stress_units_under_an_elastic_budget() {
+    stress(CompactionStyle::Leveling, Some(FilterPolicy::Elastic));
+}
+
+#[test]
+fn stress_units_under_a_monkey_budget() {
+    stress(CompactionStyle::Tiering, Some(FilterPolicy::Monkey));
 }
