@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{env_usize, show, small_options};
+use common::{env_usize, show, small_options, StopOnPanic};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use sievedb::{CompactionStyle, Db, Error, Options, Snapshot, WriteBatch};
@@ -65,17 +65,6 @@ fn parse_value(key: &[u8], value: &[u8], ctx: &str) -> u64 {
         show(key)
     );
     version
-}
-
-/// Sets the flag when its thread panics, so that the other threads stop.
-struct StopOnPanic<'a>(&'a AtomicBool);
-
-impl Drop for StopOnPanic<'_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0.store(true, Ordering::SeqCst);
-        }
-    }
 }
 
 fn all_keys() -> Vec<Vec<u8>> {
@@ -524,6 +513,7 @@ fn multi_get_during_compaction_never_misses_live_keys() {
     let rounds = env_usize("SIEVEDB_MULTIGET_ROUNDS", 60);
     let stop = AtomicBool::new(false);
     let misses = std::thread::scope(|s| {
+        let _guard = StopOnPanic(&stop);
         s.spawn(|| {
             let _guard = StopOnPanic(&stop);
             let mut v = 0u64;

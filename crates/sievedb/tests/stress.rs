@@ -2,13 +2,16 @@
 //! at once for a bounded time, checking invariants throughout:
 //! read-your-writes, no resurrected deletes, per-key monotonic reads,
 //! snapshot stability and iterator order. `SIEVEDB_STRESS_SECS` sets the
-//! duration (default 6 s). One run holds filter units under a filter
+//! duration (default 6 s). Two runs hold filter units under a filter
 //! memory budget, so that the budget's thread loads and drops units while
 //! the readers probe them.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+mod common;
+use common::StopOnPanic;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -74,15 +77,6 @@ fn options(style: CompactionStyle, budget: Option<FilterPolicy>) -> Options {
     }
 }
 
-/// Sets its flag when dropped.
-struct StopOnDrop<'a>(&'a AtomicBool);
-
-impl Drop for StopOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
-}
-
 fn stress(style: CompactionStyle, budget: Option<FilterPolicy>) {
     let secs: u64 = std::env::var("SIEVEDB_STRESS_SECS")
         .ok()
@@ -94,10 +88,8 @@ fn stress(style: CompactionStyle, budget: Option<FilterPolicy>) {
     let reads = AtomicU64::new(0);
     let deadline = Instant::now() + Duration::from_secs(secs);
     let models: Vec<BTreeMap<Vec<u8>, Vec<u8>>> = std::thread::scope(|s| {
-        // Stops the other threads however this closure ends: a writer's
-        // failed check panics the join below, and the scope would otherwise
-        // wait for them forever instead of failing.
-        let _stop = StopOnDrop(&stop);
+        // A writer's failed check panics the join below.
+        let _guard = StopOnPanic(&stop);
         let writers: Vec<_> = (0..WRITERS)
             .map(|w| {
                 let db = &db;
@@ -211,7 +203,9 @@ fn stress(style: CompactionStyle, budget: Option<FilterPolicy>) {
                 }
             });
         }
-        writers.into_iter().map(|h| h.join().unwrap()).collect()
+        let models = writers.into_iter().map(|h| h.join().unwrap()).collect();
+        stop.store(true, Ordering::Relaxed);
+        models
     });
     let expected: BTreeMap<_, _> = models.into_iter().flatten().collect();
     let check = |db: &Db, when: &str| {

@@ -239,3 +239,17 @@ impl sievedb::Clock for ManualClock {
         self.now()
     }
 }
+
+/// Sets its flag when dropped while its thread panics: a thread (or a
+/// scope's closure) holding one stops the threads that loop on the flag
+/// when one of its checks fails, so that a scoped test fails instead of
+/// waiting for them forever.
+pub struct StopOnPanic<'a>(pub &'a std::sync::atomic::AtomicBool);
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+}
