@@ -28,7 +28,7 @@ pub struct TableWriter {
     scratch: Vec<u8>,
     /// The handle of the data block just written, whose index entry waits
     /// for the next block's first key (its key is then a short
-    /// [`key::separator`] between the two) or for [`finish`](Self::finish)
+    /// [`key::separator`] between the two) or for [`finish_unsynced`](TableWriter::finish_unsynced)
     /// (the last block keeps its last key, `pending_last`).
     pending_index: Option<BlockHandle>,
     /// The last key of the block of `pending_index`.
@@ -133,7 +133,7 @@ impl TableWriter {
     }
 
     /// Adds a range tombstone (any order). The file's smallest and largest
-    /// keys are widened at [`finish`](Self::finish) to cover it (see
+    /// keys are widened at [`finish_unsynced`](TableWriter::finish_unsynced) to cover it (see
     /// [`RangeTombstone::smallest_key`] and [`RangeTombstone::largest_key`]).
     pub fn add_range_del(&mut self, t: RangeTombstone) {
         self.range_dels.push(t);

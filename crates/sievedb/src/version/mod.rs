@@ -22,11 +22,11 @@
 //! failed write may have left a torn record, or a whole record whose
 //! durability is unknown, at the end of the file, and records appended after
 //! it would turn that tail into damage in the middle of the log, which
-//! recovery refuses. So [`VersionSet::log_and_apply`] leaves the in-memory
-//! version unchanged, drops its writer, tries once to start a fresh MANIFEST
+//! recovery refuses. So [`VersionSet::log_and_apply_all`] leaves the
+//! in-memory version unchanged, drops its writer, tries once to start a fresh MANIFEST
 //! (a snapshot of the unchanged version) and point `CURRENT` at it, and
 //! returns the original error. If that attempt fails too, the next
-//! `log_and_apply` starts the fresh MANIFEST instead of appending.
+//! `log_and_apply_all` starts the fresh MANIFEST instead of appending.
 //!
 //! Until a fresh MANIFEST is current ([`VersionSet::edit_in_doubt`]) the
 //! failed edit may still be replayed by the next open: its bytes may all have

@@ -1,6 +1,6 @@
 //! [`VersionSet`]: the live version and the MANIFEST it is logged to
-//! (recovery, [`VersionSet::log_and_apply`], rolling to a fresh MANIFEST and
-//! [`set_current`]). The rules for a failed MANIFEST write are in the
+//! (recovery, [`VersionSet::log_and_apply_all`], rolling to a fresh
+//! MANIFEST and [`set_current`]). The rules for a failed MANIFEST write are in the
 //! [`version`](super) module's docs.
 
 use std::collections::BTreeMap;
@@ -136,7 +136,7 @@ impl VersionSet {
     /// current since. While this holds, the edit whose write failed may still
     /// be replayed by the next open, so the files it adds must not be deleted
     /// (see the module docs). The next successful
-    /// [`log_and_apply`](Self::log_and_apply) clears it.
+    /// [`log_and_apply_all`](Self::log_and_apply_all) clears it.
     pub fn edit_in_doubt(&self) -> bool {
         self.edit_in_doubt
     }
@@ -437,7 +437,7 @@ impl VersionSet {
     /// After a failed append or sync of the live MANIFEST: never append to it
     /// again, and try once to make a fresh MANIFEST of the (unchanged) live
     /// versions current, so that the failed edit is provably gone. If that
-    /// fails too, the next `log_and_apply` rolls over instead.
+    /// fails too, the next `log_and_apply_all` rolls over instead.
     fn abandon_manifest(&mut self) {
         self.manifest = None;
         self.edit_in_doubt = true;

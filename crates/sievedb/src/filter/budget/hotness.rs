@@ -15,7 +15,7 @@ pub const HOTNESS_SAVE_INTERVAL: Duration = Duration::from_secs(1);
 
 impl FilterBudget {
     /// Gives compaction outputs the hotness of their inputs, in proportion
-    /// to the entries they take (see [`super::elastic::inherit`]); they pick
+    /// to the entries they take (see [`inherit`](fn@super::elastic::inherit)); they pick
     /// it up when they are registered.
     pub fn inherit(
         &self,
@@ -67,7 +67,7 @@ impl FilterBudget {
 
     /// After the files of a reopened database registered: lets the policy
     /// place units by the restored access counts at once (see
-    /// [`Allocator::warm_start`]).
+    /// [`Allocator::warm_start`](crate::filter::elastic::Allocator::warm_start)).
     pub fn warm_start(&self) {
         if !self.limited() {
             return;

@@ -269,7 +269,7 @@ impl FilterBudget {
         (resident(), Some(st.alloc.budget()))
     }
 
-    /// ElasticBF's E[Extra_IO] now (0 without a budget).
+    /// ElasticBF's `E[Extra_IO]` now (0 without a budget).
     pub fn expected_extra_io(&self) -> f64 {
         if self.limited() {
             self.state.lock().alloc.expected_extra_io()

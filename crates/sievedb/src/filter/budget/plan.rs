@@ -31,12 +31,14 @@ impl FilterBudget {
     /// Learns the files of a version being installed (at open every file of
     /// the tree; after a flush or a compaction its outputs) in one batch and
     /// plans their units once, without reading them: a file is planned with
-    /// the shape of the configured filter ([`BudgetConfig::filter`]), and the
-    /// units the plan gives it are reserved in the budget, until its first
-    /// lookup reads its filter index and [`register`](Self::register) loads
-    /// them. Files known already learn their new place (see
-    /// [`relocate`](Self::relocate)). Nothing happens without a budget (a
-    /// filter is then read whole at its file's first lookup).
+    /// the shape of the configured filter ([`BudgetConfig::filter`]), and
+    /// the units the plan gives it are reserved in the budget, until its
+    /// first lookup reads its filter index and [`register`](Self::register)
+    /// loads them. Files known already learn their new place (see
+    /// [`relocate_locked`](Self::relocate_locked)). Nothing happens without
+    /// a budget (a filter is then read whole at its file's first lookup).
+    ///
+    /// [`BudgetConfig::filter`]: super::BudgetConfig::filter
     pub fn add_files(&self, shapes: &[FileShape]) {
         if !self.limited() || shapes.is_empty() {
             return;

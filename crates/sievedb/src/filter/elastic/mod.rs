@@ -331,6 +331,8 @@ impl Allocator {
 
     /// Restores the logical clock (from a [`HotnessSnapshot`]) before files
     /// are added on open; the decay schedule restarts from it.
+    ///
+    /// [`HotnessSnapshot`]: hotness::HotnessSnapshot
     pub fn set_clock(&mut self, clock: u64) {
         self.clock = clock;
         self.decay_epoch = clock;
