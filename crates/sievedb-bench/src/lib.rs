@@ -98,6 +98,9 @@
 //! the emulated latencies of `--io-delay-ns`) and the cost of each hash function.
 
 #![warn(missing_docs)]
+// Library code never unwraps: it returns an error, or states the invariant
+// that rules one out with `expect` (tests unwrap freely).
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod bench;
 pub mod cli;

@@ -4,6 +4,10 @@
 //! arbitrary bytes and `""` for the empty string (see [`escape`]). Without a
 //! subcommand, `sievedb` runs the default benchmark (`sievedb bench`).
 
+// Never unwraps outside tests: it returns an error, or states the invariant
+// that rules one out with `expect`.
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
 mod bulkload;
 mod commands;
 mod escape;

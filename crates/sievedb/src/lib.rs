@@ -20,6 +20,9 @@
 //! # Ok(()) }
 //! ```
 #![warn(missing_docs)]
+// Library code never unwraps: it returns an error, or states the invariant
+// that rules one out with `expect` (tests unwrap freely).
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 /// The README's Rust examples, compiled and run by `cargo test --doc`.
 #[cfg(doctest)]

@@ -160,7 +160,9 @@ impl Ctx {
 
 /// Mean ns of hashing `n` distinct `key_size`-byte keys, best of 5 rounds.
 pub fn time_hash(hash: HashFn, key_size: usize, n: usize) -> f64 {
-    let keys = KeyGen::new(key_size.max(8), 10_000_000).unwrap_or(KeyGen::new(21, 1).unwrap());
+    let keys = KeyGen::new(key_size.max(8), 10_000_000)
+        .or_else(|_| KeyGen::new(21, 1))
+        .expect("21-byte keys hold one key");
     let ks = keys.key_size();
     let batch = n.clamp(1, 4096);
     let mut buf = vec![0u8; ks * batch];
