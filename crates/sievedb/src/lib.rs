@@ -23,6 +23,8 @@
 // Library code never unwraps: it returns an error, or states the invariant
 // that rules one out with `expect` (tests unwrap freely).
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
+// Every file operation goes through `io::FileSystem` (see clippy.toml).
+#![cfg_attr(not(test), deny(clippy::disallowed_methods))]
 
 /// The README's Rust examples, compiled and run by `cargo test --doc`.
 #[cfg(doctest)]

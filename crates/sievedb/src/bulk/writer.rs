@@ -172,7 +172,7 @@ impl BulkWriter {
             let data = names.iter().find(|n| match filename::parse(n) {
                 Some(filename::FileKind::Sst(_)) => true,
                 Some(filename::FileKind::Wal(_)) => {
-                    std::fs::metadata(dir.join(n)).map_or(true, |m| m.len() > 0)
+                    fs.file_size(&dir.join(n)).map_or(true, |len| len > 0)
                 }
                 _ => false,
             });

@@ -1,6 +1,11 @@
 //! [`StdFs`]: the real file system, and the files it opens (buffered,
 //! mapped and direct reads, buffered and mapped-log writes, the directory lock).
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the real file system: the one place the engine calls std::fs"
+)]
+
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
