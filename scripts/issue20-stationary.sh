@@ -60,7 +60,8 @@ for line in open(sys.argv[1]):
     if d.get("type") != "result":
         continue
     s = d["stats"]
-    dev = s["block_cache_misses"] + s["filter_unit_loads"] + s["table_open_reads"]
+    # The reads that loaded units (builds before they were counted: the units).
+    dev = s["block_cache_misses"] + s.get("filter_unit_reads", s["filter_unit_loads"]) + s["table_open_reads"]
     print(f'{sys.argv[3]},{sys.argv[2]},{sys.argv[4]},{d["ops"]},{dev},{s["filter_unit_loads"]},'
           f'{s["table_open_reads"]},{s["block_cache_misses"]},{d["ops_per_sec"]:.1f}')
 PY

@@ -509,6 +509,7 @@ fn sievedb_results_carry_the_filter_keys() {
     });
     let expected = [
         "filter_unit_loads",
+        "filter_unit_reads",
         "table_open_reads",
         "filter_unit_evictions",
         "filter_memory_bytes",

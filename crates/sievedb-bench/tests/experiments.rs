@@ -292,13 +292,14 @@ fn all_writes_the_reproduction_document() {
     }
 }
 
-const ELASTIC_READ_COLS: [&str; 10] = [
+const ELASTIC_READ_COLS: [&str; 11] = [
     "distribution",
     "column",
     "repeat",
     "device_reads",
     "block_cache_misses",
     "filter_unit_loads",
+    "filter_unit_reads",
     "filter_false_positives",
     "estimated_extra_io",
     "ops_per_sec",
@@ -378,6 +379,7 @@ fn elastic_fig6() {
             "ops_per_sec",
             "device_reads",
             "filter_unit_loads",
+            "filter_unit_reads",
             "estimated_extra_io",
             "device_reads_per_get",
         ],

@@ -93,6 +93,7 @@ pub struct Counters {
     pub flush_bytes_written: AtomicU64,
     pub filter_memory: AtomicU64,
     pub filter_unit_loads: AtomicU64,
+    pub filter_unit_reads: AtomicU64,
     pub filter_unit_evictions: AtomicU64,
     pub table_opens: AtomicU64,
     pub table_open_reads: AtomicU64,
@@ -236,6 +237,7 @@ impl Counters {
             flush_bytes_written: AtomicU64::new(0),
             filter_memory: AtomicU64::new(0),
             filter_unit_loads: AtomicU64::new(0),
+            filter_unit_reads: AtomicU64::new(0),
             filter_unit_evictions: AtomicU64::new(0),
             table_opens: AtomicU64::new(0),
             table_open_reads: AtomicU64::new(0),
@@ -444,6 +446,10 @@ pub struct Stats {
     pub filter_memory_budget_bytes: Option<u64>,
     /// Filter units read from their files into memory.
     pub filter_unit_loads: u64,
+    /// The reads that loaded them: one per load of a file's units (the
+    /// units a load adds to a file are adjacent in it and read at once), so
+    /// at most `filter_unit_loads`.
+    pub filter_unit_reads: u64,
     /// Resident filter units dropped to make room or because the budget shrank
     /// (not counting the units of deleted files).
     pub filter_unit_evictions: u64,
@@ -523,6 +529,7 @@ impl Counters {
         s.background_errors = get(&self.bg_errors);
         s.background_error_resumes = get(&self.bg_error_resumes);
         s.filter_unit_loads = get(&self.filter_unit_loads);
+        s.filter_unit_reads = get(&self.filter_unit_reads);
         s.filter_unit_evictions = get(&self.filter_unit_evictions);
         s.table_opens = get(&self.table_opens);
         s.table_open_reads = get(&self.table_open_reads);
@@ -585,6 +592,7 @@ impl Stats {
             compaction_filter_changed,
             flushes,
             filter_unit_loads,
+            filter_unit_reads,
             filter_unit_evictions,
             table_opens,
             table_open_reads,
@@ -767,10 +775,11 @@ impl std::fmt::Display for Stats {
             .map_or_else(|| "unlimited".to_string(), human_bytes);
         writeln!(
             f,
-            "Filter memory: {} of {}  Unit loads: {}  Evictions: {}  Memtable filter: {} probes, {} negatives",
+            "Filter memory: {} of {}  Unit loads: {} ({} reads)  Evictions: {}  Memtable filter: {} probes, {} negatives",
             human_bytes(self.filter_memory_bytes),
             budget,
             self.filter_unit_loads,
+            self.filter_unit_reads,
             self.filter_unit_evictions,
             self.memtable_filter_probes,
             self.memtable_filter_negatives

@@ -10,8 +10,9 @@ use serde_json::{json, Value};
 /// sievedb result line (from `stats`, the delta over the benchmark; the
 /// filter memory, its budget and `estimated_extra_io` are levels at the end
 /// of the benchmark, not deltas).
-pub const FILTER_KEYS: [&str; 9] = [
+pub const FILTER_KEYS: [&str; 10] = [
     "filter_unit_loads",
+    "filter_unit_reads",
     "table_open_reads",
     "filter_unit_evictions",
     "filter_memory_bytes",
@@ -169,8 +170,9 @@ impl Record {
     /// statistics.
     pub fn filter_fields(&self) -> Option<serde_json::Map<String, Value>> {
         let s = self.stats.as_ref()?;
-        let pairs: [(&str, Value); 9] = [
+        let pairs: [(&str, Value); 10] = [
             ("filter_unit_loads", json!(s.filter_unit_loads)),
+            ("filter_unit_reads", json!(s.filter_unit_reads)),
             ("table_open_reads", json!(s.table_open_reads)),
             ("filter_unit_evictions", json!(s.filter_unit_evictions)),
             ("filter_memory_bytes", json!(s.filter_memory_bytes)),
@@ -187,13 +189,14 @@ impl Record {
         Some(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
     }
 
-    /// The device reads sievedb counts itself: block-cache misses + filter
-    /// unit loads + table-open reads (reads from the device under
+    /// The device reads sievedb counts itself: block-cache misses + the reads
+    /// that loaded filter units (one per load, however many adjacent units it
+    /// brings) + table-open reads (reads from the device under
     /// `--use-direct-reads`; with buffered reads some hit the page cache).
     /// `None` for engines without statistics.
     pub fn engine_device_reads(&self) -> Option<u64> {
         let s = self.stats.as_ref()?;
-        Some(s.block_cache_misses + s.filter_unit_loads + s.table_open_reads)
+        Some(s.block_cache_misses + s.filter_unit_reads + s.table_open_reads)
     }
 
     /// The fields of the device-read measurement ([`DEVICE_KEYS`], then
@@ -550,11 +553,13 @@ mod tests {
     #[test]
     fn device_fields_in_json_and_csv() {
         let mut stats = sievedb::Stats::default();
+        // Four units loaded by two reads: the reads are what reach the device.
         (
             stats.block_cache_misses,
             stats.filter_unit_loads,
+            stats.filter_unit_reads,
             stats.table_open_reads,
-        ) = (5, 2, 1);
+        ) = (5, 4, 2, 1);
         let rec = Record {
             engine: "sievedb",
             benchmark: Benchmark::ReadRandom,

@@ -118,11 +118,13 @@ const STATIC: [FilterPolicy; 3] = [
     FilterPolicy::SkewAtWrite,
 ];
 
-/// One measured pass: device reads and unit loads per window, and seconds.
+/// One measured pass: device reads and unit loads per window, the reads
+/// that loaded units, and seconds.
 struct Pass {
     name: String,
     reads: Vec<u64>,
     loads: Vec<u64>,
+    unit_reads: u64,
     seconds: f64,
 }
 
@@ -171,6 +173,7 @@ fn pass(
         name,
         reads: Vec::with_capacity(stream.windows),
         loads: Vec::with_capacity(stream.windows),
+        unit_reads: 0,
         seconds: 0.0,
     };
     let mut prev = device_reads_of(e.as_ref());
@@ -187,7 +190,8 @@ fn pass(
         p.seconds += start.elapsed().as_secs_f64();
         let now = device_reads_of(e.as_ref());
         p.reads.push(now.0 - prev.0);
-        p.loads.push(now.1 - prev.1);
+        p.unit_reads += now.1 - prev.1;
+        p.loads.push(now.2 - prev.2);
         prev = now;
     }
     Ok(p)
@@ -246,10 +250,10 @@ fn total(p: &Pass) -> u64 {
     p.reads.iter().sum()
 }
 
-/// Device reads of a pass other than filter unit loads: data blocks and
-/// table opens.
+/// Device reads of a pass other than the reads that loaded filter units:
+/// data blocks and table opens.
 fn data_reads(p: &Pass) -> u64 {
-    total(p) - p.loads.iter().sum::<u64>()
+    total(p) - p.unit_reads
 }
 
 /// `elastic-shift`: device reads per window of every policy and the oracle

@@ -104,7 +104,7 @@ pub fn warmup(ctx: &mut Ctx) -> ExpResult<Summary> {
                 t.forget_hotness()?;
             }
             let e = EngineKind::Sievedb.open(&path, &cfg)?;
-            let (_, open_loads) = device_reads_of(e.as_ref());
+            let (_, _, open_loads) = device_reads_of(e.as_ref());
             // The same measured stream for warm and cold, distinct from the learning one.
             let mut rng = SmallRng::seed_from_u64(crate::DEFAULT_SEED + 1 + rep as u64);
             let mut windows = Vec::new();
@@ -114,7 +114,7 @@ pub fn warmup(ctx: &mut Ctx) -> ExpResult<Summary> {
                 lookups(e.as_ref(), &keys, &mut chooser, &mut rng, window, ALPHA)?;
                 let now = device_reads_of(e.as_ref());
                 windows.push(now.0 - prev.0);
-                window_loads.push(now.1 - prev.1);
+                window_loads.push(now.2 - prev.2);
                 prev = now;
             }
             drop(e);

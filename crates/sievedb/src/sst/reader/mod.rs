@@ -232,8 +232,9 @@ impl TableReader {
     /// `current` (a filter of this table) with units `current.resident()..to`
     /// loaded from the file: one read for a version-4 section (the unit
     /// blocks are contiguous but for padding), each unit's checksum checked;
-    /// an older section is read whole. Counts `filter_unit_loads`. Never
-    /// returns a half-loaded filter: on error nothing is loaded.
+    /// an older section is read whole. Counts the units in
+    /// `filter_unit_loads` and the read in `filter_unit_reads`. Never returns
+    /// a half-loaded filter: on error nothing is loaded.
     pub fn load_filter_units(&self, current: &Filter, to: u32) -> Result<Filter> {
         let Some(index) = &self.meta.filter else {
             return Err(Error::InvalidArgument(format!(
@@ -282,6 +283,7 @@ impl TableReader {
             }
         };
         bump(&self.counters.filter_unit_loads, u64::from(to - from));
+        bump(&self.counters.filter_unit_reads, 1);
         Ok(loaded)
     }
 

@@ -105,14 +105,18 @@ fn old_and_new_filter_sections_load_the_same_units() {
             assert!(i % 2 == 1 || a, "no false negative");
         }
     }
-    assert_eq!(
-        new.counters
-            .filter_unit_loads
-            .load(std::sync::atomic::Ordering::Relaxed),
-        6
-    );
+    let count = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+    // Six loads of one unit each: six units, six reads.
+    assert_eq!(count(&new.counters.filter_unit_loads), 6);
+    assert_eq!(count(&new.counters.filter_unit_reads), 6);
     // Loading is idempotent past the last unit and never half done.
     assert_eq!(new.load_filter_units(&nf, 9).unwrap().resident(), 6);
+    assert_eq!(count(&new.counters.filter_unit_reads), 6);
+    // Four units at once are four loads and one read.
+    let four = new.load_filter_units(&nf.truncated(2), 6).unwrap();
+    assert_eq!(four.resident(), 6);
+    assert_eq!(count(&new.counters.filter_unit_loads), 10);
+    assert_eq!(count(&new.counters.filter_unit_reads), 7);
 }
 
 #[test]
