@@ -33,8 +33,8 @@ use model_parts::ks_ops::Step;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use sievedb::{
-    CompactionStyle, Compression, Db, FilterLayout, FilterMemory, FilterPolicy, HashFn,
-    HashSharing, IndexScheme, Options, Snapshot, UnitHashing, WriteBatch,
+    CompactionStyle, Compression, Db, FilterLayout, FilterPolicy, HashFn, HashSharing, IndexScheme,
+    Options, Snapshot, UnitHashing, WriteBatch,
 };
 
 /// Live snapshots kept at once.
@@ -757,12 +757,7 @@ fn model_keyspaces_ttl_tiering() {
 /// reopened, and no read answers otherwise than the model.
 #[test]
 fn model_units_under_a_budget() {
-    fn budget(o: &mut Options, policy: FilterPolicy) {
-        o.filter.layout = FilterLayout::Units;
-        o.filter.units = 6;
-        o.filter_memory = FilterMemory::BitsPerKey(3.0);
-        o.filter_policy = policy;
-    }
+    use common::units_under_a_budget as budget;
     type Tune = fn(&mut Options);
     const POLICIES: [(&str, &[u64], Tune); 5] = [
         ("budget-uniform", &[101], |o| {

@@ -11,14 +11,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::StopOnPanic;
+use common::{units_under_a_budget, StopOnPanic};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use sievedb::{
-    CompactionStyle, Db, FilterLayout, FilterMemory, FilterOptions, FilterPolicy, Options,
-    WriteBatch,
-};
+use sievedb::{CompactionStyle, Db, FilterPolicy, Options, WriteBatch};
 
 const WRITERS: usize = 3;
 const KEYS_PER_WRITER: usize = 300;
@@ -50,31 +47,23 @@ fn counter_of(key: &[u8], v: &[u8]) -> u64 {
 }
 
 fn options(style: CompactionStyle, budget: Option<FilterPolicy>) -> Options {
-    let b = Options::builder()
+    let mut o = Options::builder()
         .write_buffer_size(32 << 10)
         .target_file_size(16 << 10)
         .level1_size(64 << 10)
         .block_size(1024)
         .level0_compaction_trigger(2)
         .compaction_style(style)
-        .block_cache_capacity(256 << 10);
-    match budget {
-        None => b.build(),
-        // Six units of 2 bits/key per file under 3 bits/key, every lookup
-        // counted and a short lifeTime: units move between files all along.
-        Some(policy) => b
-            .filter(FilterOptions {
-                bits_per_key: 12.0,
-                layout: FilterLayout::Units,
-                units: 6,
-                ..FilterOptions::default()
-            })
-            .filter_memory(FilterMemory::BitsPerKey(3.0))
-            .filter_policy(policy)
-            .filter_lifetime(Some(64))
-            .filter_access_sample(Some(1))
-            .build(),
+        .block_cache_capacity(256 << 10)
+        .build();
+    if let Some(policy) = budget {
+        // Every lookup counted and a short lifeTime: units move between
+        // files all along.
+        units_under_a_budget(&mut o, policy);
+        o.filter_lifetime = Some(64);
+        o.filter_access_sample = Some(1);
     }
+    o
 }
 
 fn stress(style: CompactionStyle, budget: Option<FilterPolicy>) {

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use sievedb::{CompactionStyle, Compression, Db, Options};
+use sievedb::{
+    CompactionStyle, Compression, Db, FilterLayout, FilterMemory, FilterPolicy, Options,
+};
 
 /// The model the engine is compared against.
 pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -252,4 +254,15 @@ impl Drop for StopOnPanic<'_> {
             self.0.store(true, std::sync::atomic::Ordering::SeqCst);
         }
     }
+}
+
+/// Six filter units of 2 bits/key per file (12 bits/key on disk) under a
+/// 3 bits/key filter memory budget divided by `policy`: units are loaded,
+/// dropped and moved between files as the tree changes and is read.
+pub fn units_under_a_budget(o: &mut Options, policy: FilterPolicy) {
+    o.filter.bits_per_key = 12.0;
+    o.filter.layout = FilterLayout::Units;
+    o.filter.units = 6;
+    o.filter_memory = FilterMemory::BitsPerKey(3.0);
+    o.filter_policy = policy;
 }
