@@ -111,15 +111,15 @@ pub fn table1(ctx: &mut Ctx) -> ExpResult<Summary> {
         ),
         format!(
             "`uniform` has {fmin:.1}–{fmax:.1}× the false positives of `elastic`; elastic pays \
-             for the units it loads (filter unit loads per Get: {}); the gain in device reads is the \
-             net of both.",
+             for the reads that load its units (per Get: {}; a read loads one or more adjacent \
+             units of a file); the gain in device reads is the net of both.",
             dists
                 .iter()
                 .enumerate()
                 .map(|(di, d)| format!(
                     "{} {}",
                     d.label(),
-                    f(med(&g.runs[di][ei], |r| r.per_get(r.unit_loads)), 4)
+                    f(med(&g.runs[di][ei], |r| r.per_get(r.unit_reads)), 4)
                 ))
                 .collect::<Vec<_>>()
                 .join(", ")
