@@ -524,6 +524,8 @@ fn grid_csv(g: &Grid, dists: &[Dist]) -> Table {
                 "median".into(),
                 g.reads.to_string(),
                 b.device_reads[di].map_or(String::new(), |x| f(x * g.reads as f64, 0)),
+                // The engine's own counters: none for a baseline.
+                String::new(),
                 String::new(),
                 String::new(),
                 String::new(),
