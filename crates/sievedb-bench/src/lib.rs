@@ -43,12 +43,12 @@
 //!   the one digest and the probes of the filters those lookups would probe
 //!   (each run's candidate file, through the engine's own filter objects),
 //!   and the key generation (subtracted from both). Reports ns per key of
-//!   each and the ratio lookup ÷ reference ([`filterprobe`]);
+//!   each and the ratio lookup ÷ reference ([`bench::filterprobe`]);
 //! - `mergerandom` (db_bench's; engines with a merge operator: sievedb and
 //!   RocksDB, skipped with a note for LevelDB and fjall): `--num` merges on
 //!   one thread, each of an 8-byte little-endian 1 through a u64-add
 //!   operator into a uniformly random counter of `0..--num`. The counters
-//!   have keys of their own (`m` and the index, [`keys::KeyGen::fill_counter`]),
+//!   have keys of their own (`m` and the index, [`workload::keys::KeyGen::fill_counter`]),
 //!   so the reads of the fills' keys find what they found before (`readseq`
 //!   counts the counters too). After the timed part every counter (up to
 //!   65,536 of them, else an even sample) is read back and must have grown
@@ -106,9 +106,6 @@ pub mod bench;
 pub mod cli;
 pub mod engines;
 pub mod experiment;
-pub mod filterbench;
-pub mod filterprobe;
-pub mod keys;
 pub mod micro;
 pub mod report;
 pub mod workload;

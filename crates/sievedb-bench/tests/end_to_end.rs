@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 use sievedb_bench::engines::{EngineConfig, EngineKind};
-use sievedb_bench::keys::{KeyGen, ValueGen};
+use sievedb_bench::workload::keys::{KeyGen, ValueGen};
 use sievedb_bench::{run_with_output, BenchArgs, EngineChoice};
 
 const NUM: u64 = 2000;

@@ -241,8 +241,8 @@ fn sievedb_writes_land_in_three_keyspaces() {
         0,
         "the default keyspace is empty"
     );
-    let keys = sievedb_bench::keys::KeyGen::new(args.key_size, NUM).unwrap();
-    let values = sievedb_bench::keys::ValueGen::new(args.value_size, args.seed);
+    let keys = sievedb_bench::workload::keys::KeyGen::new(args.key_size, NUM).unwrap();
+    let values = sievedb_bench::workload::keys::ValueGen::new(args.value_size, args.seed);
     let keyspaces: Vec<sievedb::Keyspace> = (0..KEYSPACES)
         .map(|ks| db.keyspace(&format!("ks{ks}")).unwrap())
         .collect();

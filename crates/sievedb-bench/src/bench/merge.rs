@@ -165,7 +165,7 @@ mod tests {
     use super::*;
     use crate::engines::sievedb::SieveDb;
     use crate::engines::BoxError;
-    use crate::keys::{KeyGen, ValueGen};
+    use crate::workload::keys::{KeyGen, ValueGen};
     use std::sync::Arc;
 
     fn workload(num: u64) -> Workload {

@@ -5,11 +5,15 @@
 //! concurrent writes, the YCSB mixes). `runner` runs a whole `sievedb bench`
 //! invocation and writes its report. `device_io` measures the device reads of
 //! any engine, `page_cache` (with `cgroup`) drops and bounds the page cache
-//! of the read benchmarks.
+//! of the read benchmarks. `filterbench` (one filter, no database) and
+//! `filterprobe` (a lookup against its filter work alone) are the two
+//! micro-benchmarks of the list.
 
 pub mod cgroup;
 pub mod device_io;
 mod fill;
+pub mod filterbench;
+pub mod filterprobe;
 mod merge;
 mod mixed;
 pub mod page_cache;
@@ -20,8 +24,8 @@ mod wait;
 pub use mixed::FilterMemoryPeak;
 
 use crate::engines::{BoxError, Engine, EngineResult};
-use crate::keys::{KeyGen, ValueGen};
 use crate::progress::{Progress, ProgressMode};
+use crate::workload::keys::{KeyGen, ValueGen};
 use fill::fill;
 use mixed::{read_while_writing, ycsb, YCSB_A_READS, YCSB_B_READS};
 use rand::{rngs::SmallRng, seq::SliceRandom, SeedableRng};
@@ -48,7 +52,7 @@ pub enum Benchmark {
     Flush,
     /// Flushes, then waits until no compaction is due.
     WaitForCompaction,
-    /// The single-filter micro-benchmark (no database; see [`crate::filterbench`]).
+    /// The single-filter micro-benchmark (no database; see [`crate::bench::filterbench`]).
     FilterBench,
     /// `reads` lookups of existing keys (or lookups for `duration`) while one
     /// writer thread overwrites random keys of the key space until they end.
@@ -58,7 +62,7 @@ pub enum Benchmark {
     /// YCSB workload B: `reads` operations, 95% lookups and 5% updates.
     YcsbB,
     /// `readmissing`'s keys: lookups against the digest and filter probes
-    /// alone, interleaved (sievedb only; see [`crate::filterprobe`]).
+    /// alone, interleaved (sievedb only; see [`crate::bench::filterprobe`]).
     FilterProbe,
     /// `num` merges of a u64 add of 1 into uniformly random counters of their
     /// own key space (engines with a merge operator: sievedb, RocksDB).
@@ -427,7 +431,7 @@ pub fn run_benchmark(
         Benchmark::MergeRandom => merge::merge_random(engine.as_ref(), w, label),
         Benchmark::FilterBench => {
             let pb = Progress::start(w.progress, w.reads, label);
-            let r = crate::filterbench::run(&w.filter, &w.keys, w.num, w.reads, &pb)?;
+            let r = crate::bench::filterbench::run(&w.filter, &w.keys, w.num, w.reads, &pb)?;
             pb.finish();
             Ok(Measurement {
                 ops: r.queries,
@@ -449,7 +453,7 @@ fn filter_probe(engine: &dyn Engine, w: &Workload, label: String) -> EngineResul
     let mut chooser = w.chooser()?;
     let seed = reader_seed(w.seed, ReadKind::Missing, 0);
     let pb = Progress::start(w.progress, w.reads, label);
-    let r = crate::filterprobe::run(engine, db, &w.keys, &mut chooser, w.reads, seed, &pb)?;
+    let r = crate::bench::filterprobe::run(engine, db, &w.keys, &mut chooser, w.reads, seed, &pb)?;
     pb.finish();
     Ok(Measurement {
         ops: r.keys,

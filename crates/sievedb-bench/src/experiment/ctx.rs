@@ -4,12 +4,12 @@
 //! measured on them ([`measure_modes`], [`ReadStats`]).
 
 use super::{alternating_order, ExpResult, ExperimentArgs, Scale};
-use crate::keys::KeyGen;
 use crate::report::csv::Table;
 use crate::report::plot;
 use crate::report::summary::{Block, Summary};
 use crate::report::{median, Record};
 use crate::workload::bulk::{BulkConfig, Progress};
+use crate::workload::keys::KeyGen;
 use crate::BenchArgs;
 use sievedb::io::with_path;
 use sievedb::{HashFn, HashSharing};

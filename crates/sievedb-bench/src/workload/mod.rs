@@ -1,5 +1,7 @@
-//! What the benchmarks read and write: key popularity ([`distribution`]) and
-//! bulk-loaded trees of the benchmark key space ([`bulk`]).
+//! What the benchmarks read and write: the keys and values themselves
+//! ([`keys`]), key popularity ([`distribution`]) and bulk-loaded trees of the
+//! benchmark key space ([`bulk`]).
 
 pub mod bulk;
 pub mod distribution;
+pub mod keys;

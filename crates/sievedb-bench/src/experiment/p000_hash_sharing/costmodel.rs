@@ -3,7 +3,7 @@
 
 use crate::experiment::plot::Chart;
 use crate::experiment::{f, gain_str, Ctx, ExpResult, Model, PairedRatio, Summary, Table};
-use crate::keys::KeyGen;
+use crate::workload::keys::KeyGen;
 use sievedb::filter::{FilterBuilder, KeyDigest};
 use sievedb::{FilterOptions, HashFn};
 use std::time::Instant;

@@ -63,7 +63,7 @@ pub fn fig5a(ctx: &mut Ctx) -> ExpResult<Summary> {
     // hold 10^7 keys, not the paper-size tree's 11M.
     let (key_sizes, too_small): (Vec<usize>, Vec<usize>) = key_sizes
         .into_iter()
-        .partition(|&ks| crate::keys::KeyGen::new(ks, num).is_ok());
+        .partition(|&ks| crate::workload::keys::KeyGen::new(ks, num).is_ok());
     let reads = ctx.pick(5_000, 200_000, 1_000_000);
     let repeats = ctx.repeats(7, 5);
     let devs: Vec<Device> = [Device::PageCache, PCIE]

@@ -1,11 +1,11 @@
 //! The single-filter micro-benchmarks of paper 000 §4.1–4.2: Table 2, Figure 2,
-//! Table 3 and Figure 3, on [`crate::filterbench`].
+//! Table 3 and Figure 3, on [`crate::bench::filterbench`].
 
+use crate::bench::filterbench::{self, FilterBenchResult};
 use crate::experiment::plot::Chart;
 use crate::experiment::{f, pct, Ctx, ExpResult, Summary, Table};
-use crate::filterbench::{self, FilterBenchResult};
-use crate::keys::KeyGen;
 use crate::progress::Progress;
+use crate::workload::keys::KeyGen;
 use sievedb::{FilterLayout, FilterOptions, HashFn, IndexScheme};
 
 /// Key sizes of Figures 2 and 3.

@@ -37,8 +37,8 @@ use crate::bench::{
     Benchmark, KeyChooser, KeyDistribution, DEFAULT_HOT_DATA_FRACTION, DEFAULT_HOT_OP_FRACTION,
 };
 use crate::engines::Engine;
-use crate::keys::KeyGen;
 use crate::report::{median, Record};
+use crate::workload::keys::KeyGen;
 use crate::{BenchArgs, FilterArgs};
 use rand::rngs::SmallRng;
 use rand::Rng;

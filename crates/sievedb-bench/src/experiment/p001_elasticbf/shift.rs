@@ -23,8 +23,8 @@ use crate::bench::{
 use crate::engines::EngineKind;
 use crate::experiment::plot::Chart;
 use crate::experiment::{f, Ctx, ExpResult, Summary, Table};
-use crate::keys::KeyGen;
 use crate::report::median;
+use crate::workload::keys::KeyGen;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use sievedb::FilterPolicy;

@@ -29,7 +29,7 @@ use sievedb::{Compression, Options};
 pub mod rocksdb;
 
 use crate::engines::EngineResult;
-use crate::keys::{KeyGen, ValueGen};
+use crate::workload::keys::{KeyGen, ValueGen};
 use crate::{
     FilterArgs, BLOCK_SIZE, DEFAULT_KEY_SIZE, DEFAULT_NUM, DEFAULT_SEED, DEFAULT_SIZE_RATIO,
     DEFAULT_TARGET_FILE_SIZE, DEFAULT_VALUE_SIZE,

@@ -27,7 +27,7 @@ use sievedb::bulk::LevelPicker;
 use super::BulkConfig;
 use crate::engines::rocksdb::{db_options, NUM_LEVELS};
 use crate::engines::{EngineConfig, EngineResult};
-use crate::keys::{KeyGen, ValueGen};
+use crate::workload::keys::{KeyGen, ValueGen};
 
 /// Entries between two calls of the progress callback.
 const PROGRESS_EVERY: u64 = 1 << 16;

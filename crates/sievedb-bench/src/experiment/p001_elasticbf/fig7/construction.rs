@@ -9,8 +9,8 @@
 //! construction adds to the load's CPU.
 
 use crate::experiment::alternating_order;
-use crate::keys::KeyGen;
 use crate::report::median;
+use crate::workload::keys::KeyGen;
 use sievedb::filter::FilterBuilder;
 use sievedb::FilterOptions;
 use std::time::Instant;

@@ -19,9 +19,9 @@
 //! plus its filter probes with their cache misses).
 
 use crate::engines::{Engine, EngineResult};
-use crate::keys::KeyGen;
 use crate::progress::Progress;
 use crate::workload::distribution::KeyChooser;
+use crate::workload::keys::KeyGen;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use serde_json::{json, Value};

@@ -6,8 +6,8 @@
 //! does. Keys are generated in untimed batches, so only hashing and probing
 //! are timed.
 
-use crate::keys::KeyGen;
 use crate::progress::Progress;
+use crate::workload::keys::KeyGen;
 use serde_json::{json, Value};
 use sievedb::filter::{FilterBuilder, KeyProbe};
 use sievedb::FilterOptions;
