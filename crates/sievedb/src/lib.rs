@@ -46,7 +46,7 @@ macro_rules! internal_mods {
 }
 
 internal_mods!(
-    batch, cache, clock, coding, compaction, fence, iter, key, memtable, range_del, skiplist, sst,
+    batch, cache, clock, coding, compaction, fence, iter, key, memtable, range_del, sst,
     stats, version, wal,
 );
 

@@ -1,7 +1,10 @@
 //! The memtable: internal keys in an arena skiplist (one writer, lock-free readers).
 //!
 //! Invariant: entries are never removed from a memtable; it is frozen when full,
-//! flushed to an L0 SST and then dropped whole.
+//! flushed to an L0 SST and then dropped whole. The skiplist itself, with
+//! its arena and the `unsafe` that makes readers lock-free, is [`skiplist`].
+
+pub mod skiplist;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -14,7 +17,7 @@ use crate::filter::{KeyProbe, MemtableFilter};
 use crate::iter::InternalIterator;
 use crate::key::{self, Kind, SeqNo};
 use crate::range_del::{self, RangeTombstone};
-use crate::skiplist::{Cursor, SkipList};
+use self::skiplist::{Cursor, SkipList};
 
 /// Result of a point lookup in a memtable or table.
 #[derive(Debug, PartialEq, Eq)]
