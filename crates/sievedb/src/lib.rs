@@ -46,8 +46,8 @@ macro_rules! internal_mods {
 }
 
 internal_mods!(
-    batch, cache, clock, coding, compaction, fence, iter, key, memtable, range_del, sst,
-    stats, version, wal,
+    batch, cache, clock, coding, compaction, fence, iter, key, memtable, range_del, sst, stats,
+    version, wal,
 );
 
 /// The run cursor at its path from before it moved into `version`.
