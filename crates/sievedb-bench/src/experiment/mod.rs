@@ -21,11 +21,10 @@
 //! its 22 GB tree), within an hour per experiment; `paper` uses the papers' sizes (filter micro-benchmarks:
 //! 10K keys and 100K queries; trees: 22 GB of 1 KB entries in 5 levels).
 
-mod bpk;
 mod ctx;
-mod devices;
 mod p000_hash_sharing;
 mod p001_elasticbf;
+mod p004_bpk;
 mod stats;
 
 pub use crate::report::csv::Table;
@@ -151,7 +150,7 @@ pub fn registry() -> Vec<Experiment> {
             name: "table1",
             aliases: &[],
             title: "Table 1: device access latency and hash cost of a 1 KB key",
-            run: devices::table1,
+            run: p000_hash_sharing::table1,
         },
         Experiment {
             name: "table2",
@@ -217,7 +216,7 @@ pub fn registry() -> Vec<Experiment> {
             name: "bpk-sweep",
             aliases: &["bpk"],
             title: "Bits-per-key study (paper 004): fillrandom/readrandom vs bits per key",
-            run: bpk::bpk_sweep,
+            run: p004_bpk::bpk_sweep,
         },
         Experiment {
             name: "elastic-table1",

@@ -1,8 +1,8 @@
 //! `fig1`: Figure 1 of paper 000, the share of lookup time spent hashing vs
 //! data size and device.
 
+use super::devices::{self, Device, NVM, PCIE, SSD};
 use super::{cols, load_disk, load_shm, mb, point_rows, tmpfs_not_measured, tree_spec, Point};
-use crate::experiment::devices::{self, Device, NVM, PCIE, SSD};
 use crate::experiment::plot::Chart;
 use crate::experiment::{
     measure_modes, pct, probe_and_data_ns, Ctx, ExpResult, Model, PairedRatio, ReadStats, Summary,

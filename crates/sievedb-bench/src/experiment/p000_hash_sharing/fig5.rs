@@ -1,11 +1,11 @@
 //! `fig5a` and `fig5b`: Figure 5 of paper 000, empty lookups with `filter` vs
 //! `levels` hash sharing, against key size (5a) and tree height (5b).
 
+use super::devices::{self, Device, PCIE};
 use super::{
     breakdown_chart, built, cols, load_disk, mb, measure, model_gap, point_rows, point_summary,
     tree_spec, Point, SUMMARY_HEADER,
 };
-use crate::experiment::devices::{self, Device, PCIE};
 use crate::experiment::{f, gain_str, pct, Ctx, ExpResult, Summary, Table, GAIN_DEFINITION};
 
 /// How many of `gains` fall below, inside and above the paper's range

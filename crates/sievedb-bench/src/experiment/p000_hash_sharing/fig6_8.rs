@@ -2,11 +2,11 @@
 //! gain of hash sharing per device, vs bits per key, and vs the fraction α of
 //! non-empty lookups (SSD and RAM disk).
 
+use super::devices::{self, Device, NVM, PCIE, SSD};
 use super::{
     breakdown_chart, built, cols, load_disk, load_shm, measure, model_gap, point_rows,
     point_summary, tmpfs_not_measured, tree_spec, Point, SUMMARY_HEADER,
 };
-use crate::experiment::devices::{self, Device, NVM, PCIE, SSD};
 use crate::experiment::plot::Chart;
 use crate::experiment::{gain_str, Ctx, ExpResult, Summary, Table, GAIN_DEFINITION};
 

@@ -7,28 +7,32 @@
 //! This module holds what they share: the two modes, a measured point with its
 //! CSV rows, summary row and breakdown chart, the model gap, and tree loading.
 //!
-//! Files: one per experiment (filters: Tables 2 and 3, Figures 2 and 3; fig1;
-//! fig5: Figures 5a and 5b; fig6_8: Figures 6, 7, 8 and 9; costmodel).
+//! Files: one per experiment (table1: Table 1; filters: Tables 2 and 3,
+//! Figures 2 and 3; fig1; fig5: Figures 5a and 5b; fig6_8: Figures 6, 7, 8
+//! and 9; costmodel), and the devices the tree experiments read through.
 
 mod costmodel;
+pub(super) mod devices;
 mod fig1;
 mod fig5;
 mod fig6_8;
 mod filters;
+mod table1;
 
 pub(super) use costmodel::costmodel;
 pub(super) use fig1::fig1;
 pub(super) use fig5::{fig5a, fig5b};
 pub(super) use fig6_8::{fig6, fig7, fig8};
 pub(super) use filters::{fig2, table2, table3};
+pub(super) use table1::table1;
 
-use super::devices::Device;
 use super::plot::Chart;
 use super::{
     f, gain, gain_str, load_tree, measure_modes, probe_and_data_ns, Ctx, ExpResult, LoadedTree,
     Model, PairedRatio, ReadStats, TreeSpec, PHASES,
 };
 use crate::BenchArgs;
+use devices::Device;
 use sievedb::{HashFn, HashSharing};
 
 const MODES: [HashSharing; 2] = [HashSharing::Filter, HashSharing::Levels];
