@@ -8,7 +8,7 @@
 //!
 //! Recovery rule: a record cut short by the end of the file, or an all-zero
 //! rest of file, is a torn tail and is dropped; damage anywhere before the tail
-//! is [`Error::Corruption`]. A last record that fails a checksum, ending at
+//! is [`Error::Corruption`](crate::Error::Corruption). A last record that fails a checksum, ending at
 //! the end of the file or followed by zeros only, is a torn tail under
 //! [`Tail::Lenient`] (the WAL: the OS may have persisted the file's length
 //! before its data, and a preallocated WAL, written through a map, ends in
