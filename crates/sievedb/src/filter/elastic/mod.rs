@@ -14,6 +14,7 @@
 //!   and then and kept by what changed in between;
 //! * `skew`: skew-at-write's choice for a new file, priced by its last
 //!   optimum;
+//! * `access`: accesses counted per file, the clock and the counts' decay;
 //! * `mq`: ElasticBF's multi-queue (memory moved to hot files at run time);
 //! * `short`: the files waiting for their starting units, hottest first;
 //! * `trim`: the order units are given back in when the budget falls;
@@ -23,6 +24,7 @@
 //! Every decision is deterministic: files are kept in ordered maps and ties
 //! are broken by file number, so the same calls give the same changes.
 
+mod access;
 mod greedy;
 pub mod hotness;
 pub mod inherit;
@@ -329,15 +331,6 @@ impl Allocator {
         self.budget
     }
 
-    /// Restores the logical clock (from a [`HotnessSnapshot`]) before files
-    /// are added on open; the decay schedule restarts from it.
-    ///
-    /// [`HotnessSnapshot`]: hotness::HotnessSnapshot
-    pub fn set_clock(&mut self, clock: u64) {
-        self.clock = clock;
-        self.decay_epoch = clock;
-    }
-
     /// Registers a file with 0 units resident (re-registering an id replaces
     /// it). `hotness` is its inherited access count; a value that is not
     /// positive and finite means "no history", and the policy's prior is used
@@ -562,79 +555,6 @@ impl Allocator {
         self.top_up = true;
     }
 
-    #[cfg(test)]
-    /// One Get probed this file's filter: its count grows by one and it
-    /// becomes the most recently used; under the elastic policies this is
-    /// when it may take a unit (see ElasticBF §3.2–3.3). The clock does not
-    /// move.
-    pub fn record_access(&mut self, id: u64) {
-        self.record_access_run(id, 1.0, 1);
-    }
-
-    /// `accesses` sampled accesses of one file replayed together (a log's
-    /// accesses to one file, at the clock of the first), each standing for
-    /// `weight` accesses: one update of the file's count and recency, and
-    /// up to `accesses` chances for the elastic policies to give it one
-    /// more unit. The same as that many single accesses of `weight` in a
-    /// row, except that the count is complete before the first chance; the
-    /// allocator's queues move once instead of `accesses` times.
-    pub fn record_access_run(&mut self, id: u64, weight: f64, accesses: u32) {
-        let lifetime = self.lifetime();
-        self.work += 1;
-        let Some(f) = self.files.get_mut(&id) else {
-            return;
-        };
-        let weight = weight * f64::from(accesses);
-        f.hot += weight;
-        self.short.set_hot(id, f.hot);
-        f.expire = self.clock + lifetime;
-        f.last = self.next_stamp;
-        self.next_stamp += 1;
-        self.extra_io += weight * f.fp(f.target);
-        // A file holding all its units has none to gain (the usual case of
-        // a hot file): no chance to take.
-        let full = f.target >= f.units;
-        self.total_hot += weight;
-        self.since_recompute += u64::from(accesses);
-        if self.since_recompute >= RECOMPUTE_EVERY {
-            self.recompute();
-        }
-        if self.cfg.policy.is_elastic() && !full {
-            for _ in 0..accesses {
-                let before = self.files.get(&id).map(|f| f.target);
-                self.elastic_grow(id);
-                if self.files.get(&id).map(|f| f.target) == before {
-                    break; // it did not pay now; the same count will not pay later
-                }
-            }
-        }
-    }
-
-    /// The logical clock advanced by `gets` Gets; counts halve once per
-    /// half-life passed.
-    pub fn tick(&mut self, gets: u64) {
-        self.clock = self.clock.saturating_add(gets);
-        let half_life = self.half_life();
-        if half_life == 0 {
-            self.decay_epoch = self.clock;
-            return;
-        }
-        let halvings = (self.clock - self.decay_epoch) / half_life;
-        if halvings == 0 {
-            return;
-        }
-        self.decay_epoch += halvings * half_life;
-        let factor = 0.5f64.powi(halvings.min(2_000) as i32);
-        self.visit_all();
-        for f in self.files.values_mut() {
-            f.hot *= factor;
-        }
-        let files = &self.files;
-        self.short.rekey(|id| files.get(&id).map_or(0.0, |f| f.hot));
-        self.trim_forget_order();
-        self.recompute();
-    }
-
     /// `(file id, target units)` for every file whose target differs from the
     /// count last handed out or applied, decreases first (then by id); each is
     /// handed out once. Uniform and monkey re-plan here if the tree or the
@@ -679,11 +599,6 @@ impl Allocator {
         }
     }
 
-    /// The current (decayed) access count of a file.
-    pub fn hotness(&self, id: u64) -> Option<f64> {
-        self.files.get(&id).map(|f| f.hot)
-    }
-
     #[cfg(test)]
     /// The target units of a file.
     pub fn units(&self, id: u64) -> Option<u32> {
@@ -696,17 +611,6 @@ impl Allocator {
         self.used
     }
 
-    /// `E[Extra_IO] = Σ f_i·fp_i(n_i)` over live files (ElasticBF Eq. 1), at
-    /// the target counts.
-    pub fn expected_extra_io(&self) -> f64 {
-        self.extra_io.max(0.0)
-    }
-
-    /// Gets so far.
-    pub fn clock(&self) -> u64 {
-        self.clock
-    }
-
     #[cfg(test)]
     /// Live files.
     pub fn len(&self) -> usize {
@@ -717,25 +621,6 @@ impl Allocator {
     /// Whether there are no live files.
     pub fn is_empty(&self) -> bool {
         self.files.is_empty()
-    }
-
-    /// `(file id, hotness)` of every live file, by id, for persistence.
-    pub fn hotness_snapshot(&self) -> Vec<(u64, f64)> {
-        self.files.iter().map(|(&id, f)| (id, f.hot)).collect()
-    }
-
-    /// ElasticBF's lifeTime in Gets.
-    pub fn lifetime(&self) -> u64 {
-        self.cfg
-            .lifetime
-            .unwrap_or_else(|| MIN_DEFAULT_LIFETIME.max(2 * self.files.len() as u64))
-    }
-
-    /// Gets per halving of the counts (0: never).
-    pub fn half_life(&self) -> u64 {
-        self.cfg
-            .half_life
-            .unwrap_or_else(|| HALF_LIFE_LIFETIMES.saturating_mul(self.lifetime()))
     }
 
     /// `want` capped at the file's units and at what fits in the free budget.
