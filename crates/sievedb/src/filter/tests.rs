@@ -7,6 +7,7 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use super::hash::{seed_at, PRIMARY_SEED};
 use super::*;
 
 fn opts(layout: FilterLayout, scheme: IndexScheme, hash: HashFn) -> FilterOptions {
