@@ -11,13 +11,13 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+use self::skiplist::{Cursor, SkipList};
 use crate::batch::{BatchEntry, EntryKind};
 use crate::error::Result;
 use crate::filter::{KeyProbe, MemtableFilter};
 use crate::iter::InternalIterator;
 use crate::key::{self, Kind, SeqNo};
 use crate::range_del::{self, RangeTombstone};
-use self::skiplist::{Cursor, SkipList};
 
 /// Result of a point lookup in a memtable or table.
 #[derive(Debug, PartialEq, Eq)]

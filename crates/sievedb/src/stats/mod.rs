@@ -11,8 +11,8 @@ mod display;
 mod snapshot;
 
 pub use breakdown::{BreakdownCounters, LookupBreakdown};
-pub(crate) use counters::{DIGESTS, FALSE_POSITIVES, NEGATIVES};
 pub use counters::{Counters, LevelCounters, ReadTally, WriteCounters, TALLY_LEVELS};
+pub(crate) use counters::{DIGESTS, FALSE_POSITIVES, NEGATIVES};
 pub use snapshot::{LevelStats, Stats};
 
 /// Adds `n` to a counter (relaxed: counters are statistics, not synchronisation).
