@@ -11,7 +11,10 @@ mod display;
 mod snapshot;
 
 pub use breakdown::{BreakdownCounters, LookupBreakdown};
-pub use counters::{Counters, LevelCounters, ReadTally, WriteCounters, TALLY_LEVELS};
+pub use counters::{Counters, ReadTally};
+/// The types of [`Counters`]' fields, for the workspace's own tools.
+#[cfg(feature = "internals")]
+pub use counters::{LevelCounters, WriteCounters, TALLY_LEVELS};
 pub(crate) use counters::{DIGESTS, FALSE_POSITIVES, NEGATIVES};
 pub use snapshot::{LevelStats, Stats};
 

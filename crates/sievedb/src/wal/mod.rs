@@ -32,7 +32,9 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
-pub use reader::{log_size, read_records, Damage, DamageKind, LogItem, LogReader, SliceFile};
+#[cfg(any(test, feature = "internals"))]
+pub use reader::SliceFile;
+pub use reader::{log_size, read_records, Damage, DamageKind, LogItem, LogReader};
 pub use recovery::{RecoveryReport, WalDrop};
 pub use writer::LogWriter;
 

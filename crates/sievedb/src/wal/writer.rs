@@ -1,6 +1,6 @@
 //! Appending records to a log: [`LogWriter`].
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::{mask_crc, HEADER_LEN};
 use crate::error::{Error, Result};
@@ -59,7 +59,7 @@ impl LogWriter {
 
     /// The file's path.
     #[cfg(any(test, feature = "internals"))]
-    pub fn path(&self) -> &Path {
+    pub fn path(&self) -> &std::path::Path {
         &self.path
     }
 }
