@@ -676,6 +676,53 @@ fn snapshot_sees_the_past() {
     assert_eq!(db.get(b"b").expect("get"), None);
 }
 
+/// The levels holding files: `(level, files)`.
+fn shape(db: &Db) -> Vec<(usize, usize)> {
+    let s = db.stats();
+    s.levels
+        .iter()
+        .filter(|l| l.files > 0)
+        .map(|l| (l.level, l.files))
+        .collect()
+}
+
+#[test]
+fn compact_range_stops_at_the_deepest_level_holding_data() {
+    for style in [CompactionStyle::Leveling, CompactionStyle::Tiering] {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let opts = Options::builder().compaction_style(style).build();
+        let db = Db::open(tmp.path(), opts).expect("open");
+        for round in 0..3u8 {
+            for i in 0..50u8 {
+                db.put([i], [round]).expect("put");
+            }
+            db.flush().expect("flush");
+        }
+        db.compact_range::<&[u8], _>(..).expect("compact");
+        let once = shape(&db);
+        assert_eq!(
+            once.len(),
+            1,
+            "{style:?}: one level holds the data: {once:?}"
+        );
+        let compactions = db.stats().compactions;
+        // Again, whole and in part: the data is at the deepest level holding
+        // any already, as one run; nothing is rewritten or moved down.
+        db.compact_range::<&[u8], _>(..).expect("compact again");
+        db.compact_range(&[10u8][..]..&[20u8][..])
+            .expect("compact a part");
+        assert_eq!(shape(&db), once, "{style:?}: compacted again");
+        assert_eq!(
+            db.stats().compactions,
+            compactions,
+            "{style:?}: compacting again rewrote the deepest level"
+        );
+        for i in 0..50u8 {
+            assert_eq!(db.get([i]).expect("get"), Some(vec![2]), "{style:?}");
+        }
+    }
+}
+
 #[test]
 fn stats_counters_move() {
     let tmp = tempfile::tempdir().expect("tempdir");

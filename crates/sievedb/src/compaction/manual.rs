@@ -9,27 +9,35 @@ use super::tiering::whole_level;
 use super::Compaction;
 
 /// A manual compaction of `level` into the next one, restricted (where the
-/// invariants allow) to files overlapping `[lo, hi]`. `None` if nothing
-/// overlaps, or for a last level that already is one run (unless a
-/// compaction filter or TTL is set: then its overlapping files are
-/// rewritten in place).
+/// invariants allow) to files overlapping `[lo, hi]`, for a range compacted
+/// down to level `last` (the deepest holding data when it began, at least
+/// 1), where the data stays: `last` is merged in place when it holds
+/// several runs. When it is one run, its overlapping files are rewritten in
+/// place only if that can drop something a second pass would not otherwise
+/// reach: a compaction filter or TTL is set (RocksDB's
+/// `bottommost_level_compaction` default, `kIfHaveCompactionFilter`), or one
+/// of them holds range tombstones (kept for a snapshot when they were
+/// written there, and dropped once none needs them). `None` if nothing
+/// overlaps or nothing is to be done; so compacting a range twice neither
+/// moves its data down a level nor rewrites it.
 pub fn manual(
     v: &Version,
     opts: &Options,
     level: usize,
+    last: usize,
     lo: Option<&[u8]>,
     hi: Option<&[u8]>,
 ) -> Option<Compaction> {
-    let last = opts.max_levels - 1;
-    let any = v.levels[level]
-        .iter()
-        .any(|r| r.files.iter().any(|f| f.overlaps(lo, hi)));
+    let overlapping = || {
+        v.levels[level]
+            .iter()
+            .flat_map(|r| r.files.iter())
+            .filter(|f| f.overlaps(lo, hi))
+    };
     let runs = v.levels[level].len();
-    // With a compaction filter or a TTL, the last level is rewritten in
-    // place too (RocksDB's `bottommost_level_compaction` default,
-    // `kIfHaveCompactionFilter`): else its entries would never be filtered.
     let filtering = opts.compaction_filter.is_some() || opts.ttl.is_some();
-    if !any || (level == last && runs < 2 && !filtering) {
+    let in_place = runs > 1 || filtering || overlapping().any(|f| f.range_dels > 0);
+    if overlapping().next().is_none() || (level == last && !in_place) {
         return None;
     }
     if level == last && runs == 1 {

@@ -369,7 +369,8 @@ impl Keyspace {
     }
 
     /// Compacts the keyspace's files overlapping `range` down to its
-    /// deepest non-empty level (after flushing every keyspace).
+    /// deepest level holding data (after flushing every keyspace); see
+    /// [`Db::compact_range`].
     pub fn compact_range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<()> {
         self.live()?;
         if self.inner.read_only {

@@ -474,7 +474,14 @@ impl Db {
         self.inner.wait_for_compactions()
     }
 
-    /// Compacts the files overlapping `range` down to the deepest non-empty level.
+    /// Compacts the files overlapping `range` down to the deepest level
+    /// holding data when it starts (after flushing), where they stay:
+    /// overwritten versions and tombstones that no snapshot needs are
+    /// dropped on the way. That level itself is rewritten only where it
+    /// holds several runs, range tombstones, or entries a compaction filter
+    /// or TTL may drop, so compacting a range again is cheap and moves
+    /// nothing further down (RocksDB's `CompactRange` with its default
+    /// `bottommost_level_compaction`).
     pub fn compact_range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<()> {
         self.writable("compact_range")?;
         let (lo, hi) = bounds(&range)?;

@@ -196,8 +196,9 @@ impl DbInner {
                     }
                     let v = tree.version();
                     // The deepest level is merged in place only when it
-                    // holds several runs (`manual` returns None otherwise).
-                    let c = compaction::manual(&v, &opts, level, lo, hi);
+                    // holds several runs or entries are to be filtered
+                    // (`manual` returns None otherwise).
+                    let c = compaction::manual(&v, &opts, level, last, lo, hi);
                     let Some(c) = c else { continue };
                     let claim = tree.compaction.lock().claims.take(&c);
                     bg.running += 1;
