@@ -106,6 +106,30 @@ enum Command {
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
     },
+    /// Compact the keys in [FROM, TO) down to the deepest level holding data (ldb's compact)
+    ///
+    /// Flushes the memtables, then merges every file of the keyspace that
+    /// overlaps the range into the deepest non-empty level, dropping
+    /// overwritten and deleted entries (`Db::compact_range`); without --from
+    /// and --to, every key. Prints the keyspace's files per level before and
+    /// after. As every command here, it opens the database with the default
+    /// options, so the files it writes have the default filter and block
+    /// settings (the files it does not rewrite keep theirs).
+    Compact {
+        /// Database directory (must exist)
+        #[arg(long, value_name = "DIR")]
+        db: PathBuf,
+        /// Keyspace to compact (must exist, as for put; default: the default
+        /// keyspace)
+        #[arg(long, value_name = "NAME")]
+        keyspace: Option<String>,
+        /// First key (inclusive, escaped)
+        #[arg(long, value_name = "KEY", value_parser = parse_escaped)]
+        from: Option<Escaped>,
+        /// End key (exclusive, escaped)
+        #[arg(long, value_name = "KEY", value_parser = parse_escaped)]
+        to: Option<Escaped>,
+    },
     /// Print per-level shape and engine counters
     ///
     /// The level shape is the database's; the operation counters (gets, puts,
@@ -272,6 +296,12 @@ fn run(command: Command) -> commands::CmdResult {
             to,
             limit,
         } => commands::scan(&db, keyspace.as_deref(), from.as_ref(), to.as_ref(), limit),
+        Command::Compact {
+            db,
+            keyspace,
+            from,
+            to,
+        } => commands::compact(&db, keyspace.as_deref(), from.as_ref(), to.as_ref()),
         Command::Stats { db, keyspace, json } => commands::stats(&db, keyspace.as_deref(), json),
         Command::Keyspaces { db, json } => keyspaces::keyspaces(&db, json),
         Command::CreateKeyspace { db, name } => keyspaces::create_keyspace(&db, &name),

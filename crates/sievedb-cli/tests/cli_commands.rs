@@ -1,5 +1,5 @@
 //! End-to-end tests of the `sievedb` binary's one-shot commands: put, get,
-//! delete, scan, stats, repair, checkpoint; usage errors and exit codes,
+//! delete, scan, compact, stats, repair, checkpoint; usage errors and exit codes,
 //! error messages, and what they do (not) to the database directory.
 
 use std::io::Write;
@@ -102,6 +102,59 @@ fn usage_errors_exit_2() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains("error"), "{args:?}");
     }
+}
+
+#[test]
+fn compact_merges_the_files_down_and_keeps_every_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = db_arg(&tmp.path().join("db"));
+    // Every put is its own process, whose close flushes: one file each.
+    for (k, v) in [("a", "1"), ("b", "2"), ("c", "3"), ("a", "4")] {
+        ok(&sievedb(&["put", "--db", &db, k, v]));
+    }
+    ok(&sievedb(&["delete", "--db", &db, "b"]));
+    let out = ok(&sievedb(&["compact", "--db", &db]));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].starts_with("before: L0 "), "{out}");
+    // One file at the deepest level, the overwritten and deleted versions gone.
+    let after = lines[1]
+        .strip_prefix("after:  ")
+        .unwrap_or_else(|| panic!("{out}"));
+    let (files, memtables) = after.split_once("; ").unwrap();
+    assert!(!files.contains(','), "one level holds the data: {out}");
+    assert!(files.contains(" 1 files "), "{out}");
+    assert_eq!(memtables, "memtables 0 bytes");
+    assert_eq!(ok(&sievedb(&["scan", "--db", &db])), "a 4\nc 3\n");
+
+    // Again, whole, in part and over no key: the data stays where it is.
+    for args in [
+        &[][..],
+        &["--from", "b", "--to", "z"],
+        &["--from", "z", "--to", "a"],
+    ] {
+        let mut cmd = vec!["compact", "--db", &db];
+        cmd.extend_from_slice(args);
+        let again = ok(&sievedb(&cmd));
+        assert_eq!(
+            again,
+            format!("before: {after}\nafter:  {after}\n"),
+            "{args:?}"
+        );
+    }
+
+    // A missing keyspace or database is an error naming it.
+    let bad = sievedb(&["compact", "--db", &db, "--keyspace", "nope"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        stderr(&bad).contains("no keyspace named \"nope\""),
+        "{}",
+        stderr(&bad)
+    );
+    let none = tmp.path().join("none");
+    let missing = sievedb(&["compact", "--db", &db_arg(&none)]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(!none.exists(), "compact created a database");
 }
 
 #[test]
