@@ -38,6 +38,17 @@ struct Cli {
 }
 
 /// The subcommands.
+/// A key range `[FROM, TO)` of the command line (`scan`, `compact`).
+#[derive(clap::Args, Debug)]
+struct KeyRange {
+    /// First key (inclusive, escaped)
+    #[arg(long, value_name = "KEY", value_parser = parse_escaped)]
+    from: Option<Escaped>,
+    /// End key (exclusive, escaped)
+    #[arg(long, value_name = "KEY", value_parser = parse_escaped)]
+    to: Option<Escaped>,
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Print the value of KEY (exit status 1 and `not found` on stderr if missing)
@@ -96,12 +107,8 @@ enum Command {
         /// Keyspace to scan (must exist; default: the default keyspace)
         #[arg(long, value_name = "NAME")]
         keyspace: Option<String>,
-        /// First key (inclusive, escaped)
-        #[arg(long, value_name = "KEY", value_parser = parse_escaped)]
-        from: Option<Escaped>,
-        /// End key (exclusive, escaped)
-        #[arg(long, value_name = "KEY", value_parser = parse_escaped)]
-        to: Option<Escaped>,
+        #[command(flatten)]
+        range: KeyRange,
         /// Print at most N entries
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
@@ -123,12 +130,8 @@ enum Command {
         /// keyspace)
         #[arg(long, value_name = "NAME")]
         keyspace: Option<String>,
-        /// First key (inclusive, escaped)
-        #[arg(long, value_name = "KEY", value_parser = parse_escaped)]
-        from: Option<Escaped>,
-        /// End key (exclusive, escaped)
-        #[arg(long, value_name = "KEY", value_parser = parse_escaped)]
-        to: Option<Escaped>,
+        #[command(flatten)]
+        range: KeyRange,
     },
     /// Print per-level shape and engine counters
     ///
@@ -292,16 +295,25 @@ fn run(command: Command) -> commands::CmdResult {
         Command::Scan {
             db,
             keyspace,
-            from,
-            to,
+            range,
             limit,
-        } => commands::scan(&db, keyspace.as_deref(), from.as_ref(), to.as_ref(), limit),
+        } => commands::scan(
+            &db,
+            keyspace.as_deref(),
+            range.from.as_ref(),
+            range.to.as_ref(),
+            limit,
+        ),
         Command::Compact {
             db,
             keyspace,
-            from,
-            to,
-        } => commands::compact(&db, keyspace.as_deref(), from.as_ref(), to.as_ref()),
+            range,
+        } => commands::compact(
+            &db,
+            keyspace.as_deref(),
+            range.from.as_ref(),
+            range.to.as_ref(),
+        ),
         Command::Stats { db, keyspace, json } => commands::stats(&db, keyspace.as_deref(), json),
         Command::Keyspaces { db, json } => keyspaces::keyspaces(&db, json),
         Command::CreateKeyspace { db, name } => keyspaces::create_keyspace(&db, &name),
