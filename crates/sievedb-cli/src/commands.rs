@@ -277,12 +277,12 @@ pub fn scan(
     Ok(ExitCode::SUCCESS)
 }
 
+/// The bounds of a key range, as `Db::range` and `Db::compact_range` take them.
+type KeyBounds = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
 /// `[from, to)` as bounds (unbounded where not given), or `None` when it
 /// holds no key (`from >= to`).
-fn key_range(
-    from: Option<&Escaped>,
-    to: Option<&Escaped>,
-) -> Option<(Bound<Vec<u8>>, Bound<Vec<u8>>)> {
+fn key_range(from: Option<&Escaped>, to: Option<&Escaped>) -> Option<KeyBounds> {
     match (from, to) {
         (Some(l), Some(h)) if l.0 >= h.0 => None,
         _ => Some((
