@@ -37,7 +37,6 @@ struct Cli {
     command: Option<Command>,
 }
 
-/// The subcommands.
 /// A key range `[FROM, TO)` of the command line (`scan`, `compact`).
 #[derive(clap::Args, Debug)]
 struct KeyRange {
@@ -49,6 +48,7 @@ struct KeyRange {
     to: Option<Escaped>,
 }
 
+/// The subcommands.
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Print the value of KEY (exit status 1 and `not found` on stderr if missing)

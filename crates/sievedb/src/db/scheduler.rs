@@ -195,9 +195,9 @@ impl DbInner {
                         self.done_cv.wait_for(&mut bg, Duration::from_millis(100));
                     }
                     let v = tree.version();
-                    // The deepest level is merged in place only when it
-                    // holds several runs or entries are to be filtered
-                    // (`manual` returns None otherwise).
+                    // The deepest level is rewritten in place only where it
+                    // holds several runs, range tombstones or entries to be
+                    // filtered (`manual` returns None otherwise).
                     let c = compaction::manual(&v, &opts, level, last, lo, hi);
                     let Some(c) = c else { continue };
                     let claim = tree.compaction.lock().claims.take(&c);
