@@ -105,7 +105,7 @@ impl BulkWriter {
                 dir.display()
             )));
         }
-        fs.create_dir_all(&dir)?;
+        crate::io::create_dir_all_durable(fs.as_ref(), &dir)?;
         let lock_path = filename::lock(&dir);
         let had_lock_file = fs.exists(&lock_path);
         let lock = crate::io::lock_dir(fs.as_ref(), &dir)?;

@@ -50,7 +50,7 @@ impl DbInner {
                 next_keyspace_id: vs.next_keyspace_id,
             }
         };
-        self.fs.create_dir_all(&tmp)?;
+        crate::io::create_dir_all_durable(self.fs.as_ref(), &tmp)?;
         let built = self.build(&pinned, &tmp).and_then(|()| {
             self.fs.sync_dir(&tmp)?;
             self.fs.rename(&tmp, target)?;

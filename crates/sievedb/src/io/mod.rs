@@ -5,7 +5,8 @@
 //! [`RandomAccessFile`], [`FileLock`]) and small helpers on them
 //! ([`Access`], [`lock_dir`], [`copy_file`]). The rest lives beside it:
 //! `std_fs` ([`StdFs`], the real file system), `direct` (O_DIRECT reads),
-//! `file_map` ([`FileMap`]), `log_file` (the memory-mapped WAL writer),
+//! `file_map` ([`FileMap`]), `log_file` ([`PreallocatedLog`], the WAL
+//! written ahead into reserved space, and its memory-mapped [`LogSpace`]),
 //! `named_fs` (`NamedFs`, errors naming their path), `path_error`
 //! ([`with_path`], [`os_error`]), `sync_batch` (`SyncBatch`, fsyncs
 //! deferred and grouped) and [`filename`] (the directory's names).
@@ -24,6 +25,7 @@ mod std_fs;
 mod sync_batch;
 
 pub use file_map::FileMap;
+pub use log_file::{reserve_unsupported, LogSpace, PreallocatedLog, FIRST_WINDOW, MAX_WINDOW};
 pub(crate) use named_fs::NamedFs;
 pub use path_error::{os_error, with_path};
 pub use std_fs::StdFs;
@@ -167,6 +169,30 @@ pub fn lock_dir(fs: &dyn FileSystem, dir: &Path) -> crate::Result<Box<dyn FileLo
             crate::Error::Io(e)
         }
     })
+}
+
+/// Creates directory `path` and its missing parents durably: every
+/// directory that gained an entry is fsynced, so that a power loss after
+/// this returns cannot take the new directories away (a created directory
+/// is an entry of its parent, durable only once the parent is synced).
+/// Does nothing to a directory that exists.
+pub fn create_dir_all_durable(fs: &dyn FileSystem, path: &Path) -> io::Result<()> {
+    let missing: Vec<&Path> = path
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && !fs.exists(a))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    fs.create_dir_all(path)?;
+    // Top-down: each new directory's parent, the existing ancestor first.
+    for d in missing.iter().rev() {
+        match d.parent() {
+            Some(p) if !p.as_os_str().is_empty() => fs.sync_dir(p)?,
+            _ => fs.sync_dir(Path::new("."))?,
+        }
+    }
+    Ok(())
 }
 
 /// Copies file `from` to a new file `to` and syncs the copy.

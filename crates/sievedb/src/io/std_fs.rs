@@ -145,12 +145,13 @@ impl FileSystem for StdFs {
             .create(true)
             .truncate(true)
             .open(path)?;
-        match log_file::MappedLog::new(file.try_clone()?)? {
-            Some(log) => Ok(Box::new(log)),
-            None => Ok(Box::new(StdWritable {
+        match log_file::PreallocatedLog::new(log_file::MappedFile::new(file.try_clone()?)) {
+            Ok(log) => Ok(Box::new(log)),
+            Err(e) if log_file::reserve_unsupported(&e) => Ok(Box::new(StdWritable {
                 file,
                 buf: Vec::with_capacity(WRITE_BUFFER),
             })),
+            Err(e) => Err(e),
         }
     }
     fn open_random(&self, path: &Path, direct: bool) -> io::Result<Arc<dyn RandomAccessFile>> {
