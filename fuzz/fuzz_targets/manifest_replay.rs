@@ -6,11 +6,9 @@ use sievedb::version::VersionEdit;
 
 fuzz_target!(|data: &[u8]| {
     // Edit decoding on its own, then the whole recovery path on a real directory.
-    if let Ok(records) = sievedb::wal::read_records(
-        data,
-        std::path::Path::new("MANIFEST-000001"),
-        sievedb::wal::Tail::Strict,
-    ) {
+    if let Ok((records, _torn)) =
+        sievedb::wal::read_records(data, std::path::Path::new("MANIFEST-000001"))
+    {
         for r in records {
             let _ = VersionEdit::decode(r);
         }

@@ -87,7 +87,7 @@ use crate::range_del::RangeTombstone;
 use crate::sst::reader::{ReadCtx, TableReader};
 use crate::stats::Counters;
 use crate::version::{set_current, VersionEdit};
-use crate::wal::{LogItem, LogReader, LogWriter, Tail};
+use crate::wal::{is_torn_tail, scan_remains, sync_mark, LogItem, LogReader, LogWriter};
 
 /// What [`Db::repair`](crate::Db::repair) found and did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -166,7 +166,7 @@ pub fn repair(dir: &Path, opts: &Options, fs: Arc<dyn FileSystem>) -> Result<Rep
     // Damaged files go to lost/ first: the old state could not read them either.
     let lost = filename::lost(dir);
     if !inputs.damaged.is_empty() {
-        fs.create_dir_all(&lost)?;
+        crate::io::create_dir_all_durable(fs, &lost)?;
         for path in &inputs.damaged {
             report.lost_files.push(move_to_lost(fs, path, &lost)?);
         }
@@ -254,7 +254,7 @@ impl Inventory {
         }
         for &n in &self.manifests {
             let path = filename::manifest(dir, n);
-            fs.create_dir_all(lost)?;
+            crate::io::create_dir_all_durable(fs, lost)?;
             if let Ok(p) = move_to_lost(fs, &path, lost) {
                 report.lost_files.push(p);
                 report.manifests_replaced += 1;
@@ -673,9 +673,15 @@ fn log_prefix(fs: &dyn FileSystem, path: &Path) -> (Vec<Vec<u8>>, bool) {
     let mut reader = LogReader::new(file.as_ref(), path);
     loop {
         match reader.next_item() {
+            // A sync mark holds no writes.
+            Ok(LogItem::Record { payload, .. }) if sync_mark::parse(payload).is_some() => {}
             Ok(LogItem::Record { payload, .. }) => out.push(payload.to_vec()),
             Ok(LogItem::End) => return (out, true),
-            Ok(LogItem::Damaged(d)) => return (out, d.kind.is_torn_tail(Tail::Lenient)),
+            Ok(LogItem::Damaged(d)) => {
+                let torn = scan_remains(file.as_ref(), path, d.offset)
+                    .is_ok_and(|rest| is_torn_tail(&d, &rest));
+                return (out, torn);
+            }
             Err(_) => return (out, false),
         }
     }

@@ -289,32 +289,77 @@ fn present_keys(db: &Db, n: usize) -> Vec<usize> {
         .collect()
 }
 
-/// (b) A flipped byte in a WAL record that is not the last one: corruption
-/// under `TolerateCorruptedTail` and `AbsoluteConsistency`; under the default
+/// Writes `n` sync puts without flushing and closes; returns the WAL and
+/// its records: (offset, end, the put's index, or `None` for a sync mark).
+fn make_synced_wal_db(dir: &Path, n: usize) -> (PathBuf, Vec<(usize, usize, Option<usize>)>) {
+    let db = Db::open(dir, Options::default()).expect("open");
+    let sync = sievedb::WriteOptions { sync: true };
+    for i in 0..n {
+        db.put_with(key(i), value(i), &sync).expect("put");
+    }
+    drop(db);
+    let wal = wal_files(dir)
+        .into_iter()
+        .find(|p| fs::metadata(p).map(|m| m.len() > 0).unwrap_or(false))
+        .expect("a non-empty WAL");
+    let data = fs::read(&wal).expect("read the WAL");
+    let file = sievedb::wal::SliceFile(&data);
+    let mut reader = sievedb::wal::LogReader::new(&file, &wal);
+    let mut records = Vec::new();
+    while let sievedb::wal::LogItem::Record { offset, payload } = reader.next_item().unwrap() {
+        let end = offset as usize + sievedb::wal::HEADER_LEN + payload.len();
+        let put = sievedb::wal::sync_mark::parse(payload).is_none();
+        let index = put.then(|| {
+            records
+                .iter()
+                .filter(|r: &&(_, _, Option<usize>)| r.2.is_some())
+                .count()
+        });
+        records.push((offset as usize, end, index));
+    }
+    assert_eq!(records.iter().filter(|r| r.2.is_some()).count(), n);
+    (wal, records)
+}
+
+/// (b) A flipped byte in a WAL record before the last sync mark: the mark
+/// proves the record was synced, so it is corruption under
+/// `TolerateCorruptedTail` and `AbsoluteConsistency`; under the default
 /// `PointInTime` the database opens with exactly the writes before the
-/// damaged record.
+/// damaged record. A flip no mark covers (the last put, or a WAL of unsynced
+/// writes: `wal_flip_in_unsynced_writes_is_a_torn_tail`) is a torn tail.
 #[test]
 fn wal_flip_before_last_record_is_corruption() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("db");
     let n = 40;
-    let (wal, rec) = make_wal_db(&dir, n);
-    let len = rec * n;
+    let (wal, records) = make_synced_wal_db(&dir, n);
     let with = |mode| Options::builder().wal_recovery(mode).build();
     let strict_modes = [
         WalRecovery::TolerateCorruptedTail,
         WalRecovery::AbsoluteConsistency,
     ];
+    // The record holding byte `pos`, and how many puts come before it.
+    let at = |pos: usize| {
+        let r = records
+            .iter()
+            .position(|r| r.0 <= pos && pos < r.1)
+            .unwrap();
+        let before = records[..r].iter().filter(|x| x.2.is_some()).count();
+        (records[r].0, before)
+    };
+    // The last mark: bytes from it on are covered by no later mark.
+    let last_mark = records.iter().rev().find(|r| r.2.is_none()).unwrap().0;
 
     // One explicit flip in the middle of the log.
-    let mid = len / 2;
+    let mid = records[records.len() / 2].0 + 14;
+    let (start, before) = at(mid);
     let old = flip_byte(&wal, mid, 0x10);
     for mode in strict_modes {
         let e = Db::open(&dir, with(mode))
             .err()
             .expect("open with a damaged WAL record must fail");
         assert_corruption_naming(&e, &wal, &format!("{mode:?}: WAL flip at {mid}"));
-        let offset = format!("offset {}", mid / rec * rec);
+        let offset = format!("offset {start}");
         assert!(
             e.to_string().contains(&offset),
             "{e} does not name {offset}"
@@ -322,31 +367,36 @@ fn wal_flip_before_last_record_is_corruption() {
     }
     // Point in time, read-only (changes nothing) then read-write on a copy.
     let db = Db::open_read_only(&dir, Options::default()).expect("point-in-time open");
-    assert_eq!(present_keys(&db, n), (0..mid / rec).collect::<Vec<_>>());
+    assert_eq!(present_keys(&db, n), (0..before).collect::<Vec<_>>());
     drop(db);
     let copy = tmp.path().join("pit");
     copy_dir(&dir, &copy);
     let db = Db::open(&copy, Options::default()).expect("point-in-time open");
-    assert_eq!(present_keys(&db, n), (0..mid / rec).collect::<Vec<_>>());
-    let dropped = db
-        .recovery_report()
-        .dropped
-        .clone()
-        .expect("a drop is reported");
-    assert_eq!(dropped.offset, (mid / rec * rec) as u64);
+    assert_eq!(present_keys(&db, n), (0..before).collect::<Vec<_>>());
+    let report = db.recovery_report().clone();
+    let dropped = report.dropped.clone().expect("a drop is reported");
+    assert_eq!(dropped.offset, start as u64);
     assert!(!dropped.torn_tail);
+    let after = records
+        .iter()
+        .filter(|r| r.0 > start && r.2.is_some())
+        .count();
+    assert_eq!(
+        report.entries_dropped, after as u64,
+        "intact puts after the damage"
+    );
     drop(db);
     set_byte(&wal, mid, old);
 
-    // Every byte of every record but the last one.
-    for pos in 0..len - rec {
+    // Every byte before the last mark.
+    for pos in 0..last_mark {
         let mask = if pos % 2 == 0 { 0x01 } else { 0x80 };
         let old = flip_byte(&wal, pos, mask);
         for mode in strict_modes {
             match Db::open(&dir, with(mode)) {
                 Ok(_) => panic!(
-                    "{mode:?}: WAL byte {pos} (record {}) flipped: open succeeded",
-                    pos / rec
+                    "{mode:?}: WAL byte {pos} (record at {}) flipped: open succeeded",
+                    at(pos).0
                 ),
                 Err(e) => {
                     assert_corruption_naming(&e, &wal, &format!("{mode:?}: WAL flip at {pos}"))
@@ -357,7 +407,7 @@ fn wal_flip_before_last_record_is_corruption() {
             let db = Db::open_read_only(&dir, Options::default()).expect("point in time");
             assert_eq!(
                 present_keys(&db, n),
-                (0..pos / rec).collect::<Vec<_>>(),
+                (0..at(pos).1).collect::<Vec<_>>(),
                 "point in time, WAL byte {pos} flipped"
             );
         }
@@ -367,6 +417,47 @@ fn wal_flip_before_last_record_is_corruption() {
     // Untouched again, everything is there.
     let db = Db::open(&dir, Options::default()).expect("open restored WAL");
     assert_eq!(present_keys(&db, n), (0..n).collect::<Vec<_>>());
+}
+
+/// A flipped byte in a WAL of unsynced writes: no sync mark proves it lies
+/// in synced bytes, so every mode but `AbsoluteConsistency` drops it and
+/// what follows as a torn tail (those writes were never acknowledged as
+/// durable), and the report counts the intact puts dropped and keeps the
+/// WAL in `lost/`.
+#[test]
+fn wal_flip_in_unsynced_writes_is_a_torn_tail() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let pristine = tmp.path().join("pristine");
+    let n = 40;
+    let (wal, rec) = make_wal_db(&pristine, n);
+    let wal_name = file_name(&wal);
+    for (c, pos) in [3, rec + 5, 17 * rec + 20, (n - 2) * rec + 1]
+        .into_iter()
+        .enumerate()
+    {
+        for mode in [WalRecovery::TolerateCorruptedTail, WalRecovery::PointInTime] {
+            let dir = tmp.path().join(format!("flip{c}-{mode:?}"));
+            copy_dir(&pristine, &dir);
+            flip_byte(&dir.join(&wal_name), pos, 0x10);
+            let db = Db::open(&dir, Options::builder().wal_recovery(mode).build())
+                .unwrap_or_else(|e| panic!("{mode:?}, flip at {pos}: {e}"));
+            assert_eq!(present_keys(&db, n), (0..pos / rec).collect::<Vec<_>>());
+            let r = db.recovery_report();
+            let d = r.dropped.as_ref().expect("a drop is reported");
+            assert!(d.torn_tail, "{mode:?}, flip at {pos}: {d:?}");
+            assert_eq!(
+                r.entries_dropped,
+                (n - pos / rec - 1) as u64,
+                "flip at {pos}"
+            );
+            assert_eq!(r.records_dropped, r.entries_dropped);
+            assert!(r.bytes_dropped > 0);
+            assert!(
+                d.kept_in.is_some(),
+                "intact writes dropped: the WAL is kept"
+            );
+        }
+    }
 }
 
 /// (c) A WAL cut inside its last record loses at most that record; any cut

@@ -3,7 +3,8 @@
 //! through both `Db::open` and `Db::open_read_only`.
 //!
 //! The WALs are written directly with `LogWriter` (an open database flushes
-//! its WALs at every open, so it never leaves three behind): each record is a
+//! its WALs at every open, so it never leaves three behind), as sync writes
+//! (each record synced, a sync mark before the next): each record is a
 //! batch `put(wWrR, value) + put(latest, wWrR)`, so `latest` names the last
 //! record applied and the sequence numbers are checkable.
 //!
@@ -83,12 +84,14 @@ fn make_fixture(dir: &Path) -> Fixture {
         let path = dir.join(format!("{:06}.log", first + w as u64));
         let mut log = LogWriter::new(StdFs.create(&path).unwrap(), path.clone());
         let mut offsets = Vec::new();
+        // As sync writes: each record synced, a sync mark before the next.
         for r in 0..RECORDS {
+            log.mark_sync().unwrap();
             offsets.push(log.size());
             log.add_record(&batch(seq, w, r)).unwrap();
+            log.sync().unwrap();
             seq += 2;
         }
-        log.sync().unwrap();
         fx.sizes.push(log.size());
         fx.offsets.push(offsets);
         fx.wals.push(file_name(&path));
@@ -488,4 +491,165 @@ fn flushes_remove_obsolete_wals_without_listing_the_directory() {
     let db = Db::open(dir.path(), opts).unwrap();
     assert_eq!(db.get("k02999").unwrap(), Some("v".repeat(40).into_bytes()));
     assert_eq!(wal_files(dir.path()).len(), 1);
+}
+
+/// Issue 50's data loss: a preallocated WAL is cut to its data when it is
+/// closed, and that cut is never synced; a power loss may leave an older
+/// WAL ending in its reserved zeros while the next WAL holds acknowledged
+/// sync writes. The zeros are the older WAL's end, since the next WAL
+/// continues its sequence numbers: every mode opens with every write and
+/// drops nothing.
+#[test]
+fn an_older_wals_preallocated_zeros_are_its_end_when_the_next_continues() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pristine = tmp.path().join("pristine");
+    let fx = make_fixture(&pristine);
+    // Every WAL but the newest back at its preallocated length, as the
+    // reservations left it (64 KiB windows, doubling).
+    let unshrunk = |dir: &Path| {
+        for w in 0..WALS - 1 {
+            let f = fs::OpenOptions::new()
+                .write(true)
+                .open(dir.join(&fx.wals[w]))
+                .unwrap();
+            f.set_len(sievedb::io::FIRST_WINDOW as u64).unwrap();
+        }
+    };
+    for mode in [
+        WalRecovery::TolerateCorruptedTail,
+        WalRecovery::PointInTime,
+        WalRecovery::AbsoluteConsistency,
+    ] {
+        let ctx = format!("{mode:?} unsynced shrink lost");
+        let expect = Expect::Opens {
+            visible: before(WALS, 0),
+        };
+        let db = check(tmp.path(), &pristine, &fx, &unshrunk, mode, &expect, &ctx).unwrap();
+        drop(db);
+        let dir = tmp.path().join(format!("case-{}", ctx.replace(' ', "_")));
+        assert!(!dir.join("lost").exists(), "{ctx}: nothing was lost");
+    }
+}
+
+/// The zeros of an older WAL hide writes when the next WAL does not
+/// continue its sequence numbers: that is damage at the first zero, not its
+/// end (acknowledged writes are missing), in every mode.
+#[test]
+fn an_older_wals_zeros_followed_by_a_gap_are_damage() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pristine = tmp.path().join("pristine");
+    let fx = make_fixture(&pristine);
+    let last = fx.offsets[0][RECORDS - 1];
+    // WAL 0's last record zeroed in place: the file keeps its length.
+    let zeroed = |dir: &Path| {
+        let path = dir.join(&fx.wals[0]);
+        let mut data = fs::read(&path).unwrap();
+        data[last as usize..].fill(0);
+        data.resize(sievedb::io::FIRST_WINDOW, 0);
+        fs::write(&path, data).unwrap();
+    };
+    for mode in [
+        WalRecovery::TolerateCorruptedTail,
+        WalRecovery::AbsoluteConsistency,
+    ] {
+        let ctx = format!("{mode:?} zeros then a gap");
+        let expect = Expect::Corruption {
+            wal: 0,
+            offset: last,
+        };
+        check(tmp.path(), &pristine, &fx, &zeroed, mode, &expect, &ctx);
+    }
+    let ctx = "PointInTime zeros then a gap";
+    let expect = Expect::Opens {
+        visible: before(0, RECORDS - 1),
+    };
+    check(
+        tmp.path(),
+        &pristine,
+        &fx,
+        &zeroed,
+        WalRecovery::PointInTime,
+        &expect,
+        ctx,
+    )
+    .unwrap();
+    let dir = tmp.path().join("gap-report");
+    copy_dir(&pristine, &dir);
+    zeroed(&dir);
+    let db = Db::open_read_only(&dir, Options::default()).unwrap();
+    let r = db.recovery_report();
+    let d = r.dropped.as_ref().unwrap();
+    assert_eq!((file_name(&d.path), d.offset), (fx.wals[0].clone(), last));
+    assert!(!d.torn_tail);
+    assert_eq!(d.skipped_wals.len(), WALS - 1);
+    assert_eq!(r.entries_dropped, 2 * (RECORDS * (WALS - 1)) as u64);
+}
+
+/// The newest WAL torn out of order by a power loss: zeros where a page
+/// never reached the disk, then a fragment of later records that did. No
+/// sync mark after the damage proves it synced, so it is a torn tail that
+/// every mode but `AbsoluteConsistency` drops (reporting the intact records
+/// it held); a mark after it claiming more makes it corruption.
+#[test]
+fn the_newest_wal_torn_out_of_order_is_a_tail_unless_a_mark_covers_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pristine = tmp.path().join("pristine");
+    let fx = make_fixture(&pristine);
+    let w = WALS - 1;
+    // A hole over record 1's header; without the marks before records 2
+    // and 3 (which claim record 1 synced), nothing proves record 1 synced.
+    let hole = |dir: &Path, keep_marks: bool| {
+        let path = dir.join(&fx.wals[w]);
+        let mut data = fs::read(&path).unwrap();
+        let r1 = fx.offsets[w][1] as usize;
+        data[r1..r1 + 20].fill(0);
+        if !keep_marks {
+            for r in [2, 3] {
+                let at = fx.offsets[w][r] as usize;
+                data[at - (12 + sievedb::wal::sync_mark::LEN)..at].fill(0);
+            }
+        }
+        fs::write(&path, data).unwrap();
+    };
+    let r1 = fx.offsets[w][1];
+    // The fragment (records 2 and 3) is dropped.
+    for mode in [WalRecovery::TolerateCorruptedTail, WalRecovery::PointInTime] {
+        let ctx = format!("{mode:?} hole then fragment");
+        let expect = Expect::Opens {
+            visible: before(w, 1),
+        };
+        let apply = |d: &Path| hole(d, false);
+        check(tmp.path(), &pristine, &fx, &apply, mode, &expect, &ctx).unwrap();
+        let dir = tmp.path().join(format!("hole-report-{mode:?}"));
+        copy_dir(&pristine, &dir);
+        apply(&dir);
+        let db = Db::open(&dir, with(mode)).unwrap();
+        let r = db.recovery_report();
+        let d = r.dropped.as_ref().unwrap();
+        assert!(d.torn_tail, "{ctx}: {d:?}");
+        assert_eq!(d.offset, r1);
+        assert_eq!(r.records_dropped, 2, "{ctx}: records 2 and 3 were intact");
+        assert!(
+            d.kept_in.is_some(),
+            "{ctx}: intact records dropped are kept"
+        );
+        drop(db);
+    }
+    let apply = |d: &Path| hole(d, false);
+    let expect = Expect::Corruption { wal: w, offset: r1 };
+    let ctx = "AbsoluteConsistency hole then fragment";
+    check(
+        tmp.path(),
+        &pristine,
+        &fx,
+        &apply,
+        WalRecovery::AbsoluteConsistency,
+        &expect,
+        ctx,
+    );
+    // With the mark after it, the hole lies in synced bytes.
+    let apply = |d: &Path| hole(d, true);
+    let ctx = "TolerateCorruptedTail hole a mark covers";
+    let mode = WalRecovery::TolerateCorruptedTail;
+    check(tmp.path(), &pristine, &fx, &apply, mode, &expect, ctx);
 }

@@ -1,6 +1,6 @@
 //! The database: its public handle, the state shared with the background
 //! threads, and version installation. The parts live in submodules: `open`
-//! (recovery), `write` (group commit), `stall` (write throttling), `read`,
+//! (recovery), `replay` (the WALs at open), `write` (group commit), `stall` (write throttling), `read`,
 //! `flush`, `scheduler` (background threads and compaction) and `snapshot`.
 
 use std::collections::{BTreeMap, VecDeque};
@@ -32,7 +32,7 @@ use crate::stats::{bump, Counters, LevelStats, Stats};
 use crate::version::run::RunIter;
 use crate::version::{Version, VersionEdit, VersionSet};
 use crate::wal::{
-    Damage, DamageKind, LogItem, LogReader, LogWriter, RecoveryReport, Tail, WalDrop, HEADER_LEN,
+    Damage, DamageKind, LogItem, LogReader, LogWriter, RecoveryReport, WalDrop, HEADER_LEN,
 };
 use parking_lot::RwLock;
 
@@ -45,6 +45,7 @@ mod open;
 mod properties;
 mod read;
 mod read_options;
+mod replay;
 mod scheduler;
 mod snapshot;
 mod stall;

@@ -61,7 +61,7 @@ impl DbInner {
                     dir.display()
                 )));
             }
-            fs.create_dir_all(&dir)?;
+            crate::io::create_dir_all_durable(fs.as_ref(), &dir)?;
         } else if !fs.is_dir(&dir) {
             return Err(Error::InvalidArgument(format!(
                 "{} is not a directory",
@@ -172,14 +172,12 @@ impl DbInner {
                 )),
             }
         };
-        let mut report = replay_wals(
-            fs.as_ref(),
-            &dir,
-            &wals,
-            &opts,
-            manifest_seq,
-            live,
-            |mems| {
+        let start = super::replay::Start {
+            last_sequence: manifest_seq,
+            torn_edit: versions.manifest_torn.is_some_and(|(_, _, data)| data),
+        };
+        let mut report =
+            super::replay::replay_wals(fs.as_ref(), &dir, &wals, &opts, start, live, |mems| {
                 if read_only {
                     for (id, mem) in mems {
                         recovered.entry(id).or_default().push(mem);
@@ -188,16 +186,38 @@ impl DbInner {
                 } else {
                     recovery_flush(&mut versions, &fs, &dir, &opts, mems, &mut edits)
                 }
-            },
-        )?;
+            })?;
+        if let Some((offset, bytes, true)) = versions.manifest_torn {
+            report.manifest_bytes_dropped = bytes;
+            let outputs: Vec<u64> = edits
+                .values()
+                .flat_map(|e| &e.added)
+                .map(|f| f.number)
+                .collect();
+            let checked =
+                check_dropped_edit(fs.as_ref(), &dir, &names, &versions, &report, &counters);
+            if let Err(e) = checked {
+                compaction::remove_files(fs.as_ref(), &dir, outputs);
+                return Err(Error::corruption(
+                    filename::manifest(&dir, versions.manifest_number()),
+                    format!(
+                        "its last edit (offset {offset}, {bytes} bytes) is damaged and had been                          relied on: {e}; run Db::repair"
+                    ),
+                ));
+            }
+        }
         let last_seq = report.last_sequence;
 
         let (log, wal_number) = if read_only {
             let log = LogWriter::new(Box::new(NoWal), dir.join("(no WAL: read-only)"));
             (log, 0)
         } else {
-            if let Some(d) = report.dropped.as_mut().filter(|d| !d.torn_tail) {
-                d.kept_in = Some(keep_lost(fs.as_ref(), &dir, d)?);
+            // Evidence is kept of anything but a torn tail without an intact
+            // record in it.
+            let keep =
+                !report.dropped.as_ref().is_none_or(|d| d.torn_tail) || report.records_dropped > 0;
+            if let Some(d) = report.dropped.as_mut().filter(|_| keep) {
+                d.kept_in = Some(super::replay::keep_lost(fs.as_ref(), &dir, d)?);
             }
             let wal_number = versions.new_file_number();
             let wal_path = filename::wal(&dir, wal_number);
@@ -295,6 +315,57 @@ impl DbInner {
         }
         Ok(())
     }
+}
+
+/// After the MANIFEST's damaged last edit was dropped (as the torn write of
+/// an edit never synced), checks that nothing relied on it: had it been
+/// synced, the files it retired may be gone (a missing live table fails the
+/// open before this), and the SSTs it added would hold writes whose WAL was
+/// deleted. So an SST no version names (an orphan) must hold no write newer
+/// than every write recovery found. Reads every orphan in full: this runs
+/// only after a power loss while an edit was being logged.
+fn check_dropped_edit(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    names: &[String],
+    versions: &VersionSet,
+    report: &RecoveryReport,
+    counters: &Arc<Counters>,
+) -> Result<()> {
+    let live: std::collections::HashSet<u64> = versions.live_files().map(|f| f.number).collect();
+    for n in names {
+        let Some(filename::FileKind::Sst(number)) = filename::parse(n) else {
+            continue;
+        };
+        if live.contains(&number) {
+            continue;
+        }
+        let path = dir.join(n);
+        let table = crate::sst::reader::TableReader::open(
+            fs,
+            &path,
+            number,
+            false,
+            true,
+            None,
+            counters.clone(),
+        )
+        .map(Arc::new);
+        // An orphan that does not read is a partial output, never added.
+        let Ok((_, max_seq)) = table.and_then(|t| t.scan_sequences()) else {
+            continue;
+        };
+        if max_seq > report.last_sequence {
+            return Err(Error::corruption(
+                &path,
+                format!(
+                    "no version names it, yet it holds sequence {max_seq}, past the {} recovery                      found",
+                    report.last_sequence
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Bytes of memtable per key its filter is sized for (a filter sized for
@@ -398,157 +469,4 @@ fn recovery_flush(
         compaction::remove_files(fs.as_ref(), dir, written);
     }
     result
-}
-
-/// Replays WALs `wals` (oldest first) under `opts.wal_recovery`, handing the
-/// memtables (one per keyspace `live` keeps; it skips a dropped one's
-/// entries and refuses an unknown one's) to `full` when they fill up, and
-/// at the end. Reads each WAL with a
-/// streaming [`LogReader`], so memory is bounded by the memtables plus the
-/// largest record and one read chunk. `manifest_seq` is the MANIFEST's last
-/// sequence number.
-fn replay_wals(
-    fs: &dyn FileSystem,
-    dir: &Path,
-    wals: &[u64],
-    opts: &Options,
-    manifest_seq: SeqNo,
-    live: impl Fn(u32) -> std::result::Result<bool, String>,
-    mut full: impl FnMut(BTreeMap<u32, Arc<Memtable>>) -> Result<()>,
-) -> Result<RecoveryReport> {
-    let mode = opts.wal_recovery;
-    let mut report = RecoveryReport {
-        mode,
-        wals: wals.to_vec(),
-        last_sequence: manifest_seq,
-        ..RecoveryReport::default()
-    };
-    let sizes = wals
-        .iter()
-        .map(|&w| {
-            let path = filename::wal(dir, w);
-            Ok(crate::wal::log_size(fs, &path)?)
-        })
-        .collect::<Result<Vec<u64>>>()?;
-    // Only the newest WAL holding bytes can have been cut short by a crash:
-    // a newer WAL gets its first write only after the older one was synced.
-    let newest = sizes.iter().rposition(|&s| s > 0);
-    // The sequence number the next record must start at (a gap means a lost WAL).
-    let mut expected: Option<SeqNo> = None;
-    let mut mems: BTreeMap<u32, Arc<Memtable>> = BTreeMap::new();
-    'wals: for (i, &w) in wals.iter().enumerate() {
-        if sizes[i] == 0 {
-            continue;
-        }
-        let path = filename::wal(dir, w);
-        let file = fs.open_random(&path, false)?;
-        let mut reader = LogReader::new(file.as_ref(), &path);
-        let damage = loop {
-            let (offset, payload) = match reader.next_item()? {
-                LogItem::End => continue 'wals,
-                LogItem::Damaged(d) => break d,
-                LogItem::Record { offset, payload } => (offset, payload),
-            };
-            let bad = |detail: String| Damage {
-                offset,
-                kind: DamageKind::Corrupt,
-                detail,
-            };
-            let (seq, entries) = match batch::decode(payload) {
-                Ok(x) => x,
-                Err(d) => break bad(format!("record holds no valid write batch ({d})")),
-            };
-            let contiguous = match expected {
-                Some(e) => seq == e,
-                None => seq <= manifest_seq + 1,
-            };
-            if !contiguous {
-                break bad(format!(
-                    "sequence gap (record starts at sequence {seq}, the writes before end at {}): \
-                     a WAL is missing",
-                    expected.map_or(manifest_seq, |e| e - 1)
-                ));
-            }
-            if let Some(d) = entries.iter().find_map(|e| live(e.keyspace).err()) {
-                break bad(d);
-            }
-            for (j, e) in entries.iter().enumerate() {
-                if live(e.keyspace) == Ok(true) {
-                    let mem = mems
-                        .entry(e.keyspace)
-                        .or_insert_with(|| Arc::new(Memtable::new(0)));
-                    mem.apply(seq + j as u64, e);
-                }
-            }
-            let n = entries.len() as u64;
-            report.last_sequence = report.last_sequence.max(seq + n - u64::from(n > 0));
-            expected = Some(seq + n);
-            report.records_applied += 1;
-            report.bytes_applied += (HEADER_LEN + payload.len()) as u64;
-            if mems.values().map(|m| m.approximate_size()).sum::<usize>() >= opts.write_buffer_size
-            {
-                full(std::mem::take(&mut mems))?;
-            }
-        };
-        let torn_tail = Some(i) == newest && damage.kind.is_torn_tail(Tail::Lenient);
-        let fail = match mode {
-            WalRecovery::AbsoluteConsistency => true,
-            WalRecovery::TolerateCorruptedTail => !torn_tail,
-            WalRecovery::PointInTime => false,
-        };
-        if fail {
-            return Err(Error::corruption(
-                &path,
-                format!(
-                    "{} at offset {} (WAL recovery mode {mode:?}; WalRecovery::PointInTime \
-                     opens the database as of the last good write before it)",
-                    damage.detail, damage.offset
-                ),
-            ));
-        }
-        let skipped: Vec<usize> = (i + 1..wals.len()).filter(|&j| sizes[j] > 0).collect();
-        report.dropped = Some(WalDrop {
-            wal_number: w,
-            path,
-            offset: damage.offset,
-            bytes: reader.file_size().saturating_sub(damage.offset),
-            kind: damage.kind,
-            detail: damage.detail,
-            torn_tail,
-            skipped_wals: skipped.iter().map(|&j| wals[j]).collect(),
-            skipped_bytes: skipped.iter().map(|&j| sizes[j]).sum(),
-            kept_in: None,
-        });
-        break;
-    }
-    mems.retain(|_, m| !m.is_empty());
-    if !mems.is_empty() {
-        full(mems)?;
-    }
-    Ok(report)
-}
-
-/// Keeps the WALs point-in-time recovery did not (fully) apply in
-/// `dir/lost/`: the damaged WAL is copied (its good prefix must stay
-/// replayable until the recovery edit is durable; it is deleted as obsolete
-/// after), the skipped newer WALs are moved (they will not be replayed).
-fn keep_lost(fs: &dyn FileSystem, dir: &Path, drop: &WalDrop) -> Result<PathBuf> {
-    let lost = filename::lost(dir);
-    fs.create_dir_all(&lost)?;
-    let src = fs.open_random(&drop.path, false)?;
-    let name = |n: u64| lost.join(format!("{n:06}.log"));
-    let mut out = fs.create(&name(drop.wal_number))?;
-    let mut off = 0;
-    while off < src.size() {
-        let n = (src.size() - off).min(crate::wal::READ_CHUNK as u64) as usize;
-        out.append(&src.read_at(off, n)?)?;
-        off += n as u64;
-    }
-    out.sync()?;
-    for &w in &drop.skipped_wals {
-        fs.rename(&filename::wal(dir, w), &name(w))?;
-    }
-    fs.sync_dir(&lost)?;
-    fs.sync_dir(dir)?;
-    Ok(lost)
 }

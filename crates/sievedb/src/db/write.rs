@@ -122,6 +122,10 @@ impl DbInner {
         let others = self.keyspace_memtables(batches)?;
         let first = self.last_seq.load(Ordering::Acquire) + 1;
         let mut seq = first;
+        let marked = match wal.log.mark_sync() {
+            Ok(n) => n,
+            Err(e) => return Err(self.set_bg_error(e)),
+        };
         for b in batches.iter_mut() {
             let rec = b.encode(seq);
             if let Err(e) = wal.log.add_record(rec) {
@@ -137,7 +141,7 @@ impl DbInner {
         if let Err(e) = logged {
             return Err(self.set_bg_error(e));
         }
-        let (mut puts, mut dels, mut merges, mut user_bytes, mut wal_bytes) = (0, 0, 0, 0, 0);
+        let (mut puts, mut dels, mut merges, mut user_bytes, mut wal_bytes) = (0, 0, 0, 0, marked);
         let mut s = first;
         for b in batches.iter_mut() {
             let rec = b.encode(s);

@@ -55,6 +55,9 @@ pub struct VersionSet {
     /// The creation time given to a file the MANIFEST records without one
     /// (the time of the open, while periodic compaction is on; else 0).
     pub default_creation_time: u64,
+    /// What [`recover`](Self::recover) dropped as the MANIFEST's torn tail:
+    /// (offset, bytes, whether any of them is not zero).
+    pub manifest_torn: Option<(u64, u64, bool)>,
 }
 
 /// Levels no valid [`crate::Options::max_levels`] reaches.
@@ -88,6 +91,7 @@ impl VersionSet {
             last_sequence: 0,
             ttl_stamped: false,
             default_creation_time: 0,
+            manifest_torn: None,
         }
     }
 
@@ -160,7 +164,12 @@ impl VersionSet {
         // file number -> (keyspace, level, file)
         let mut files: BTreeMap<u64, (u32, usize, NewFile)> = BTreeMap::new();
         let mut saw_next = false;
-        for rec in read_records(&data, &path, crate::wal::Tail::Strict)? {
+        let (records, torn) = read_records(&data, &path)?;
+        self.manifest_torn = torn.map(|d| {
+            let rest = data.get(d.offset as usize..).unwrap_or_default();
+            (d.offset, rest.len() as u64, rest.iter().any(|&b| b != 0))
+        });
+        for rec in records {
             for e in decode_record(rec).map_err(|d| Error::corruption(&path, d))? {
                 self.recover_edit(e, &mut files, &mut saw_next, &path)?;
             }

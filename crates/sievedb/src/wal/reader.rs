@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{mask_crc, Tail, HEADER_LEN, READ_CHUNK};
+use super::{mask_crc, HEADER_LEN, READ_CHUNK};
 use crate::coding::u32_at;
 use crate::error::{Error, Result};
 use crate::io::RandomAccessFile;
@@ -16,12 +16,13 @@ pub enum DamageKind {
     /// the end of the file: a write cut short by a crash.
     Truncated,
     /// The rest of the file is zeros (the OS extended the file before its
-    /// data reached the disk), or the last record's payload is all zeros.
+    /// data reached the disk, or the log was preallocated).
     Zeroed,
-    /// The last record fails its checksum (its header's or its payload's)
-    /// and ends exactly at the end of the file or is followed by zeros only:
-    /// a write a crash cut short, in a file that was extended before its
-    /// data reached the disk or that was preallocated (a mapped WAL).
+    /// The last record fails its checksum (its header's or its payload's,
+    /// all zeros included) and ends exactly at the end of the file or is
+    /// followed by zeros only: a write a crash cut short, in a file that was
+    /// extended before its data reached the disk or that was preallocated
+    /// (a mapped WAL).
     BadLastRecord,
     /// Damage with more data after it: a bad header checksum followed by
     /// non-zero bytes, a bad payload checksum on a record that is not the
@@ -30,14 +31,13 @@ pub enum DamageKind {
 }
 
 impl DamageKind {
-    /// Whether a log read under `tail` treats this damage as a torn tail
-    /// (see the module docs).
-    pub fn is_torn_tail(self, tail: Tail) -> bool {
-        match self {
-            DamageKind::Truncated | DamageKind::Zeroed => true,
-            DamageKind::BadLastRecord => tail == Tail::Lenient,
-            DamageKind::Corrupt => false,
-        }
+    /// Whether only the end of the file or zeros follow the damaged record:
+    /// the shape of a write a crash cut short. Damage of another kind may
+    /// still be a torn tail (fragments of later writes that reached the disk
+    /// out of order); telling needs what follows it
+    /// ([`scan_remains`](super::scan_remains)).
+    pub fn at_end(self) -> bool {
+        !matches!(self, DamageKind::Corrupt)
     }
 }
 
@@ -222,7 +222,7 @@ impl<'f> LogReader<'f> {
         if mask_crc(crc32c::crc32c(payload)) != pcrc {
             if self.zero_after(HEADER_LEN + len)? {
                 if payload.iter().all(|&b| b == 0) {
-                    return damaged(DamageKind::Zeroed, "zero-filled last record".into());
+                    return damaged(DamageKind::BadLastRecord, "zero-filled last record".into());
                 }
                 return damaged(
                     DamageKind::BadLastRecord,
@@ -282,10 +282,12 @@ impl RandomAccessFile for SliceFile<'_> {
     }
 }
 
-/// Splits the contents of a log file into record payloads, applying the
-/// recovery rule: a torn tail (under `tail`) ends the log, any other damage
-/// is [`Error::Corruption`] naming `path` and the offset.
-pub fn read_records<'a>(data: &'a [u8], path: &Path, tail: Tail) -> Result<Vec<&'a [u8]>> {
+/// Splits the contents of a log synced after every record (the MANIFEST)
+/// into record payloads, applying its recovery rule (see the module docs):
+/// damage no intact record follows is a torn tail, which ends the log and is
+/// returned with the records; damage an intact record follows is
+/// [`Error::Corruption`] naming `path` and the offset.
+pub fn read_records<'a>(data: &'a [u8], path: &Path) -> Result<(Vec<&'a [u8]>, Option<Damage>)> {
     let file = SliceFile(data);
     let mut reader = LogReader::new(&file, path).with_chunk_size(data.len());
     let mut out = Vec::new();
@@ -295,9 +297,17 @@ pub fn read_records<'a>(data: &'a [u8], path: &Path, tail: Tail) -> Result<Vec<&
                 let start = offset as usize + HEADER_LEN;
                 out.push(&data[start..start + payload.len()]);
             }
-            LogItem::End => return Ok(out),
-            LogItem::Damaged(d) if d.kind.is_torn_tail(tail) => return Ok(out),
-            LogItem::Damaged(d) => return Err(d.to_error(path)),
+            LogItem::End => return Ok((out, None)),
+            LogItem::Damaged(d) => {
+                let torn = d.kind.at_end()
+                    || super::scan_remains(&file, path, d.offset + 1)?
+                        .first_record
+                        .is_none();
+                if !torn {
+                    return Err(d.to_error(path));
+                }
+                return Ok((out, Some(d)));
+            }
         }
     }
 }

@@ -22,6 +22,28 @@ pub struct RecoveryReport {
     pub last_sequence: u64,
     /// What was not applied, if anything.
     pub dropped: Option<WalDrop>,
+    /// Intact records (write batches) found in what was not applied: in the
+    /// rest of the WAL where replay stopped and in the newer WALs it
+    /// skipped. 0 when nothing was dropped, or only a record a crash cut
+    /// short.
+    pub records_dropped: u64,
+    /// Writes (batch entries) those records held.
+    pub entries_dropped: u64,
+    /// Bytes not applied that are not zeros (a preallocated WAL's reserved
+    /// zeros are not counted): 0 when nothing but zeros was dropped.
+    pub bytes_dropped: u64,
+    /// Bytes of a torn last MANIFEST edit dropped (a power loss while a
+    /// flush, compaction or keyspace change was being logged; nothing it
+    /// recorded had been acknowledged).
+    pub manifest_bytes_dropped: u64,
+}
+
+impl RecoveryReport {
+    /// Whether replay dropped anything besides zeros: an intact record, or
+    /// bytes of a record a crash cut short (what a warning should be about).
+    pub fn dropped_data(&self) -> bool {
+        self.bytes_dropped > 0 || self.records_dropped > 0 || self.manifest_bytes_dropped > 0
+    }
 }
 
 /// The part of the write-ahead logs that recovery did not apply.

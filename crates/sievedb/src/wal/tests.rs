@@ -1,5 +1,5 @@
-//! The log format's tests: records written and read back, and every kind
-//! of damage under both tail rules.
+//! The log format's tests: records written and read back, every kind of
+//! damage, the MANIFEST's tail rule, sync marks and the scan past damage.
 
 use std::path::Path;
 
@@ -35,18 +35,21 @@ fn roundtrip_and_torn_tail() {
     let data = log_of(&[b"one", b"", b"three"]);
     let p = Path::new("x");
     assert_eq!(
-        read_records(&data, p, Tail::Lenient).unwrap(),
-        vec![&b"one"[..], b"", b"three"]
+        read_records(&data, p).unwrap(),
+        (vec![&b"one"[..], b"", b"three"], None)
     );
     for cut in 0..data.len() {
-        let r = read_records(&data[..cut], p, Tail::Lenient).unwrap();
+        let r = read_records(&data[..cut], p).unwrap().0;
         assert!(r.len() <= 3);
     }
+    // A flipped byte of the last record: no record follows, so it was
+    // never synced (the MANIFEST syncs each record before the next).
     let mut bad = data.clone();
     let last = bad.len() - 1;
     bad[last] ^= 1;
-    assert_eq!(read_records(&bad, p, Tail::Lenient).unwrap().len(), 2);
-    assert!(read_records(&bad, p, Tail::Strict).is_err());
+    let (recs, torn) = read_records(&bad, p).unwrap();
+    assert_eq!(recs.len(), 2);
+    assert_eq!(torn.unwrap().kind, DamageKind::BadLastRecord);
 }
 
 #[test]
@@ -55,10 +58,7 @@ fn damage_before_tail_is_corruption() {
     for i in 0..(HEADER_LEN + 3 + HEADER_LEN + 3) {
         let mut bad = data.clone();
         bad[i] ^= 0x40;
-        assert!(
-            read_records(&bad, Path::new("x"), Tail::Lenient).is_err(),
-            "byte {i}"
-        );
+        assert!(read_records(&bad, Path::new("x")).is_err(), "byte {i}");
     }
 }
 /// Reads `data` with `chunk`-byte reads: the payloads and how it ended.
@@ -175,8 +175,7 @@ fn streaming_reader_classifies_damage() {
         (end.kind, end.offset),
         (DamageKind::BadLastRecord, last as u64)
     );
-    assert!(end.kind.is_torn_tail(Tail::Lenient));
-    assert!(!end.kind.is_torn_tail(Tail::Strict));
+    assert!(end.kind.at_end());
     // A flipped byte of the second record: corruption at its offset.
     let mut m = data.clone();
     m[HEADER_LEN + 3 + HEADER_LEN] ^= 1;
@@ -189,25 +188,19 @@ fn streaming_reader_classifies_damage() {
     );
     let e = end.to_error(Path::new("000007.log")).to_string();
     assert!(e.contains("000007.log") && e.contains("offset 15"), "{e}");
-    // The last record's payload zeroed: Zeroed (torn under both rules).
+    // The last record's payload zeroed: a bad last record.
     let mut zl = data.clone();
     let n = zl.len();
     zl[n - 5..].fill(0);
     let end = stream(&zl, 4).1.unwrap();
-    assert_eq!(end.kind, DamageKind::Zeroed);
-    assert_eq!(
-        read_records(&zl, Path::new("x"), Tail::Strict)
-            .unwrap()
-            .len(),
-        2
-    );
+    assert_eq!(end.kind, DamageKind::BadLastRecord);
+    assert_eq!(read_records(&zl, Path::new("x")).unwrap().0.len(), 2);
 }
 
 /// A preallocated (mapped) WAL killed while copying its last record: the
 /// record is partly written and zeros follow; whatever part was written,
-/// the records before it are read and the tail is torn (WAL) but never
-/// silently dropped from a MANIFEST. Damage with a non-zero byte after
-/// it stays corruption.
+/// the records before it are read and the tail is torn. Damage with a
+/// non-zero byte after it is not at the end.
 #[test]
 fn a_torn_record_followed_by_preallocated_zeros_is_a_torn_tail() {
     let data = log_of(&[b"one", b"two", b"three-and-more"]);
@@ -239,14 +232,77 @@ fn a_torn_record_followed_by_preallocated_zeros_is_a_torn_tail() {
         assert_eq!(got.len(), 2, "{d:?}");
         let end = end.unwrap();
         assert_eq!(end.offset, last as u64);
-        assert!(end.kind.is_torn_tail(Tail::Lenient), "{end:?}");
-        assert_eq!(read_records(&d, p, Tail::Lenient).unwrap().len(), 2);
-        if end.kind == DamageKind::BadLastRecord {
-            assert!(read_records(&d, p, Tail::Strict).is_err());
-        }
-        // One non-zero byte after the record: corruption, not a tail.
+        assert!(end.kind.at_end(), "{end:?}");
+        assert_eq!(read_records(&d, p).unwrap().0.len(), 2);
+        // One non-zero byte after the record: not at the end.
         *d.last_mut().unwrap() = 1;
         let end = stream(&d, 7).1.unwrap();
         assert_eq!(end.kind, DamageKind::Corrupt, "{end:?}");
     }
+}
+
+/// A log whose last record a power loss tore out of order: zeros where its
+/// first bytes should be, a fragment of it after. No record follows, so the
+/// MANIFEST's rule drops it; an intact record after the hole makes it
+/// corruption.
+#[test]
+fn a_hole_then_a_fragment_is_a_torn_tail_unless_a_record_follows() {
+    let data = log_of(&[b"one", b"two", b"three-and-a-longer-payload"]);
+    let last = HEADER_LEN * 2 + 6;
+    let p = Path::new("MANIFEST-000001");
+    for hole in 1..data.len() - last - 1 {
+        let mut d = data.clone();
+        d[last..last + hole].fill(0);
+        let (recs, torn) = read_records(&d, p).unwrap();
+        assert_eq!(recs.len(), 2, "hole of {hole}");
+        assert_eq!(torn.unwrap().offset, last as u64);
+        let mut followed = d.clone();
+        followed.extend(log_of(&[b"four"]));
+        assert!(read_records(&followed, p).is_err(), "hole of {hole}");
+    }
+}
+
+#[test]
+fn scan_finds_intact_records_past_damage_at_any_offset() {
+    let mut b = crate::WriteBatch::new();
+    b.put("k", "v");
+    b.delete("x");
+    let batch = b.encode(9).to_vec();
+    let tail = log_of(&[&batch, &sync_mark::encode(77), &batch]);
+    for junk in 0..40usize {
+        let mut d: Vec<u8> = (0..junk).map(|i| (i as u8).wrapping_mul(31) | 1).collect();
+        d.extend(std::iter::repeat_n(0u8, 5000));
+        let at = d.len() as u64;
+        d.extend(&tail);
+        d.extend(std::iter::repeat_n(0u8, 300));
+        let r = scan_remains(&SliceFile(&d), Path::new("x"), 0).unwrap();
+        assert_eq!(r.records, 2, "junk {junk}");
+        assert_eq!(r.entries, 4);
+        assert_eq!(r.synced, 77);
+        assert_eq!(r.first_record, Some(at));
+        assert_eq!(r.data_bytes, at + tail.len() as u64);
+    }
+    let zeros = vec![0u8; 1000];
+    assert_eq!(
+        scan_remains(&SliceFile(&zeros), Path::new("x"), 10).unwrap(),
+        Remains::default()
+    );
+}
+
+/// The writer marks a completed sync at the start of the next group, once.
+#[test]
+fn a_sync_is_marked_before_the_next_records() {
+    let buf = std::sync::Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let mut w = LogWriter::new(Box::new(VecFile(buf.clone())), "x".into());
+    assert_eq!(w.mark_sync().unwrap(), 0, "nothing synced yet");
+    w.add_record(b"a").unwrap();
+    w.sync().unwrap();
+    let synced = w.size();
+    assert_eq!(w.mark_sync().unwrap(), (HEADER_LEN + sync_mark::LEN) as u64);
+    assert_eq!(w.mark_sync().unwrap(), 0, "already marked");
+    w.add_record(b"b").unwrap();
+    let data = buf.lock().clone();
+    let recs = read_records(&data, Path::new("x")).unwrap().0;
+    assert_eq!(recs.len(), 3);
+    assert_eq!(sync_mark::parse(recs[1]), Some(synced));
 }

@@ -11,6 +11,10 @@ pub struct LogWriter {
     file: Box<dyn WritableFile>,
     path: PathBuf,
     size: u64,
+    /// Bytes made durable by the last completed [`sync`](Self::sync).
+    synced: u64,
+    /// The size the last sync mark written claims ([`mark_sync`](Self::mark_sync)).
+    marked: u64,
 }
 
 impl LogWriter {
@@ -20,6 +24,8 @@ impl LogWriter {
             file,
             path,
             size: 0,
+            synced: 0,
+            marked: 0,
         }
     }
 
@@ -49,7 +55,24 @@ impl LogWriter {
 
     /// Makes appended records durable.
     pub fn sync(&mut self) -> Result<()> {
-        Ok(self.file.sync()?)
+        self.file.sync()?;
+        self.synced = self.size;
+        Ok(())
+    }
+
+    /// Appends a sync mark ([`super::sync_mark`]) if a sync completed since
+    /// the last one: the WAL calls this before each group of records, so
+    /// that recovery can tell damage to synced records from a torn tail.
+    /// Returns the bytes appended (0 when no sync completed since the last
+    /// mark).
+    pub fn mark_sync(&mut self) -> Result<u64> {
+        if self.synced <= self.marked {
+            return Ok(0);
+        }
+        let mark = super::sync_mark::encode(self.synced);
+        self.add_record(&mark)?;
+        self.marked = self.synced;
+        Ok((HEADER_LEN + mark.len()) as u64)
     }
 
     /// Bytes written so far.
