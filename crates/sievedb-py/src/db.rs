@@ -111,6 +111,7 @@ impl Db {
         let opts = from_kwargs(options)?;
         let p = path.clone();
         let db = py.allow_threads(|| sievedb::Db::open(&p, opts)).or_py()?;
+        crate::errors::warn_recovery(py, &db)?;
         Ok(Db::wrap(db, path))
     }
 
@@ -128,6 +129,7 @@ impl Db {
         let db = py
             .allow_threads(|| sievedb::Db::open_read_only(&p, opts))
             .or_py()?;
+        crate::errors::warn_recovery(py, &db)?;
         Ok(Db::wrap(db, path))
     }
 
@@ -319,6 +321,15 @@ impl Db {
     /// the levels are every keyspace's together).
     fn stats(&self, py: Python<'_>) -> PyResult<PyObject> {
         store::stats(self, py)
+    }
+
+    /// What replaying the write-ahead logs did when the database was opened,
+    /// as a dict (`Db::recovery_report` of the engine): the mode, the WALs,
+    /// the records applied, and what was dropped (`dropped`, None if
+    /// nothing; `records_dropped`, `entries_dropped`, `bytes_dropped`).
+    fn recovery_report(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let report = self.with_db(py, |db| Ok(db.recovery_report().clone()))?;
+        json_to_py(py, &serde_json::to_string(&report).expect("serializable"))
     }
 
     /// A named property (`"sievedb.stats"`, `"sievedb.levels"`,

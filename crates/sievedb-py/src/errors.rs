@@ -2,7 +2,7 @@
 //! per kind of [`sievedb::Error`]; I/O errors are Python's `OSError`.
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyOSError, PyValueError};
+use pyo3::exceptions::{PyException, PyOSError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 
 create_exception!(
@@ -61,6 +61,59 @@ create_exception!(
     "A key's merge operands could not be combined (no merge_operator set, or it refused them)."
 );
 
+create_exception!(
+    sievedb,
+    RecoveryWarning,
+    PyUserWarning,
+    "Opening the database dropped data recovery could not apply (a damaged or torn WAL, \
+     a torn MANIFEST edit): see Db.recovery_report()."
+);
+
+/// Warns with [`RecoveryWarning`] if the open of `db` dropped anything but
+/// zeros (what [`sievedb::RecoveryReport::dropped_data`] says), naming what.
+pub fn warn_recovery(py: Python<'_>, db: &sievedb::Db) -> PyResult<()> {
+    let r = db.recovery_report();
+    if !r.dropped_data() {
+        return Ok(());
+    }
+    let mut msg = format!(
+        "opening {} dropped {} WAL records ({} writes, {} bytes)",
+        db.path().display(),
+        r.records_dropped,
+        r.entries_dropped,
+        r.bytes_dropped
+    );
+    if let Some(d) = &r.dropped {
+        let what = if d.torn_tail { "a torn tail" } else { "damage" };
+        msg += &format!(
+            ": {what} in {} at offset {} ({})",
+            d.path.display(),
+            d.offset,
+            d.detail
+        );
+        if !d.skipped_wals.is_empty() {
+            msg += &format!(", and {} newer WALs skipped", d.skipped_wals.len());
+        }
+        if let Some(k) = &d.kept_in {
+            msg += &format!("; kept in {}", k.display());
+        }
+    }
+    if r.manifest_bytes_dropped > 0 {
+        msg += &format!(
+            "; a torn MANIFEST edit of {} bytes dropped",
+            r.manifest_bytes_dropped
+        );
+    }
+    msg += "; see Db.recovery_report()";
+    let category = py.get_type::<RecoveryWarning>();
+    PyErr::warn(
+        py,
+        &category,
+        &std::ffi::CString::new(msg).unwrap_or_default(),
+        1,
+    )
+}
+
 /// The Python exception for an engine error.
 pub fn to_py(e: sievedb::Error) -> PyErr {
     let msg = e.to_string();
@@ -115,5 +168,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ReadOnlyError", py.get_type::<ReadOnlyError>())?;
     m.add("ClosedError", py.get_type::<ClosedError>())?;
     m.add("MergeFailedError", py.get_type::<MergeFailedError>())?;
+    m.add("RecoveryWarning", py.get_type::<RecoveryWarning>())?;
     Ok(())
 }

@@ -21,7 +21,9 @@ own keys and options, written together atomically by one WriteBatch:
 
 Keys and values are bytes (str is accepted and encoded as UTF-8). Every
 engine error is a subclass of :class:`sievedb.Error`; I/O errors are
-:class:`OSError`.
+:class:`OSError`. Opening a database whose recovery dropped data (a damaged
+or torn log) warns with :class:`sievedb.RecoveryWarning`; what was dropped
+is in ``Db.recovery_report()``.
 """
 
 from ._sievedb import (
@@ -40,6 +42,7 @@ from ._sievedb import (
     MergeFailedError,
     PoisonedError,
     ReadOnlyError,
+    RecoveryWarning,
     Snapshot,
     UnsupportedError,
     WriteBatch,
@@ -61,6 +64,7 @@ __all__ = [
     "ReadOnlyError",
     "ClosedError",
     "MergeFailedError",
+    "RecoveryWarning",
     "OPTIONS",
     "KEYSPACE_OPTIONS",
     "FILTER_POLICIES",

@@ -727,6 +727,10 @@ impl DbInner {
             .map(|(t, v)| compaction::pending_bytes(v, &t.opts()))
             .sum();
         s.background_error = self.bg.lock().error.as_ref().map(Error::to_string);
+        s.recovery_records_dropped = self.recovery.records_dropped;
+        s.recovery_entries_dropped = self.recovery.entries_dropped;
+        s.recovery_bytes_dropped =
+            self.recovery.bytes_dropped + self.recovery.manifest_bytes_dropped;
         s
     }
 }

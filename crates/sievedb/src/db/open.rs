@@ -213,9 +213,9 @@ impl DbInner {
             (log, 0)
         } else {
             // Evidence is kept of anything but a torn tail without an intact
-            // record in it.
+            // record in it (only intact records hold entries the report counts).
             let keep =
-                !report.dropped.as_ref().is_none_or(|d| d.torn_tail) || report.records_dropped > 0;
+                !report.dropped.as_ref().is_none_or(|d| d.torn_tail) || report.entries_dropped > 0;
             if let Some(d) = report.dropped.as_mut().filter(|_| keep) {
                 d.kept_in = Some(super::replay::keep_lost(fs.as_ref(), &dir, d)?);
             }

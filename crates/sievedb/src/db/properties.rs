@@ -35,6 +35,11 @@ impl DbInner {
             "num-snapshots" => int(self.snapshots.lock().values().sum::<usize>() as u64),
             "num-immutable-mem-table" => int(tree.frozen().len() as u64),
             "cur-size-all-mem-tables" => int(tree.memtable_bytes()),
+            "recovery-dropped-records" => int(self.recovery.records_dropped),
+            "recovery-dropped-entries" => int(self.recovery.entries_dropped),
+            "recovery-dropped-bytes" => {
+                int(self.recovery.bytes_dropped + self.recovery.manifest_bytes_dropped)
+            }
             _ => {
                 let level: usize = name.strip_prefix("num-files-at-level")?.parse().ok()?;
                 let v = v();
@@ -90,7 +95,11 @@ impl Db {
     /// * `sievedb.filter-memory-bytes`: bytes of resident SST filter units;
     /// * `sievedb.num-snapshots`: live snapshots;
     /// * `sievedb.num-immutable-mem-table`: frozen memtables waiting for flush;
-    /// * `sievedb.cur-size-all-mem-tables`: bytes of all memtables.
+    /// * `sievedb.cur-size-all-mem-tables`: bytes of all memtables;
+    /// * `sievedb.recovery-dropped-records`, `sievedb.recovery-dropped-entries`,
+    ///   `sievedb.recovery-dropped-bytes`: what the open's recovery dropped
+    ///   (intact WAL records, the writes they held, and bytes that were not
+    ///   zeros; see [`RecoveryReport`](crate::RecoveryReport)).
     ///
     /// Every name but `stats` and `levels` is a number, also available from
     /// [`property_int`](Self::property_int).

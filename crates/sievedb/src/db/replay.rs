@@ -217,7 +217,13 @@ impl Unapplied<'_> {
         let rest = scan_remains(file.as_ref(), &path, damage.offset)?;
         let torn_tail = Some(i) == self.newest && crate::wal::is_torn_tail(&damage, &rest);
         let skipped: Vec<usize> = (i + 1..wals.len()).filter(|&j| sizes[j] > 0).collect();
-        let (mut records, mut entries, mut bytes) = (rest.records, rest.entries, rest.data_bytes);
+        // The damaged record counts too, unless it is zeros (a preallocated
+        // tail, or a hole a power loss left) or counted as intact already.
+        let head = (size - damage.offset).min(HEADER_LEN as u64) as usize;
+        let damaged = rest.first_record != Some(damage.offset)
+            && file.read_at(damage.offset, head)?.iter().any(|&b| b != 0);
+        let mut records = rest.records + u64::from(damaged);
+        let (mut entries, mut bytes) = (rest.entries, rest.data_bytes);
         for &j in &skipped {
             let p = filename::wal(dir, wals[j]);
             let r = scan_remains(fs.open_random(&p, false)?.as_ref(), &p, 0)?;

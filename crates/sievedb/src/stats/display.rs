@@ -113,6 +113,15 @@ impl std::fmt::Display for Stats {
             self.write_stops,
             self.write_stop_micros as f64 / 1e6
         )?;
+        if self.recovery_records_dropped + self.recovery_bytes_dropped > 0 {
+            writeln!(
+                f,
+                "Recovery dropped: {} WAL records ({} writes), {} of data (Db::recovery_report)",
+                self.recovery_records_dropped,
+                self.recovery_entries_dropped,
+                human_bytes(self.recovery_bytes_dropped)
+            )?;
+        }
         if self.compaction_filter_removed + self.compaction_filter_changed > 0 {
             writeln!(
                 f,

@@ -175,6 +175,17 @@ pub struct Stats {
     /// under its target (RocksDB's estimate: L0 past its trigger, then each
     /// level's excess over its capacity, carried down).
     pub pending_compaction_bytes: u64,
+    /// Intact WAL records (write batches) the open did not apply
+    /// ([`RecoveryReport::records_dropped`](crate::RecoveryReport::records_dropped)).
+    pub recovery_records_dropped: u64,
+    /// Writes those records held
+    /// ([`RecoveryReport::entries_dropped`](crate::RecoveryReport::entries_dropped)).
+    pub recovery_entries_dropped: u64,
+    /// Bytes of WAL and MANIFEST the open dropped that were not zeros
+    /// ([`RecoveryReport::bytes_dropped`](crate::RecoveryReport::bytes_dropped)
+    /// plus
+    /// [`manifest_bytes_dropped`](crate::RecoveryReport::manifest_bytes_dropped)).
+    pub recovery_bytes_dropped: u64,
 }
 
 impl Stats {

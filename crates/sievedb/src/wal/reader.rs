@@ -11,6 +11,7 @@ use crate::io::RandomAccessFile;
 
 /// What kind of damage stopped a [`LogReader`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum DamageKind {
     /// Fewer bytes than a header are left, or a record's payload runs past
     /// the end of the file: a write cut short by a crash.

@@ -8,6 +8,7 @@ use super::DamageKind;
 /// What replaying the write-ahead logs did when the database was opened
 /// (see [`Db::recovery_report`](crate::Db::recovery_report)).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct RecoveryReport {
     /// The recovery mode used.
@@ -22,12 +23,13 @@ pub struct RecoveryReport {
     pub last_sequence: u64,
     /// What was not applied, if anything.
     pub dropped: Option<WalDrop>,
-    /// Intact records (write batches) found in what was not applied: in the
-    /// rest of the WAL where replay stopped and in the newer WALs it
-    /// skipped. 0 when nothing was dropped, or only a record a crash cut
-    /// short.
+    /// Records (write batches) not applied: the damaged one where replay
+    /// stopped (unless its first bytes are zeros: a preallocated tail, or a
+    /// hole a power loss left), and the intact ones found after it and in
+    /// the newer WALs it skipped. 0 when nothing but zeros was dropped.
     pub records_dropped: u64,
-    /// Writes (batch entries) those records held.
+    /// Writes (batch entries) the intact records among them held (a damaged
+    /// record's count cannot be trusted).
     pub entries_dropped: u64,
     /// Bytes not applied that are not zeros (a preallocated WAL's reserved
     /// zeros are not counted): 0 when nothing but zeros was dropped.
@@ -48,6 +50,7 @@ impl RecoveryReport {
 
 /// The part of the write-ahead logs that recovery did not apply.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct WalDrop {
     /// Number of the WAL where replay stopped.
