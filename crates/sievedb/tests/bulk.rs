@@ -12,7 +12,7 @@ use rand::{rngs::SmallRng, Rng, SeedableRng};
 use sievedb::bulk::{bulk_load, BulkLoad, BulkLoadReport, LevelShape, MARKER};
 use sievedb::io::filename::{self, FileKind};
 use sievedb::{Compression, Db, Error, Options};
-use support::faulty_fs::{Fault, FaultyFs, Op};
+use support::faulty_fs::{Choice, Fault, FaultyFs, Op};
 
 /// Key of stream position `i`: even numbers, so odd ones are missing keys
 /// that sort between loaded ones.
@@ -46,10 +46,13 @@ fn load(dir: &Path, n: u64, shape: LevelShape) -> sievedb::Result<BulkLoadReport
     bulk_load(dir, &small_options(), shape, entries(n), |_| {})
 }
 
-/// Names of the engine's files in `dir` (SSTs, WALs, MANIFESTs, temp files).
+/// Names of the engine's files in `dir` (SSTs, WALs, MANIFESTs, temp files;
+/// none when a power loss took the directory itself away).
 fn engine_files(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<String> = entries
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| filename::parse(n).is_some())
         .collect();
@@ -507,7 +510,7 @@ fn a_power_loss_at_any_sync_never_leaves_a_half_loaded_database() {
             .load(entries(n));
         let failed = r.is_err();
         fs.crash();
-        fs.apply_power_loss(None);
+        fs.apply_power_loss(Choice::AllLost);
         if dir.join("CURRENT").exists() {
             complete += 1;
             let report = r.unwrap_or_else(|e| panic!("sync {k}: CURRENT exists after {e}"));

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use sievedb::{Db, Options, WriteBatch, WriteOptions};
-use support::faulty_fs::{Fault, FaultyFs, Op};
+use support::faulty_fs::{Choice, Fault, FaultyFs, Op};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -109,8 +109,11 @@ fn power_loss_keeps_every_synced_write_and_a_prefix_of_the_rest() {
         fs.crash();
         drop(db);
         let torn = seed % 2 == 1;
-        let mut tear = |unsynced: u64| rng.gen_range(0..=unsynced);
-        fs.apply_power_loss(if torn { Some(&mut tear) } else { None });
+        fs.apply_power_loss(if torn {
+            Choice::Torn(&mut rng)
+        } else {
+            Choice::AllLost
+        });
 
         let db = Db::open(dir.path(), small_options())
             .unwrap_or_else(|e| panic!("seed {seed}: reopen after power loss failed: {e}"));

@@ -15,7 +15,7 @@ use sievedb::key;
 use sievedb::stats::Counters;
 use sievedb::version::{NewFile, VersionEdit, VersionSet};
 use sievedb::{Db, Options, WriteOptions};
-use support::faulty_fs::FaultyFs;
+use support::faulty_fs::{Choice, FaultyFs};
 
 /// Wraps [`FaultyFs`] and fails writes to `MANIFEST-*` files only, so a test
 /// can hit the MANIFEST without counting every other file operation.
@@ -309,7 +309,7 @@ fn failed_manifest_sync_during_flush_keeps_every_acknowledged_write() {
         if case == "sticky+power-loss" {
             faulty.crash();
             drop(db);
-            faulty.apply_power_loss(None);
+            faulty.apply_power_loss(Choice::AllLost);
         } else {
             drop(db);
         }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use common::{assert_db_equals, sst_files, Model};
 use sievedb::{Db, Options};
-use support::faulty_fs::{Fault, FaultyFs, Op};
+use support::faulty_fs::{Choice, Fault, FaultyFs, Op};
 
 fn opts() -> Options {
     Options::builder()
@@ -168,7 +168,7 @@ fn a_compaction_of_many_outputs_syncs_them_all() {
     assert!(outputs > 32, "{outputs} outputs: fewer than two batches");
     fs.crash();
     drop(db);
-    fs.apply_power_loss(None);
+    fs.apply_power_loss(Choice::AllLost);
     let db = Db::open(dir.path(), many()).unwrap();
     assert_eq!(sst_files(dir.path()).len(), outputs);
     assert_db_equals(&db, &model, "after a power loss");

@@ -15,7 +15,7 @@ use sievedb::io::StdFs;
 use sievedb::stats::Counters;
 use sievedb::version::VersionSet;
 use sievedb::{Db, Error, Options, RepairReport};
-use support::faulty_fs::{Fault, FaultyFs, Op};
+use support::faulty_fs::{Choice, Fault, FaultyFs, Op};
 
 fn leveled_options() -> Options {
     Options::builder()
@@ -368,7 +368,7 @@ fn interrupted_repair_can_be_rerun() {
                 }
                 if power_loss {
                     fs.crash();
-                    fs.apply_power_loss(None);
+                    fs.apply_power_loss(Choice::AllLost);
                 }
                 // Either CURRENT was switched (open works) or repair again.
                 if Db::open(dir.path(), leveled_options()).is_err() {

@@ -1,1 +1,2 @@
+pub mod durability;
 pub mod faulty_fs;
