@@ -107,32 +107,41 @@ impl std::str::FromStr for Compression {
 /// How opening a database treats damage in its write-ahead logs (WALs), as
 /// RocksDB's `WALRecoveryMode`. The WALs still needed at open are replayed
 /// oldest first. Only the newest WAL that holds any bytes can have a *torn
-/// tail* (an unfinished last write cut short, zero-filled, or with a bad
-/// checksum on a record that ends exactly at the end of the file): every
-/// older WAL was synced before a newer one received a write.
+/// tail*: every older WAL was synced whole before a newer one received a
+/// write, and ends at its last record or in the zeros preallocated for it
+/// (its end, when the next WAL continues its sequence numbers). A torn tail
+/// is damage in the newest WAL that no sync mark after it shows was synced:
+/// the unfinished write a crash cut short, zeros, a bad checksum, or zeros
+/// followed by fragments of later writes that a power loss let reach the
+/// disk out of order. None of it was acknowledged as durable (a sync write
+/// returns only after its bytes were synced, and the next group commit
+/// marks the sync); damage a mark covers lies in synced bytes.
 ///
 /// Damage is reported as [`Error::Corruption`] naming the `.log` file and the
 /// offset of the damaged record. A gap in sequence numbers between replayed
 /// records (a WAL missing from the directory) counts as damage at the start of
-/// the record after the gap.
+/// the record after the gap. What any mode dropped is in
+/// [`Db::recovery_report`](crate::Db::recovery_report) (and counted in
+/// [`Stats`](crate::Stats)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum WalRecovery {
-    /// A torn tail of the newest WAL is dropped (the writes that were being
-    /// made when the process or machine stopped, never acknowledged as
-    /// synced). Any other damage (in an older WAL, or before the tail of the
-    /// newest) fails the open with [`Error::Corruption`]; nothing is skipped.
+    /// A torn tail of the newest WAL is dropped (writes never acknowledged
+    /// as synced). Any other damage (in an older WAL, or in bytes of the
+    /// newest that were synced) fails the open with [`Error::Corruption`];
+    /// nothing else is skipped.
     TolerateCorruptedTail,
     /// The default. Replay stops at the first damaged record of any WAL: that
     /// record, the rest of its WAL and every newer WAL are not applied, so the
     /// database opens consistent as of the last good write before the damage
     /// (its last sequence number is that write's). What was dropped is in
     /// [`Db::recovery_report`](crate::Db::recovery_report). Unless the only
-    /// damage is a torn tail of the newest WAL (the normal result of a crash,
-    /// dropped as under `TolerateCorruptedTail`), a read-write open keeps the
-    /// evidence: the damaged WAL is copied and the newer WALs are moved into
-    /// the `lost/` subdirectory before the recovered writes are committed, so
-    /// they are never replayed later and can be inspected or removed by hand.
+    /// damage is a torn tail of the newest WAL holding no intact record (the
+    /// normal result of a crash, dropped as under `TolerateCorruptedTail`), a
+    /// read-write open keeps the evidence: the damaged WAL is copied and the
+    /// newer WALs are moved into the `lost/` subdirectory before the
+    /// recovered writes are committed, so they are never replayed later and
+    /// can be inspected or removed by hand.
     #[default]
     PointInTime,
     /// Any damage at all, including a torn tail of the newest WAL, fails the
