@@ -642,3 +642,42 @@ fn max_open_files_reaches_the_engines() {
     let e = run_with_output(&args, &mut Vec::new()).unwrap_err();
     assert!(e.to_string().contains("max_open_files"), "{e}");
 }
+
+/// `--sync` (db_bench's): every engine says so in its settings, and sievedb
+/// syncs each put: its WAL holds a sync mark (written at the start of the
+/// first group commit after a completed sync) before every put but the first.
+#[test]
+fn sync_makes_every_engine_sync_each_write() {
+    let cfg = BenchArgs {
+        sync: true,
+        ..BenchArgs::default()
+    }
+    .engine_config();
+    for kind in EngineKind::built() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(kind.name());
+        let engine = kind.open(&path, &cfg).unwrap();
+        assert_eq!(engine.settings()["sync"], true, "{}", kind.name());
+        if kind != EngineKind::Sievedb {
+            continue;
+        }
+        for i in 0..50u32 {
+            engine.put(&i.to_be_bytes(), b"value").unwrap();
+        }
+        drop(engine);
+        let (mut puts, mut marks) = (0, 0);
+        for entry in std::fs::read_dir(&path).unwrap() {
+            let p = entry.unwrap().path();
+            if p.extension().is_some_and(|e| e == "log") {
+                let data = std::fs::read(&p).unwrap();
+                for r in sievedb::wal::read_records(&data, &p).unwrap().0 {
+                    match sievedb::wal::sync_mark::parse(r) {
+                        Some(_) => marks += 1,
+                        None => puts += 1,
+                    }
+                }
+            }
+        }
+        assert_eq!((puts, marks), (50, 49));
+    }
+}

@@ -210,6 +210,10 @@ pub struct BenchArgs {
     #[arg(long, value_name = "BOOL", default_value_t = sievedb::Options::default().use_mmap_reads,
           action = clap::ArgAction::Set)]
     pub mmap_reads: bool,
+    /// Make every write durable before it returns (db_bench's --sync): each
+    /// put or batch waits for an fsync of the WAL (fjall: of its journal)
+    #[arg(long)]
+    pub sync: bool,
     /// Block compression of every level (sievedb only; the baselines keep theirs
     /// off): none, lz4, zstd (level 3) or zstd:LEVEL
     #[arg(long, value_name = "C", default_value = "none", value_parser = parse_compression)]
@@ -323,6 +327,7 @@ impl Default for BenchArgs {
             alpha: 0.5,
             use_direct_reads: false,
             mmap_reads: sievedb::Options::default().use_mmap_reads,
+            sync: false,
             io_delay_ns: 0,
             max_open_files: MAX_OPEN_FILES,
             table_meta_cache_size: sievedb::Options::default().table_meta_cache_capacity,
@@ -380,6 +385,7 @@ impl BenchArgs {
             },
             use_direct_reads: self.use_direct_reads,
             use_mmap_reads: self.mmap_reads,
+            sync: self.sync,
             io_delay_ns: self.io_delay_ns,
             table_meta_cache_size: self.table_meta_cache_size,
             compression: self.compression,

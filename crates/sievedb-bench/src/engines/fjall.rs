@@ -159,6 +159,8 @@ pub struct Fjall {
     keyspaces: Vec<Keyspace>,
     db: Database,
     settings: serde_json::Value,
+    /// How each write reaches the journal: to the OS, or synced (`--sync`).
+    persist: PersistMode,
 }
 
 /// Prefixes fjall errors with the engine name.
@@ -312,9 +314,12 @@ impl Fjall {
             "memtables_max_bytes": "no database-wide cap (fjall 3 default); writes halt at 4 \
                  sealed memtables",
             "wal": true,
-            "sync": false,
-            "write_persist": "every write batch is flushed to the OS (PersistMode::Buffer), \
-                 no fsync",
+            "sync": cfg.sync,
+            "write_persist": if cfg.sync {
+                "every write is synced (PersistMode::SyncData)"
+            } else {
+                "every write batch is flushed to the OS (PersistMode::Buffer), no fsync"
+            },
             "target_file_size": cfg.target_file_size,
             "size_ratio": cfg.size_ratio,
             "level1_size": level1,
@@ -352,6 +357,11 @@ impl Fjall {
             keyspaces,
             db,
             settings,
+            persist: if cfg.sync {
+                PersistMode::SyncData
+            } else {
+                PersistMode::Buffer
+            },
         })
     }
 
@@ -407,7 +417,11 @@ impl Engine for Fjall {
 
     fn put(&self, key: &[u8], value: &[u8]) -> EngineResult<()> {
         // With manual_journal_persist off, insert flushes the journal to the OS.
-        self.keyspace.insert(key, value).map_err(err)
+        self.keyspace.insert(key, value).map_err(err)?;
+        if self.persist == PersistMode::SyncData {
+            self.db.persist(PersistMode::SyncData).map_err(err)?;
+        }
+        Ok(())
     }
 
     fn get(&self, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
@@ -423,7 +437,7 @@ impl Engine for Fjall {
         // fjall 3's batches leave the journal in its user-space buffer unless
         // given a durability: Buffer hands each batch to the OS (no fsync),
         // as LevelDB and RocksDB do with their unsynced WAL writes.
-        let mut batch = self.db.batch().durability(Some(PersistMode::Buffer));
+        let mut batch = self.db.batch().durability(Some(self.persist));
         for (k, v) in entries {
             batch.insert(&self.keyspace, *k, *v);
         }
@@ -432,7 +446,7 @@ impl Engine for Fjall {
 
     fn write_batch_in(&self, ks: usize, entries: &[(&[u8], &[u8])]) -> EngineResult<()> {
         let keyspace = self.ks(ks)?;
-        let mut batch = self.db.batch().durability(Some(PersistMode::Buffer));
+        let mut batch = self.db.batch().durability(Some(self.persist));
         for (k, v) in entries {
             batch.insert(keyspace, *k, *v);
         }

@@ -326,7 +326,7 @@ impl LevelDb {
             }
             ffi::leveldb_readoptions_set_verify_checksums(ldb.read, 1);
             ffi::leveldb_readoptions_set_fill_cache(ldb.read, 1);
-            ffi::leveldb_writeoptions_set_sync(ldb.write, 0);
+            ffi::leveldb_writeoptions_set_sync(ldb.write, u8::from(cfg.sync));
 
             let mut err = ptr::null_mut();
             let db = ffi::leveldb_open(o, name.as_ptr(), &mut err);
@@ -349,7 +349,7 @@ impl LevelDb {
                 "io_delay_ns": 0,
                 "ignored_flags": ignored,
                 "write_buffer_size": write_buffer,
-                "sync": false,
+                "sync": cfg.sync,
                 "target_file_size": file_size,
                 "size_ratio": 10,
                 "level1_size": 10 * 1048576,

@@ -56,6 +56,9 @@ pub struct EngineConfig {
     /// sievedb: read table files through a memory map
     /// (`Options::use_mmap_reads`; the baselines keep their own file access).
     pub use_mmap_reads: bool,
+    /// Every write is made durable before it returns (db_bench's `--sync`):
+    /// sievedb, LevelDB and RocksDB sync their WAL, fjall its journal.
+    pub sync: bool,
     /// sievedb: busy-wait this many nanoseconds per data block read from a
     /// file, emulating a slower device (the baselines list it as ignored).
     pub io_delay_ns: u64,

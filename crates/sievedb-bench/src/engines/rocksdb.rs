@@ -143,7 +143,7 @@ impl RocksDb {
         let (mut o, cache) = db_options(cfg)?;
 
         let mut write = WriteOptions::default();
-        write.set_sync(false);
+        write.set_sync(cfg.sync);
         write.disable_wal(false);
 
         // RocksDB creates only the last path component itself.
@@ -209,7 +209,7 @@ impl RocksDb {
             "write_buffer_size": cfg.write_buffer_size,
             "max_memtables": MAX_WRITE_BUFFER_NUMBER,
             "wal": true,
-            "sync": false,
+            "sync": cfg.sync,
             "target_file_size": cfg.target_file_size,
             "size_ratio": cfg.size_ratio,
             "level1_size": cfg.level1_size,

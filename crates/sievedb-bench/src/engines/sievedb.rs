@@ -17,6 +17,8 @@ pub struct SieveDb {
     /// default keyspace, hold every key).
     keyspaces: Vec<Keyspace>,
     db: Db,
+    /// Every write's options (`--sync`).
+    write: WriteOptions,
 }
 
 impl SieveDb {
@@ -57,12 +59,14 @@ impl SieveDb {
         } else {
             Vec::new()
         };
-        Ok(SieveDb { keyspaces, db })
+        let write = WriteOptions { sync: cfg.sync };
+        Ok(SieveDb {
+            keyspaces,
+            db,
+            write,
+        })
     }
 }
-
-/// Writes without fsync, like db_bench's default.
-const NO_SYNC: WriteOptions = WriteOptions { sync: false };
 
 impl SieveDb {
     /// Keyspace `ks` of `--keyspaces`.
@@ -84,7 +88,7 @@ impl Engine for SieveDb {
     }
 
     fn put(&self, key: &[u8], value: &[u8]) -> EngineResult<()> {
-        Ok(self.db.put_with(key, value, &NO_SYNC)?)
+        Ok(self.db.put_with(key, value, &self.write)?)
     }
 
     fn get(&self, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
@@ -96,7 +100,7 @@ impl Engine for SieveDb {
         for (k, v) in entries {
             batch.put(k, v);
         }
-        Ok(self.db.write_with(batch, &NO_SYNC)?)
+        Ok(self.db.write_with(batch, &self.write)?)
     }
 
     fn supports_merge(&self) -> bool {
@@ -104,7 +108,7 @@ impl Engine for SieveDb {
     }
 
     fn merge(&self, key: &[u8], operand: &[u8]) -> EngineResult<()> {
-        Ok(self.db.merge_with(key, operand, &NO_SYNC)?)
+        Ok(self.db.merge_with(key, operand, &self.write)?)
     }
 
     fn write_batch_in(&self, ks: usize, entries: &[(&[u8], &[u8])]) -> EngineResult<()> {
@@ -113,7 +117,7 @@ impl Engine for SieveDb {
         for (k, v) in entries {
             batch.put_cf(keyspace, k, v);
         }
-        Ok(self.db.write_with(batch, &NO_SYNC)?)
+        Ok(self.db.write_with(batch, &self.write)?)
     }
 
     fn get_in(&self, ks: usize, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
@@ -121,7 +125,7 @@ impl Engine for SieveDb {
     }
 
     fn merge_in(&self, ks: usize, key: &[u8], operand: &[u8]) -> EngineResult<()> {
-        Ok(self.ks(ks)?.merge_with(key, operand, &NO_SYNC)?)
+        Ok(self.ks(ks)?.merge_with(key, operand, &self.write)?)
     }
 
     fn scan_all(&self) -> EngineResult<u64> {
@@ -187,7 +191,7 @@ impl Engine for SieveDb {
             "use_mmap_reads": o.use_mmap_reads,
             "io_delay_ns": o.io_delay_ns,
             "write_buffer_size": o.write_buffer_size,
-            "sync": false,
+            "sync": self.write.sync,
             "target_file_size": o.target_file_size,
             "size_ratio": o.size_ratio,
             "level1_size": o.level1_size,
