@@ -23,6 +23,12 @@ use sievedb::wal::{DamageKind, LogWriter};
 use sievedb::{Db, Error, Options, WalRecovery};
 
 const WALS: usize = 3;
+/// Every recovery mode.
+const MODES: [WalRecovery; 3] = [
+    WalRecovery::TolerateCorruptedTail,
+    WalRecovery::PointInTime,
+    WalRecovery::AbsoluteConsistency,
+];
 const RECORDS: usize = 4;
 
 fn name(w: usize, r: usize) -> Vec<u8> {
@@ -252,11 +258,7 @@ fn every_mode_with_damage_in_the_first_middle_and_last_wal() {
     let fx = make_fixture(&pristine);
     let all = before(WALS, 0);
     // Undamaged: every mode replays everything.
-    for mode in [
-        WalRecovery::TolerateCorruptedTail,
-        WalRecovery::PointInTime,
-        WalRecovery::AbsoluteConsistency,
-    ] {
+    for mode in MODES {
         let ctx = format!("{mode:?} undamaged");
         let expect = Expect::Opens {
             visible: all.clone(),
@@ -441,11 +443,7 @@ fn zero_filled_tail_of_the_newest_wal() {
     let tmp = tempfile::tempdir().unwrap();
     let pristine = tmp.path().join("pristine");
     let fx = make_fixture(&pristine);
-    for mode in [
-        WalRecovery::TolerateCorruptedTail,
-        WalRecovery::PointInTime,
-        WalRecovery::AbsoluteConsistency,
-    ] {
+    for mode in MODES {
         let dir = tmp.path().join(format!("{mode:?}"));
         copy_dir(&pristine, &dir);
         let path = dir.join(&fx.wals[2]);
@@ -515,11 +513,7 @@ fn an_older_wals_preallocated_zeros_are_its_end_when_the_next_continues() {
             f.set_len(sievedb::io::FIRST_WINDOW as u64).unwrap();
         }
     };
-    for mode in [
-        WalRecovery::TolerateCorruptedTail,
-        WalRecovery::PointInTime,
-        WalRecovery::AbsoluteConsistency,
-    ] {
+    for mode in MODES {
         let ctx = format!("{mode:?} unsynced shrink lost");
         let expect = Expect::Opens {
             visible: before(WALS, 0),
