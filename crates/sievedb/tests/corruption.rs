@@ -576,6 +576,46 @@ fn manifest_flip_is_corruption() {
     );
 }
 
+/// A damaged last MANIFEST edit that had been relied on: a flush's edit (its
+/// SST added, its WAL retired and deleted) while newer writes sit in the
+/// next WAL. Dropped as a torn write, it would leave the WALs starting after
+/// a sequence gap; the open fails naming the MANIFEST in every mode instead,
+/// and nothing is deleted or moved.
+#[test]
+fn a_damaged_manifest_edit_that_was_relied_on_fails_the_open() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("db");
+    let db = Db::open(&dir, fixture_options(Compression::None)).expect("open");
+    for i in 0..50 {
+        db.put(key(i), value(i)).expect("put");
+    }
+    db.flush().expect("flush");
+    for i in 50..60 {
+        db.put(key(i), value(i)).expect("put");
+    }
+    db.close().expect("close");
+    let manifest = manifest_files(&dir).pop().expect("a MANIFEST");
+    let len = fs::metadata(&manifest).expect("stat").len() as usize;
+    flip_byte(&manifest, len - 3, 0x08);
+    let before = common::dir_state(&dir);
+    for mode in [
+        WalRecovery::TolerateCorruptedTail,
+        WalRecovery::PointInTime,
+        WalRecovery::AbsoluteConsistency,
+    ] {
+        let e = Db::open(&dir, Options::builder().wal_recovery(mode).build())
+            .err()
+            .unwrap_or_else(|| panic!("{mode:?}: opened without the flushed writes"));
+        assert_corruption_naming(&e, &manifest, &format!("{mode:?}"));
+        assert!(e.to_string().contains("relied on"), "{e}");
+        assert_eq!(
+            common::dir_state(&dir),
+            before,
+            "{mode:?}: the open changed files"
+        );
+    }
+}
+
 /// A CURRENT file that does not name a MANIFEST.
 #[test]
 fn garbage_current_is_corruption() {

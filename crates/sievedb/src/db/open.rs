@@ -175,6 +175,7 @@ impl DbInner {
         let start = super::replay::Start {
             last_sequence: manifest_seq,
             torn_edit: versions.manifest_torn.is_some_and(|(_, _, data)| data),
+            manifest: filename::manifest(&dir, versions.manifest_number()),
         };
         let mut report =
             super::replay::replay_wals(fs.as_ref(), &dir, &wals, &opts, start, live, |mems| {

@@ -25,8 +25,10 @@ pub(super) struct Start {
     pub(super) last_sequence: SeqNo,
     /// Recovering the MANIFEST dropped a torn last edit holding data: a
     /// sequence gap before the first WAL record would show it had been
-    /// relied on (the open then fails in every mode).
+    /// relied on (the open then fails in every mode, naming `manifest`).
     pub(super) torn_edit: bool,
+    /// The MANIFEST recovered.
+    pub(super) manifest: PathBuf,
 }
 
 /// Replays WALs `wals` (oldest first) under `opts.wal_recovery`, handing the
@@ -113,11 +115,11 @@ pub(super) fn replay_wals(
             if !contiguous {
                 if start.torn_edit && expected.is_none() {
                     return Err(Error::corruption(
-                        filename::current(dir),
+                        &start.manifest,
                         format!(
-                            "the MANIFEST's last edit was damaged and dropped, and the WALs start \
-                             after a gap (sequence {seq}, the MANIFEST ends at {manifest_seq}): the \
-                             dropped edit had been relied on; run Db::repair"
+                            "its last edit is damaged, and the WALs start after a gap (sequence \
+                             {seq}, the MANIFEST ends at {manifest_seq}): the damaged edit had been \
+                             relied on; run Db::repair"
                         ),
                     ));
                 }
