@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::io::{filename, FileSystem};
+use crate::key::SeqNo;
 use crate::version::NewFile;
 use crate::wal::{LogItem, LogReader, Tail};
 
@@ -29,6 +30,10 @@ pub(super) struct ManifestFacts {
     /// The largest `log_number` of any record: WALs numbered below it were
     /// flushed (0 when no MANIFEST is readable).
     pub log_number: u64,
+    /// The largest `last_sequence` of any record: the writes of a lost
+    /// table had sequence numbers up to it, which the new MANIFEST must not
+    /// go back behind.
+    pub last_sequence: SeqNo,
     /// Every file a record added, by number (a file number is never
     /// reused, so a record describes that very file; a move re-adds it at
     /// another level, and the last record read wins).
@@ -81,6 +86,7 @@ impl ManifestFacts {
         }
         self.next_id = self.next_id.max(e.next_keyspace_id.unwrap_or(0));
         self.log_number = self.log_number.max(e.log_number.unwrap_or(0));
+        self.last_sequence = self.last_sequence.max(e.last_sequence.unwrap_or(0));
         for (_, number) in &e.deleted {
             live.remove(number);
         }

@@ -43,7 +43,8 @@
 //!    they superseded. Later compactions into the last level drop them.
 //! 6. Writes a new MANIFEST listing only those files, with `log_number` past
 //!    every WAL present (their records are in the new files),
-//!    `last_sequence` = the largest sequence number seen and `next_file_number`
+//!    `last_sequence` = the largest sequence number seen (or recorded by a
+//!    readable MANIFEST record: it never goes back) and `next_file_number`
 //!    past every file, fsyncs it and switches `CURRENT` to it (temporary file,
 //!    fsync, rename, directory fsync).
 //! 7. Only then deletes the old SSTs and WALs and moves the old MANIFESTs to
@@ -159,8 +160,10 @@ pub fn repair(dir: &Path, opts: &Options, fs: Arc<dyn FileSystem>) -> Result<Rep
         level: opts.max_levels - 1,
         ..RepairReport::default()
     };
+    let known = ManifestFacts::read(fs, dir, &files.manifests);
     let mut inputs = MergeInputs {
-        known: ManifestFacts::read(fs, dir, &files.manifests),
+        max_seq: known.last_sequence,
+        known,
         ..MergeInputs::default()
     };
     inputs.read_tables(fs, dir, opts, &files.ssts, &mut report);
@@ -289,7 +292,8 @@ struct MergeInputs {
     groups: std::collections::BTreeMap<u32, Group>,
     /// What the MANIFESTs tell.
     known: ManifestFacts,
-    /// The largest sequence number seen.
+    /// The largest sequence number seen, or recorded by a readable MANIFEST
+    /// record.
     max_seq: SeqNo,
     /// Files with damage, to be moved to `lost/`.
     damaged: Vec<PathBuf>,

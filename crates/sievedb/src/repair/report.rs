@@ -52,7 +52,9 @@ pub struct RepairReport {
     pub output_bytes: u64,
     /// Number of the new MANIFEST (`CURRENT` names it).
     pub manifest_number: u64,
-    /// Largest sequence number seen (the new MANIFEST's `last_sequence`).
+    /// Largest sequence number seen in the tables and WALs or recorded by a
+    /// readable MANIFEST record (the new MANIFEST's `last_sequence`: it
+    /// never goes back, even when the newest writes were lost).
     pub last_sequence: SeqNo,
     /// The keyspaces rebuilt besides the default one, by name.
     pub keyspaces: Vec<String>,
