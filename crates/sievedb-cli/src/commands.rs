@@ -8,7 +8,7 @@ use std::ops::Bound;
 use std::path::Path;
 use std::process::ExitCode;
 
-use sievedb::{Db, Options, RepairReport, Stats};
+use sievedb::{Db, LostTable, Options, RepairReport, SalvageMethod, Stats};
 
 use crate::escape;
 use crate::keyspaces::{
@@ -435,9 +435,10 @@ pub fn format_repair(r: &RepairReport) -> String {
         .iter()
         .map(|n| format!("{n:06}.sst"))
         .collect();
-    let rows: [(&str, String); 14] = [
+    let rows: [(&str, String); 15] = [
         ("tables read", r.tables_read.to_string()),
         ("tables damaged", r.tables_damaged.to_string()),
+        ("tables missing", r.tables_missing.len().to_string()),
         ("entries salvaged", r.entries_salvaged.to_string()),
         ("entries lost", r.entries_lost.to_string()),
         ("WALs read", r.wals_read.to_string()),
@@ -462,10 +463,59 @@ pub fn format_repair(r: &RepairReport) -> String {
     for (k, v) in rows {
         s.push_str(&format!("{k:<22}{v}\n"));
     }
+    for t in &r.damaged_tables {
+        s.push_str(&format!("{:<22}{}\n", "damaged table", describe_loss(t)));
+    }
+    for t in &r.tables_missing {
+        s.push_str(&format!("{:<22}{}\n", "missing table", describe_loss(t)));
+    }
     for p in &r.lost_files {
         s.push_str(&format!("{:<22}{}\n", "moved to lost/", p.display()));
     }
     s
+}
+
+/// One line on a table repair could not read in full: which, what it held,
+/// what was salvaged and lost, and why.
+fn describe_loss(t: &LostTable) -> String {
+    let keyspace = match t.keyspace.as_str() {
+        "" => "unknown",
+        k => k,
+    };
+    let level = t.level.map_or("unknown".to_string(), |l| l.to_string());
+    let held = match t.entries {
+        Some(n) => format!("{n} entries, {} salvaged, {} lost", t.salvaged, t.lost),
+        None => format!("entries unknown, {} salvaged", t.salvaged),
+    };
+    let keys = if t.smallest.is_empty() && t.largest.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; keys {} .. {}",
+            escape::encode(&t.smallest),
+            escape::encode(&t.largest)
+        )
+    };
+    let blocks = match (t.method, t.blocks_lost) {
+        (SalvageMethod::Nothing, _) => String::new(),
+        (m, lost) => format!(
+            "; {} data blocks read, {} lost, found {}",
+            t.blocks_salvaged,
+            lost.map_or("an unknown number".to_string(), |n| n.to_string()),
+            match m {
+                SalvageMethod::Index => "through its index",
+                _ => "by a scan of the file",
+            }
+        ),
+    };
+    let range_dels = match t.range_dels_lost {
+        0 => String::new(),
+        n => format!("; {n} range tombstones lost"),
+    };
+    format!(
+        "{:06}.sst (keyspace {keyspace}, level {level}): {held}{keys}{blocks}{range_dels} ({})",
+        t.number, t.detail
+    )
 }
 
 /// The human-readable form of [`Stats`].

@@ -203,8 +203,10 @@ enum Command {
     ///
     /// The database must be closed. Every readable entry is merged by sequence number
     /// into one run of the last level, keeping the newest version of each key; damaged
-    /// SSTs and WALs, and the replaced MANIFESTs, are moved to DIR/lost/. Prints what
-    /// was read, lost and written.
+    /// SSTs and WALs, and the replaced MANIFESTs, are moved to DIR/lost/ (every intact
+    /// block of a damaged SST is kept). Prints what was read, lost and written: each
+    /// damaged SST, and each SST the MANIFEST lists that is missing, with what it held
+    /// (entries, key range, keyspace, level) and how much of it was salvaged.
     Repair {
         /// Database directory (must exist)
         #[arg(long, value_name = "DIR")]

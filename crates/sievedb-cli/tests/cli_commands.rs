@@ -3,6 +3,7 @@
 //! error messages, and what they do (not) to the database directory.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 mod common;
@@ -280,6 +281,112 @@ fn repair_rebuilds_a_database_without_current() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
     assert!(!tmp.path().join("missing").exists());
+}
+
+#[test]
+fn a_missing_table_fails_the_open_and_repair_lists_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let db = db_arg(&dir);
+    let answers = shell(&dir, &[], "put a 1\nflush\nput b 2\nput c 3\nflush\n");
+    assert_eq!(answers, ["OK", "OK", "OK", "OK", "OK"]);
+    let mut ssts: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sst"))
+        .collect();
+    ssts.sort();
+    assert_eq!(ssts.len(), 2, "{ssts:?}");
+    std::fs::remove_file(&ssts[1]).unwrap();
+    let name = ssts[1].file_name().unwrap().to_string_lossy().into_owned();
+    // A copy for the --json run below.
+    let copy = tmp.path().join("copy");
+    std::fs::create_dir(&copy).unwrap();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            std::fs::copy(&p, copy.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    // The open fails, naming the file and the command that repairs it.
+    let o = sievedb(&["get", "--db", &db, "a"]);
+    assert_eq!(o.status.code(), Some(1));
+    for needle in [name.as_str(), "is missing", "sievedb repair"] {
+        assert!(stderr(&o).contains(needle), "{needle}: {}", stderr(&o));
+    }
+    let table = ok(&sievedb(&["repair", "--db", &db]));
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("missing table"))
+        .unwrap_or_else(|| panic!("no missing table in {table}"));
+    for needle in [
+        name.as_str(),
+        "keyspace default",
+        "level 0",
+        "2 entries, 0 salvaged, 2 lost",
+        "keys b .. c",
+    ] {
+        assert!(row.contains(needle), "{needle}: {row}");
+    }
+    assert!(
+        table
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["entries", "lost", "2"]),
+        "{table}"
+    );
+    assert_eq!(ok(&sievedb(&["get", "--db", &db, "a"])), "1\n");
+    // --json carries the same list.
+    let json = ok(&sievedb(&["repair", "--db", &db_arg(&copy), "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let missing = &v["tables_missing"][0];
+    assert_eq!(missing["number"].as_u64(), name[..6].parse().ok(), "{json}");
+    assert_eq!(missing["entries"].as_u64(), Some(2), "{json}");
+    assert_eq!(missing["keyspace"].as_str(), Some("default"), "{json}");
+    assert_eq!(v["entries_lost"].as_u64(), Some(2), "{json}");
+    assert_eq!(
+        v["damaged_tables"].as_array().map(Vec::len),
+        Some(0),
+        "{json}"
+    );
+}
+
+#[test]
+fn repair_prints_what_a_damaged_table_held_and_gave_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let db = db_arg(&dir);
+    let answers = shell(&dir, &[], "put a 1\nput b 2\nput c 3\nflush\n");
+    assert_eq!(answers, ["OK", "OK", "OK", "OK"]);
+    let sst = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "sst"))
+        .unwrap();
+    // A byte of the footer cut off: the blocks are all there.
+    let data = std::fs::read(&sst).unwrap();
+    std::fs::write(&sst, &data[..data.len() - 1]).unwrap();
+    let o = sievedb(&["get", "--db", &db, "a"]);
+    assert!(
+        stderr(&o).contains("bytes but the MANIFEST records"),
+        "{}",
+        stderr(&o)
+    );
+    let table = ok(&sievedb(&["repair", "--db", &db]));
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("damaged table"))
+        .unwrap_or_else(|| panic!("no damaged table in {table}"));
+    let name = sst.file_name().unwrap().to_string_lossy().into_owned();
+    for needle in [
+        name.as_str(),
+        "keyspace default, level 0",
+        "3 entries, 3 salvaged, 0 lost",
+        "keys a .. c",
+        "found by a scan of the file",
+    ] {
+        assert!(row.contains(needle), "{needle}: {row}");
+    }
+    assert_eq!(ok(&sievedb(&["scan", "--db", &db])), "a 1\nb 2\nc 3\n");
 }
 
 #[test]

@@ -134,7 +134,9 @@ impl Db {
     }
 
     /// Rebuilds the database at `path` (closed) from whatever of its files
-    /// can be read; returns what it found and did, as a dict.
+    /// can be read; returns what it found and did, as a dict (the fields of
+    /// the Rust `RepairReport`; each table in `damaged_tables` and
+    /// `tables_missing` a dict of its `LostTable`, keys as bytes).
     #[staticmethod]
     #[pyo3(signature = (path, **options))]
     fn repair(
@@ -146,7 +148,25 @@ impl Db {
         let report = py
             .allow_threads(|| sievedb::Db::repair(&path, opts))
             .or_py()?;
-        json_to_py(py, &serde_json::to_string(&report).expect("serializable"))
+        let out = json_to_py(py, &serde_json::to_string(&report).expect("serializable"))?;
+        // JSON gives the key ranges as lists of ints: make them bytes.
+        let dict = out.bind(py).downcast::<PyDict>()?;
+        for list in ["damaged_tables", "tables_missing"] {
+            let Some(tables) = dict.get_item(list)? else {
+                continue;
+            };
+            for t in tables.try_iter()? {
+                let t = t?;
+                let t = t.downcast::<PyDict>()?;
+                for k in ["smallest", "largest"] {
+                    if let Some(v) = t.get_item(k)? {
+                        let b: Vec<u8> = v.extract()?;
+                        t.set_item(k, pyo3::types::PyBytes::new(py, &b))?;
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The value of `key`, or `default` when it is absent.

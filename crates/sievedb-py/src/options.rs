@@ -44,6 +44,7 @@ pub const NAMES: &[&str] = &[
     "max_bg_error_resume_count",
     "bg_error_resume_retry_interval",
     "wal_recovery",
+    "skip_checking_sst_file_sizes_on_db_open",
     "filter_memory",
     "filter_memory_bits_per_key",
     "filter_policy",
@@ -182,6 +183,9 @@ fn set(o: &mut Options, name: &str, v: &Bound<'_, PyAny>) -> PyResult<()> {
             o.bg_error_resume_retry_interval = Duration::from_secs_f64(s);
         }
         "wal_recovery" => o.wal_recovery = named(name, v)?,
+        "skip_checking_sst_file_sizes_on_db_open" => {
+            o.skip_checking_sst_file_sizes_on_db_open = flag(name, v)?
+        }
         "filter_memory" => {
             o.filter_memory = if v.is_none()
                 || v.downcast::<PyString>()

@@ -82,7 +82,7 @@ pub use merge::MergeOperator;
 pub use options::{
     CompactionStyle, Compression, Options, OptionsBuilder, WalRecovery, WriteOptions,
 };
-pub use repair::RepairReport;
+pub use repair::{LostTable, RepairReport, SalvageMethod};
 pub use stats::{LevelStats, LookupBreakdown, Stats};
 pub use ttl::{Clock, SystemClock};
 pub use wal::{RecoveryReport, WalDrop};

@@ -276,6 +276,26 @@ pub struct Options {
     /// How damage in the write-ahead logs is treated at open. Default
     /// [`WalRecovery::PointInTime`].
     pub wal_recovery: WalRecovery,
+    /// Skip the size half of the check an open makes of every live SST
+    /// (RocksDB's option of this name). Default false: an open, read-write
+    /// or read-only, fails with [`Error::Corruption`] naming the first live
+    /// SST (those the MANIFEST lists, of every keyspace) that is missing
+    /// from the directory or whose size is not the one the MANIFEST
+    /// recorded for it, before anything is replayed or written; the error
+    /// points to [`Db::repair`](crate::Db::repair), which rebuilds the
+    /// database from the files that are there. The check costs one `stat`
+    /// per live file (see `docs/format.md`, "Live files at open").
+    ///
+    /// Set, the open still fails on a missing file (as RocksDB does) but
+    /// does not ask any file its size: a short (truncated) or longer
+    /// (appended to) table opens, and every read that touches it fails with
+    /// [`Error::Corruption`] naming it (its footer is read from the file's
+    /// actual end). So does a compaction that reads it (a move to another
+    /// level reads nothing): [`Db::compact_range`](crate::Db::compact_range)
+    /// returns the error, and a background compaction stops writes
+    /// ([`Error::ReadOnly`] until the database is reopened). For salvage:
+    /// read what is still readable, then repair.
+    pub skip_checking_sst_file_sizes_on_db_open: bool,
     /// Memory all SST filters may hold together. Default
     /// [`FilterMemory::Unlimited`].
     pub filter_memory: FilterMemory,
@@ -363,6 +383,7 @@ impl Default for Options {
             max_bg_error_resume_count: u32::MAX,
             bg_error_resume_retry_interval: std::time::Duration::from_secs(1),
             wal_recovery: WalRecovery::PointInTime,
+            skip_checking_sst_file_sizes_on_db_open: false,
             filter_memory: FilterMemory::Unlimited,
             filter_policy: FilterPolicy::Uniform,
             filter_lifetime: None,
@@ -591,6 +612,8 @@ impl OptionsBuilder {
         bg_error_resume_retry_interval: std::time::Duration);
     setter!(/// See [`Options::wal_recovery`].
         wal_recovery: WalRecovery);
+    setter!(/// See [`Options::skip_checking_sst_file_sizes_on_db_open`].
+        skip_checking_sst_file_sizes_on_db_open: bool);
     setter!(/// See [`Options::filter_memory`].
         filter_memory: FilterMemory);
     setter!(/// See [`Options::filter_policy`].

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import os
 import pathlib
-from typing import Any, Iterable, Iterator as _Iterator, Optional, Tuple, TypeVar, Union, overload
+from typing import (
+    Any,
+    Iterable,
+    Iterator as _Iterator,
+    Literal,
+    Optional,
+    Tuple,
+    TypedDict,
+    TypeVar,
+    Union,
+    overload,
+)
 
 Key = Union[bytes, bytearray, str]
 Value = Union[bytes, bytearray, str]
@@ -16,6 +27,54 @@ KEYSPACE_OPTIONS: list[str]
 """Every keyword option `Db.keyspace(name, ...)` accepts."""
 FILTER_POLICIES: list[str]
 """The names `filter_policy=` accepts."""
+
+class _LostTable(TypedDict):
+    """A table `Db.repair` could not read in full: damaged (read in part) or
+    missing (listed by the MANIFEST, not in the directory)."""
+
+    number: int
+    keyspace: str
+    """Its keyspace's name ("default"; "" when nothing says)."""
+    level: Optional[int]
+    entries: Optional[int]
+    """What it held: its properties' count, else the MANIFEST's; None if neither is readable."""
+    salvaged: int
+    lost: int
+    """entries - salvaged (0 when entries is None)."""
+    smallest: bytes
+    largest: bytes
+    blocks_salvaged: int
+    blocks_lost: Optional[int]
+    range_dels_lost: int
+    method: Literal["Index", "Scan", "Nothing"]
+    """How its data blocks were found: through its index, by a scan of the file, or not at all."""
+    detail: str
+    """Why: the error of reading it in full, or that it is missing."""
+
+class _RepairReport(TypedDict):
+    """What `Db.repair` found and did (the Rust `RepairReport`)."""
+
+    tables_read: int
+    tables_damaged: int
+    damaged_tables: list[_LostTable]
+    tables_missing: list[_LostTable]
+    entries_salvaged: int
+    entries_lost: int
+    """The entries of the missing tables plus, per damaged table, entries - salvaged."""
+    wals_read: int
+    wals_damaged: int
+    wals_stale: int
+    wal_entries: int
+    entries_read: int
+    entries_kept: int
+    level: int
+    output_files: list[int]
+    output_bytes: int
+    manifest_number: int
+    last_sequence: int
+    keyspaces: list[str]
+    manifests_replaced: int
+    lost_files: list[str]
 
 class Error(Exception):
     """The base class of every error sievedb raises (I/O errors are OSError)."""
@@ -141,7 +200,7 @@ class Db:
     @staticmethod
     def open_read_only(path: Union[str, os.PathLike[str]], **options: Any) -> Db: ...
     @staticmethod
-    def repair(path: Union[str, os.PathLike[str]], **options: Any) -> dict[str, Any]: ...
+    def repair(path: Union[str, os.PathLike[str]], **options: Any) -> _RepairReport: ...
     @overload
     def get(self, key: Key) -> Optional[bytes]: ...
     @overload

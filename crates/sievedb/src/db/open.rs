@@ -115,6 +115,7 @@ impl DbInner {
             // Before the files register, so that they start as hot as they were.
             tables.filter_budget().load_hotness(fs.as_ref(), &dir)?;
             versions.recover()?;
+            versions.check_live_files(&names, !opts.skip_checking_sst_file_sizes_on_db_open)?;
             super::ttl::check_marker(&dir, versions.ttl_stamped, &opts)?;
         } else if names.iter().any(|n| match filename::parse(n) {
             // Nothing is acknowledged before CURRENT exists, so a MANIFEST or an

@@ -47,11 +47,13 @@
 //! chunks shared between versions), `run.rs` ([`Run`] and its cursor),
 //! `lookup.rs` ([`Version::get`]), `edit.rs` ([`VersionEdit`] and its codec),
 //! `set.rs` ([`VersionSet`] and the MANIFEST), `apply.rs` (an edit applied
-//! to a version); this file holds [`Version`].
+//! to a version), `check.rs` (the live files checked at open,
+//! [`VersionSet::check_live_files`]); this file holds [`Version`].
 
 use std::sync::Arc;
 
 mod apply;
+mod check;
 mod edit;
 mod file_meta;
 mod files;

@@ -22,8 +22,10 @@ use super::{FileMeta, NewFile, Run, Version, VersionEdit};
 /// Guarded by the database's version mutex; readers get versions through
 /// each keyspace's view.
 pub struct VersionSet {
-    dir: PathBuf,
-    fs: Arc<dyn FileSystem>,
+    /// The database directory.
+    pub(super) dir: PathBuf,
+    /// The file system it lives on.
+    pub(super) fs: Arc<dyn FileSystem>,
     tables: Arc<TableCache>,
     max_levels: usize,
     /// The live version of each keyspace (0: the default one, always present).

@@ -283,6 +283,20 @@ impl RandomAccessFile for SliceFile<'_> {
     }
 }
 
+/// Whether `damage` of `file`, a log synced after every record (the
+/// MANIFEST), is a torn tail: no intact record follows it (see the module
+/// docs).
+fn torn_in_synced_log(
+    file: &dyn RandomAccessFile,
+    path: &Path,
+    damage: &Damage,
+) -> Result<bool> {
+    Ok(damage.kind.at_end()
+        || super::scan_remains(file, path, damage.offset + 1)?
+            .first_record
+            .is_none())
+}
+
 /// Splits the contents of a log synced after every record (the MANIFEST)
 /// into record payloads, applying its recovery rule (see the module docs):
 /// damage no intact record follows is a torn tail, which ends the log and is
@@ -300,11 +314,7 @@ pub fn read_records<'a>(data: &'a [u8], path: &Path) -> Result<(Vec<&'a [u8]>, O
             }
             LogItem::End => return Ok((out, None)),
             LogItem::Damaged(d) => {
-                let torn = d.kind.at_end()
-                    || super::scan_remains(&file, path, d.offset + 1)?
-                        .first_record
-                        .is_none();
-                if !torn {
+                if !torn_in_synced_log(&file, path, &d)? {
                     return Err(d.to_error(path));
                 }
                 return Ok((out, Some(d)));

@@ -393,18 +393,9 @@ impl TableReader {
 
     /// Block `h`'s bytes of compression type `ctype` (not `NONE`), decompressed.
     fn decompress(&self, h: BlockHandle, ctype: u8, body: &[u8]) -> Result<Vec<u8>> {
-        match ctype {
-            COMPRESSION_LZ4 => lz4_flex::block::decompress_size_prepended(body).map_err(|e| {
-                Error::corruption(&self.path, format!("LZ4 block at {}: {e}", h.offset))
-            }),
-            COMPRESSION_ZSTD => zstd_decompress(body).map_err(|e| {
-                Error::corruption(&self.path, format!("zstd block at {}: {e}", h.offset))
-            }),
-            c => Err(Error::corruption(
-                &self.path,
-                format!("unknown compression type {c}"),
-            )),
-        }
+        decompress(ctype, body).map_err(|e| {
+            Error::corruption(&self.path, format!("{e} (block at offset {})", h.offset))
+        })
     }
 
     /// Data block `h` read from the file: from its map when it has one (an
@@ -722,6 +713,20 @@ fn with_scratch<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
         // Not reached (searches do not nest); a fresh buffer keeps it correct.
         Err(_) => f(&mut Vec::new()),
     })
+}
+
+/// The body of a block stored with compression `ctype` (its trailer's
+/// byte), decompressed (an uncompressed body is copied); the error names the
+/// compression and what is wrong. Readers and repair's salvage share it.
+pub fn decompress(ctype: u8, body: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    match ctype {
+        COMPRESSION_NONE => Ok(body.to_vec()),
+        COMPRESSION_LZ4 => {
+            lz4_flex::block::decompress_size_prepended(body).map_err(|e| format!("LZ4 block: {e}"))
+        }
+        COMPRESSION_ZSTD => zstd_decompress(body).map_err(|e| format!("zstd block: {e}")),
+        c => Err(format!("unknown compression type {c}")),
+    }
 }
 
 /// Decompresses a zstd block: one frame that must record its uncompressed

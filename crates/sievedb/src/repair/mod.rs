@@ -1,14 +1,17 @@
 //! Repair: rebuilds a database from the SSTs and WALs in its directory when its
-//! MANIFEST is lost or damaged (LevelDB's `RepairDB`), through
-//! [`Db::repair`](crate::Db::repair).
+//! MANIFEST is lost or damaged, or a table the MANIFEST lists is missing,
+//! cut or damaged (an open refuses a missing or cut one; LevelDB's
+//! `RepairDB`), through [`Db::repair`](crate::Db::repair), and says what was
+//! lost (see "What is counted").
 //!
 //! # What it does
 //!
 //! 1. Takes the directory's `LOCK` (the database must not be open).
 //! 2. Reads every `NNNNNN.sst` in full, checking every block checksum. A table
 //!    that fails to open or to read (or yields fewer entries than its
-//!    properties promise) is *damaged*: the entries read before the damage are
-//!    salvaged, the rest are lost, and the file is moved to `lost/`.
+//!    properties promise) is *damaged*: every intact data block of it is
+//!    salvaged (see "Salvage" below), the rest is lost, and the file is moved
+//!    to `lost/`.
 //! 3. Reads every `NNNNNN.log` (WAL) with the recovery rule of the next open (a
 //!    torn tail is dropped). Damage before the tail loses the records from the
 //!    damage on; the file is then moved to `lost/`. A WAL numbered below the
@@ -40,11 +43,52 @@
 //!    they superseded. Later compactions into the last level drop them.
 //! 6. Writes a new MANIFEST listing only those files, with `log_number` past
 //!    every WAL present (their records are in the new files),
-//!    `last_sequence` = the largest sequence number seen and `next_file_number`
+//!    `last_sequence` = the largest sequence number seen (or recorded by a
+//!    readable MANIFEST record: it never goes back) and `next_file_number`
 //!    past every file, fsyncs it and switches `CURRENT` to it (temporary file,
 //!    fsync, rename, directory fsync).
 //! 7. Only then deletes the old SSTs and WALs and moves the old MANIFESTs to
 //!    `lost/`.
+//!
+//! # Salvage
+//!
+//! A damaged table's intact data blocks are found through its index block when
+//! the footer and the index are readable (every checksum checked): each data
+//! block the index lists is read, and a damaged one is skipped, so the blocks
+//! after it come back too. When the footer or the index is unreadable (a cut
+//! file, a damaged tail), the file is scanned for blocks (`scan.rs`): every
+//! span that a block trailer closes, its checksum matching, found in two passes
+//! by the algebra of CRC32C whatever damage lies between the blocks, and kept
+//! when it abuts its neighbours (spans that check by chance, hundreds in a file
+//! of megabytes, do not; a block between two damaged ones is lost with them).
+//! Among them, a block whose every value is a block handle, the first at offset
+//! 0, is the index (its handles then say which data blocks there were), and the
+//! block just before it the properties; the others that decode as a data block
+//! (well-formed internal keys in strictly increasing order, none with the index
+//! separators' sequence number) are the data blocks. A block of the filter,
+//! properties or range tombstones never decodes so. (A value that holds a whole
+//! block with its trailer, such as an SST stored as a value, could be taken for
+//! a block when the block around it is damaged.) A damaged table's range
+//! tombstones are kept when their block is readable. The scan reads about
+//! 8 MB/s (a table of 58 MB: 7 s; BENCHMARKS.md, "Repair's scan").
+//!
+//! # What is counted
+//!
+//! Each damaged table is a [`LostTable`] in [`RepairReport::damaged_tables`]:
+//! the entries it held (its properties' count, else the MANIFEST record that
+//! added it), the entries salvaged, the difference as lost, its key range,
+//! level and keyspace, the data blocks read and lost, and the error that
+//! made it damaged. A table the live MANIFEST (the one `CURRENT` names, else
+//! the newest) lists but the directory lacks is a [`LostTable`] in
+//! [`RepairReport::tables_missing`], all its entries lost; this only when that
+//! MANIFEST reads to its end (a torn last record allowed), since the state of
+//! a MANIFEST damaged earlier may list tables that compactions deleted since.
+//! [`RepairReport::entries_lost`] sums the losses. A count is exact where
+//! the table's entries are known; a damaged table that neither its
+//! properties nor any readable MANIFEST record describes counts 0 (its
+//! `entries` is `None`). Entries are entries in the table, so a key written
+//! several times over may count several times, and a lost entry may be one
+//! that a newer table overrides anyway.
 //!
 //! # Crash safety
 //!
@@ -89,52 +133,13 @@ use crate::stats::Counters;
 use crate::version::{set_current, VersionEdit};
 use crate::wal::{is_torn_tail, scan_remains, sync_mark, LogItem, LogReader, LogWriter};
 
-/// What [`Db::repair`](crate::Db::repair) found and did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-pub struct RepairReport {
-    /// SSTs read in full.
-    pub tables_read: usize,
-    /// SSTs that failed to open or to read in full (moved to `lost/`).
-    pub tables_damaged: usize,
-    /// Entries read from damaged SSTs before their damage (kept).
-    pub entries_salvaged: u64,
-    /// Entries of damaged SSTs that could not be read: what their properties
-    /// block promised beyond those salvaged (a lower bound: a table whose
-    /// properties are unreadable counts 0).
-    pub entries_lost: u64,
-    /// WALs read (including damaged ones).
-    pub wals_read: usize,
-    /// WALs with damage before their tail (moved to `lost/`; their records
-    /// from the damage on are lost).
-    pub wals_damaged: usize,
-    /// WALs skipped because a MANIFEST record shows they were already
-    /// flushed (see the module docs).
-    pub wals_stale: usize,
-    /// Entries (puts and deletes) merged from the other WALs.
-    pub wal_entries: u64,
-    /// Entries merged: from whole tables, salvaged entries and WALs.
-    pub entries_read: u64,
-    /// Entries written: the newest version of every key (a tombstone for a
-    /// deleted key).
-    pub entries_kept: u64,
-    /// Level the new files were written to (one run).
-    pub level: usize,
-    /// Numbers of the new SSTs.
-    pub output_files: Vec<u64>,
-    /// Bytes of the new SSTs.
-    pub output_bytes: u64,
-    /// Number of the new MANIFEST (`CURRENT` names it).
-    pub manifest_number: u64,
-    /// Largest sequence number seen (the new MANIFEST's `last_sequence`).
-    pub last_sequence: SeqNo,
-    /// The keyspaces rebuilt besides the default one, by name.
-    pub keyspaces: Vec<String>,
-    /// Old MANIFESTs replaced (moved to `lost/`).
-    pub manifests_replaced: usize,
-    /// Files moved to `lost/`, by their new path.
-    pub lost_files: Vec<PathBuf>,
-}
+mod manifest;
+mod report;
+mod salvage;
+mod scan;
+
+use manifest::ManifestFacts;
+pub use report::{LostTable, RepairReport, SalvageMethod};
 
 /// Repairs the database in `dir` (see the module docs).
 pub fn repair(dir: &Path, opts: &Options, fs: Arc<dyn FileSystem>) -> Result<RepairReport> {
@@ -157,11 +162,14 @@ pub fn repair(dir: &Path, opts: &Options, fs: Arc<dyn FileSystem>) -> Result<Rep
         level: opts.max_levels - 1,
         ..RepairReport::default()
     };
+    let known = ManifestFacts::read(fs, dir, &files.manifests);
     let mut inputs = MergeInputs {
-        known: known_keyspaces(fs, dir, &files.manifests),
+        max_seq: known.last_sequence,
+        known,
         ..MergeInputs::default()
     };
     inputs.read_tables(fs, dir, opts, &files.ssts, &mut report);
+    inputs.count_missing(fs, dir, &files.ssts, &mut report);
     inputs.read_wals(fs, dir, &files, &mut report);
     // Damaged files go to lost/ first: the old state could not read them either.
     let lost = filename::lost(dir);
@@ -280,23 +288,14 @@ struct Group {
     range_dels: Vec<RangeTombstone>,
 }
 
-/// What the readable MANIFEST records tell of keyspaces.
-#[derive(Default)]
-struct KnownKeyspaces {
-    /// Names by id of the keyspaces created.
-    names: std::collections::BTreeMap<u32, String>,
-    /// Ids of the keyspaces dropped.
-    dropped: Vec<u32>,
-    /// The next unused keyspace id.
-    next_id: u32,
-}
-
 /// Everything repair merges, by keyspace id.
 #[derive(Default)]
 struct MergeInputs {
     groups: std::collections::BTreeMap<u32, Group>,
-    known: KnownKeyspaces,
-    /// The largest sequence number seen.
+    /// What the MANIFESTs tell.
+    known: ManifestFacts,
+    /// The largest sequence number seen, or recorded by a readable MANIFEST
+    /// record.
     max_seq: SeqNo,
     /// Files with damage, to be moved to `lost/`.
     damaged: Vec<PathBuf>,
@@ -348,22 +347,127 @@ impl MergeInputs {
                     };
                     g.children.push(Box::new(table.iter(ctx)));
                 }
-                Err(promised) => {
-                    let (ks, mut salvaged) = salvage_table(fs, &path, n, &counters);
-                    salvaged.sort_by(|a, b| key::compare(&a.0, &b.0));
+                Err(why) => {
+                    let s = salvage::salvage(fs, &path);
+                    let recorded = self.known.recorded.get(&n);
+                    let loss = self.loss_of(n, &s, recorded, why);
                     report.tables_damaged += 1;
-                    report.entries_salvaged += salvaged.len() as u64;
-                    report.entries_read += salvaged.len() as u64;
-                    report.entries_lost += promised.saturating_sub(salvaged.len() as u64);
-                    for (k, _) in &salvaged {
+                    report.entries_salvaged += loss.salvaged;
+                    report.entries_read += loss.salvaged;
+                    report.entries_lost += loss.lost;
+                    report.damaged_tables.push(loss);
+                    for (k, _) in &s.entries {
                         self.max_seq = self.max_seq.max(key::parse(k).map_or(0, |p| p.seq));
                     }
+                    let range_dels = s.range_dels.unwrap_or_default();
+                    for t in &range_dels {
+                        self.max_seq = self.max_seq.max(t.seq);
+                    }
                     self.damaged.push(path);
-                    if let Some(g) = self.group(ks.0, &ks.1) {
-                        g.children.push(Box::new(VecIter::new(salvaged)));
+                    // Its keyspace: its properties', else its MANIFEST
+                    // record's, else the default one.
+                    let (id, name) = match (&s.props, recorded) {
+                        (Some(p), _) => (p.keyspace, p.keyspace_name.clone()),
+                        (None, Some(r)) => (r.keyspace, String::new()),
+                        (None, None) => (0, String::new()),
+                    };
+                    if let Some(g) = self.group(id, &name) {
+                        g.range_dels.extend(range_dels);
+                        g.children.push(Box::new(VecIter::new(s.entries)));
                     }
                 }
             }
+        }
+    }
+
+    /// What damaged table `number` held (`s`: what was salvaged of it;
+    /// `recorded`: the MANIFEST's record of it) and lost; `why` it failed.
+    fn loss_of(
+        &self,
+        number: u64,
+        s: &salvage::Salvage,
+        recorded: Option<&manifest::Recorded>,
+        why: String,
+    ) -> LostTable {
+        let user = |k: &[u8]| key::parse(k).map_or(Vec::new(), |p| p.user_key.to_vec());
+        let mut t = LostTable {
+            number,
+            salvaged: s.entries.len() as u64,
+            blocks_salvaged: s.blocks_read,
+            blocks_lost: s.blocks_lost,
+            method: s.method,
+            detail: why,
+            ..LostTable::default()
+        };
+        if let Some(r) = recorded {
+            t.keyspace = self.known.name_of(r.keyspace);
+            t.level = Some(r.file.level);
+            t.entries = Some(r.file.entries);
+            t.smallest = user(&r.file.smallest);
+            t.largest = user(&r.file.largest);
+            t.range_dels_lost = r.file.range_dels;
+        }
+        if let Some(p) = &s.props {
+            t.keyspace = match p.keyspace {
+                0 => crate::keyspace::DEFAULT.to_string(),
+                _ => p.keyspace_name.clone(),
+            };
+            t.entries = Some(p.entries);
+            t.smallest = user(&p.smallest);
+            t.largest = user(&p.largest);
+            t.range_dels_lost = p.range_dels;
+            if t.blocks_lost.is_none() {
+                t.blocks_lost = Some(p.data_blocks.saturating_sub(s.blocks_read));
+            }
+        }
+        if s.range_dels.is_some() {
+            t.range_dels_lost = 0;
+        }
+        t.lost = t.entries.map_or(0, |e| e.saturating_sub(t.salvaged));
+        t
+    }
+
+    /// Counts the tables the live MANIFEST lists that the directory (its
+    /// `ssts`) lacks (see the module docs).
+    fn count_missing(
+        &self,
+        fs: &dyn FileSystem,
+        dir: &Path,
+        ssts: &[u64],
+        report: &mut RepairReport,
+    ) {
+        let Some(live) = &self.known.live else {
+            return;
+        };
+        for &n in live.iter().filter(|n| ssts.binary_search(n).is_err()) {
+            let Some(r) = self.known.recorded.get(&n) else {
+                continue;
+            };
+            let user = |k: &[u8]| key::parse(k).map_or(Vec::new(), |p| p.user_key.to_vec());
+            let in_lost = fs.exists(&filename::lost(dir).join(format!("{n:06}.sst")));
+            let t = LostTable {
+                number: n,
+                keyspace: self.known.name_of(r.keyspace),
+                level: Some(r.file.level),
+                entries: Some(r.file.entries),
+                lost: r.file.entries,
+                smallest: user(&r.file.smallest),
+                largest: user(&r.file.largest),
+                blocks_lost: None,
+                range_dels_lost: r.file.range_dels,
+                method: SalvageMethod::Nothing,
+                detail: if in_lost {
+                    "missing from the directory; a file of its name is in lost/ (an earlier, \
+                     interrupted repair moved it there: what it salvaged of it is in that \
+                     repair's outputs, read again here)"
+                        .into()
+                } else {
+                    "missing from the directory".into()
+                },
+                ..LostTable::default()
+            };
+            report.entries_lost += t.lost;
+            report.tables_missing.push(t);
         }
     }
 
@@ -377,7 +481,7 @@ impl MergeInputs {
         files: &Inventory,
         report: &mut RepairReport,
     ) {
-        let flushed_below = manifest_log_number(fs, dir, &files.manifests);
+        let flushed_below = self.known.log_number;
         let mut mems: std::collections::BTreeMap<u32, Arc<Memtable>> = Default::default();
         for &n in &files.wals {
             let path = filename::wal(dir, n);
@@ -546,43 +650,17 @@ fn keyspace_names(inputs: &MergeInputs) -> std::collections::BTreeMap<u32, Strin
     names
 }
 
-/// What the readable records of the MANIFESTs `manifests` tell of
-/// keyspaces (nothing when none is readable).
-fn known_keyspaces(fs: &dyn FileSystem, dir: &Path, manifests: &[u64]) -> KnownKeyspaces {
-    let mut known = KnownKeyspaces::default();
-    for &n in manifests {
-        for rec in log_prefix(fs, &filename::manifest(dir, n)).0 {
-            let Ok(edits) = crate::version::decode_record(&rec) else {
-                break;
-            };
-            for e in edits {
-                for k in e.created {
-                    known.next_id = known.next_id.max(k.id + 1);
-                    known.names.insert(k.id, k.name);
-                }
-                for id in e.dropped {
-                    known.names.remove(&id);
-                    known.dropped.push(id);
-                }
-                known.next_id = known.next_id.max(e.next_keyspace_id.unwrap_or(0));
-            }
-        }
-    }
-    known
-}
-
 /// Opens and reads table `number` in full. On success: the table, its entry
-/// count and largest sequence number; on damage: the entries its properties
-/// promise (0 if unreadable).
+/// count and largest sequence number; on damage, what is wrong.
 fn scan_table(
     fs: &dyn FileSystem,
     path: &Path,
     number: u64,
     counters: &Arc<Counters>,
-) -> std::result::Result<(Arc<TableReader>, u64, SeqNo), u64> {
+) -> std::result::Result<(Arc<TableReader>, u64, SeqNo), String> {
     let table = TableReader::open(fs, path, number, false, true, None, counters.clone())
         .map(Arc::new)
-        .map_err(|_| 0u64)?;
+        .map_err(|e| e.to_string())?;
     let promised = table.properties().entries;
     let mut it = table.iter(ReadCtx {
         level: 0,
@@ -590,77 +668,25 @@ fn scan_table(
         verify_checksums: true,
     });
     let (mut entries, mut max_seq) = (0u64, 0);
-    it.seek_to_first().map_err(|_| promised)?;
+    it.seek_to_first().map_err(|e| e.to_string())?;
     while it.valid() {
         match key::parse(it.key()) {
             Some(p) => max_seq = max_seq.max(p.seq),
-            None => return Err(promised),
+            None => return Err(key::malformed_detail(it.key())),
         }
         entries += 1;
-        it.next().map_err(|_| promised)?;
+        it.next().map_err(|e| e.to_string())?;
     }
     if entries != promised {
-        return Err(promised);
+        return Err(format!(
+            "{entries} entries read, its properties promise {promised}"
+        ));
     }
     Ok((table, entries, max_seq))
 }
 
-/// A table's keyspace: id and name, from its properties.
-type TableKeyspace = (u32, String);
-
 /// An entry salvaged: internal key and value.
 type Entry = (Vec<u8>, Vec<u8>);
-
-/// The keyspace (id, name: the default one when unreadable) and the entries
-/// of a damaged table readable before its damage, in order.
-fn salvage_table(
-    fs: &dyn FileSystem,
-    path: &Path,
-    number: u64,
-    counters: &Arc<Counters>,
-) -> (TableKeyspace, Vec<Entry>) {
-    let mut out = Vec::new();
-    let Ok(table) = TableReader::open(fs, path, number, false, true, None, counters.clone()) else {
-        return ((0, String::new()), out);
-    };
-    let ks = (
-        table.properties().keyspace,
-        table.properties().keyspace_name.clone(),
-    );
-    let table = Arc::new(table);
-    let mut it = table.iter(ReadCtx {
-        level: 0,
-        fill_cache: false,
-        verify_checksums: true,
-    });
-    let mut ok = it.seek_to_first().is_ok();
-    while ok && it.valid() {
-        if key::parse(it.key()).is_none() {
-            break;
-        }
-        out.push((it.key().to_vec(), it.value().to_vec()));
-        ok = it.next().is_ok();
-    }
-    (ks, out)
-}
-
-/// The largest `log_number` any readable record of any MANIFEST names: WALs
-/// numbered below it were flushed (0 when no MANIFEST is readable).
-fn manifest_log_number(fs: &dyn FileSystem, dir: &Path, manifests: &[u64]) -> u64 {
-    let mut log_number = 0;
-    for &n in manifests {
-        for rec in log_prefix(fs, &filename::manifest(dir, n)).0 {
-            match crate::version::decode_record(&rec) {
-                Ok(edits) => {
-                    let n = edits.iter().filter_map(|e| e.log_number).max();
-                    log_number = log_number.max(n.unwrap_or(0));
-                }
-                Err(_) => break,
-            }
-        }
-    }
-    log_number
-}
 
 /// The records of log `path` up to its first damage, and whether there was
 /// none (a torn tail, as the next open would drop it, is not damage; an
