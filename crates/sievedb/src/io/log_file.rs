@@ -105,8 +105,8 @@ impl<S: LogSpace> WritableFile for PreallocatedLog<S> {
             if self.len == self.reserved {
                 self.advance()?;
             }
-            let room = usize::try_from(self.reserved - self.len).unwrap_or(usize::MAX);
-            let n = data.len().min(room);
+            // The window is at most MAX_WINDOW: its room fits a usize.
+            let n = data.len().min((self.reserved - self.len) as usize);
             self.space.write(self.len, &data[..n])?;
             self.len += n as u64;
             data = &data[n..];
@@ -162,13 +162,13 @@ impl LogSpace for MappedFile {
     }
 
     fn write(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
-        let start = offset
-            .checked_sub(self.base)
-            .and_then(|s| usize::try_from(s).ok());
-        let window = self.map.as_mut().zip(start).and_then(|(map, start)| {
-            let end = start.checked_add(data.len())?;
-            map.get_mut(start..end)
-        });
+        // An offset before the window wraps to a huge start, which `get_mut`
+        // refuses as it refuses one past the window.
+        let start = usize::try_from(offset.wrapping_sub(self.base)).unwrap_or(usize::MAX);
+        let window = self
+            .map
+            .as_mut()
+            .and_then(|map| map.get_mut(start..)?.get_mut(..data.len()));
         match window {
             Some(dst) => {
                 dst.copy_from_slice(data);
