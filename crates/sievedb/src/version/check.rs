@@ -35,6 +35,9 @@ impl VersionSet {
     pub fn check_live_files(&self, names: &[String], check_sizes: bool) -> Result<()> {
         let listed: HashSet<&str> = names.iter().map(String::as_str).collect();
         let mut bad: Vec<Bad<'_>> = Vec::new();
+        // (keyspace, level, file) of every live file the listing holds, whose
+        // size is to be checked.
+        let mut sized: Vec<(&str, usize, &FileMeta)> = Vec::new();
         for (&id, v) in self.versions() {
             let keyspace = match self.keyspaces().get(&id) {
                 Some(k) => k.name.as_str(),
@@ -43,24 +46,26 @@ impl VersionSet {
             for (level, f) in v.files() {
                 let path = filename::sst(&self.dir, f.number);
                 let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                let actual = if !listed.contains(name) {
-                    None
-                } else if !check_sizes {
-                    continue;
-                } else {
-                    match self.fs.file_size(&path) {
-                        Ok(size) if size == f.size => continue,
-                        Ok(size) => Some(size),
-                        // Deleted since the listing.
-                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                        Err(e) => return Err(Error::Io(e)),
-                    }
-                };
+                if !listed.contains(name) {
+                    bad.push(Bad {
+                        keyspace,
+                        level,
+                        file: f,
+                        actual: None,
+                    });
+                } else if check_sizes {
+                    sized.push((keyspace, level, f));
+                }
+            }
+        }
+        for (i, size) in self.sizes(&sized)?.into_iter().enumerate() {
+            let (keyspace, level, file) = sized[i];
+            if size != Some(file.size) {
                 bad.push(Bad {
                     keyspace,
                     level,
-                    file: f,
-                    actual,
+                    file,
+                    actual: size,
                 });
             }
         }
@@ -109,4 +114,52 @@ impl VersionSet {
             ),
         ))
     }
+
+    /// The size of each of `files` (`None`: deleted since the listing), one
+    /// `file_size` each, from up to [`STAT_THREADS`] threads when there are
+    /// many: a stat is a system call of its own, 50,584 of them took 90 ms
+    /// from one thread (BENCHMARKS.md, "The live-file check at open").
+    fn sizes(&self, files: &[(&str, usize, &FileMeta)]) -> Result<Vec<Option<u64>>> {
+        // Not `self`: the version set's MANIFEST writer is not `Sync`.
+        let (fs, dir) = (self.fs.as_ref(), self.dir.as_path());
+        let size_of = |f: &FileMeta| match fs.file_size(&filename::sst(dir, f.number)) {
+            Ok(size) => Ok(Some(size)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::Io(e)),
+        };
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(STAT_THREADS)
+            .min(files.len() / STATS_PER_THREAD)
+            .max(1);
+        if threads == 1 {
+            return files.iter().map(|(_, _, f)| size_of(f)).collect();
+        }
+        let chunk = files.len().div_ceil(threads);
+        std::thread::scope(|s| {
+            let parts: Vec<_> = files
+                .chunks(chunk)
+                .map(|part| {
+                    s.spawn(move || {
+                        part.iter()
+                            .map(|(_, _, f)| size_of(f))
+                            .collect::<Result<Vec<_>>>()
+                    })
+                })
+                .collect();
+            let mut out = Vec::with_capacity(files.len());
+            for p in parts {
+                out.extend(p.join().map_err(|_| {
+                    Error::Io(std::io::Error::other("a thread checking SST sizes panicked"))
+                })??);
+            }
+            Ok(out)
+        })
+    }
 }
+
+/// Threads an open checks live files' sizes from, at most.
+const STAT_THREADS: usize = 4;
+
+/// Files a thread checks, at least (fewer run on one thread).
+const STATS_PER_THREAD: usize = 1024;
