@@ -8,7 +8,11 @@ pub fn wal(dir: &Path, number: u64) -> PathBuf {
 }
 /// `NNNNNN.sst`: a sorted table.
 pub fn sst(dir: &Path, number: u64) -> PathBuf {
-    dir.join(format!("{number:06}.sst"))
+    dir.join(sst_name(number))
+}
+/// The file name of SST `number` (`NNNNNN.sst`).
+pub fn sst_name(number: u64) -> String {
+    format!("{number:06}.sst")
 }
 /// `MANIFEST-NNNNNN`: a log of version edits.
 pub fn manifest(dir: &Path, number: u64) -> PathBuf {

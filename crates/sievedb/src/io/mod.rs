@@ -136,6 +136,14 @@ pub trait FileSystem: Send + Sync + 'static {
     fn file_size(&self, path: &Path) -> io::Result<u64> {
         Ok(self.open_random(path, false)?.size())
     }
+    /// The sizes of the files `names` of directory `dir`, in order: what
+    /// [`file_size`](Self::file_size) says of each (`NotFound` for one that
+    /// is gone). The default asks `file_size` of each path; [`StdFs`] stats
+    /// them relative to one open descriptor of `dir`, without walking the
+    /// directory's path for every file.
+    fn file_sizes(&self, dir: &Path, names: &[&str]) -> Vec<io::Result<u64>> {
+        names.iter().map(|n| self.file_size(&dir.join(n))).collect()
+    }
     /// Takes an exclusive lock on `path` (created if missing); `WouldBlock` if held.
     fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>>;
 

@@ -121,6 +121,14 @@ impl FileSystem for NamedFs {
     fn file_size(&self, path: &Path) -> io::Result<u64> {
         self.0.file_size(path).map_err(|e| with_path(e, path))
     }
+    fn file_sizes(&self, dir: &Path, names: &[&str]) -> Vec<io::Result<u64>> {
+        let sizes = self.0.file_sizes(dir, names);
+        sizes
+            .into_iter()
+            .zip(names)
+            .map(|(r, n)| r.map_err(|e| with_path(e, &dir.join(n))))
+            .collect()
+    }
     fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
         self.0.lock(path).map_err(|e| with_path(e, path))
     }

@@ -70,6 +70,26 @@ fn start_writeback(file: &File) {
     }
 }
 
+/// The size of file `name` of the directory open as `dir` (`fstatat`,
+/// following symbolic links as `metadata` does).
+#[cfg(unix)]
+fn size_at(dir: &File, name: &str) -> io::Result<u64> {
+    use std::os::fd::AsRawFd;
+    let c = std::ffi::CString::new(name)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL in a file name"))?;
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: `c` is a NUL-terminated string and `st` a buffer of the size
+    // fstatat writes, both alive for the call; the descriptor is open while
+    // `dir` is borrowed.
+    let r = unsafe { libc::fstatat(dir.as_raw_fd(), c.as_ptr(), st.as_mut_ptr(), 0) };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fstatat returned 0, so it filled `st`.
+    let st = unsafe { st.assume_init() };
+    u64::try_from(st.st_size).map_err(|_| io::Error::other("a negative file size"))
+}
+
 /// Elsewhere there is no such hint; the fsync does all the work.
 #[cfg(not(target_os = "linux"))]
 fn start_writeback(_file: &File) {}
@@ -209,6 +229,12 @@ impl FileSystem for StdFs {
     }
     fn file_size(&self, path: &Path) -> io::Result<u64> {
         Ok(fs::metadata(path)?.len())
+    }
+    fn file_sizes(&self, dir: &Path, names: &[&str]) -> Vec<io::Result<u64>> {
+        match File::open(dir) {
+            Ok(d) => names.iter().map(|n| size_at(&d, n)).collect(),
+            Err(_) => names.iter().map(|n| self.file_size(&dir.join(n))).collect(),
+        }
     }
     fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
         fs::hard_link(from, to)

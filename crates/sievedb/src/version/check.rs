@@ -44,9 +44,7 @@ impl VersionSet {
                 None => crate::keyspace::DEFAULT,
             };
             for (level, f) in v.files() {
-                let path = filename::sst(&self.dir, f.number);
-                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                if !listed.contains(name) {
+                if !listed.contains(filename::sst_name(f.number).as_str()) {
                     bad.push(Bad {
                         keyspace,
                         level,
@@ -115,17 +113,23 @@ impl VersionSet {
         ))
     }
 
-    /// The size of each of `files` (`None`: deleted since the listing), one
-    /// `file_size` each, from up to [`STAT_THREADS`] threads when there are
-    /// many: a stat is a system call of its own, 50,584 of them took 90 ms
-    /// from one thread (BENCHMARKS.md, "The live-file check at open").
+    /// The size of each of `files` (`None`: deleted since the listing), from
+    /// up to [`STAT_THREADS`] threads when there are many: a stat is a system
+    /// call of its own (BENCHMARKS.md, "The live-file check at open").
     fn sizes(&self, files: &[(&str, usize, &FileMeta)]) -> Result<Vec<Option<u64>>> {
         // Not `self`: the version set's MANIFEST writer is not `Sync`.
         let (fs, dir) = (self.fs.as_ref(), self.dir.as_path());
-        let size_of = |f: &FileMeta| match fs.file_size(&filename::sst(dir, f.number)) {
-            Ok(size) => Ok(Some(size)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(Error::Io(e)),
+        let sizes_of = |part: &[(&str, usize, &FileMeta)]| -> Result<Vec<Option<u64>>> {
+            let names: Vec<String> = part.iter().map(|(_, _, f)| filename::sst_name(f.number)).collect();
+            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            fs.file_sizes(dir, &refs)
+                .into_iter()
+                .map(|r| match r {
+                    Ok(size) => Ok(Some(size)),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                    Err(e) => Err(Error::Io(e)),
+                })
+                .collect()
         };
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
@@ -133,19 +137,13 @@ impl VersionSet {
             .min(files.len() / STATS_PER_THREAD)
             .max(1);
         if threads == 1 {
-            return files.iter().map(|(_, _, f)| size_of(f)).collect();
+            return sizes_of(files);
         }
         let chunk = files.len().div_ceil(threads);
         std::thread::scope(|s| {
             let parts: Vec<_> = files
                 .chunks(chunk)
-                .map(|part| {
-                    s.spawn(move || {
-                        part.iter()
-                            .map(|(_, _, f)| size_of(f))
-                            .collect::<Result<Vec<_>>>()
-                    })
-                })
+                .map(|part| s.spawn(move || sizes_of(part)))
                 .collect();
             let mut out = Vec::with_capacity(files.len());
             for p in parts {
