@@ -310,6 +310,12 @@ impl WriteBatch {
         }
     }
 
+    /// Walks the batch's updates in order (what a commit check of a later
+    /// batch of the same group must see, `db/conflicts.rs`).
+    pub(crate) fn for_each(&mut self, f: impl FnMut(BatchEntry<'_>)) {
+        for_each_entry(self.encode(0), f).expect("a batch this process built decodes");
+    }
+
     /// Stamps the first sequence number and returns the encoded record.
     pub(crate) fn encode(&mut self, seq: SeqNo) -> &[u8] {
         self.rep[0..8].copy_from_slice(&seq.to_le_bytes());

@@ -46,6 +46,38 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// A transaction could not commit, or wait, for the writes of another:
+    /// retrying the whole transaction may succeed ([`Error::is_conflict`]).
+    /// The transaction left no trace in the database, and each later call
+    /// of it returns this error again.
+    Conflict {
+        /// What kind of conflict.
+        kind: ConflictKind,
+        /// What happened, naming the key.
+        detail: String,
+    },
+}
+
+/// Why a transaction failed with [`Error::Conflict`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConflictKind {
+    /// A key it wrote (or read with `get_for_update`) was written by another
+    /// commit after its snapshot.
+    Write,
+    /// Serializable only: a key it read, or a range it scanned, was written
+    /// by another commit after its snapshot.
+    Read,
+    /// Its snapshot is older than the memtables reach back, so the writes
+    /// committed since could not be checked (a transaction kept open while
+    /// more than the memtables hold was written).
+    TooOld,
+    /// Pessimistic only: a lock it waited for was not released within its
+    /// `lock_timeout`.
+    LockTimeout,
+    /// Pessimistic only: waiting for a lock would have closed a cycle of
+    /// waiting transactions; this one was chosen to fail.
+    Deadlock,
 }
 
 /// `Result` with [`Error`].
@@ -80,6 +112,13 @@ impl Error {
     pub fn is_corruption(&self) -> bool {
         matches!(self, Error::Corruption { .. })
     }
+
+    /// Whether retrying the whole transaction can fix this error: a
+    /// commit-time conflict, a lock wait that timed out, or a deadlock
+    /// victim ([`Error::Conflict`]).
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, Error::Conflict { .. })
+    }
 }
 
 impl fmt::Display for Error {
@@ -103,6 +142,16 @@ impl fmt::Display for Error {
             Error::Closed => write!(f, "database is closed"),
             Error::MergeFailed { key, reason } => {
                 write!(f, "merge failed for key {}: {reason}", key.escape_ascii())
+            }
+            Error::Conflict { kind, detail } => {
+                let what = match kind {
+                    ConflictKind::Write => "write conflict",
+                    ConflictKind::Read => "read conflict",
+                    ConflictKind::TooOld => "transaction too old to check",
+                    ConflictKind::LockTimeout => "lock wait timed out",
+                    ConflictKind::Deadlock => "deadlock",
+                };
+                write!(f, "transaction conflict ({what}): {detail}")
             }
         }
     }
@@ -141,6 +190,10 @@ impl Clone for Error {
             Error::MergeFailed { key, reason } => Error::MergeFailed {
                 key: key.clone(),
                 reason: reason.clone(),
+            },
+            Error::Conflict { kind, detail } => Error::Conflict {
+                kind: *kind,
+                detail: detail.clone(),
             },
         }
     }

@@ -67,11 +67,12 @@ pub mod options;
 mod prefetch;
 mod repair;
 pub mod ttl;
+mod txn;
 
 pub use batch::WriteBatch;
 pub use compaction_filter::{CompactionFilter, Decision};
 pub use db::{Db, Keyspace, ReadOptions, Snapshot};
-pub use error::{Error, Result};
+pub use error::{ConflictKind, Error, Result};
 pub use filter::{
     FilterLayout, FilterMemory, FilterOptions, FilterPolicy, HashFn, HashSharing, IndexScheme,
     UnitHashing,
@@ -85,4 +86,5 @@ pub use options::{
 pub use repair::{LostTable, RepairReport, SalvageMethod};
 pub use stats::{LevelStats, LookupBreakdown, Stats};
 pub use ttl::{Clock, SystemClock};
+pub use txn::{Isolation, Transaction, TransactionIterator, TransactionOptions};
 pub use wal::{RecoveryReport, WalDrop};

@@ -28,8 +28,9 @@ use model_parts::config::{options, Config};
 use model_parts::gen::{
     gen_delete_range, gen_key, gen_operand, gen_prefix, gen_range, gen_value, model_merge,
 };
-use model_parts::keyspaces::{Keyspaces, KsTotals};
+use model_parts::keyspaces::Keyspaces;
 use model_parts::ks_ops::Step;
+use model_parts::totals::{note_levels, Totals};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use sievedb::{
@@ -42,26 +43,6 @@ const MAX_SNAPSHOTS: usize = 4;
 /// Operations remembered for the failure report (`SIEVEDB_MODEL_TRACE`
 /// changes it).
 const TRACE_LEN: usize = 40;
-
-/// Counters summed over every incarnation of the database.
-#[derive(Default)]
-struct Totals {
-    puts: u64,
-    flushes: u64,
-    compactions: u64,
-    deepest_level_with_files: usize,
-    /// Of the named keyspaces.
-    keyspaces: KsTotals,
-}
-
-fn note_levels(db: &Db, totals: &mut Totals) {
-    let s = db.stats();
-    for l in &s.levels {
-        if l.files > 0 {
-            totals.deepest_level_with_files = totals.deepest_level_with_files.max(l.level);
-        }
-    }
-}
 
 fn run_seed(cfg: &Config, seed: u64, ops: usize, dir: &Path, totals: &mut Totals) {
     let trace: RefCell<VecDeque<String>> = RefCell::new(VecDeque::new());
@@ -110,7 +91,7 @@ fn run_ops(
     for i in 0..ops {
         let d = db.as_ref().expect("db open");
         let ctx = format!("[{} seed={seed} op={i}]", cfg.name);
-        let roll = rng.gen_range(0..1480);
+        let roll = rng.gen_range(0..1520);
         match roll {
             // put
             0..=299 => {
@@ -476,6 +457,11 @@ fn run_ops(
                 };
                 ks.step(&mut rng, &step, &mut model, &snapshots);
             }
+            // transactions side by side, with plain writes between their steps
+            1480..=1519 => {
+                let t = &mut totals.txns;
+                model_parts::txns::step(d, &mut model, &mut rng, seed, i, merges, t, &record, &ctx);
+            }
             _ => unreachable!("roll {roll}"),
         }
     }
@@ -558,6 +544,9 @@ fn run_config(cfg: &Config) {
         cfg.name
     );
     assert!(totals.puts > 0, "{}: no put was counted", cfg.name);
+    let t = &totals.txns;
+    eprintln!("{}: transactions {t:?}", cfg.name);
+    assert!(t.commits > 0 && t.conflicts > 0, "{}: {t:?}", cfg.name);
     assert!(totals.flushes > 0, "{}: no flush happened", cfg.name);
     assert!(
         totals.compactions > 0,

@@ -37,8 +37,8 @@ pub const MAX_KEYSPACE_NAME: usize = 255;
 /// ```
 #[derive(Clone)]
 pub struct Keyspace {
-    inner: Arc<DbInner>,
-    tree: Arc<Tree>,
+    pub(super) inner: Arc<DbInner>,
+    pub(super) tree: Arc<Tree>,
 }
 
 impl Db {
@@ -166,7 +166,8 @@ impl DbInner {
             // Its memtable belongs to the WAL being written now.
             let wal_number = self.tree.mem.read().mem.wal_number();
             let mem = Arc::new(open::new_memtable(&effective, wal_number));
-            let tree = Tree::new(id, name, effective, mem, Vec::new(), version);
+            // A new keyspace: every write of it will be in its memtables.
+            let tree = Tree::new(id, name, effective, mem, Vec::new(), version, 0);
             tree.configured.store(true, Ordering::Release);
             Arc::new(tree)
         };

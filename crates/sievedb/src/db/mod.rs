@@ -39,6 +39,7 @@ use parking_lot::RwLock;
 mod approximate;
 mod bg_error;
 mod checkpoint;
+pub(crate) mod conflicts;
 mod flush;
 mod keyspaces;
 mod open;
@@ -50,6 +51,7 @@ mod scheduler;
 mod snapshot;
 mod stall;
 mod ttl;
+pub(crate) mod txn_support;
 mod write;
 
 pub use keyspaces::Keyspace;
@@ -76,6 +78,8 @@ struct WalState {
 /// One queued write: the batch travels to whichever writer leads the group.
 struct Slot {
     batch: Mutex<Option<WriteBatch>>,
+    /// A transaction's commit check, run by the leader under the WAL lock.
+    check: Mutex<Option<Box<dyn conflicts::CommitCheck>>>,
     sync: bool,
     result: Mutex<Option<Result<()>>>,
 }
@@ -139,6 +143,8 @@ pub(crate) struct DbInner {
     read_only: bool,
     /// What WAL replay did at open.
     recovery: RecoveryReport,
+    /// The locks of pessimistic transactions (`txn/locks.rs`).
+    locks: crate::txn::locks::LockManager,
     _lock: Box<dyn FileLock>,
 }
 

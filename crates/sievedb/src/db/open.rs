@@ -246,7 +246,8 @@ impl DbInner {
             };
             let mem = Arc::new(new_memtable(&tree_opts, wal_number));
             let imm = recovered.remove(&id).unwrap_or_default();
-            let tree = Tree::new(id, name, tree_opts, mem, imm, v.clone());
+            // Every write recovered so far is in a file (or in `imm`).
+            let tree = Tree::new(id, name, tree_opts, mem, imm, v.clone(), last_seq);
             trees.insert(id, Arc::new(tree));
         }
         let inner = DbInner {
@@ -288,6 +289,7 @@ impl DbInner {
             tables,
             read_only,
             recovery: report,
+            locks: crate::txn::locks::LockManager::default(),
             _lock: lock,
         };
         if !read_only {

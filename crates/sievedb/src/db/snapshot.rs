@@ -54,7 +54,7 @@ impl Snapshot {
 
     /// Keeps this snapshot's sequence number registered (and its database
     /// open) while the returned pin lives.
-    pub(super) fn pin(&self) -> Pin {
+    pub(crate) fn pin(&self) -> Pin {
         Box::new(SnapshotPin(Snapshot::new_at(self.inner.clone(), self.seq)))
     }
 

@@ -1,16 +1,55 @@
 //! The write path: group commit into the WAL, then the memtable.
 
+use super::conflicts::{CommitCheck, EarlierWrites};
 use super::open::{create_wal, new_memtable};
 use super::*;
 
 /// Largest group a commit leader gathers.
 const MAX_GROUP_BYTES: usize = 1 << 20;
 
+/// The result of the group's first batch (the caller's).
+fn first_result(r: Result<Refusals>) -> Result<()> {
+    member_result(&r, 0)
+}
+
+/// The result of batch `i` of a group whose write gave `r`.
+fn member_result(r: &Result<Refusals>, i: usize) -> Result<()> {
+    match r {
+        Err(e) => Err(e.clone()),
+        Ok(refused) => match refused.get(i) {
+            Some(Some(e)) => Err(e.clone()),
+            _ => Ok(()),
+        },
+    }
+}
+
+/// The commit checks of a group's batches, in order (`None`: a plain write).
+pub(super) type Checks = Vec<Option<Box<dyn CommitCheck>>>;
+
+/// Per batch of a group, the error of the commit check that kept it out of
+/// the log; empty when no batch was refused.
+type Refusals = Vec<Option<Error>>;
+
 impl DbInner {
-    pub(super) fn write(&self, mut batch: WriteBatch, sync: bool) -> Result<()> {
+    pub(super) fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
+        self.commit_checked(batch, sync, None)
+    }
+
+    /// Writes `batch` once `check` (a transaction's validation) passes under
+    /// the WAL lock, through the group commit, so that many committing
+    /// threads share fsyncs. A batch with nothing to write is only checked.
+    pub(crate) fn commit_checked(
+        &self,
+        mut batch: WriteBatch,
+        sync: bool,
+        check: Option<Box<dyn CommitCheck>>,
+    ) -> Result<()> {
         batch.validate()?;
         if batch.is_empty() {
-            return Ok(());
+            let Some(check) = check else { return Ok(()) };
+            // Nothing to log: the check alone, ordered with every commit.
+            let _wal = self.wal.lock();
+            return check.check(self, &EarlierWrites::default());
         }
         if let Some(e) = self.write_error() {
             return Err(e);
@@ -19,11 +58,18 @@ impl DbInner {
         if let Some(mut wal) = self.wal.try_lock() {
             if self.queue.lock().is_empty() {
                 let batches = std::slice::from_mut(&mut batch);
-                return self.write_batches_or_poison(&mut wal, batches, sync, &[]);
+                let checks = if check.is_some() {
+                    vec![check]
+                } else {
+                    Vec::new()
+                };
+                let r = self.write_batches_or_poison(&mut wal, batches, &checks, sync, &[]);
+                return first_result(r);
             }
         }
         let slot = Arc::new(Slot {
             batch: Mutex::new(Some(batch)),
+            check: Mutex::new(check),
             sync,
             result: Mutex::new(None),
         });
@@ -54,21 +100,27 @@ impl DbInner {
             .iter()
             .map(|s| s.batch.lock().take().expect("batch present"))
             .collect();
+        let mut checks: Checks = group.iter().map(|s| s.check.lock().take()).collect();
+        if checks.iter().all(Option::is_none) {
+            checks.clear();
+        }
         let sync = group.iter().any(|s| s.sync);
-        let result = self.write_batches_or_poison(&mut self.wal.lock(), &mut batches, sync, &group);
+        let result =
+            self.write_batches_or_poison(&mut self.wal.lock(), &mut batches, &checks, sync, &group);
         self.complete_group(&group, &result);
-        result
+        first_result(result)
     }
 
     /// Takes `group` (the front of the queue) off the queue and hands every
-    /// member but the leader (the first) `result`.
-    fn complete_group(&self, group: &[Arc<Slot>], result: &Result<()>) {
+    /// member but the leader (the first) its result: the group's, or the
+    /// error of its refused commit check.
+    fn complete_group(&self, group: &[Arc<Slot>], result: &Result<Refusals>) {
         let mut q = self.queue.lock();
         for (i, s) in group.iter().enumerate() {
             let front = q.pop_front().expect("group member queued");
             debug_assert!(Arc::ptr_eq(&front, s));
             if i > 0 {
-                *s.result.lock() = Some(result.clone());
+                *s.result.lock() = Some(member_result(result, i));
             }
         }
         self.queue_cv.notify_all();
@@ -83,10 +135,11 @@ impl DbInner {
         &self,
         wal: &mut WalState,
         batches: &mut [WriteBatch],
+        checks: &[Option<Box<dyn CommitCheck>>],
         sync: bool,
         group: &[Arc<Slot>],
-    ) -> Result<()> {
-        let run = std::panic::AssertUnwindSafe(|| self.write_batches(wal, batches, sync));
+    ) -> Result<Refusals> {
+        let run = std::panic::AssertUnwindSafe(|| self.write_batches(wal, batches, checks, sync));
         match std::panic::catch_unwind(run) {
             Ok(r) => r,
             Err(panic) => {
@@ -103,20 +156,56 @@ impl DbInner {
         }
     }
 
+    /// Runs the commit checks of a group in order (`checks` empty: none):
+    /// each sees the writes of the batches ahead of it that are logged.
+    fn check_group(
+        &self,
+        batches: &mut [WriteBatch],
+        checks: &[Option<Box<dyn CommitCheck>>],
+    ) -> Refusals {
+        if checks.is_empty() {
+            return Vec::new();
+        }
+        let last = checks.iter().rposition(Option::is_some).unwrap_or(0);
+        let mut earlier = EarlierWrites::default();
+        let mut refused: Refusals = Vec::with_capacity(batches.len());
+        for (i, b) in batches.iter_mut().enumerate() {
+            let verdict = checks
+                .get(i)
+                .and_then(|c| c.as_ref())
+                .and_then(|c| c.check(self, &earlier).err());
+            if verdict.is_none() && i < last {
+                earlier.add(b);
+            }
+            refused.push(verdict);
+        }
+        if refused.iter().all(Option::is_none) {
+            refused.clear();
+        }
+        refused
+    }
+
     /// Logs `batches` as one WAL write (one fsync when `sync`) and applies them
-    /// to the memtable. The caller holds the WAL lock, so writes never interleave.
-    pub(super) fn write_batches(
+    /// to the memtable, but those their commit check (`checks`) refuses. The
+    /// caller holds the WAL lock, so writes never interleave.
+    fn write_batches(
         &self,
         wal: &mut WalState,
         batches: &mut [WriteBatch],
+        checks: &[Option<Box<dyn CommitCheck>>],
         sync: bool,
-    ) -> Result<()> {
+    ) -> Result<Refusals> {
         // A queued writer may lead a group after the error was set.
         if let Some(e) = self.write_error() {
             return Err(e);
         }
         let bytes = batches.iter().map(WriteBatch::size_in_bytes).sum();
         let mem = self.make_room(wal, bytes)?;
+        let refused = self.check_group(batches, checks);
+        let logs = |i: usize| refused.get(i).is_none_or(Option::is_none);
+        if (0..batches.len()).all(|i| !logs(i)) {
+            return Ok(refused);
+        }
         // The other keyspaces' memtables, after any switch; a keyspace
         // dropped before the batch reached the WAL fails the batch, whole.
         let others = self.keyspace_memtables(batches)?;
@@ -126,7 +215,10 @@ impl DbInner {
             Ok(n) => n,
             Err(e) => return Err(self.set_bg_error(e)),
         };
-        for b in batches.iter_mut() {
+        for (i, b) in batches.iter_mut().enumerate() {
+            if !logs(i) {
+                continue;
+            }
             let rec = b.encode(seq);
             if let Err(e) = wal.log.add_record(rec) {
                 return Err(self.set_bg_error(e));
@@ -143,7 +235,10 @@ impl DbInner {
         }
         let (mut puts, mut dels, mut merges, mut user_bytes, mut wal_bytes) = (0, 0, 0, 0, marked);
         let mut s = first;
-        for b in batches.iter_mut() {
+        for (i, b) in batches.iter_mut().enumerate() {
+            if !logs(i) {
+                continue;
+            }
             let rec = b.encode(s);
             wal_bytes += rec.len() as u64 + crate::wal::HEADER_LEN as u64;
             batch::for_each_entry(rec, |e| {
@@ -173,7 +268,7 @@ impl DbInner {
         bump(&c.merges, merges);
         bump(&c.user_bytes_written, user_bytes);
         bump(&c.wal_bytes_written, wal_bytes);
-        Ok(())
+        Ok(refused)
     }
 
     /// The active memtable of each keyspace besides the default one that
@@ -245,8 +340,9 @@ impl DbInner {
         self.wal_files.lock().push_back(number);
         // Every keyspace moves to the new WAL together, so that a WAL is
         // obsolete once every memtable of its generation is flushed.
+        let last_seq = self.last_seq.load(Ordering::Acquire);
         for t in self.trees() {
-            t.switch(number, || new_memtable(&t.opts(), number));
+            t.switch(number, last_seq, || new_memtable(&t.opts(), number));
         }
         let _bg = self.bg.lock();
         self.bg_cv.notify_all();

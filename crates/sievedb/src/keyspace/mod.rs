@@ -88,11 +88,18 @@ pub(crate) struct Tree {
     pub(crate) l0_runs: AtomicUsize,
     /// Its options' `write_buffer_size` (read by writers without locking).
     pub(crate) write_buffer_size: AtomicUsize,
+    /// The newest sequence number of any write of this keyspace that is in
+    /// no memtable any more (flushed to a file): a transaction whose
+    /// snapshot is older cannot be checked against the memtables alone
+    /// (`db/conflicts.rs`). Raised under the memtable lock, before the
+    /// memtable leaves.
+    pub(crate) flushed_seq: AtomicU64,
 }
 
 impl Tree {
     /// Keyspace `id` named `name` under `opts`, of the active memtable
     /// `mem`, the frozen memtables `imm` (oldest first) and `version`.
+    /// Every write up to `flushed_seq` is in `version` (or in `imm`).
     pub(crate) fn new(
         id: u32,
         name: &str,
@@ -100,9 +107,11 @@ impl Tree {
         mem: Arc<Memtable>,
         imm: Vec<Arc<Memtable>>,
         version: Arc<Version>,
+        flushed_seq: u64,
     ) -> Self {
         let imm = Arc::new(imm);
         Tree {
+            flushed_seq: AtomicU64::new(flushed_seq),
             write_buffer_size: AtomicUsize::new(opts.write_buffer_size),
             id,
             name: name.to_string(),
@@ -145,12 +154,14 @@ impl Tree {
     /// Moves to WAL `wal_number` at a memtable switch: a non-empty active
     /// memtable is frozen and `fresh()` takes its place; an empty one is
     /// kept and renumbered (an idle keyspace costs no new memtable).
-    /// The caller holds the WAL lock.
-    pub(crate) fn switch(&self, wal_number: u64, fresh: impl FnOnce() -> Memtable) {
+    /// The caller holds the WAL lock; `last_seq` is the database's last
+    /// sequence number (no entry of the frozen memtable is newer).
+    pub(crate) fn switch(&self, wal_number: u64, last_seq: u64, fresh: impl FnOnce() -> Memtable) {
         let empty = self.mem.read().mem.is_empty();
         if empty {
             self.mem.read().mem.renumber(wal_number);
         } else {
+            self.mem.read().mem.seal(last_seq);
             self.freeze(fresh());
         }
     }
@@ -177,6 +188,8 @@ impl Tree {
         let mut m = self.mem.write();
         *self.current.write() = v;
         if let Some(flushed) = flushed {
+            self.flushed_seq
+                .fetch_max(flushed.sealed_seq(), Ordering::AcqRel);
             let imm = m.imm.iter().filter(|x| !Arc::ptr_eq(x, flushed)).cloned();
             m.imm = Arc::new(imm.collect());
         }

@@ -63,6 +63,9 @@ pub struct Memtable {
     /// Approximate bytes of `range_dels` (kept as they are added, so that
     /// sizing the memtable on the write path does not walk them).
     range_del_bytes: AtomicUsize,
+    /// The database's last sequence number when the memtable was frozen:
+    /// no entry of it is newer (0 while it is active).
+    sealed_seq: AtomicU64,
 }
 
 impl Memtable {
@@ -81,7 +84,59 @@ impl Memtable {
             range_dels: RwLock::new(Vec::new()),
             has_range_dels: AtomicBool::new(false),
             range_del_bytes: AtomicUsize::new(0),
+            sealed_seq: AtomicU64::new(0),
         }
+    }
+
+    /// Records that the memtable is frozen with the database at sequence
+    /// `seq` (no entry of it is newer).
+    pub fn seal(&self, seq: SeqNo) {
+        self.sealed_seq.store(seq, Ordering::Release);
+    }
+
+    /// The sequence number it was frozen at ([`seal`](Self::seal)).
+    pub fn sealed_seq(&self) -> SeqNo {
+        self.sealed_seq.load(Ordering::Acquire)
+    }
+
+    /// The newest sequence number of a write to `user_key` in this memtable:
+    /// a put, delete or merge of it, or a range tombstone covering it (0:
+    /// none).
+    pub fn newest_write(&self, user_key: &[u8]) -> SeqNo {
+        let mut seek = Vec::with_capacity(user_key.len() + 8);
+        key::append_internal_key(&mut seek, user_key, key::MAX_SEQ, Kind::Merge as u8);
+        let c = self.list.seek(&seek);
+        let point = if c.valid() && key::user_key(c.key()) == user_key {
+            key::seq_of(c.key())
+        } else {
+            0
+        };
+        point.max(self.max_covering(user_key, key::MAX_SEQ))
+    }
+
+    /// The newest sequence number of a write into the user keys
+    /// `start..end` (`end` `None`: unbounded) in this memtable: an entry of
+    /// one of them, or a range tombstone overlapping them (0: none). Walks
+    /// the memtable's entries in the range.
+    pub fn newest_write_in(&self, start: &[u8], end: Option<&[u8]>) -> SeqNo {
+        let mut seek = Vec::with_capacity(start.len() + 8);
+        key::append_internal_key(&mut seek, start, key::MAX_SEQ, Kind::Merge as u8);
+        let mut c = self.list.seek(&seek);
+        let mut newest = 0;
+        while c.valid() && end.is_none_or(|e| key::user_key(c.key()) < e) {
+            newest = newest.max(key::seq_of(c.key()));
+            c.next();
+        }
+        if self.has_range_dels() {
+            for t in self.range_dels.read().iter() {
+                let starts_before_end = end.is_none_or(|e| t.start.as_slice() < e);
+                let ends_after_start = t.end.as_ref().is_none_or(|te| te.as_slice() > start);
+                if starts_before_end && ends_after_start {
+                    newest = newest.max(t.seq);
+                }
+            }
+        }
+        newest
     }
 
     /// The memtable's filter, if it has one.
