@@ -232,6 +232,14 @@ enum Command {
     ///   use NAME                     -> OK (NAME, which must exist, is now in use)
     ///   create-keyspace NAME         -> OK (a new keyspace; `use` it to write there)
     ///   drop-keyspace NAME           -> OK (not the keyspace in use, not default)
+    ///   begin [optimistic|pessimistic] [snapshot|serializable]
+    ///                                -> OK (put/get/del/scan go into the transaction)
+    ///   get-for-update K             -> the value, or (nil) (a transaction's read that
+    ///                                   a commit by someone else since fails)
+    ///   savepoint                    -> OK
+    ///   rollback-to-savepoint        -> OK (the writes since the savepoint are undone)
+    ///   commit                       -> OK once durable; a conflict answers ERR and rolls back
+    ///   rollback                     -> OK (the transaction's writes are dropped)
     ///   help                         -> one line per command, then END
     ///   quit | exit                  -> BYE, and the shell ends
     /// Anything wrong answers `ERR <message>` and the shell goes on.

@@ -322,3 +322,124 @@ create-keyspace a%FF
         ["(nil)", "OK", "1"]
     );
 }
+
+#[test]
+fn shell_transactions_commit_roll_back_and_span_keyspaces() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let input = "\
+put a 1
+create-keyspace ks
+commit
+rollback
+get-for-update a
+savepoint
+begin
+get a
+put a 2
+put b 3
+get a
+scan - -
+use ks
+put c 4
+begin
+batch put x 1
+drop-keyspace ks
+commit
+use default
+get a
+get b
+scan - -
+begin pessimistic serializable
+get-for-update a
+del a
+savepoint
+put z 9
+rollback-to-savepoint
+get z
+scan - -
+rollback
+get a
+get z
+begin optimistic snapshot
+put q 1
+quit
+";
+    let out = shell(&dir, &["--sync"], input);
+    let want = [
+        "OK", // put a 1
+        "OK", // create-keyspace
+    ];
+    assert_eq!(&out[..2], want, "{out:#?}");
+    for (i, cmd) in ["commit", "rollback", "get-for-update", "savepoint"]
+        .iter()
+        .enumerate()
+    {
+        assert!(
+            out[2 + i].starts_with("ERR ") && out[2 + i].contains("begin"),
+            "{cmd} outside a transaction: {}",
+            out[2 + i]
+        );
+    }
+    let rest: Vec<&str> = out[6..].iter().map(String::as_str).collect();
+    let (begin_block, rest) = rest.split_at(11);
+    assert_eq!(
+        begin_block,
+        [
+            "OK", // begin
+            "1",  // get a: the snapshot
+            "OK", // put a 2
+            "OK", // put b 3
+            "2",  // get a: its own write
+            "a 2",
+            "b 3",
+            "END", // scan merges its writes
+            "OK",  // use ks
+            "OK",  // put c 4 (into ks)
+            "ERR begin inside a transaction: `commit` or `rollback` it first",
+        ],
+        "{out:#?}"
+    );
+    assert!(rest[0].starts_with("ERR batch inside"), "{rest:?}");
+    assert!(rest[1].starts_with("ERR drop-keyspace inside"), "{rest:?}");
+    assert_eq!(
+        &rest[2..],
+        [
+            "OK", // commit
+            "OK", // use default
+            "2", "3", // committed
+            "a 2", "b 3", "END", "OK",    // begin pessimistic serializable
+            "2",     // get-for-update a
+            "OK",    // del a
+            "OK",    // savepoint
+            "OK",    // put z 9
+            "OK",    // rollback-to-savepoint
+            "(nil)", // get z: undone
+            "b 3", "END", // scan: a deleted in the transaction
+            "OK",  // rollback
+            "2", "(nil)", // nothing of it landed
+            "OK",    // begin
+            "OK",    // put q 1
+            "BYE",
+        ],
+        "{out:#?}"
+    );
+    // The committed transaction reached both keyspaces; the one open at quit
+    // left nothing.
+    let out = shell(&dir, &[], "get q\nuse ks\nget c\n");
+    assert_eq!(out, ["(nil)", "OK", "4"]);
+}
+
+#[test]
+fn shell_rejects_bad_begin() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let out = shell(
+        &dir,
+        &[],
+        "begin fast\nbegin optimistic pessimistic\nbegin\nput k v\nrollback\nget k\n",
+    );
+    assert!(out[0].starts_with("ERR begin: unknown mode"), "{out:?}");
+    assert!(out[1].starts_with("ERR begin: "), "{out:?}");
+    assert_eq!(&out[2..], ["OK", "OK", "OK", "(nil)"]);
+}
