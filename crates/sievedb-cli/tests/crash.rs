@@ -6,9 +6,13 @@
 //! were acknowledged (`OK` read back) and which were only sent (in flight at
 //! kill time). After a crash the database must hold the acknowledged state
 //! plus a *prefix* of the in-flight writes (the WAL is sequential), each batch
-//! applied all-or-nothing. This implies the per-key rule: every key shows its
-//! last acknowledged value or the value of an in-flight write, never anything
-//! else, and an in-flight batch is never half applied.
+//! applied all-or-nothing. A transaction (`begin`, its puts and deletes,
+//! `commit`, in any of the four modes, across keyspaces in the keyspace
+//! variant) counts as one write: acknowledged once `commit` answered `OK`,
+//! in flight from its `begin` on, all or nothing like a batch. This implies
+//! the per-key rule: every key shows its last acknowledged value or the value
+//! of an in-flight write, never anything else, and an in-flight batch or
+//! transaction is never half applied.
 //!
 //! `SIEVEDB_CRASH_CYCLES` (default 30) sets the number of kill/reopen cycles,
 //! `SIEVEDB_CRASH_SEED` the random seed.
@@ -124,9 +128,35 @@ enum Op {
     Batch(Vec<(Vec<u8>, Option<Vec<u8>>)>),
     /// `use NAME`: no write, the keyspace of the writes after it.
     Use(&'static str),
+    /// `begin MODE`, puts and deletes (keys of any keyspace: `use` lines in
+    /// between), `commit`: all or nothing, like a batch.
+    Txn(&'static str, Vec<(Vec<u8>, Option<Vec<u8>>)>),
 }
 
 impl Op {
+    /// The lines it sends, each answered `OK` once done.
+    fn lines(&self) -> Vec<String> {
+        let Op::Txn(mode, ops) = self else {
+            return vec![self.line()];
+        };
+        let mut lines = vec![format!("begin {mode}")];
+        let mut current = None;
+        for (k, v) in ops {
+            let (ks, raw) = split_ks(k);
+            if current != Some(ks) {
+                lines.push(format!("use {ks}"));
+                current = Some(ks);
+            }
+            lines.push(match v {
+                Some(v) => format!("put {} {}", enc(raw), enc(v)),
+                None => format!("del {}", enc(raw)),
+            });
+        }
+        lines.push("commit".to_string());
+        lines
+    }
+
+    /// The one line of anything but a transaction.
     fn line(&self) -> String {
         let raw = |k: &[u8]| enc(split_ks(k).1);
         match self {
@@ -143,6 +173,7 @@ impl Op {
                 s
             }
             Op::Use(ks) => format!("use {ks}"),
+            Op::Txn(..) => self.lines().join("; "),
         }
     }
 
@@ -154,7 +185,7 @@ impl Op {
             Op::Del(k) => {
                 state.remove(k);
             }
-            Op::Batch(ops) => {
+            Op::Batch(ops) | Op::Txn(_, ops) => {
                 for (k, v) in ops {
                     match v {
                         Some(v) => state.insert(k.clone(), v.clone()),
@@ -194,7 +225,7 @@ fn verify(recovered: &State, acked: &State, in_flight: &[Op]) -> Result<State, S
         let ops: Vec<(&[u8], Option<&[u8]>)> = match w {
             Op::Put(k, v) => vec![(k, Some(v))],
             Op::Del(k) => vec![(k, None)],
-            Op::Batch(ops) => ops
+            Op::Batch(ops) | Op::Txn(_, ops) => ops
                 .iter()
                 .map(|(k, v)| (k.as_slice(), v.as_deref()))
                 .collect(),
@@ -370,6 +401,7 @@ impl Gen {
                 Op::Put(k, self.value("p"))
             }
             55..=74 => Op::Del(self.random_key()),
+            75..=87 => self.txn(),
             _ => {
                 let n = self.rng.gen_range(2..=8);
                 let mut ids: Vec<usize> = (0..KEYS).collect();
@@ -386,6 +418,33 @@ impl Gen {
                 Op::Batch(ops)
             }
         }
+    }
+}
+
+impl Gen {
+    /// A transaction of distinct keys, in the keyspace in use or (keyspace
+    /// variant) others too; the keyspace in use after it is its last one's.
+    fn txn(&mut self) -> Op {
+        const MODES: [&str; 4] = [
+            "optimistic snapshot",
+            "optimistic serializable",
+            "pessimistic snapshot",
+            "pessimistic serializable",
+        ];
+        let mode = MODES[self.rng.gen_range(0..MODES.len())];
+        let n = self.rng.gen_range(1..=6);
+        let mut ids: Vec<usize> = (0..KEYS).collect();
+        ids.shuffle(&mut self.rng);
+        let marker = self.value("t");
+        let mut ops = Vec::with_capacity(n);
+        for &i in &ids[..n] {
+            if self.keyspaces && self.rng.gen_bool(0.3) {
+                self.current = self.pick_keyspace();
+            }
+            let v = (!self.rng.gen_bool(0.2)).then(|| marker.clone());
+            ops.push((in_ks(self.current, &key(i)), v));
+        }
+        Op::Txn(mode, ops)
     }
 }
 
@@ -467,8 +526,10 @@ fn run_cycle(dir: &Path, gen: &mut Gen, model: &mut State, sync: bool) -> Vec<Op
         match gen.rng.gen_range(0..100) {
             0..=83 => {
                 let w = gen.write();
-                let answer = sh.call(&w.line());
-                assert_eq!(answer, "OK", "write {}", w.line());
+                for line in w.lines() {
+                    let answer = sh.call(&line);
+                    assert_eq!(answer, "OK", "{line} of write {}", w.line());
+                }
                 w.apply(model);
             }
             84..=89 => {
@@ -490,7 +551,9 @@ fn run_cycle(dir: &Path, gen: &mut Gen, model: &mut State, sync: bool) -> Vec<Op
     let mut send_writes = |sh: &mut Shell, gen: &mut Gen, n: usize| {
         for _ in 0..n {
             let w = gen.write();
-            sh.send(&w.line());
+            for line in w.lines() {
+                sh.send(&line);
+            }
             in_flight.push(w);
         }
     };
@@ -663,4 +726,39 @@ fn checker_accepts_prefixes_and_rejects_torn_batches() {
     // A lost acknowledged write, and a value nobody wrote.
     assert!(verify(&st(&[]), &acked, &in_flight).is_err());
     assert!(verify(&st(&[("a", "9")]), &acked, &in_flight).is_err());
+}
+
+#[test]
+fn a_transaction_is_sent_as_lines_and_checked_all_or_nothing() {
+    let txn = Op::Txn(
+        "pessimistic serializable",
+        vec![
+            (in_ks("default", b"a"), Some(b"T".to_vec())),
+            (in_ks("ks1", b"b"), Some(b"T".to_vec())),
+            (in_ks("ks1", b"c"), None),
+        ],
+    );
+    assert_eq!(
+        txn.lines(),
+        [
+            "begin pessimistic serializable",
+            "use default",
+            "put a T",
+            "use ks1",
+            "put b T",
+            "del c",
+            "commit"
+        ]
+    );
+    let acked: State = [(in_ks("ks1", b"c"), b"1".to_vec())].into_iter().collect();
+    let in_flight = [txn];
+    let mut whole = State::new();
+    whole.insert(in_ks("default", b"a"), b"T".to_vec());
+    whole.insert(in_ks("ks1", b"b"), b"T".to_vec());
+    assert!(verify(&acked, &acked, &in_flight).is_ok());
+    assert!(verify(&whole, &acked, &in_flight).is_ok());
+    // Half of it: the put into ks1 and the delete missing.
+    let mut torn = acked.clone();
+    torn.insert(in_ks("default", b"a"), b"T".to_vec());
+    assert!(verify(&torn, &acked, &in_flight).is_err());
 }
