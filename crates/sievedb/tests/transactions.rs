@@ -408,3 +408,55 @@ fn concurrent_increments_lose_no_update() {
         );
     }
 }
+
+/// A clock the test moves.
+struct Clock(std::sync::atomic::AtomicU64);
+
+impl sievedb::Clock for Clock {
+    fn now_secs(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// A TTL keyspace inside a transaction behaves as outside: what it commits
+/// expires as a plain write does, a read sees expiry as of now, and a merge
+/// is refused at once (the transaction goes on).
+#[test]
+fn ttl_keyspaces_behave_inside_a_transaction_as_outside() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(Clock(1_000.into()));
+    let db = Db::open(
+        dir.path(),
+        Options::builder()
+            .merge_operator(Arc::new(sievedb::merge::Append::new(",")))
+            .clock(clock.clone())
+            .build(),
+    )
+    .unwrap();
+    let short = db
+        .keyspace_with(
+            "short",
+            KeyspaceOptions::default()
+                .no_merge_operator()
+                .ttl(Duration::from_secs(10)),
+        )
+        .unwrap();
+    let mut tx = db.transaction();
+    tx.put_cf(&short, "a", "1").unwrap();
+    tx.put("b", "1").unwrap();
+    let e = tx.merge_cf(&short, "a", "x").unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    let outside = short.merge("a", "x").unwrap_err();
+    assert_eq!(e.to_string(), outside.to_string());
+    assert!(!e.is_conflict());
+    tx.merge("b", "2").unwrap(); // the default keyspace has no TTL
+    tx.commit().unwrap();
+    assert_eq!(short.get("a").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(db.get("b").unwrap().as_deref(), Some(&b"1,2"[..]));
+    let mut reader = db.transaction();
+    clock.0.store(1_011, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(short.get("a").unwrap(), None, "expired outside");
+    assert_eq!(reader.get_cf(&short, "a").unwrap(), None, "and inside");
+    assert_eq!(reader.iter_cf(&short).unwrap().count(), 0);
+    assert_eq!(reader.get("b").unwrap().as_deref(), Some(&b"1,2"[..]));
+}

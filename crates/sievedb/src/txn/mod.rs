@@ -524,6 +524,12 @@ impl Transaction {
                 )));
             }
         }
+        if matches!(op, Op::Merge(_)) && tree.opts().ttl.is_some() {
+            // Refused now, as outside a transaction, rather than at commit.
+            return Err(Error::InvalidArgument(
+                "merge is not supported in a keyspace with a TTL".into(),
+            ));
+        }
         if tree.dropped.load(std::sync::atomic::Ordering::Acquire) {
             return Err(Error::InvalidArgument(format!(
                 "keyspace {:?} was dropped",
