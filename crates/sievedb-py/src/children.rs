@@ -1,8 +1,8 @@
 //! What a `Db` hands out that keeps the database open (iterators,
-//! snapshots and keyspace handles), so that `Db.close()` can release them
-//! first, as plyvel does: a Python iterator left half-consumed in a variable
-//! would otherwise make every `with sievedb.Db(p) as db:` block end in
-//! `BusyError`.
+//! snapshots, transactions and keyspace handles), so that `Db.close()` can
+//! release them first, as plyvel does: a Python iterator left half-consumed
+//! in a variable would otherwise make every `with sievedb.Db(p) as db:`
+//! block end in `BusyError`.
 
 use std::sync::{Arc, Mutex, Weak};
 

@@ -22,6 +22,7 @@ use crate::keyspace::{Keyspace, Slot};
 use crate::options::{from_kwargs, keyspace_from_kwargs};
 use crate::snapshot::Snapshot;
 use crate::store::{self, json_to_py, Store, Target};
+use crate::transaction::{self, Transaction};
 
 /// An open sievedb database.
 ///
@@ -290,6 +291,34 @@ impl Db {
         Ok(Snapshot::new(snap, self.children.clone()))
     }
 
+    /// A new transaction (see `Transaction`): optimistic, or with
+    /// `pessimistic=True` locking the keys it writes or reads for update
+    /// (waiting up to `lock_timeout` seconds for another's lock, and failing
+    /// at once a wait that would deadlock unless `deadlock_detect=False`);
+    /// `isolation="snapshot"` or `"serializable"` (no write skew).
+    #[pyo3(signature = (pessimistic=false, isolation="snapshot", lock_timeout=1.0, deadlock_detect=true))]
+    fn transaction(
+        &self,
+        py: Python<'_>,
+        pessimistic: bool,
+        isolation: &str,
+        lock_timeout: f64,
+        deadlock_detect: bool,
+    ) -> PyResult<Transaction> {
+        let (opts, level) =
+            transaction::options(pessimistic, isolation, lock_timeout, deadlock_detect)?;
+        let children = &self.children;
+        // Registered under the read lock, so that a `close` cannot slip in
+        // between.
+        self.with_db(py, |db| {
+            Ok(Transaction::new(
+                db.transaction_opt(&opts),
+                level,
+                children.clone(),
+            ))
+        })
+    }
+
     /// Opens keyspace `name`, creating it (durably) if it does not exist.
     /// With no options it gets the database's (or, if it was opened before
     /// in this process, the options it was opened with); options (see
@@ -404,7 +433,8 @@ impl Db {
     }
 
     /// Closes the database (waiting for calls in flight on other threads).
-    /// Its iterators, snapshots and keyspace handles are released first:
+    /// Its iterators, snapshots, transactions (rolled back) and keyspace
+    /// handles are released first:
     /// using them afterwards raises `ClosedError`. Closing twice does
     /// nothing.
     fn close(&self, py: Python<'_>) -> PyResult<()> {

@@ -1,5 +1,7 @@
 //! sievedb's errors as Python exceptions: `sievedb.Error` and one subclass
-//! per kind of [`sievedb::Error`]; I/O errors are Python's `OSError`.
+//! per kind of [`sievedb::Error`]; I/O errors are Python's `OSError`. A
+//! transaction's conflict is a `ConflictError` whose `kind` attribute names
+//! its [`sievedb::ConflictKind`].
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyOSError, PyUserWarning, PyValueError};
@@ -59,6 +61,14 @@ create_exception!(
     MergeFailedError,
     Error,
     "A key's merge operands could not be combined (no merge_operator set, or it refused them)."
+);
+
+create_exception!(
+    sievedb,
+    ConflictError,
+    Error,
+    "A transaction failed its check and wrote nothing; `kind` says why: \"write\", \"read\", \
+     \"too_old\", \"lock_timeout\" or \"deadlock\". Retry it as a new transaction."
 );
 
 create_exception!(
@@ -131,8 +141,31 @@ pub fn to_py(e: sievedb::Error) -> PyErr {
         sievedb::Error::ReadOnly(_) => ReadOnlyError::new_err(msg),
         sievedb::Error::Closed => ClosedError::new_err(msg),
         sievedb::Error::MergeFailed { .. } => MergeFailedError::new_err(msg),
+        sievedb::Error::Conflict { kind, .. } => conflict(msg, kind),
         _ => Error::new_err(msg),
     }
+}
+
+/// The name of a conflict kind, the `kind` of a `ConflictError`.
+fn kind_name(kind: sievedb::ConflictKind) -> &'static str {
+    match kind {
+        sievedb::ConflictKind::Write => "write",
+        sievedb::ConflictKind::Read => "read",
+        sievedb::ConflictKind::TooOld => "too_old",
+        sievedb::ConflictKind::LockTimeout => "lock_timeout",
+        sievedb::ConflictKind::Deadlock => "deadlock",
+        _ => "unknown",
+    }
+}
+
+/// A `ConflictError` whose `kind` attribute names `kind`.
+fn conflict(msg: String, kind: sievedb::ConflictKind) -> PyErr {
+    Python::with_gil(|py| {
+        let err = ConflictError::new_err(msg);
+        // On failure the error still raises, with the class's `kind` (None).
+        let _ = err.value(py).setattr("kind", kind_name(kind));
+        err
+    })
 }
 
 /// `?` on an engine result inside a binding.
@@ -168,6 +201,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ReadOnlyError", py.get_type::<ReadOnlyError>())?;
     m.add("ClosedError", py.get_type::<ClosedError>())?;
     m.add("MergeFailedError", py.get_type::<MergeFailedError>())?;
+    let conflict = py.get_type::<ConflictError>();
+    // What a `ConflictError` raised from Python (not by the engine) has.
+    conflict.setattr("kind", py.None())?;
+    m.add("ConflictError", conflict)?;
     m.add("RecoveryWarning", py.get_type::<RecoveryWarning>())?;
     Ok(())
 }

@@ -1,13 +1,13 @@
-//! Python iterators over a key range of the database or of a snapshot:
-//! `(key, value)` tuples, keys or values, in either direction. Entries are
-//! fetched from the engine in batches with the GIL released.
+//! Python iterators over a key range of the database, of a snapshot or of a
+//! transaction: `(key, value)` tuples, keys or values, in either direction.
+//! Entries are fetched from the engine in batches with the GIL released.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
-use sievedb::DbIterator;
+use sievedb::{DbIterator, TransactionIterator};
 
 use crate::children::{Children, Release};
 use crate::errors::{ClosedError, OrPy};
@@ -28,8 +28,44 @@ const FIRST_BATCH: usize = 16;
 /// The largest batch fetched at once.
 const MAX_BATCH: usize = 1024;
 
+/// What an iterator reads: an engine iterator of either kind.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per Python iterator, inside its heap-allocated state: a Box would save \
+              no memory worth its indirection on every step"
+)]
+pub enum Source {
+    /// Of the database, a keyspace or a snapshot.
+    Db(DbIterator),
+    /// Of a transaction: its pending writes over its snapshot.
+    Transaction(TransactionIterator),
+}
+
+impl Source {
+    fn step(&mut self, reverse: bool) -> Option<sievedb::Result<(Vec<u8>, Vec<u8>)>> {
+        match (self, reverse) {
+            (Source::Db(it), false) => it.next(),
+            (Source::Db(it), true) => it.next_back(),
+            (Source::Transaction(it), false) => it.next(),
+            (Source::Transaction(it), true) => it.next_back(),
+        }
+    }
+}
+
+impl From<DbIterator> for Source {
+    fn from(it: DbIterator) -> Self {
+        Source::Db(it)
+    }
+}
+
+impl From<TransactionIterator> for Source {
+    fn from(it: TransactionIterator) -> Self {
+        Source::Transaction(it)
+    }
+}
+
 struct State {
-    it: Option<DbIterator>,
+    it: Option<Source>,
     /// The database was closed under the iterator.
     released: bool,
     reverse: bool,
@@ -44,12 +80,7 @@ impl State {
             return Ok(());
         };
         for _ in 0..self.batch {
-            let next = if self.reverse {
-                it.next_back()
-            } else {
-                it.next()
-            };
-            match next {
+            match it.step(self.reverse) {
                 Some(kv) => self.buf.push_back(kv?),
                 None => {
                     self.it = None; // done: release the engine's pins now
@@ -63,8 +94,8 @@ impl State {
 }
 
 /// An iterator over a key range (`db.items()`, `db.keys()`, `db.values()`,
-/// `db.prefix()`, and the same on a snapshot). It reads a consistent view:
-/// writes made after it was created are not seen.
+/// `db.prefix()`, and the same on a snapshot or a transaction). It reads a
+/// consistent view: writes made after it was created are not seen.
 #[pyclass(module = "sievedb", name = "Iterator")]
 pub struct KeyIterator {
     state: Arc<Shared>,
@@ -86,9 +117,14 @@ impl Release for Shared {
 
 impl KeyIterator {
     /// Wraps an engine iterator, registered with `children` (the database's).
-    pub fn new(it: DbIterator, kind: Yield, reverse: bool, children: &Children) -> KeyIterator {
+    pub fn new(
+        it: impl Into<Source>,
+        kind: Yield,
+        reverse: bool,
+        children: &Children,
+    ) -> KeyIterator {
         let state = Arc::new(Shared(Mutex::new(State {
-            it: Some(it),
+            it: Some(it.into()),
             released: false,
             reverse,
             buf: VecDeque::new(),

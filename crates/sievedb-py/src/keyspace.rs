@@ -88,7 +88,8 @@ impl Release for Slot {
 /// sharing the database's log, sequence numbers and snapshots. Opened by
 /// `db.keyspace(name, **options)`; reads and writes as `Db`'s
 /// (`ks[k] = v`, `ks.get(k)`, `ks.items()`, ...); `WriteBatch` methods take
-/// `keyspace=ks`, and snapshot reads take `keyspace=ks`. Using it after
+/// `keyspace=ks`, and snapshot and transaction reads and writes take
+/// `keyspace=ks`. Using it after
 /// `db.close()` raises `ClosedError`, after `db.drop_keyspace(name)`
 /// `InvalidArgumentError`.
 #[pyclass(module = "sievedb", name = "Keyspace", frozen)]
@@ -109,6 +110,18 @@ impl Keyspace {
     pub fn with_handle<R>(&self, f: impl FnOnce(&sievedb::Keyspace) -> R) -> PyResult<R> {
         self.slot.with(|ks| Ok(f(ks))).or_py()
     }
+
+    /// Runs `f` on the engine handle with the GIL released, under the
+    /// database's read lock as the keyspace's own calls (for a
+    /// transaction's reads and writes in the keyspace).
+    pub fn run_handle<R: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&sievedb::Keyspace) -> sievedb::Result<R> + Send,
+    ) -> PyResult<R> {
+        let slot = &self.slot;
+        self.db.get().with_db(py, |_db| slot.with(f))
+    }
 }
 
 impl Target for Keyspace {
@@ -117,12 +130,9 @@ impl Target for Keyspace {
         py: Python<'_>,
         f: impl FnOnce(Store<'_>) -> sievedb::Result<R> + Send,
     ) -> PyResult<R> {
-        let slot = &self.slot;
         // The database's read lock first: `close()` holds its write lock
         // while it releases the slots.
-        self.db
-            .get()
-            .with_db(py, |_db| slot.with(|ks| f(Store::Keyspace(ks))))
+        self.run_handle(py, |ks| f(Store::Keyspace(ks)))
     }
 
     fn children(&self) -> &Children {

@@ -16,6 +16,7 @@ mod keyspace;
 mod options;
 mod snapshot;
 mod store;
+mod transaction;
 
 use pyo3::prelude::*;
 
@@ -26,6 +27,7 @@ fn _sievedb(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<batch::WriteBatch>()?;
     m.add_class::<snapshot::Snapshot>()?;
     m.add_class::<iter::KeyIterator>()?;
+    m.add_class::<transaction::Transaction>()?;
     errors::register(m)?;
     m.add("OPTIONS", options::NAMES.to_vec())?;
     m.add("KEYSPACE_OPTIONS", options::KEYSPACE_NAMES.to_vec())?;

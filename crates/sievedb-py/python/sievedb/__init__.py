@@ -19,6 +19,18 @@ own keys and options, written together atomically by one WriteBatch:
 ...     users[b"u1"], b"u1" in db
 (b'alice', False)
 
+A transaction reads at a snapshot under its own writes and commits them
+atomically, or raises :class:`sievedb.ConflictError` (and writes nothing):
+
+>>> with sievedb.Db("/tmp/example-db") as db:
+...     db[b"alice"] = b"10"
+...     with db.transaction() as tx:
+...         balance = int(tx.get_for_update(b"alice"))
+...         tx[b"alice"] = b"%d" % (balance - 3)
+...         tx[b"bob"] = b"3"
+...     db[b"alice"], db[b"bob"]
+(b'7', b'3')
+
 Keys and values are bytes (str is accepted and encoded as UTF-8). Every
 engine error is a subclass of :class:`sievedb.Error`; I/O errors are
 :class:`OSError`. Opening a database whose recovery dropped data (a damaged
@@ -32,6 +44,7 @@ from ._sievedb import (
     OPTIONS,
     BusyError,
     ClosedError,
+    ConflictError,
     CorruptionError,
     Db,
     Error,
@@ -44,6 +57,7 @@ from ._sievedb import (
     ReadOnlyError,
     RecoveryWarning,
     Snapshot,
+    Transaction,
     UnsupportedError,
     WriteBatch,
 )
@@ -53,6 +67,7 @@ __all__ = [
     "Keyspace",
     "WriteBatch",
     "Snapshot",
+    "Transaction",
     "Iterator",
     "Error",
     "CorruptionError",
@@ -64,6 +79,7 @@ __all__ = [
     "ReadOnlyError",
     "ClosedError",
     "MergeFailedError",
+    "ConflictError",
     "RecoveryWarning",
     "OPTIONS",
     "KEYSPACE_OPTIONS",

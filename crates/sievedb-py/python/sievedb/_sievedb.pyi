@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import os
 import pathlib
 from typing import (
@@ -93,6 +94,28 @@ class RecoveryWarning(UserWarning):
 class MergeFailedError(Error):
     """A key's merge operands could not be combined (no merge_operator, or it refused them)."""
 
+_ConflictKind = Literal["write", "read", "too_old", "lock_timeout", "deadlock"]
+
+class ConflictError(Error):
+    """A transaction failed its check and wrote nothing; retry it as a new
+    transaction. Raised by the call that failed (a commit, or in a
+    pessimistic transaction a lock wait) and by every later call on that
+    transaction but `rollback()`."""
+
+    kind: Optional[_ConflictKind]
+    """Why (None for one raised from Python):
+
+    - "write": a key it wrote, or read with get_for_update, was written by
+      another commit after its snapshot (first committer wins);
+    - "read": serializable only: a key it read, or a key in a range it
+      iterated, was written after its snapshot;
+    - "too_old": it stayed open while more was written than the memtables
+      hold, so its commit could not be checked;
+    - "lock_timeout": pessimistic only: a key's lock was not released
+      within lock_timeout;
+    - "deadlock": pessimistic only: waiting for a lock would have closed a
+      cycle of waiting transactions."""
+
 class Iterator(_Iterator[Any]):
     """An iterator over a key range: (key, value) tuples, keys or values."""
     def __iter__(self) -> Iterator: ...
@@ -157,6 +180,116 @@ class Snapshot:
     def __exit__(self, *args: object) -> bool: ...
     def __contains__(self, key: Key) -> bool: ...
     def __getitem__(self, key: Key) -> bytes: ...
+
+class Transaction:
+    """A transaction: `db.transaction(...)`. Its reads see its snapshot (taken
+    when it began) under its own pending writes; its writes commit together,
+    atomically across keyspaces, or not at all.
+
+    `with db.transaction() as tx:` commits at the end of the block, or rolls
+    back if the block raises (the exception goes on); a conflict of that
+    commit raises ConflictError. Reads and writes go to the default keyspace,
+    or with `keyspace=ks` to `ks`. After commit() or rollback() every call
+    raises InvalidArgumentError; after `db.close()` (which rolls back an
+    open transaction) ClosedError. The object may be used from any thread;
+    reads, iteration, the commit and a pessimistic transaction's writes
+    (which may wait for a lock) release the GIL."""
+
+    @overload
+    def get(self, key: Key, *, keyspace: Optional[Keyspace] = None) -> Optional[bytes]:
+        """The value of `key` as the transaction sees it, or None/`default`."""
+    @overload
+    def get(
+        self, key: Key, default: _T, keyspace: Optional[Keyspace] = None
+    ) -> Union[bytes, _T]: ...
+    @overload
+    def get_for_update(
+        self, key: Key, *, keyspace: Optional[Keyspace] = None
+    ) -> Optional[bytes]:
+        """`get`, and the commit fails (ConflictError "write") if another
+        commit writes `key` after the snapshot; a pessimistic transaction
+        locks `key` until it ends, waiting up to `lock_timeout` for another's
+        lock."""
+    @overload
+    def get_for_update(
+        self, key: Key, default: _T, keyspace: Optional[Keyspace] = None
+    ) -> Union[bytes, _T]: ...
+    def put(self, key: Key, value: Value, keyspace: Optional[Keyspace] = None) -> None:
+        """Sets `key` to `value` when the transaction commits (a pessimistic
+        transaction locks `key` first)."""
+    def delete(self, key: Key, keyspace: Optional[Keyspace] = None) -> None:
+        """Deletes `key` when the transaction commits (nothing happens if it
+        is absent)."""
+    def merge(self, key: Key, operand: Value, keyspace: Optional[Keyspace] = None) -> None:
+        """Merges `operand` into `key` when the transaction commits, through
+        the keyspace's `merge_operator`; its own reads see the merged value."""
+    def items(
+        self,
+        start: Optional[Key] = None,
+        end: Optional[Key] = None,
+        reverse: bool = False,
+        keyspace: Optional[Keyspace] = None,
+    ) -> _Iterator[Tuple[bytes, bytes]]:
+        """(key, value) pairs of `[start, end)` as the transaction sees them:
+        its pending writes (as they are when the iterator is made) over its
+        snapshot. Serializable: a commit into the range after the snapshot
+        fails the transaction's commit."""
+    def keys(
+        self,
+        start: Optional[Key] = None,
+        end: Optional[Key] = None,
+        reverse: bool = False,
+        keyspace: Optional[Keyspace] = None,
+    ) -> _Iterator[bytes]:
+        """Keys of `[start, end)` as the transaction sees them."""
+    def values(
+        self,
+        start: Optional[Key] = None,
+        end: Optional[Key] = None,
+        reverse: bool = False,
+        keyspace: Optional[Keyspace] = None,
+    ) -> _Iterator[bytes]:
+        """Values of `[start, end)` as the transaction sees them, in key order."""
+    def prefix(
+        self, prefix: Key, reverse: bool = False, keyspace: Optional[Keyspace] = None
+    ) -> _Iterator[Tuple[bytes, bytes]]:
+        """(key, value) pairs of the keys starting with `prefix`."""
+    def set_savepoint(self) -> None:
+        """Marks the writes so far; `rollback_to_savepoint()` undoes those
+        made after. Savepoints nest."""
+    def rollback_to_savepoint(self) -> None:
+        """Undoes the writes since the last savepoint and forgets it (locks
+        taken since stay held; reads since still count for the commit's
+        check). InvalidArgumentError if no savepoint is set."""
+    def commit(self, sync: bool = False) -> None:
+        """Commits every pending write, atomically across keyspaces
+        (`sync=True`: durable when it returns). ConflictError if its check
+        fails: nothing is written and the transaction is over."""
+    def rollback(self) -> None:
+        """Drops the pending writes and releases the locks and snapshot; the
+        transaction ends (also one whose commit failed)."""
+    @property
+    def snapshot_sequence(self) -> int:
+        """The sequence number its snapshot reads at."""
+    @property
+    def pessimistic(self) -> bool: ...
+    @property
+    def isolation(self) -> Literal["snapshot", "serializable"]: ...
+    def __enter__(self) -> Transaction: ...
+    def __exit__(
+        self, exc_type: object = None, exc: object = None, tb: object = None
+    ) -> bool:
+        """Commits if the block ended normally, rolls back if it raised; does
+        nothing if the transaction ended inside the block. Never swallows
+        the exception."""
+    def __getitem__(self, key: Key) -> bytes:
+        """`tx[key]`: KeyError if the transaction sees it absent."""
+    def __setitem__(self, key: Key, value: Value) -> None: ...
+    def __delitem__(self, key: Key) -> None:
+        """`del tx[key]`: KeyError if the transaction sees it absent."""
+    def __contains__(self, key: Key) -> bool: ...
+    def __iter__(self) -> _Iterator[bytes]:
+        """The keys, as `iter(db)`; `tx.items()` for (key, value) pairs."""
 
 class Keyspace:
     """One keyspace of a database: `db.keyspace(name, **options)`; the same
@@ -225,6 +358,22 @@ class Db:
     ) -> _Iterator[bytes]: ...
     def prefix(self, prefix: Key, reverse: bool = False) -> _Iterator[Tuple[bytes, bytes]]: ...
     def snapshot(self) -> Snapshot: ...
+    def transaction(
+        self,
+        pessimistic: bool = False,
+        isolation: Literal["snapshot", "serializable"] = "snapshot",
+        lock_timeout: float = 1.0,
+        deadlock_detect: bool = True,
+    ) -> Transaction:
+        """A new transaction. Optimistic by default (no locks: the commit is
+        checked against what committed since its snapshot); `pessimistic=True`
+        locks each key it writes or reads with get_for_update until it ends,
+        waiting up to `lock_timeout` seconds for a lock another holds, and,
+        with `deadlock_detect`, failing at once a wait that would deadlock.
+        `isolation="snapshot"` fails a commit whose written (or
+        get_for_update) keys were written since its snapshot;
+        `"serializable"` also checks the keys it read and the ranges it
+        iterated (no write skew, no phantoms). ValueError for a bad option."""
     def keyspace(self, name: str, **options: Any) -> Keyspace:
         """Opens (creating it if missing) keyspace `name`; see `KEYSPACE_OPTIONS`."""
     def default_keyspace(self) -> Keyspace: ...
@@ -240,9 +389,10 @@ class Db:
     def compact_range(self, start: Optional[Key] = None, end: Optional[Key] = None) -> None: ...
     def approximate_size(self, start: Optional[Key] = None, end: Optional[Key] = None) -> int: ...
     def close(self) -> None: ...
-    @property
+    # builtins.property: the method `property` above shadows the decorator here.
+    @builtins.property
     def closed(self) -> bool: ...
-    @property
+    @builtins.property
     def path(self) -> pathlib.Path: ...
     def __enter__(self) -> Db: ...
     def __exit__(self, *args: object) -> bool: ...
