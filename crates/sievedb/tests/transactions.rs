@@ -460,3 +460,28 @@ fn ttl_keyspaces_behave_inside_a_transaction_as_outside() {
     assert_eq!(reader.iter_cf(&short).unwrap().count(), 0);
     assert_eq!(reader.get("b").unwrap().as_deref(), Some(&b"1,2"[..]));
 }
+
+/// A commit that fails for another reason than a conflict (here: a keyspace
+/// it wrote was dropped) ends the transaction too: nothing of it is written,
+/// later calls return that error, and its locks are free.
+#[test]
+fn a_failed_commit_ends_the_transaction_and_frees_its_locks() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let ks = db.keyspace("gone").unwrap();
+    let mut tx = db.transaction_opt(&opts(true, Isolation::Snapshot));
+    tx.put("a", "1").unwrap();
+    tx.put_cf(&ks, "b", "1").unwrap();
+    drop(ks);
+    db.drop_keyspace("gone").unwrap();
+    let e = tx.commit().unwrap_err();
+    assert!(!e.is_conflict(), "{e}");
+    assert_eq!(tx.put("c", "1").unwrap_err().to_string(), e.to_string());
+    assert_eq!(db.get("a").unwrap(), None);
+    let mut other = db
+        .transaction_opt(&opts(true, Isolation::Snapshot).lock_timeout(Duration::from_millis(10)));
+    other.put("a", "2").unwrap(); // the lock is free at once
+    other.commit().unwrap();
+    tx.rollback().unwrap();
+    assert!(tx.rollback().is_err(), "rolled back already");
+}

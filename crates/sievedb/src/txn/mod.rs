@@ -22,7 +22,10 @@
 //! runs there, just before its batch would be logged, so a transaction
 //! commits at a point after every write its check saw. Plain writes take no
 //! locks: one that writes a key a pessimistic transaction holds is not made
-//! to wait, it makes that transaction's commit fail instead.
+//! to wait, it makes that transaction's commit fail instead. A pessimistic
+//! transaction that waited for a lock whose holder then committed a write to
+//! that key fails with a write conflict once it gets the lock (the key
+//! changed since its snapshot), as RocksDB's with a snapshot set.
 //!
 //! How long a transaction may stay open: its check reads the memtables, never
 //! an SST. It can be checked while every keyspace it touches holds, in its
@@ -162,7 +165,10 @@ enum State {
 /// ```
 pub struct Transaction {
     db: Arc<DbInner>,
-    snapshot: Snapshot,
+    /// The sequence number it reads at.
+    seq: u64,
+    /// Its snapshot, held until it ends (its iterators pin what they need).
+    snapshot: Option<Snapshot>,
     opts: TransactionOptions,
     id: TxId,
     writes: WriteSet,
@@ -188,9 +194,11 @@ impl Db {
     /// A new transaction run as `opts` says.
     pub fn transaction_opt(&self, opts: &TransactionOptions) -> Transaction {
         let db = self.inner_arc().clone();
+        let snapshot = self.snapshot();
         Transaction {
             id: db.locks().new_id(),
-            snapshot: self.snapshot(),
+            seq: snapshot.sequence(),
+            snapshot: Some(snapshot),
             opts: opts.clone(),
             writes: WriteSet::default(),
             trees: HashMap::new(),
@@ -207,7 +215,7 @@ impl Db {
 impl Transaction {
     /// The sequence number its snapshot reads at.
     pub fn snapshot_sequence(&self) -> u64 {
-        self.snapshot.sequence()
+        self.seq
     }
 
     /// Whether it is pessimistic.
@@ -342,6 +350,8 @@ impl Transaction {
 
     /// Marks the transaction's writes so far: [`rollback_to_savepoint`]
     /// undoes those made after (RocksDB's `SetSavePoint`). Savepoints nest.
+    /// On a transaction that ended it does nothing (its next other call
+    /// says why).
     ///
     /// [`rollback_to_savepoint`]: Self::rollback_to_savepoint
     pub fn set_savepoint(&mut self) {
@@ -366,7 +376,10 @@ impl Transaction {
 
     /// Commits: every pending write, atomically across keyspaces, as one WAL
     /// record, unsynced (as [`Db::write`]). Fails with [`Error::Conflict`]
-    /// when its check fails (nothing is written).
+    /// when its check fails (nothing is written). Committed or not, the
+    /// transaction ends: a failed commit (a conflict, an I/O error, a closed
+    /// database) leaves it failed, its locks released, and every later call
+    /// returns that error.
     pub fn commit(&mut self) -> Result<()> {
         self.commit_opt(&WriteOptions::default())
     }
@@ -379,14 +392,11 @@ impl Transaction {
         let check = (!check.is_empty()).then(|| Box::new(check) as _);
         let batch = self.writes.batch(self.db.batch_owner());
         let r = self.db.commit_txn(batch, wo.sync, check);
-        self.release();
-        match r {
-            Ok(()) => {
-                self.state = State::Ended("committed");
-                Ok(())
-            }
-            Err(e) => self.fail(e),
-        }
+        self.end(match &r {
+            Ok(()) => State::Ended("committed"),
+            Err(e) => State::Failed(e.clone()),
+        });
+        r
     }
 
     /// Drops every pending write and releases its locks; the transaction
@@ -395,10 +405,17 @@ impl Transaction {
         if let State::Ended(how) = self.state {
             return Err(ended(how));
         }
+        self.end(State::Ended("rolled back"));
+        Ok(())
+    }
+
+    /// Ends the transaction in `state`: its locks, pending writes and
+    /// snapshot released.
+    fn end(&mut self, state: State) {
         self.release();
         self.writes = WriteSet::default();
-        self.state = State::Ended("rolled back");
-        Ok(())
+        self.snapshot = None;
+        self.state = state;
     }
 
     /// Ok while the transaction can be used.
@@ -414,8 +431,7 @@ impl Transaction {
     /// released).
     fn fail<T>(&mut self, e: Error) -> Result<T> {
         if e.is_conflict() {
-            self.release();
-            self.state = State::Failed(e.clone());
+            self.end(State::Failed(e.clone()));
         }
         Err(e)
     }
@@ -457,10 +473,7 @@ impl Transaction {
             Err(e) => return self.fail(e),
         }
         let earlier = crate::db::conflicts::EarlierWrites::default();
-        match self
-            .db
-            .written_after(tree, key, self.snapshot.sequence(), &earlier)
-        {
+        match self.db.written_after(tree, key, self.seq, &earlier) {
             crate::db::conflicts::Written::No => Ok(()),
             crate::db::conflicts::Written::Yes(at) => self.fail(Error::Conflict {
                 kind: ConflictKind::Write,
@@ -469,7 +482,7 @@ impl Transaction {
                      transaction's snapshot (sequence {})",
                     key.escape_ascii(),
                     tree.name,
-                    self.snapshot.sequence()
+                    self.seq
                 ),
             }),
             crate::db::conflicts::Written::Unknown => self.fail(Error::Conflict {
@@ -502,13 +515,13 @@ impl Transaction {
                 let merge = tree.opts().merge_operator.clone();
                 let base = match &p {
                     write_set::Pending::Merge { base: None, .. } => {
-                        self.db.get_at(&tree, key, self.snapshot.sequence())?
+                        self.db.get_at(&tree, key, self.seq)?
                     }
                     _ => None,
                 };
                 iter::resolve(merge.as_ref(), key, p, base)
             }
-            None => self.db.get_at(&tree, key, self.snapshot.sequence()),
+            None => self.db.get_at(&tree, key, self.seq),
         }
     }
 
@@ -567,9 +580,12 @@ impl Transaction {
         let pending = self.writes.range(tree.id, as_ref(&lo), as_ref(&hi));
         let snapshot = self.db.iter_at(
             &tree,
-            self.snapshot.sequence(),
+            self.seq,
             (lo, hi),
-            self.snapshot.pin(),
+            self.snapshot
+                .as_ref()
+                .ok_or_else(|| Error::InvalidArgument("the transaction has ended".into()))?
+                .pin(),
         )?;
         Ok(TransactionIterator::new(
             snapshot,
@@ -611,7 +627,7 @@ impl Transaction {
             Vec::new()
         };
         Validation {
-            seq: self.snapshot.sequence(),
+            seq: self.seq,
             writes,
             reads,
             ranges,
@@ -638,7 +654,7 @@ impl std::fmt::Debug for Transaction {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Transaction")
             .field("id", &self.id)
-            .field("snapshot", &self.snapshot.sequence())
+            .field("snapshot", &self.seq)
             .field("pessimistic", &self.opts.pessimistic)
             .field("isolation", &self.opts.isolation)
             .finish()
