@@ -120,7 +120,10 @@ impl VersionSet {
         // Not `self`: the version set's MANIFEST writer is not `Sync`.
         let (fs, dir) = (self.fs.as_ref(), self.dir.as_path());
         let sizes_of = |part: &[(&str, usize, &FileMeta)]| -> Result<Vec<Option<u64>>> {
-            let names: Vec<String> = part.iter().map(|(_, _, f)| filename::sst_name(f.number)).collect();
+            let names: Vec<String> = part
+                .iter()
+                .map(|(_, _, f)| filename::sst_name(f.number))
+                .collect();
             let refs: Vec<&str> = names.iter().map(String::as_str).collect();
             fs.file_sizes(dir, &refs)
                 .into_iter()
@@ -148,7 +151,9 @@ impl VersionSet {
             let mut out = Vec::with_capacity(files.len());
             for p in parts {
                 out.extend(p.join().map_err(|_| {
-                    Error::Io(std::io::Error::other("a thread checking SST sizes panicked"))
+                    Error::Io(std::io::Error::other(
+                        "a thread checking SST sizes panicked",
+                    ))
                 })??);
             }
             Ok(out)

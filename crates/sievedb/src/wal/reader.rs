@@ -286,11 +286,7 @@ impl RandomAccessFile for SliceFile<'_> {
 /// Whether `damage` of `file`, a log synced after every record (the
 /// MANIFEST), is a torn tail: no intact record follows it (see the module
 /// docs).
-fn torn_in_synced_log(
-    file: &dyn RandomAccessFile,
-    path: &Path,
-    damage: &Damage,
-) -> Result<bool> {
+fn torn_in_synced_log(file: &dyn RandomAccessFile, path: &Path, damage: &Damage) -> Result<bool> {
     Ok(damage.kind.at_end()
         || super::scan_remains(file, path, damage.offset + 1)?
             .first_record
