@@ -425,6 +425,7 @@ pub const DEVICE_KEYS: [&str; 13] = [
 ];
 
 /// The system's page size in bytes (4096 when unknown).
+#[expect(clippy::cast_sign_loss, reason = "checked positive before the cast")]
 pub fn page_size() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
