@@ -9,7 +9,8 @@ replaced by the table or figure that the function `name` below computes from a
 CSV (docs/benchmarks/, docs/scaling/, docs/reproduction/,
 docs/reproduction-large/). No figure is typed into the template or here, but
 the papers' own numbers (labelled as theirs). README.md's block between
-`<!-- headline:begin -->` and `<!-- headline:end -->` is rendered the same way.
+`<!-- headline:begin -->` and `<!-- headline:end -->` is rendered the same way,
+and the guide's sentences that quote a figure (GUIDE below) are checked.
 CI (.ci/run) runs `--check`, so the files and the CSVs cannot drift apart.
 Python 3 standard library only. Takes well under a second.
 """
@@ -296,7 +297,18 @@ def hotspot_best():
     return x(max(r for _, r in hotspot_rows()))
 
 
+def hotspot_50k_fast():
+    """`elastic` against the best static plan at 50,584 files, the range moving every 100,000."""
+    return rng([ratio for r, ratio in hotspot_rows()
+                if r["tree_files"] == "50584" and r["moving_every"] == "100000" and not r["extra_flags"]])
+
+
 BUDGET_CPU = "docs/benchmarks/budget-lookup-instructions-1d4a3ce.csv"
+
+
+def budget_cpu_ratio():
+    rs = rows(BUDGET_CPU)
+    return x(float(rs[1]["instructions_per_lookup"]) / float(rs[0]["instructions_per_lookup"]), 3)
 
 
 def budget_cpu_table():
@@ -569,6 +581,36 @@ def headline():
     ], ["---", "---", "---"])
 
 
+# --- the guide's figures ---------------------------------------------------------
+
+# Phrases of the guide that quote a figure of BENCHMARKS.md: each must appear
+# in its chapter (whitespace aside) with the figure the CSVs give, so a figure
+# of the guide cannot drift from its data either.
+GUIDE = [
+    ("docs/guide/src/filter-budget.md", "`Elastic` reads {{policies_elastic_vs_best}} what Monkey"),
+    ("docs/guide/src/filter-budget.md", "and `Uniform` {{policies_uniform_vs_elastic}} what `Elastic` reads"),
+    ("docs/guide/src/filter-budget.md", "`Elastic` had {{ops_pair_range}} its ops/s"),
+    ("docs/guide/src/filter-budget.md", "`Elastic` read {{hotspot_best}} less than the best static plan"),
+    ("docs/guide/src/filter-budget.md", "over 50,584 files it was {{hotspot_50k_fast}}"),
+    ("docs/guide/src/filter-budget.md", "`Elastic` makes {{elastic_vs_leveldb}} fewer device reads"),
+    ("docs/guide/src/filter-budget.md", "{{budget_cpu_ratio}} the instructions of an unlimited lookup"),
+    ("docs/guide/src/filters.md", "empty lookups gain {{fig6_gain_page_cache}} in the page cache"),
+    ("docs/guide/src/python.md", "`get` took {{python_get_vs_rocksdict}} sievedb's time in rocksdict, and `put` "
+     "{{python_put_vs_rocksdict}}"),
+]
+
+
+def guide_drift():
+    bad = []
+    for path, phrase in GUIDE:
+        want = " ".join(render(phrase).split())
+        with open(os.path.join(ROOT, path)) as f:
+            have = " ".join(f.read().split())
+        if want not in have:
+            bad.append(f"{path}: expected \"{want}\"")
+    return bad
+
+
 # --- rendering -----------------------------------------------------------------
 
 def render(text):
@@ -606,10 +648,16 @@ def main():
                 with open(path, "w") as w:
                     w.write(new)
                 print(f"wrote {os.path.relpath(path, ROOT)}")
-    if bad:
-        sys.exit(f"{', '.join(bad)} differ from what the CSVs give: run scripts/benchmarks_md.py and commit")
+    drift = guide_drift()
+    if bad or drift:
+        msg = []
+        if bad:
+            msg.append(f"{', '.join(bad)} differ from what the CSVs give: run scripts/benchmarks_md.py and commit")
+        if drift:
+            msg.append("the guide quotes figures the CSVs no longer give (edit the chapter):\n" + "\n".join(drift))
+        sys.exit("\n".join(msg))
     if check:
-        print("BENCHMARKS.md and README.md's headline match the CSVs")
+        print("BENCHMARKS.md, README.md's headline and the guide's figures match the CSVs")
 
 
 if __name__ == "__main__":
