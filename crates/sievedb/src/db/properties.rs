@@ -99,7 +99,7 @@ impl Db {
     /// * `sievedb.recovery-dropped-records`, `sievedb.recovery-dropped-entries`,
     ///   `sievedb.recovery-dropped-bytes`: what the open's recovery dropped
     ///   (intact WAL records, the writes they held, and bytes that were not
-    ///   zeros; see [`RecoveryReport`](crate::RecoveryReport)).
+    ///   zeros; see [`RecoveryReport`]).
     ///
     /// Every name but `stats` and `levels` is a number, also available from
     /// [`property_int`](Self::property_int).
