@@ -3,6 +3,9 @@
 # fillrandom, readrandom and readmissing on 1M keys of 24 B with 100 B
 # values, page cache, interleaved, REPEATS (3) runs each; prints µs per op.
 #
+# Feeds no section of its own: run it before and after a change to the read or
+# write path (CONTRIBUTING.md). Seconds per run.
+#
 #   scripts/ab-default.sh BASE_BINARY NEW_BINARY
 set -euo pipefail
 if [ $# -ne 2 ]; then

@@ -9,6 +9,9 @@
 # database; the foreground put path (Db::write_with) and the flush are
 # reported per put from the profile, the whole run as a total.
 #
+# Feeds no table of BENCHMARKS.md: the instruction counts an A/B too small for
+# wall time is judged on (CONTRIBUTING.md). Minutes per binary (valgrind).
+#
 #   scripts/ab-instructions.sh BASE_BINARY NEW_BINARY [DIR]
 set -euo pipefail
 if [ $# -lt 2 ]; then

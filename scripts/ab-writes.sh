@@ -3,8 +3,10 @@
 # unsynced, and of SYNC_NUM (20,000) puts each synced (--sync, an fdatasync
 # per put), 24 B keys, 100 B values, the default (preallocated, mapped) WAL,
 # interleaved, REPEATS (3) runs each, a fresh database per run in DB_DIR
-# (a temp dir by default). Feeds BENCHMARKS.md's WAL sections. Takes about
+# (a temp dir by default). Takes about
 # 1 minute a run on this 2-core VM.
+#
+# Feeds BENCHMARKS.md, "Durability: the write path, the open, repair".
 #
 #   scripts/ab-writes.sh BASE_BINARY NEW_BINARY [OUT.csv]
 #

@@ -11,7 +11,8 @@ read each. On a virtual machine whose host caches the virtual disk, the
 second pass is served from the host's memory and is several times faster;
 then a benchmark's device reads do not all cost the same, and a run that
 repeats an earlier run's reads (same seed, same hot keys) is faster than
-the first (BENCHMARKS.md, "Why fewer device reads were not faster there").
+the first (docs/history.md, "Measuring on a shared VM"). Feeds the guide's
+"Benchmarking" chapter (why engines are read side by side). Takes seconds.
 Use a SEED no earlier probe used on DIR, or the first pass is cached too.
 """
 import mmap

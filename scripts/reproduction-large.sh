@@ -5,6 +5,9 @@
 # pointing into docs/reproduction-large/, where its CSV and SVG plots are
 # copied.
 #
+# Feeds docs/reproduction-large.md (the sections of each experiment). Takes
+# seconds; the experiments it gathers take from minutes to over an hour each.
+#
 #   scripts/reproduction-large.sh DOCS_DIR EXPERIMENT_OUT_DIR...
 #
 # Each EXPERIMENT_OUT_DIR is the --out of one `sievedb experiment NAME

@@ -1,6 +1,9 @@
 #!/bin/bash
 # Samples a running benchmark's own reads, for reads per Get over part of a
-# run (scripts/issue21_rocksdb.py reads the output).
+# run (scripts/elastic_vs_rocksdb_pair.py reads the output).
+#
+# Feeds the per-window tables of scripts/elastic_vs_rocksdb_pair.py. Runs as
+# long as the process it samples.
 #
 #   scripts/sample-proc-io.sh PATTERN LOG OUT
 #

@@ -5,6 +5,10 @@
 # keys, 100 B values, page cache, each engine's default memtable and cache
 # sizes as `sievedb bench` sets them.
 #
+# Feeds BENCHMARKS.md, "Against LevelDB, RocksDB and fjall, by path" and
+# "Scaling: 1M to 100M keys". Minutes for 1M and 10M keys and every engine;
+# 100M keys take hours (fjall's 100M fill alone took 6,510 s here).
+#
 #   scripts/scaling.sh SIEVEDB_BINARY OUT_DIR WORK_DIR [NUM ...]
 #
 # SIEVEDB_BINARY must be built with the baselines it should run

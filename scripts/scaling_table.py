@@ -2,7 +2,9 @@
 """The Markdown report of scripts/scaling.sh's CSV (or of several, rows
 concatenated): a table, each engine's µs per op as a ratio to the reference
 engine's per size, and how each engine's cost grew from the smallest size
-to the largest. Every number is computed from the CSV.
+to the largest. Every number is computed from the CSV. BENCHMARKS.md's
+scaling tables are rendered by scripts/benchmarks_md.py from the same CSVs;
+this is the report of a new run. Takes a second.
 
     scripts/scaling_table.py scaling.csv [more.csv ...] [--reference sievedb]
 """

@@ -4,9 +4,10 @@
 //! arbitrary bytes and `""` for the empty string (see [`escape`]). Without a
 //! subcommand, `sievedb` runs the default benchmark (`sievedb bench`).
 
-// Never unwraps outside tests: it returns an error, or states the invariant
-// that rules one out with `expect`.
-#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+// Never unwraps outside tests: it returns an error; an `expect` states the
+// invariant that rules the error out, in an `#[expect(clippy::expect_used,
+// reason = "..")]`.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod bulkload;
 mod commands;

@@ -149,6 +149,10 @@ impl Db {
         let report = py
             .allow_threads(|| sievedb::Db::repair(&path, opts))
             .or_py()?;
+        #[expect(
+            clippy::expect_used,
+            reason = "serde_json cannot fail on these derived Serialize types: plain fields, string keys"
+        )]
         let out = json_to_py(py, &serde_json::to_string(&report).expect("serializable"))?;
         // JSON gives the key ranges as lists of ints: make them bytes.
         let dict = out.bind(py).downcast::<PyDict>()?;
@@ -376,6 +380,10 @@ impl Db {
     /// as a dict (`Db::recovery_report` of the engine): the mode, the WALs,
     /// the records applied, and what was dropped (`dropped`, None if
     /// nothing; `records_dropped`, `entries_dropped`, `bytes_dropped`).
+    #[expect(
+        clippy::expect_used,
+        reason = "serde_json cannot fail on these derived Serialize types: plain fields, string keys"
+    )]
     fn recovery_report(&self, py: Python<'_>) -> PyResult<PyObject> {
         let report = self.with_db(py, |db| Ok(db.recovery_report().clone()))?;
         json_to_py(py, &serde_json::to_string(&report).expect("serializable"))

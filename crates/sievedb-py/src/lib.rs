@@ -2,9 +2,10 @@
 //! `sievedb` (see `python/sievedb/__init__.py`): a thin binding of the
 //! engine's Rust API, with no engine logic of its own.
 
-// Never unwraps outside tests: it returns an error, or states the invariant
-// that rules one out with `expect`.
-#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+// Never unwraps outside tests: it returns an error; an `expect` states the
+// invariant that rules the error out, in an `#[expect(clippy::expect_used,
+// reason = "..")]`.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod batch;
 mod children;

@@ -272,6 +272,10 @@ pub fn compact_range(
     t.run(py, |s| s.compact_range(range))
 }
 
+#[expect(
+    clippy::expect_used,
+    reason = "serde_json cannot fail on these derived Serialize types: plain fields, string keys"
+)]
 pub fn stats(t: &impl Target, py: Python<'_>) -> PyResult<PyObject> {
     let s = t.run(py, |s| Ok(s.stats()))?;
     json_to_py(py, &serde_json::to_string(&s).expect("serializable"))

@@ -62,6 +62,10 @@ fn paired_reading() -> (Instant, u64) {
             best = Some((width, t, before.wrapping_add(width / 2)));
         }
     }
+    #[expect(
+        clippy::expect_used,
+        reason = "PAIRING_TRIES is at least 1 and the first try always sets `best`"
+    )]
     let (_, t, c) = best.expect("at least one try");
     (t, c)
 }
@@ -83,9 +87,17 @@ pub fn spin_wait_ns(ns: u64) {
         return;
     }
     let rate = ns_per_tick();
+    #[expect(
+        clippy::cast_sign_loss,
+        reason = "a wait in nanoseconds over a positive rate is not negative"
+    )]
     let wait = (ns as f64 / rate).ceil() as u64 + 1;
     // A spin-loop hint (PAUSE) can take tens of nanoseconds: take it only
     // while more than this many ticks remain, so short waits stay precise.
+    #[expect(
+        clippy::cast_sign_loss,
+        reason = "the margin and the rate are positive"
+    )]
     let hint_margin = (SPIN_HINT_MARGIN_NS / rate) as u64;
     let t0 = ticks();
     loop {

@@ -81,12 +81,20 @@ impl<'a> Reader<'a> {
 
 /// Reads a little-endian u32 at `off` (caller guarantees bounds).
 #[inline]
+#[expect(
+    clippy::expect_used,
+    reason = "a 4-byte range converts to [u8; 4] (an out-of-bounds range panics first, the caller's contract)"
+)]
 pub fn u32_at(b: &[u8], off: usize) -> u32 {
     u32::from_le_bytes(b[off..off + 4].try_into().expect("4 bytes"))
 }
 
 /// Reads a little-endian u64 at `off` (caller guarantees bounds).
 #[inline]
+#[expect(
+    clippy::expect_used,
+    reason = "an 8-byte range converts to [u8; 8] (an out-of-bounds range panics first, the caller's contract)"
+)]
 pub fn u64_at(b: &[u8], off: usize) -> u64 {
     u64::from_le_bytes(b[off..off + 8].try_into().expect("8 bytes"))
 }

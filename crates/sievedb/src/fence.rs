@@ -35,6 +35,10 @@ pub struct Fences {
 pub(crate) fn word_at(key: &[u8], offset: usize) -> u64 {
     // The common case, 8 whole bytes, in one load (no copy of a variable length).
     if let Some(w) = key.get(offset..offset.wrapping_add(8)) {
+        #[expect(
+            clippy::expect_used,
+            reason = "`get(offset..offset + 8)` returned 8 bytes"
+        )]
         return u64::from_be_bytes(w.try_into().expect("8 bytes"));
     }
     let mut b = [0u8; 8];
@@ -50,6 +54,7 @@ pub(crate) fn word_at(key: &[u8], offset: usize) -> u64 {
 #[inline]
 fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     debug_assert_eq!(a.len(), b.len());
+    #[expect(clippy::expect_used, reason = "an 8-byte range converts to [u8; 8]")]
     let word = |s: &[u8], i: usize| u64::from_ne_bytes(s[i..i + 8].try_into().expect("8 bytes"));
     let n = a.len();
     if n < 8 {

@@ -125,6 +125,10 @@ pub fn user_key(ikey: &[u8]) -> &[u8] {
 
 /// The trailer of an internal key.
 #[inline]
+#[expect(
+    clippy::expect_used,
+    reason = "an 8-byte range converts to [u8; 8]; every internal key ends in an 8-byte trailer"
+)]
 pub fn trailer_of(ikey: &[u8]) -> u64 {
     u64::from_le_bytes(ikey[ikey.len() - 8..].try_into().expect("8-byte trailer"))
 }

@@ -20,9 +20,10 @@
 //! # Ok(()) }
 //! ```
 #![warn(missing_docs)]
-// Library code never unwraps: it returns an error, or states the invariant
-// that rules one out with `expect` (tests unwrap freely).
-#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+// Library code never unwraps: it returns an error; an `expect` states the
+// invariant that rules the error out, in an `#[expect(clippy::expect_used,
+// reason = "..")]` (tests unwrap freely).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 // Every file operation goes through `io::FileSystem` (see clippy.toml).
 #![cfg_attr(not(test), deny(clippy::disallowed_methods))]
 

@@ -73,6 +73,10 @@ pub fn stamp(value: &[u8], write_time: u64) -> Vec<u8> {
 pub fn split(stamped: &[u8]) -> Option<(&[u8], u64)> {
     let cut = stamped.len().checked_sub(STAMP_LEN)?;
     let (value, time) = stamped.split_at(cut);
+    #[expect(
+        clippy::expect_used,
+        reason = "`split_at(len - STAMP_LEN)` leaves STAMP_LEN bytes"
+    )]
     let time = u64::from_le_bytes(time.try_into().expect("STAMP_LEN bytes"));
     Some((value, time))
 }

@@ -404,6 +404,7 @@ fn keyspace_handles_are_send_sync_and_used_from_threads() {
                 let ks = db.keyspace(&format!("t{}", t % 2)).unwrap();
                 for i in 0..2000 {
                     let mut b = WriteBatch::new();
+                    #[expect(clippy::cast_sign_loss, reason = "the thread index is not negative")]
                     b.put_cf(&ks, format!("{t}-{i:05}"), [t as u8; 100]);
                     b.put(format!("{t}-{i:05}"), [1]);
                     db.write(b).unwrap();

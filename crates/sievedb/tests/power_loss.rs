@@ -137,6 +137,10 @@ fn run(seed: u64, wal: WalKind, root: &Path) -> Run {
         let value = |rng: &mut SmallRng| {
             let mut v = format!("v{i}-").into_bytes();
             let len = rng.gen_range(v.len()..200);
+            #[expect(
+                clippy::cast_sign_loss,
+                reason = "a remainder of a non-negative index is not negative"
+            )]
             v.resize(len, b'a' + (i % 26) as u8);
             v
         };

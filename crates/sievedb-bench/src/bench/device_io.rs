@@ -24,8 +24,8 @@
 //!   Also the milliseconds spent reading (the sum of every read request's
 //!   time in flight): over a single reader's requests, their mean latency.
 //!   On a virtual machine this tells a request the host served from its own
-//!   cache (tens of µs) from one that reached the disk (BENCHMARKS.md,
-//!   "Why fewer device reads were not faster there").
+//!   cache (tens of µs) from one that reached the disk (docs/history.md,
+//!   "Measuring on a shared VM").
 
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -269,7 +269,7 @@ fn read_ahead_file(major: u32, minor: u32) -> Option<PathBuf> {
 /// A device's `read_ahead_kb` set for a while (`--read-ahead-kb`): the value
 /// before comes back when the guard drops. An engine that reads through
 /// `mmap` (LevelDB) reads that much around every page fault, so its device
-/// reads depend on it (BENCHMARKS.md, "Device reads of every engine").
+/// reads depend on it (BENCHMARKS.md, "Device reads: how they are counted").
 /// Writing it needs root.
 #[derive(Debug)]
 pub struct ReadAhead {
@@ -425,6 +425,7 @@ pub const DEVICE_KEYS: [&str; 13] = [
 ];
 
 /// The system's page size in bytes (4096 when unknown).
+#[expect(clippy::cast_sign_loss, reason = "checked positive before the cast")]
 pub fn page_size() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };

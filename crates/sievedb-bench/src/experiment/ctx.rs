@@ -160,6 +160,10 @@ impl Ctx {
 
 /// Mean ns of hashing `n` distinct `key_size`-byte keys, best of 5 rounds.
 pub fn time_hash(hash: HashFn, key_size: usize, n: usize) -> f64 {
+    #[expect(
+        clippy::expect_used,
+        reason = "KeyGen::new(21, 1) always succeeds: 21 bytes hold the decimal of one key"
+    )]
     let keys = KeyGen::new(key_size.max(8), 10_000_000)
         .or_else(|_| KeyGen::new(21, 1))
         .expect("21-byte keys hold one key");

@@ -91,6 +91,10 @@ impl KeyChooser {
             );
         }
         check_hotspot(data, ops)?;
+        #[expect(
+            clippy::cast_sign_loss,
+            reason = "the key count times a fraction in (0, 1] is not negative"
+        )]
         let len = ((self.num as f64 * data) as u64).clamp(1, self.num);
         // Centred: a range at index 0 would coincide with the files a
         // policy favours when it breaks ties in file order.
@@ -133,6 +137,10 @@ impl KeyChooser {
                 }
             },
             Some((z, a)) => {
+                #[expect(
+                    clippy::cast_sign_loss,
+                    reason = "a zipf sample is a rank of at least 1"
+                )]
                 let rank = (rng.sample(z) as u64).clamp(1, self.num) - 1;
                 if self.latest {
                     self.num - 1 - rank
@@ -158,6 +166,10 @@ pub fn check_hotspot(data: f64, ops: f64) -> Result<(), String> {
 }
 
 /// `⌊0.382·num⌋`, at least 1.
+#[expect(
+    clippy::cast_sign_loss,
+    reason = "the key count times a positive constant is not negative"
+)]
 fn golden_step(num: u64) -> u64 {
     ((num as f64 * 0.381_966_011_25) as u64).max(1)
 }
@@ -170,6 +182,10 @@ fn scatter_multiplier(num: u64) -> u64 {
         }
         a
     }
+    #[expect(
+        clippy::cast_sign_loss,
+        reason = "the key count times a positive constant is not negative"
+    )]
     let mut a = ((num as f64 * 0.618_033_988_7) as u64).max(1) | 1;
     while gcd(a, num) != 1 {
         a += 2;

@@ -158,6 +158,7 @@ impl ValueGen {
         let mut g = Self::new(size, seed);
         if ratio < 1.0 {
             const PIECE: usize = 100;
+            #[expect(clippy::cast_sign_loss, reason = "clamped at zero before the cast")]
             let head = ((ratio.max(0.0) * PIECE as f64).round() as usize).max(1);
             for piece in g.pool.chunks_mut(PIECE) {
                 // Double the periodic prefix until the piece is full.

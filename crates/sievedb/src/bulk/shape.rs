@@ -106,6 +106,10 @@ impl LevelPicker {
         // A shape's fields are public: one of no level would leave `next`
         // nothing to pick.
         shape.validate()?;
+        #[expect(
+            clippy::cast_possible_wrap,
+            reason = "`weights` keeps their sum below 2^60, so each fits in an i64"
+        )]
         let weights: Vec<i64> = shape.weights()?.iter().map(|&w| w as i64).collect();
         Ok(LevelPicker {
             credit: vec![0; weights.len()],

@@ -266,6 +266,7 @@ impl BulkWriter {
         let lv = &mut self.levels[li];
         if let Some((w, _)) = &lv.writer {
             if w.estimated_size() >= target {
+                #[expect(clippy::expect_used, reason = "the `if let` above matched a writer")]
                 let (w, n) = lv.writer.take().expect("writer present");
                 let (file, desc) = finish_table(w, n, lv.level)?;
                 lv.files.push(desc);
@@ -291,6 +292,7 @@ impl BulkWriter {
             }
             lv.writer = Some((w, n));
         }
+        #[expect(clippy::expect_used, reason = "set just above when there was none")]
         let (w, _) = lv.writer.as_mut().expect("writer present");
         w.add(&self.ikey, value)?;
         if lv.entries == 0 {
@@ -325,6 +327,10 @@ impl BulkWriter {
         r
     }
 
+    #[expect(
+        clippy::expect_used,
+        reason = "the check at its start refuses a load that leaves a level with no entries, so every level has a table"
+    )]
     fn finish_inner(&mut self) -> Result<BulkLoadReport> {
         if let Some(lv) = self.levels.iter().find(|l| l.entries == 0) {
             let w = self.shape.total_weight()?;

@@ -208,6 +208,7 @@ impl Outputs<'_, '_> {
                 && w.estimated_size() >= self.ctx.opts.target_file_size
                 && self.open.may_cut(user_key)
             {
+                #[expect(clippy::expect_used, reason = "the `if let` above matched a writer")]
                 let (mut w, n) = self.writer.take().expect("writer");
                 self.open.assign(&mut w, Some(user_key));
                 self.finish_file(w, n)?;
@@ -216,6 +217,7 @@ impl Outputs<'_, '_> {
         if self.writer.is_none() {
             self.writer = Some(new_writer(self.ctx, self.created)?);
         }
+        #[expect(clippy::expect_used, reason = "set just above when there was none")]
         let (w, _) = self.writer.as_mut().expect("writer");
         w.add(ikey, value)
     }

@@ -242,6 +242,10 @@ pub fn pending_bytes(v: &Version, opts: &Options) -> u64 {
                 bytes
             }
             (CompactionStyle::Tiering, _) => 0,
+            #[expect(
+                clippy::cast_sign_loss,
+                reason = "an excess over capacity times a ratio of sizes plus one is not negative"
+            )]
             (CompactionStyle::Leveling, l) if l < last && bytes > opts.level_capacity(l) => {
                 let excess = bytes - opts.level_capacity(l);
                 let next = v.level_bytes(l + 1) as f64;

@@ -114,6 +114,7 @@ impl DbInner {
         bg.resuming = false;
         let r = match r {
             // A fatal error set meanwhile (e.g. by a compaction) wins.
+            #[expect(clippy::expect_used, reason = "the guard checked that an error is set")]
             Ok(()) if bg.error.as_ref().is_some_and(|e| !e.is_recoverable()) => {
                 Err(bg.error.clone().expect("checked"))
             }

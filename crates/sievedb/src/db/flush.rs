@@ -109,6 +109,10 @@ impl DbInner {
             flushed.push((t.clone(), imm));
         }
         // The oldest WAL any keyspace still needs once these are flushed.
+        #[expect(
+            clippy::expect_used,
+            reason = "the default keyspace is always live, so there is at least one tree"
+        )]
         let next_log = trees
             .iter()
             .map(|t| {

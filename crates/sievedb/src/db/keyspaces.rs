@@ -162,6 +162,10 @@ impl DbInner {
                 ..VersionEdit::default()
             };
             versions.log_and_apply_all(vec![edit])?;
+            #[expect(
+                clippy::expect_used,
+                reason = "the edit just applied created the keyspace"
+            )]
             let version = versions.version_of(id).expect("created");
             // Its memtable belongs to the WAL being written now.
             let wal_number = self.tree.mem.read().mem.wal_number();

@@ -165,6 +165,7 @@ pub(super) fn replay_wals(
             newest,
         };
         report.dropped = Some(lost.dropped(i, damage, size, &mut report)?);
+        #[expect(clippy::expect_used, reason = "set just above")]
         let d = report.dropped.as_ref().expect("just set");
         let fail = match mode {
             WalRecovery::AbsoluteConsistency => true,

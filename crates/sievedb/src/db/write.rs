@@ -96,6 +96,10 @@ impl DbInner {
             group.push(s.clone());
         }
         drop(q);
+        #[expect(
+            clippy::expect_used,
+            reason = "each slot of a group holds its batch until the group's leader takes it, once"
+        )]
         let mut batches: Vec<WriteBatch> = group
             .iter()
             .map(|s| s.batch.lock().take().expect("batch present"))
@@ -117,6 +121,10 @@ impl DbInner {
     fn complete_group(&self, group: &[Arc<Slot>], result: &Result<Refusals>) {
         let mut q = self.queue.lock();
         for (i, s) in group.iter().enumerate() {
+            #[expect(
+                clippy::expect_used,
+                reason = "every member of the group is still queued, in order"
+            )]
             let front = q.pop_front().expect("group member queued");
             debug_assert!(Arc::ptr_eq(&front, s));
             if i > 0 {
@@ -241,6 +249,10 @@ impl DbInner {
             }
             let rec = b.encode(s);
             wal_bytes += rec.len() as u64 + crate::wal::HEADER_LEN as u64;
+            #[expect(
+                clippy::expect_used,
+                reason = "the batches were encoded by this process, and their keyspaces checked before logging"
+            )]
             batch::for_each_entry(rec, |e| {
                 match e.keyspace {
                     0 => mem.apply(s, &e),

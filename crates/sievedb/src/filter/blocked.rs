@@ -37,6 +37,10 @@ pub struct Line(pub [u64; 8]);
 pub struct AtomicLine(pub [AtomicU64; 8]);
 
 /// Lines for `n` keys at `b` bits per key: `⌈n·b / 512⌉`, at least 1.
+#[expect(
+    clippy::cast_sign_loss,
+    reason = "the count is checked finite and at least 1 before the cast"
+)]
 pub fn lines_for(n: usize, bits_per_key: f64) -> u64 {
     let lines = (n as f64 * bits_per_key / LINE_BITS as f64).ceil();
     if lines.is_finite() && lines >= 1.0 {

@@ -56,6 +56,10 @@ impl BitOp for Set<'_> {
 /// per key: `⌈n·b⌉` rounded up to a multiple of 64, at least 64.
 pub fn unit_bits_for(n: usize, bits_per_key: f64) -> u64 {
     let bits = (n as f64 * bits_per_key).ceil();
+    #[expect(
+        clippy::cast_sign_loss,
+        reason = "the count is checked finite and positive before the cast"
+    )]
     let bits = if bits.is_finite() && bits > 0.0 {
         bits as u64
     } else {

@@ -50,6 +50,7 @@ pub fn murmur64a(key: &[u8], seed: u64) -> u64 {
     let mut h = seed ^ (key.len() as u64).wrapping_mul(M64A);
     let mut chunks = key.chunks_exact(8);
     for c in &mut chunks {
+        #[expect(clippy::expect_used, reason = "`chunks_exact(8)` yields 8-byte chunks")]
         let mut k = u64::from_le_bytes(c.try_into().expect("8 bytes"));
         k = k.wrapping_mul(M64A);
         k ^= k >> R;
@@ -106,7 +107,15 @@ pub fn murmur3_x64_128(key: &[u8], seed: u64) -> (u64, u64) {
     let (mut h1, mut h2) = (seed, seed);
     let mut blocks = key.chunks_exact(16);
     for b in &mut blocks {
+        #[expect(
+            clippy::expect_used,
+            reason = "the halves of a 16-byte chunk are 8 bytes each"
+        )]
         let k1 = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
+        #[expect(
+            clippy::expect_used,
+            reason = "the halves of a 16-byte chunk are 8 bytes each"
+        )]
         let k2 = u64::from_le_bytes(b[8..].try_into().expect("8 bytes"));
         h1 ^= mix1(k1);
         h1 = h1

@@ -332,6 +332,7 @@ impl FilterMemory {
         match *self {
             FilterMemory::Unlimited => None,
             FilterMemory::Bytes(n) => Some(n),
+            #[expect(clippy::cast_sign_loss, reason = "clamped at zero before the cast")]
             FilterMemory::BitsPerKey(b) => Some((b.max(0.0) * entries as f64 / 8.0) as u64),
         }
     }
@@ -409,11 +410,19 @@ impl Default for FilterOptions {
 }
 
 /// Probes for `bits_per_key` (of one unit): round(b·ln 2), clamped to [1, 30].
+#[expect(
+    clippy::cast_sign_loss,
+    reason = "`as` saturates a negative count to 0, which the clamp raises to 1"
+)]
 pub fn optimal_probes(bits_per_key: f64) -> u32 {
     ((bits_per_key * std::f64::consts::LN_2).round() as u32).clamp(1, 30)
 }
 
 /// LevelDB's probe count for `bits_per_key`: ⌊0.69·b⌋ clamped to [1, 30].
+#[expect(
+    clippy::cast_sign_loss,
+    reason = "`as` saturates a negative count to 0, which the clamp raises to 1"
+)]
 pub fn leveldb_probes(bits_per_key: f64) -> u32 {
     ((bits_per_key * 0.69) as u32).clamp(1, 30)
 }

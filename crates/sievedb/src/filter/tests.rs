@@ -336,6 +336,10 @@ fn standard_bloom_fpr_matches_theory() {
         let f = build(&o, n);
         let k = f.probes_per_unit();
         let theory = theory::bloom_fpr(b, k);
+        #[expect(
+            clippy::cast_sign_loss,
+            reason = "3000 over a positive false-positive rate is not negative"
+        )]
         let queries = (3000.0 / theory) as usize;
         let got = measured_fpr(&f, queries, HashSharing::Levels);
         println!("bloom b={b} k={k}: measured {got:.5} theory {theory:.5} ({queries} queries)");
@@ -405,6 +409,10 @@ fn blocked_fpr_matches_its_theory() {
         );
         let k = f.probes_per_unit();
         let theory = theory::blocked_fpr(f.bits_per_key(), k);
+        #[expect(
+            clippy::cast_sign_loss,
+            reason = "3000 over a positive false-positive rate is not negative"
+        )]
         let queries = (3000.0 / theory) as usize;
         let got = measured_fpr(&f, queries, HashSharing::Levels);
         println!(

@@ -33,7 +33,12 @@ pub fn blocked_fpr_with_line(bits_per_key: f64, k: u32, line_bits: u64) -> f64 {
     }
     // Sum over λ ± 12√λ (+30), the rest of the mass is negligible.
     let spread = 12.0 * lambda.sqrt() + 30.0;
+    #[expect(clippy::cast_sign_loss, reason = "clamped at zero before the cast")]
     let first = (lambda - spread).max(0.0).floor() as u64;
+    #[expect(
+        clippy::cast_sign_loss,
+        reason = "lambda plus a positive spread is positive"
+    )]
     let last = (lambda + spread).ceil() as u64;
     let mut log_p = -lambda + first as f64 * lambda.ln() - ln_factorial(first);
     let mut sum = 0.0;

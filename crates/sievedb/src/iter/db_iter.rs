@@ -217,6 +217,7 @@ impl DbIterator {
     }
 
     /// The front end, made on first use.
+    #[expect(clippy::expect_used, reason = "set just above when there was none")]
     fn front(&mut self) -> &mut End {
         if self.front.is_none() {
             self.front = Some(self.make_end());
@@ -270,12 +271,20 @@ impl DbIterator {
     }
 
     /// The key under the cursor, borrowed. Panics unless [`valid`](Self::valid).
+    #[expect(
+        clippy::expect_used,
+        reason = "asserted valid above, and a valid cursor has a front end"
+    )]
     pub fn key(&self) -> &[u8] {
         assert!(self.valid(), "DbIterator::key on an invalid cursor");
         self.front.as_ref().expect("valid").cursor.key()
     }
 
     /// The value under the cursor, borrowed. Panics unless [`valid`](Self::valid).
+    #[expect(
+        clippy::expect_used,
+        reason = "asserted valid above, and a valid cursor has a front end"
+    )]
     pub fn value(&self) -> &[u8] {
         assert!(self.valid(), "DbIterator::value on an invalid cursor");
         self.front.as_ref().expect("valid").cursor.value()
@@ -288,6 +297,10 @@ impl DbIterator {
         if !self.step_front(true)? {
             return Ok(None);
         }
+        #[expect(
+            clippy::expect_used,
+            reason = "`step_front` returned true, which it does only with a front end"
+        )]
         let c = &self.front.as_ref().expect("stepped").cursor;
         Ok(Some((c.key(), c.value())))
     }
@@ -299,6 +312,10 @@ impl DbIterator {
         if !self.step_front(false)? {
             return Ok(None);
         }
+        #[expect(
+            clippy::expect_used,
+            reason = "`step_front` returned true, which it does only with a front end"
+        )]
         let c = &self.front.as_ref().expect("stepped").cursor;
         Ok(Some((c.key(), c.value())))
     }
@@ -371,6 +388,7 @@ impl DbIterator {
                 Some(self.make_end())
             };
         }
+        #[expect(clippy::expect_used, reason = "made just above when there was none")]
         let stepped = self.back.as_mut().expect("made").step_backward();
         let ok = match stepped {
             Ok(ok) => ok,
@@ -403,6 +421,10 @@ impl DoubleEndedIterator for DbIterator {
     fn next_back(&mut self) -> Option<Self::Item> {
         match self.step_back() {
             Ok(true) => {
+                #[expect(
+                    clippy::expect_used,
+                    reason = "`step_back` returned true, which it does only with a back end"
+                )]
                 let c = &self.back.as_ref().expect("stepped").cursor;
                 Some(Ok(owned((c.key(), c.value()))))
             }

@@ -154,6 +154,10 @@ impl MergingIterator {
         Ok(())
     }
 
+    #[expect(
+        clippy::expect_used,
+        reason = "called only while the iterator is valid, when its heap is not empty"
+    )]
     fn current(&self) -> usize {
         *self.heap.first().expect("valid iterator")
     }

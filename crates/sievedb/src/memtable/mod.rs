@@ -182,6 +182,10 @@ impl Memtable {
             EntryKind::Delete => self.insert(seq, Kind::Delete, e.key, &[]),
             EntryKind::Merge => self.insert(seq, Kind::Merge, e.key, e.value),
             EntryKind::DeleteRange | EntryKind::DeleteRangeToEnd => {
+                #[expect(
+                    clippy::expect_used,
+                    reason = "a DeleteRange or DeleteRangeToEnd entry decodes to a range tombstone"
+                )]
                 self.insert_range_del(e.range_tombstone(seq).expect("a range delete"));
             }
         }
@@ -307,9 +311,17 @@ impl InternalIterator for MemIter {
         }
         Ok(())
     }
+    #[expect(
+        clippy::expect_used,
+        reason = "the iterator traits call `key` only while valid, when a cursor is set"
+    )]
     fn key(&self) -> &[u8] {
         self.cursor.as_ref().expect("valid iterator").key()
     }
+    #[expect(
+        clippy::expect_used,
+        reason = "the iterator traits call `value` only while valid, when a cursor is set"
+    )]
     fn value(&self) -> &[u8] {
         self.cursor.as_ref().expect("valid iterator").value()
     }

@@ -527,6 +527,10 @@ impl MergeInputs {
         }
         report.entries_read += report.wal_entries;
         for (id, mem) in mems {
+            #[expect(
+                clippy::expect_used,
+                reason = "the WAL entries of dropped keyspaces were skipped above"
+            )]
             let g = self.group(id, "").expect("dropped keyspaces skipped above");
             g.range_dels.extend(mem.range_dels());
             if !mem.is_empty() {

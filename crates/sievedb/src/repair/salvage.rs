@@ -101,6 +101,10 @@ pub(super) fn salvage(fs: &dyn FileSystem, path: &Path) -> Salvage {
             return from_scan(found, props, &bytes);
         }
     }
+    #[expect(
+        clippy::expect_used,
+        reason = "the scan branch above returned unless the index was read"
+    )]
     let (_, handles) = index.expect("found above");
     let mut s = Salvage {
         method,

@@ -190,6 +190,7 @@ impl TableWriter {
         if self.zstd.is_none() {
             self.zstd = Some(zstd::bulk::Compressor::new(level)?);
         }
+        #[expect(clippy::expect_used, reason = "set just above when there was none")]
         let c = self.zstd.as_mut().expect("just set");
         c.set_compression_level(level)?;
         Ok(c.compress(raw)?)

@@ -23,6 +23,10 @@ impl BreakdownCounters {
     /// the named phases.
     pub(crate) fn record(&self, total: u64, phases: PhaseTicks) {
         let rate = ns_per_tick();
+        #[expect(
+            clippy::cast_sign_loss,
+            reason = "ticks times a positive rate are not negative"
+        )]
         let ns = |t: u64| (t as f64 * rate) as u64;
         bump(&self.samples, 1);
         bump(&self.total_ns, ns(total));

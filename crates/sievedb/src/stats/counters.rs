@@ -159,6 +159,10 @@ impl Counters {
 
     /// Runs `f` on the calling thread's shard, creating it on first use.
     #[inline]
+    #[expect(
+        clippy::expect_used,
+        reason = "the shard was pushed just before it is read"
+    )]
     fn with_shard<R>(&self, f: impl FnOnce(&ReadShard) -> R) -> R {
         SHARDS.with(|cell| {
             let mut v = cell.borrow_mut();

@@ -184,6 +184,10 @@ impl VersionEdit {
     /// Decodes an edit of one keyspace context (a record holding several
     /// is an error here: see [`decode_record`]).
     #[cfg(any(test, feature = "internals"))]
+    #[expect(
+        clippy::expect_used,
+        reason = "the match arm checked that there is one edit"
+    )]
     pub fn decode(b: &[u8]) -> std::result::Result<VersionEdit, String> {
         let mut edits = vec![VersionEdit::default()];
         Self::decode_into(b, &mut edits)?;
@@ -195,6 +199,10 @@ impl VersionEdit {
 
     /// Decodes `b` onto the last of `edits`, starting a new edit at each
     /// keyspace context (tag 9) after the first field.
+    #[expect(
+        clippy::expect_used,
+        reason = "callers pass at least one edit, and `edits` only grows"
+    )]
     fn decode_into(b: &[u8], edits: &mut Vec<VersionEdit>) -> std::result::Result<(), String> {
         let mut r = Reader::new(b);
         let t = || "version edit truncated".to_string();

@@ -222,9 +222,17 @@ impl InternalIterator for RunIter {
         }
         self.settle_back()
     }
+    #[expect(
+        clippy::expect_used,
+        reason = "the iterator traits call `key` only while valid, when a file is open"
+    )]
     fn key(&self) -> &[u8] {
         self.current.as_ref().expect("valid iterator").key()
     }
+    #[expect(
+        clippy::expect_used,
+        reason = "the iterator traits call `value` only while valid, when a file is open"
+    )]
     fn value(&self) -> &[u8] {
         self.current.as_ref().expect("valid iterator").value()
     }

@@ -220,6 +220,10 @@ impl VersionSet {
         // file would cost a pass over the run's tail each).
         for ((ks, level, id), mut metas) in runs {
             metas.sort_by(|a, b| crate::key::compare(&a.smallest, &b.smallest));
+            #[expect(
+                clippy::expect_used,
+                reason = "the runs were gathered from the files of live keyspaces"
+            )]
             let v = versions.get_mut(&ks).expect("files of live keyspaces only");
             let level_runs = &mut v.levels[level];
             let at = level_runs.partition_point(|r| r.id > id);
@@ -388,6 +392,10 @@ impl VersionSet {
         if roll {
             self.write_new_manifest(&next, &keyspaces, &edits[0])?;
         } else {
+            #[expect(
+                clippy::expect_used,
+                reason = "`roll` is false only when a MANIFEST is open"
+            )]
             let m = self.manifest.as_mut().expect("manifest open");
             if let Err(e) = m.add_record(&encode_record(&edits)).and_then(|()| m.sync()) {
                 self.abandon_manifest();

@@ -129,6 +129,7 @@ fn streaming_reader_matches_whole_buffer_across_chunk_edges() {
 
 #[test]
 fn streaming_reader_memory_is_bounded_by_record_and_chunk() {
+    #[expect(clippy::cast_sign_loss, reason = "0..200 is not negative")]
     let recs: Vec<Vec<u8>> = (0..200).map(|i| vec![i as u8; 1000]).collect();
     let refs: Vec<&[u8]> = recs.iter().map(Vec::as_slice).collect();
     let data = log_of(&refs);

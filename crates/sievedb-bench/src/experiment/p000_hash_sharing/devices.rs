@@ -83,6 +83,10 @@ impl Device {
 
     /// Lookups to run on this device, scaled down for slow emulated devices so
     /// that a run stays short (`base` for fast devices).
+    #[expect(
+        clippy::cast_sign_loss,
+        reason = "a budget over a positive latency is not negative"
+    )]
     pub fn reads(&self, base: u64, alpha: f64) -> u64 {
         // Expected block reads per lookup: α plus a few false positives;
         // direct I/O is assumed to cost about an SSD read.

@@ -154,7 +154,15 @@ fn measure(
     };
     let reads = device.reads(reads, a);
     let mut st = measure_modes(ctx, tree, &MODES, reads, repeats, &setup)?;
+    #[expect(
+        clippy::expect_used,
+        reason = "measure_modes returns one result per mode, and MODES has two"
+    )]
     let levels = st.pop().expect("two modes");
+    #[expect(
+        clippy::expect_used,
+        reason = "measure_modes returns one result per mode, and MODES has two"
+    )]
     let filter = st.pop().expect("two modes");
     let t_h = ctx.hash_ns(HashFn::Murmur64A, tree.spec.key_size);
     let (t_p, mut t_d) = probe_and_data_ns(&levels);

@@ -25,7 +25,7 @@ use sievedb::FilterPolicy;
 /// The device readahead LevelDB's reads run with (where it can be set):
 /// one 4 KiB block and its trailer span up to 3 pages, which a 16 KiB
 /// window reads in one request; larger windows fill the page cache with
-/// pages nobody reads (BENCHMARKS.md, "Device reads of every engine").
+/// pages nobody reads (BENCHMARKS.md, "Device reads: how they are counted").
 const MMAP_READ_AHEAD_KB: u64 = 16;
 
 /// The memory LevelDB's reads may grow by (heap and page cache together) at
@@ -33,9 +33,8 @@ const MMAP_READ_AHEAD_KB: u64 = 16;
 /// 8 MB block cache; LevelDB 1.23 reads through `mmap`, so its page cache
 /// stands in for the block cache, with room for the index and filter blocks
 /// of its open tables too. Unbounded, a million uniform Gets on the
-/// 100M-entry tree ended with 6.8 GB of its 11.7 GB cached (BENCHMARKS.md,
-/// "ElasticBF against LevelDB at 43,844 files, every popularity", which also reads
-/// it with 256 MiB, about sievedb's own peak RSS there).
+/// 100M-entry tree ended with 6.8 GB of its 11.7 GB cached (a run by hand of
+/// build 2220a85, superseded: docs/history.md, "Measuring on a shared VM").
 const LEVELDB_MEMORY: u64 = 16 << 20;
 
 /// The smallest table size LevelDB 1.23 accepts (it raises a smaller
@@ -215,7 +214,7 @@ pub(super) fn run(
              `mmap`: its device reads are the read requests on the database's device \
              (`/proc/diskstats`, every process's) per Get, its pages dropped before each run (a \
              cold start) and {}, with the device's readahead at {} (each page fault reads that \
-             much around it; BENCHMARKS.md, \"Device reads of every engine\", measures how it \
+             much around it; BENCHMARKS.md, \"Device reads: how they are counted\", measures how it \
              inflates LevelDB's requests).",
             l.memory_bound.map_or(
                 "its page cache not bounded during it, so Gets that come back to a page read \
@@ -267,8 +266,8 @@ pub(super) fn run(
         notes.push(
             "The engines read one after the other, so their ops/s compare only where the device \
              served them alike; a virtual disk whose host caches it, or whose latency moves with \
-             the host's load, need not (BENCHMARKS.md, \"Why fewer device reads were not faster \
-             there\", runs LevelDB and sievedb side by side instead). Device-read counts do not \
+             the host's load, need not (BENCHMARKS.md, \"ElasticBF against LevelDB and RocksDB at \
+             43,844 files\", also reads them side by side). Device-read counts do not \
              depend on it."
                 .to_string(),
         );

@@ -198,6 +198,10 @@ fn time_reads(
     for &off in offsets.iter().take(16) {
         op(off)?;
     }
+    #[expect(
+        clippy::cast_sign_loss,
+        reason = "seconds over a positive tick rate are not negative"
+    )]
     let limit_ticks = (limit_s * 1e9 / ns_per_tick()) as u64;
     let start = ticks();
     let mut out = Vec::with_capacity(offsets.len());
@@ -222,6 +226,10 @@ fn summarize(mut samples: Vec<u64>) -> (u64, f64, f64, f64) {
         return (0, 0.0, 0.0, 0.0);
     }
     let mean = samples.iter().map(|&t| t as f64).sum::<f64>() / n as f64 * rate;
+    #[expect(
+        clippy::cast_sign_loss,
+        reason = "a sample count times a fraction in [0, 1] is not negative"
+    )]
     let pct = |p: f64| samples[((n as f64 * p).ceil() as usize).clamp(1, n) - 1] as f64 * rate;
     (n as u64, mean, pct(0.50), pct(0.99))
 }
@@ -507,6 +515,10 @@ fn measure_hashes(
             // Calibrate the run length on a short run (which also warms up).
             let probe = 64u64;
             let per = (run(probe) / probe as f64).max(0.1);
+            #[expect(
+                clippy::cast_sign_loss,
+                reason = "nanoseconds over a positive time per hash are not negative"
+            )]
             let n = ((cfg.hash_run_ns as f64 / per) as u64).clamp(probe, 50_000_000);
             let mut per_hash: Vec<f64> = (0..cfg.hash_runs).map(|_| run(n) / n as f64).collect();
             per_hash.sort_by(f64::total_cmp);

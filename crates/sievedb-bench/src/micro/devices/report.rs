@@ -241,6 +241,7 @@ impl DevicesReport {
         for k in &sizes {
             let _ = write!(s, " {k:>8}");
         }
+        #[expect(clippy::expect_used, reason = "the report has at least one key size")]
         let last = *sizes.last().expect("non-empty");
         let _ = writeln!(s, "   x mem p50 ({last} B)");
         for f in fns {

@@ -118,6 +118,10 @@ where
             let (p0, py) = c.backend_coord(&(x0, *y));
             let (p1, _) = c.backend_coord(&(x1, *y));
             let text = num_label(*y);
+            #[expect(
+                clippy::cast_possible_wrap,
+                reason = "pixel sizes and coordinates of a plot are far below i32::MAX"
+            )]
             let tw = text_width(root, &text, BAR_LABEL_PX) as i32;
             if tw > (p1 - p0) + 8 {
                 continue;
@@ -368,6 +372,7 @@ where
             num_label(*v)
         }
     };
+    #[expect(clippy::cast_sign_loss, reason = "the axis range is not negative")]
     let nx = if log_x {
         (xmax - xmin).round() as usize + 1
     } else {

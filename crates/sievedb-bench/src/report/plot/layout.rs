@@ -84,6 +84,10 @@ fn legend_item_width<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, it: &Leg
 
 /// Draws the title and the legend in a band above the plot (so the legend
 /// never covers data) and returns the area left for the chart.
+#[expect(
+    clippy::cast_possible_wrap,
+    reason = "pixel sizes and coordinates of a plot are far below i32::MAX"
+)]
 pub(crate) fn header<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -229,6 +233,10 @@ where
     for (i, g) in lines.iter().enumerate() {
         let (gx, _) = c.backend_coord(&(i as f64, y0));
         for (l, line) in g.iter().enumerate() {
+            #[expect(
+                clippy::cast_possible_wrap,
+                reason = "pixel sizes and coordinates of a plot are far below i32::MAX"
+            )]
             let y = bottom + 6 + l as i32 * (*px as i32 + 3);
             root.draw(&Text::new(line.clone(), (gx, y), style.clone()))?;
         }
@@ -308,7 +316,7 @@ mod tests {
         // The chart area starts below the title and every legend row.
         let rest = header(&root, "title", &items).unwrap();
         let band = TITLE_H + rows.len() as u32 * LEGEND_ROW_H;
-        assert!(rest.get_base_pixel().1 >= band as i32);
+        assert!(rest.get_base_pixel().1 >= i32::try_from(band).unwrap());
         // Long group names are wrapped into lines no wider than a group.
         let groups = vec![
             "6 units × 2 bits/key (12 on disk), no budget".to_string(),

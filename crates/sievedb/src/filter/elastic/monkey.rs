@@ -83,6 +83,7 @@ pub struct MonkeyFile<'a> {
 /// Units per file from the closed form alone: the run's bits per key divided
 /// by the bits per key one unit of the file holds, rounded, capped at the
 /// file's units. `run_p` is the rate [`optimal_fprs`] gave the file's run.
+#[expect(clippy::cast_sign_loss, reason = "clamped at zero before the cast")]
 pub fn closed_form_units(file: &MonkeyFile<'_>, run_p: f64) -> u32 {
     let units = file.fpr.len().saturating_sub(1) as u32;
     if file.entries == 0 || file.unit_bytes == 0 || units == 0 {

@@ -43,6 +43,10 @@ impl Allocator {
         let entries: Vec<f64> = self.runs.values().map(|r| r.entries as f64).collect();
         let p = monkey::optimal_fprs(&entries, self.budget as f64 * 8.0);
         let run = (f.desc.level, f.desc.run);
+        #[expect(
+            clippy::expect_used,
+            reason = "every file's run is registered in `runs`"
+        )]
         let r = keys.iter().position(|&k| k == run).expect("run registered");
         monkey::closed_form_units(&f.monkey_file(false), p[r])
     }

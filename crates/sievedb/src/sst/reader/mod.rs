@@ -694,9 +694,17 @@ impl InternalIterator for TableIter {
         }
         self.settle_back()
     }
+    #[expect(
+        clippy::expect_used,
+        reason = "the iterator traits call `key` only while valid, when a data block is open"
+    )]
     fn key(&self) -> &[u8] {
         self.data.as_ref().expect("valid iterator").key()
     }
+    #[expect(
+        clippy::expect_used,
+        reason = "the iterator traits call `value` only while valid, when a data block is open"
+    )]
     fn value(&self) -> &[u8] {
         self.data.as_ref().expect("valid iterator").value()
     }
@@ -748,6 +756,7 @@ fn zstd_decompress(frame: &[u8]) -> std::result::Result<Vec<u8>, String> {
         if slot.is_none() {
             *slot = Some(zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?);
         }
+        #[expect(clippy::expect_used, reason = "set just above when there was none")]
         let d = slot.as_mut().expect("just set");
         let out = d.decompress(frame, len).map_err(|e| e.to_string())?;
         if out.len() != len {

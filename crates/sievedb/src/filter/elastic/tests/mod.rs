@@ -226,6 +226,10 @@ fn random_run(policy: FilterPolicy, seed: u64) -> Vec<(u64, u32)> {
                 if !m.resident.is_empty() {
                     // Skewed accesses: low ids are hot.
                     let k = m.resident.len();
+                    #[expect(
+                        clippy::cast_sign_loss,
+                        reason = "a fraction in [0, 1) times a length is not negative"
+                    )]
                     let i = (rng.gen_range(0.0f64..1.0).powi(3) * k as f64) as usize;
                     let id = *m.resident.keys().nth(i.min(k - 1)).unwrap();
                     a.record_access(id);

@@ -110,6 +110,10 @@ fn a_falling_budget_takes_what_sorting_every_file_would() {
                     }
                     _ if !a.files.is_empty() => {
                         let k = a.files.len();
+                        #[expect(
+                            clippy::cast_sign_loss,
+                            reason = "a fraction in [0, 1) times a length is not negative"
+                        )]
                         let i = (rng.gen_range(0.0f64..1.0).powi(3) * k as f64) as usize;
                         let id = *a.files.keys().nth(i.min(k - 1)).unwrap();
                         a.record_access_run(id, 1.0, rng.gen_range(1..4));

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 20's stationary bar, its ops/s half: `uniform` and `elastic` under a
+# The ops/s of two filter policies read side by side: `uniform` and `elastic` under a
 # 4 bits/key budget, started together on two copies of one bulk-loaded tree
 # with the same seed, so that both meet the same device at the same time (on
 # this VM the cost of a device read moves 2.5-5x between runs made at
@@ -7,13 +7,17 @@
 # absent), O_DIRECT, 8 MiB block cache, each run from a cold start (no
 # HOTNESS file).
 #
-#   scripts/issue20-ops-pair.sh SIEVEDB_BINARY OUT_DIR TREE_A TREE_B NUM LEVEL1_SIZE
+# Feeds BENCHMARKS.md, "Filter memory under a budget" (read side by side).
+# Two rounds, both policies at once in each: as long as the slower run
+# (1-3 minutes per round at 100,000 lookups in the runs of BENCHMARKS.md).
+#
+#   scripts/policy-ops-pair.sh SIEVEDB_BINARY OUT_DIR TREE_A TREE_B NUM LEVEL1_SIZE
 #
 # TREE_A/sievedb and TREE_B/sievedb: the same tree (e.g. `cp -a`), as for
-# scripts/issue20-stationary.sh. Environment: READS (100000), ZIPF (0.99),
+# scripts/policy-device-reads.sh. Environment: READS (100000), ZIPF (0.99),
 # SEEDS ("7001 7002": one round per seed). Writes POLICY-ROUND.json and the
 # `/usr/bin/time -v` logs with progress lines (POLICY-ROUND.log) into
-# OUT_DIR, then prints the table of scripts/issue20_ops_pair.py.
+# OUT_DIR, then prints the table of scripts/policy_ops_pair.py.
 set -euo pipefail
 if [ $# -ne 6 ]; then
   sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
@@ -36,4 +40,4 @@ for seed in ${SEEDS:-7001 7002}; do
     --json > "$OUT/elastic-$round.json" 2> "$OUT/elastic-$round.log" &
   wait
 done
-python3 "$(dirname "$0")/issue20_ops_pair.py" "$OUT" "$OUT/pair.csv"
+python3 "$(dirname "$0")/policy_ops_pair.py" "$OUT" "$OUT/pair.csv"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 20's lookup-CPU bar in instructions (valgrind's callgrind, all
+# What a filter budget costs a lookup, in instructions (valgrind's callgrind, all
 # threads: the lookup thread and the filter budget's worker): page-cache
 # readmissing on a 1M-key tree with 6 filter units, every unit resident,
 # without a budget and under a 13 bits/key `elastic` budget. Each binary
@@ -10,7 +10,11 @@
 # queue of logs fills and logs are dropped, and their replay is not counted
 # (the figures of this script before 5837d8e counted so).
 #
-#   scripts/issue20-lookup-cpu.sh DIR BINARY...
+# Feeds BENCHMARKS.md, "Filter memory under a budget" (what a budget costs a
+# lookup). Minutes per binary: valgrind runs the lookups many times slower
+# than natively.
+#
+#   scripts/budget-lookup-instructions.sh DIR BINARY...
 #
 # DIR/T1M is made by the first binary if missing:
 #   sievedb bulkload DIR/T1M/sievedb --num 1000000 --key-size 16 --value-size 100 \

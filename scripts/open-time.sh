@@ -1,9 +1,12 @@
 #!/bin/bash
-# Issue 20's open bars: wall time of opening a bulk-loaded tree and of
-# opening it plus 1,000 O_DIRECT zipfian lookups, without a filter budget and
-# with a 4 bits/key budget under every policy, one process per measurement.
+# Wall time of opening a bulk-loaded tree (the live-file check, the filter
+# budget's plan) and of opening it plus 1,000 O_DIRECT zipfian lookups,
+# without a filter budget and with a 4 bits/key budget under every policy,
+# one process per measurement. Feeds BENCHMARKS.md, "Durability: the write
+# path, the open, repair" (POLICIES=none). A few seconds per measurement;
+# REPEATS x POLICIES x 2 of them (x 2 with BEFORE).
 #
-#   scripts/issue20-open.sh SIEVEDB_BINARY OUT_DIR TREE_DIR NUM LEVEL1_SIZE
+#   scripts/open-time.sh SIEVEDB_BINARY OUT_DIR TREE_DIR NUM LEVEL1_SIZE
 #
 # TREE_DIR/sievedb is a tree from
 #   sievedb bulkload TREE_DIR/sievedb --num NUM --key-size 24 --value-size 100 \

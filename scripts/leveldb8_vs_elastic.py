@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Fig. 6 of ElasticBF at 43,844 files (issue 21): LevelDB at 8 bits/key
-against sievedb `elastic` at 4, per popularity.
+"""Fig. 6 of ElasticBF at 43,844 files: LevelDB at 8 bits/key against
+sievedb `elastic` at 4, per popularity.
 
-    scripts/issue21_fig6.py LDB8_DIR SIDE_BY_SIDE_CSV [CSV_OUT]
+Feeds BENCHMARKS.md, "ElasticBF against LevelDB and RocksDB at 43,844 files"
+(against LevelDB at 8 bits/key). Takes a second.
+
+    scripts/leveldb8_vs_elastic.py LDB8_DIR SIDE_BY_SIDE_CSV [CSV_OUT]
 
 LDB8_DIR holds LevelDB's runs at 8 bits/key, each alone on the device
 (ldb8-16m-1m-POP.json, POP: uniform, 0.99, 1.10, 1.20); their read requests
 per Get come from /proc/diskstats. SIDE_BY_SIDE_CSV is the CSV that
-scripts/issue21_side_by_side.py wrote (sievedb's own device reads per Get).
+scripts/elastic_vs_leveldb_pair.py wrote (sievedb's own device reads per Get).
 Prints a Markdown table and writes it as CSV.
 """
 import csv
@@ -15,7 +18,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from issue21_baselines_table import result, write_csv  # noqa: E402
+from elastic_baselines_table import result, write_csv  # noqa: E402
 
 
 def main():

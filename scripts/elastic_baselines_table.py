@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
-"""ElasticBF against its baselines at 43,844 files (issue 21), from the runs' JSON.
+"""ElasticBF against its baselines at 43,844 files, each engine read alone, from the runs' JSON.
 
-    scripts/issue21_baselines_table.py RUN_DIR [CSV_OUT]
+Also the helpers (result, write_csv, peak_rss_mb) of the other *_pair.py
+scripts. Feeds no current section: its last table (by hand, build 2220a85)
+was superseded by `sievedb experiment elastic-table1 --scale large`
+(BENCHMARKS.md, "ElasticBF against LevelDB and RocksDB at 43,844 files").
+Takes a second.
+
+    scripts/elastic_baselines_table.py RUN_DIR [CSV_OUT]
 
 RUN_DIR holds one `sievedb bench --json` output per engine and popularity,
 named NAME-POP.json (POP: uniform, 0.99, 1.10, 1.20), each beside its

@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
-"""sievedb `elastic` and LevelDB read side by side (issue 21): the table.
+"""sievedb `elastic` and LevelDB read side by side: the table.
 
-    scripts/issue21_side_by_side.py PAIR_DIR SOLO_DIR [CSV_OUT]
+Feeds BENCHMARKS.md, "ElasticBF against LevelDB and RocksDB at 43,844 files"
+(throughput, side by side). Takes a second; the runs it reads take up to
+half an hour each.
+
+    scripts/elastic_vs_leveldb_pair.py PAIR_DIR SOLO_DIR [CSV_OUT]
 
 PAIR_DIR holds runs of the two engines started together on one seed
 (sv-elastic-POP.json and ldb4-16m-1m-POP.json, POP: uniform, 0.99, 1.10,
@@ -29,7 +33,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from issue21_baselines_table import peak_rss_mb, result, write_csv  # noqa: E402
+from elastic_baselines_table import peak_rss_mb, result, write_csv  # noqa: E402
 
 POPS = ["uniform", "0.99", "1.10", "1.20"]
 # sievedb's device reads, by kind.

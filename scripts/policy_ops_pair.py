@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Issue 20's stationary bar, its ops/s half: `elastic` and `uniform` read side by side.
+"""`elastic` and `uniform` read side by side: the table of scripts/policy-ops-pair.sh.
 
-    scripts/issue20_ops_pair.py RUN_DIR [CSV_OUT]
+Feeds BENCHMARKS.md, "Filter memory under a budget" (read side by side).
+Takes a second.
+
+    scripts/policy_ops_pair.py RUN_DIR [CSV_OUT]
 
 RUN_DIR holds rounds of two runs started together, one per policy, each on
 its own copy of one tree and with the same seed (POLICY-ROUND.json beside
@@ -19,8 +22,8 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from issue21_baselines_table import result, write_csv  # noqa: E402
-from issue21_side_by_side import ops_at, own_reads  # noqa: E402
+from elastic_baselines_table import result, write_csv  # noqa: E402
+from elastic_vs_leveldb_pair import ops_at, own_reads  # noqa: E402
 
 
 def main():

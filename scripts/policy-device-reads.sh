@@ -1,12 +1,16 @@
 #!/bin/bash
-# Issue 20's stationary bar: device reads per Get and ops/s of every filter
+# Device reads per Get and ops/s of every filter
 # policy under a 4 bits/key budget, uniform at 8 bits/key, and the offline
 # oracle, on one bulk-loaded tree, zipfian lookups (half absent), O_DIRECT,
 # 8 MiB block cache, each run from a cold start (no HOTNESS file).
 #
-#   scripts/issue20-stationary.sh SIEVEDB_BINARY OUT_DIR TREE_DIR NUM LEVEL1_SIZE
+# Feeds BENCHMARKS.md, "Filter memory under a budget" (a small hot set,
+# moving). One cold run per policy (plus a counting run for the oracle): a
+# few minutes each at 100,000 O_DIRECT lookups, longer on a slow device.
 #
-# TREE_DIR/sievedb as for scripts/issue20-open.sh. Environment: READS
+#   scripts/policy-device-reads.sh SIEVEDB_BINARY OUT_DIR TREE_DIR NUM LEVEL1_SIZE
+#
+# TREE_DIR/sievedb as for scripts/open-time.sh. Environment: READS
 # (200000), ZIPF (0.99), DIST (zipfian; or hotspot: HOT_OPS (0.8) of the
 # lookups to a centred HOT_DATA (0.2) of the keys, ZIPF then unused), ALPHA
 # (0.5: the share of lookups for existing keys), SHIFT (move the hot keys

@@ -1,0 +1,664 @@
+#!/usr/bin/env python3
+"""Renders BENCHMARKS.md, and the headline table of README.md, from committed CSVs.
+
+    scripts/benchmarks_md.py            # writes BENCHMARKS.md and README.md's headline block
+    scripts/benchmarks_md.py --check    # fails (exit 1) if either differs from what the CSVs give
+
+The prose is the template docs/benchmarks/template.md; every `{{name}}` in it is
+replaced by the table or figure that the function `name` below computes from a
+CSV (docs/benchmarks/, docs/scaling/, docs/reproduction/,
+docs/reproduction-large/). No figure is typed into the template or here, but
+the papers' own numbers (labelled as theirs). README.md's block between
+`<!-- headline:begin -->` and `<!-- headline:end -->` is rendered the same way,
+and the guide's sentences that quote a figure (GUIDE below) are checked.
+CI (.ci/run) runs `--check`, so the files and the CSVs cannot drift apart.
+Python 3 standard library only. Takes well under a second.
+"""
+import csv
+import os
+import re
+import statistics
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TEMPLATE = os.path.join(ROOT, "docs", "benchmarks", "template.md")
+OUT = os.path.join(ROOT, "BENCHMARKS.md")
+README = os.path.join(ROOT, "README.md")
+ENGINES = ["sievedb", "leveldb", "rocksdb", "fjall"]
+NAMES = {"sievedb": "sievedb", "leveldb": "LevelDB", "rocksdb": "RocksDB", "fjall": "fjall",
+         "rocksdict": "rocksdict", "plyvel": "plyvel"}
+POPS = [("uniform", "uniform"), ("zipf 0.99", "0.99"), ("zipf 1.10", "1.10"), ("zipf 1.20", "1.20")]
+# Paper 001 (ElasticBF), Table 1: LevelDB's I/Os over ElasticBF's per popularity.
+PAPER_001_TABLE1 = {"uniform": 2.43, "zipf 0.99": 2.74, "zipf 1.10": 2.97, "zipf 1.20": 3.06}
+
+
+def rows(path):
+    with open(os.path.join(ROOT, path), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def num(s):
+    return float(s) if s not in (None, "") else None
+
+
+def f(x, d=2):
+    """A number with `d` decimals and thousands separators."""
+    return f"{x:,.{d}f}"
+
+
+def i(x):
+    return f"{round(x):,}"
+
+
+def x(r, d=2):
+    return f"{r:.{d}f}×"
+
+
+def rng(vals, d=2):
+    lo, hi = min(vals), max(vals)
+    return x(lo, d) if f"{lo:.{d}f}" == f"{hi:.{d}f}" else f"{lo:.{d}f}–{hi:.{d}f}×"
+
+
+def table(head, body, align=None):
+    align = align or ["---"] + ["---:"] * (len(head) - 1)
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in body]
+    return "\n".join(out)
+
+
+def keys(n):
+    return f"{int(n):,}"
+
+
+# --- engines by path, and scaling (scripts/scaling.sh) -----------------------
+
+SCALING_NEW = "docs/scaling/scaling-4ef44e3.csv"
+SCALING_100M = "docs/scaling/scaling-4031897.csv"
+SCALING_FJALL_100M = "docs/scaling/scaling-fjall-100m-d1569a1.csv"
+PATHS = [("fillrandom", "writes (`fillrandom`)"), ("readrandom", "hits (`readrandom`)"),
+         ("readmissing", "misses (`readmissing`)")]
+
+
+def scaling_rows():
+    out = [dict(r, build="4ef44e3") for r in rows(SCALING_NEW)]
+    out += [dict(r, build="4031897") for r in rows(SCALING_100M) if r["num"] == "100000000"]
+    out += [dict(r, build="d1569a1") for r in rows(SCALING_FJALL_100M)]
+    return out
+
+
+def by(rs, *cols):
+    return {tuple(r[c] for c in cols): r for r in rs}
+
+
+def path_ratio(n, engine, bench):
+    b = by(rows(SCALING_NEW), "num", "engine")
+    return float(b[(n, engine)][bench + "_us"]) / float(b[(n, "sievedb")][bench + "_us"])
+
+
+def by_path_table():
+    b = by(rows(SCALING_NEW), "num", "engine")
+    body = []
+    for n in ("1000000", "10000000"):
+        for bench, label in PATHS:
+            s = float(b[(n, "sievedb")][bench + "_us"])
+            cells = [keys(n), label, f(s, 3)]
+            for e in ENGINES[1:]:
+                o = float(b[(n, e)][bench + "_us"])
+                cells.append(f"{f(o, 3)} ({x(o / s)})")
+            body.append(cells)
+    return table(["keys", "path", "sievedb µs/op"] + [f"{NAMES[e]} µs/op (÷ sievedb)" for e in ENGINES[1:]],
+                 body, ["---:", "---", "---:", "---:", "---:", "---:"])
+
+
+def by_path_range():
+    vals = [path_ratio(n, e, bench) for n in ("1000000", "10000000") for e in ENGINES[1:]
+            for bench, _ in PATHS]
+    return rng(vals)
+
+
+def readrandom_10m_rocksdb():
+    return x(path_ratio("10000000", "rocksdb", "readrandom"))
+
+
+def readrandom_10m_rocksdb_us():
+    b = by(rows(SCALING_NEW), "num", "engine")
+    return (f"{f(float(b[('10000000', 'sievedb')]['readrandom_us']), 3)} µs against "
+            f"{f(float(b[('10000000', 'rocksdb')]['readrandom_us']), 3)} µs")
+
+
+def scaling_table():
+    body = []
+    for r in sorted(scaling_rows(), key=lambda r: (int(r["num"]), ENGINES.index(r["engine"]))):
+        body.append([keys(r["num"]), NAMES[r["engine"]], r["build"], f(num(r["fillrandom_us"]), 3),
+                     f(num(r["waitforcompaction_s"]), 1), f(num(r["readrandom_us"]), 3),
+                     f(num(r["readmissing_us"]), 3), i(num(r["fill_rss_kb"]) / 1024),
+                     i(num(r["read_rss_kb"]) / 1024), f(num(r["write_amp"])),
+                     i(num(r["disk_bytes"]) / 1e6), f(num(r["open_s"]))])
+    return table(["keys", "engine", "build", "fillrandom µs", "wait s", "readrandom µs", "readmissing µs",
+                  "fill peak RSS MB", "read peak RSS MB", "write amp", "disk MB", "open s"], body,
+                 ["---:", "---", "---"] + ["---:"] * 9)
+
+
+def scaling_100m_ratios():
+    b = by(scaling_rows(), "num", "engine")
+    n = "100000000"
+    parts = []
+    for bench, _ in PATHS:
+        s = float(b[(n, "sievedb")][bench + "_us"])
+        parts.append(f"{bench} " + ", ".join(
+            f"{NAMES[e]} {x(float(b[(n, e)][bench + '_us']) / s)}" for e in ENGINES[1:]))
+    return "; ".join(parts)
+
+
+def scaling_growth():
+    b = by(rows(SCALING_NEW), "num", "engine")
+    lines = []
+    for e in ENGINES:
+        a, z = b[("1000000", e)], b[("10000000", e)]
+        g = ", ".join(f"{bench} ×{f(float(z[bench + '_us']) / float(a[bench + '_us']))}"
+                      for bench, _ in PATHS)
+        lines.append(f"- {NAMES[e]}: {g} per op; write amplification {f(num(a['write_amp']))} → "
+                     f"{f(num(z['write_amp']))}; fill peak RSS {i(num(a['fill_rss_kb']) / 1024)} → "
+                     f"{i(num(z['fill_rss_kb']) / 1024)} MB.")
+    return "\n".join(lines)
+
+
+# --- empty lookups and one hash per lookup (paper 000) ----------------------
+
+FIG6 = "docs/reproduction-large/fig6.csv"
+TABLE2 = "docs/reproduction/table2.csv"
+
+
+def pct(g):
+    return f"{g * 100:+.0f}%"
+
+
+def fig6_table():
+    rs = rows(FIG6)
+    b = by(rs, "device", "mode")
+    body = []
+    for dev in dict.fromkeys(r["device"] for r in rs):
+        fl, lv = b[(dev, "filter")], b[(dev, "levels")]
+        body.append([dev, f(num(fl["micros_per_op"]), 3), f(num(lv["micros_per_op"]), 3),
+                     f"**{pct(num(fl['gain']))}** ({pct(num(fl['gain_min']))} … {pct(num(fl['gain_max']))})",
+                     f"{f(num(fl['digests_per_lookup']))} / {f(num(lv['digests_per_lookup']))}",
+                     f"{i(num(fl['hash_ns']))} / {i(num(lv['hash_ns']))}"])
+    return table(["device", "`filter` µs", "`levels` µs", "gain (min … max)", "digests per lookup",
+                  "hash ns"], body, ["---"] + ["---:"] * 5)
+
+
+def fig6_gain(device):
+    return pct(num(by(rows(FIG6), "device", "mode")[(device, "filter")]["gain"]))
+
+
+def fig6_gain_page_cache():
+    return fig6_gain("page cache")
+
+
+def fig6_gain_pcie():
+    return fig6_gain("emulated PCIe 10µs")
+
+
+def fpr_table():
+    body = [[r["filter"], f"{float(r['measured_fpr']) * 100:.3f}%", f"{float(r['theoretical_fpr']) * 100:.3f}%",
+             x(float(r["measured_fpr"]) / float(r["theoretical_fpr"]), 3), f(num(r["ns_per_query"]), 1)]
+            for r in rows(TABLE2)]
+    return table(["hash (one digest, rotation)", "measured FPR", "theory", "measured ÷ theory",
+                  "ns per query"], body)
+
+
+def fpr_range():
+    return rng([float(r["measured_fpr"]) / float(r["theoretical_fpr"]) for r in rows(TABLE2)], 3)
+
+
+# --- filter memory under a budget -------------------------------------------
+
+TABLE1 = "docs/reproduction-large/elastic-table1-d4ab1e8.csv"
+POLICIES = ["uniform", "monkey", "elastic", "elastic-uniform", "skew-at-write", "unlimited (12 bits/key)"]
+OPS_50K = "docs/reproduction-large/elastic-vs-uniform-ops-50k-c5f09f1.csv"
+HOTSPOT = "docs/benchmarks/hotspot-moving-c5f09f1.csv"
+
+
+def table1_median():
+    """Device reads per Get per (popularity, column): the median row where the
+    experiment wrote one, else its one repeat (the run had `--repeats 1`)."""
+    out = {}
+    for r in sorted(rows(TABLE1), key=lambda r: r["repeat"] == "median"):
+        out[(r["distribution"], r["column"])] = float(r["device_reads_per_get"])
+    return out
+
+
+def policies_table():
+    m = table1_median()
+    body = []
+    for pop, _ in POPS:
+        cells = [pop] + [f(m[(pop, p)], 3) for p in POLICIES]
+        cells.append(x(m[(pop, "uniform")] / m[(pop, "elastic")]))
+        body.append(cells)
+    return table(["Gets"] + [f"`{p}`" if "(" not in p else p for p in POLICIES] + ["`uniform` ÷ `elastic`"],
+                 body)
+
+
+def policies_elastic_vs_best():
+    m = table1_median()
+    vals = [m[(p, "elastic")] / min(m[(p, "monkey")], m[(p, "skew-at-write")]) for p, _ in POPS]
+    return rng(vals)
+
+
+def policies_uniform_vs_elastic():
+    m = table1_median()
+    return rng([m[(p, "uniform")] / m[(p, "elastic")] for p, _ in POPS])
+
+
+def ops_pair_table():
+    body = [[r["round"], f"{f(num(r['elastic_reads_per_get']), 3)} / {f(num(r['uniform_reads_per_get']), 3)}",
+             f"{i(num(r['elastic_ops_per_sec_while_both_ran']))} / {i(num(r['uniform_ops_per_sec_while_both_ran']))}",
+             f"**{x(num(r['elastic_ops_per_sec_while_both_ran']) / num(r['uniform_ops_per_sec_while_both_ran']))}**"]
+            for r in rows(OPS_50K)]
+    return table(["round", "device reads per Get: `elastic` / `uniform`",
+                  "ops/s while both ran: `elastic` / `uniform`", "ratio"], body, ["---:", "---", "---", "---:"])
+
+
+def ops_pair_range():
+    return rng([num(r["elastic_ops_per_sec_while_both_ran"]) / num(r["uniform_ops_per_sec_while_both_ran"])
+                for r in rows(OPS_50K)])
+
+
+def hotspot_rows():
+    rs = rows(HOTSPOT)
+    base = {}
+    out = []
+    for r in rs:
+        k = (r["tree_files"], r["hot_data_fraction"], r["moving_every"], r["alpha"], r["lookups"])
+        if r["monkey"]:
+            base[k] = min(float(r["monkey"]), float(r["skew_at_write"]))
+        out.append((r, base[k] / float(r["elastic"])))
+    return out
+
+
+def hotspot_table():
+    body = []
+    for r, ratio in hotspot_rows():
+        hot = f"{float(r['hot_data_fraction']) * 100:.0f}%, " + (
+            f"moving every {int(r['moving_every']):,}" if r["moving_every"] else "still")
+        if r["alpha"] != "0":
+            hot += f", {float(r['alpha']) * 100:.0f}% present"
+        if r["extra_flags"]:
+            hot = f"the same, `{r['extra_flags']}`"
+        body.append([f"{int(r['tree_files']):,}", hot, f"{int(r['lookups']):,}",
+                     f(num(r["monkey"]), 3) if r["monkey"] else "",
+                     f(num(r["skew_at_write"]), 3) if r["skew_at_write"] else "",
+                     f(num(r["elastic"]), 3), f"**{x(ratio)}**" if ratio >= 1.3 else x(ratio)])
+    return table(["files", "hot keys", "lookups", "`monkey`", "`skew-at-write`", "`elastic`",
+                  "best static ÷ `elastic`"], body, ["---:", "---", "---:", "---:", "---:", "---:", "---:"])
+
+
+def hotspot_best():
+    return x(max(r for _, r in hotspot_rows()))
+
+
+def hotspot_50k_fast():
+    """`elastic` against the best static plan at 50,584 files, the range moving every 100,000."""
+    return rng([ratio for r, ratio in hotspot_rows()
+                if r["tree_files"] == "50584" and r["moving_every"] == "100000" and not r["extra_flags"]])
+
+
+BUDGET_CPU = "docs/benchmarks/budget-lookup-instructions-1d4a3ce.csv"
+
+
+def budget_cpu_ratio():
+    rs = rows(BUDGET_CPU)
+    return x(float(rs[1]["instructions_per_lookup"]) / float(rs[0]["instructions_per_lookup"]), 3)
+
+
+def budget_cpu_table():
+    rs = rows(BUDGET_CPU)
+    base = float(rs[0]["instructions_per_lookup"])
+    body = [[r["configuration"], i(float(r["instructions_per_lookup"])),
+             x(float(r["instructions_per_lookup"]) / base, 3)] for r in rs]
+    return table(["readmissing, page cache, every unit resident", "instructions per lookup (all threads)",
+                  "÷ unlimited"], body, ["---", "---:", "---:"])
+
+
+# --- ElasticBF against LevelDB and RocksDB at scale --------------------------
+
+SBS_LDB = "docs/reproduction-large/elastic-vs-leveldb-side-by-side-348394a.csv"
+SBS_RDB = "docs/reproduction-large/elastic-vs-rocksdb-1m-c5f09f1.csv"
+SBS_RDB_UNIFORM = "docs/reproduction-large/elastic-vs-rocksdb-uniform-1m-b55fccb.csv"
+LDB8 = "docs/reproduction-large/leveldb8-vs-elastic-348394a.csv"
+LDB, RDB = "leveldb (4 bits/key)", "rocksdb (4 bits/key)"
+
+
+def baseline_ratios(col):
+    m = table1_median()
+    return [m[(p, col)] / m[(p, "elastic")] for p, _ in POPS]
+
+
+def elastic_baselines_table():
+    m = table1_median()
+    body = []
+    for pop, _ in POPS:
+        e = m[(pop, "elastic")]
+        body.append([pop, f(e, 3), f(m[(pop, LDB)], 3), f"**{x(m[(pop, LDB)] / e)}**",
+                     x(PAPER_001_TABLE1[pop]), f(m[(pop, RDB)], 3), f"**{x(m[(pop, RDB)] / e)}**"])
+    return table(["Gets", "`elastic` (4 bits/key budget)", "LevelDB 1.23, 4 bits/key", "LevelDB ÷ `elastic`",
+                  "the paper's LevelDB ÷ ElasticBF", "RocksDB 7.8, 4 bits/key", "RocksDB ÷ `elastic`"], body)
+
+
+def elastic_vs_leveldb():
+    return rng(baseline_ratios(LDB))
+
+
+def elastic_vs_rocksdb():
+    return rng(baseline_ratios(RDB))
+
+
+def side_by_side():
+    ldb = {r["popularity"]: r for r in rows(SBS_LDB)}
+    rdb = {r["popularity"]: r for r in rows(SBS_RDB) + rows(SBS_RDB_UNIFORM)}
+    out = []
+    for pop, key in POPS:
+        lr, rr = ldb[key], rdb[key]
+        out.append((pop, num(lr["sv_ops_per_sec"]), num(lr["ldb_ops_per_sec_while_both_ran"]),
+                    num(rr["sv_ops_per_sec"]), num(rr["rdb_ops_per_sec_while_both_ran"])))
+    return out
+
+
+def side_by_side_table():
+    body = [[p, i(sl), i(lw), f"**{x(sl / lw)}**", i(sr), i(rw), f"**{x(sr / rw)}**"]
+            for p, sl, lw, sr, rw in side_by_side()]
+    return table(["Gets", "`elastic` ops/s (beside LevelDB)", "LevelDB ops/s while both ran", "ratio",
+                  "`elastic` ops/s (beside RocksDB)", "RocksDB ops/s while both ran", "ratio"], body)
+
+
+def side_by_side_leveldb():
+    return rng([sl / lw for _, sl, lw, _, _ in side_by_side()])
+
+
+def side_by_side_rocksdb():
+    return rng([sr / rw for _, _, _, sr, rw in side_by_side()])
+
+
+def leveldb8_table():
+    body = []
+    for r in rows(LDB8):
+        e = num(r["sv_reads_per_get"])
+        body.append([r["popularity"], f(num(r["ldb8_requests_per_get"]), 3), f(e, 3),
+                     f"**{x(num(r['ldb8_requests_per_get']) / e)}**"])
+    return table(["Gets (zipf s)", "LevelDB at 8 bits/key: requests per Get", "`elastic` at 4: device reads per Get",
+                  "LevelDB 8 ÷ `elastic` 4"], body)
+
+
+def leveldb8_range():
+    return rng([num(r["ldb8_requests_per_get"]) / num(r["sv_reads_per_get"]) for r in rows(LDB8)])
+
+
+# --- keyspaces, merge, Python ------------------------------------------------
+
+KEYSPACES = "docs/benchmarks/keyspaces-4d4a6a8.csv"
+MERGE = "docs/benchmarks/mergerandom-f12bdb4.csv"
+PYTHON = "docs/benchmarks/python-overhead-ecc165e.csv"
+
+
+def keyspaces_table():
+    rs = rows(KEYSPACES)
+    body = []
+    for bench in dict.fromkeys(r["benchmark"] for r in rs):
+        for e in dict.fromkeys(r["engine"] for r in rs if r["benchmark"] == bench):
+            four = [float(r["micros_per_op"]) for r in rs if (r["benchmark"], r["engine"], r["keyspaces"]) == (bench, e, "4")]
+            one = [float(r["micros_per_op"]) for r in rs if (r["benchmark"], r["engine"], r["keyspaces"]) == (bench, e, "1")]
+            body.append([f"`{bench}`", NAMES[e], " / ".join(f(v, 3) for v in four), f(one[0], 3),
+                         x(statistics.median(four) / one[0])])
+    return table(["benchmark", "engine", "4 keyspaces, runs 1 / 2 / 3", "1 keyspace",
+                  "median of 4 ÷ 1"], body, ["---", "---", "---:", "---:", "---:"])
+
+
+def merge_table():
+    rs = rows(MERGE)
+    body = []
+    for e in dict.fromkeys(r["engine"] for r in rs):
+        mine = [r for r in rs if r["engine"] == e]
+        body.append([NAMES[e], " / ".join(f(num(r["micros_per_op"]), 3) for r in mine),
+                     f(statistics.median(num(r["micros_per_op"]) for r in mine), 3),
+                     i(statistics.median(num(r["ops_per_sec"]) for r in mine))])
+    return table(["engine", "µs per merge (3 runs)", "median", "median ops/s"], body, ["---", "---:", "---:", "---:"])
+
+
+def merge_ratio():
+    rs = rows(MERGE)
+    med = {e: statistics.median(num(r["micros_per_op"]) for r in rs if r["engine"] == e) for e in ("sievedb", "rocksdb")}
+    return x(med["rocksdb"] / med["sievedb"])
+
+
+def python_ratios(col):
+    rs = rows(PYTHON)
+    b = by(rs, "keys", "engine", "run")
+    out = []
+    for r in rs:
+        if r["engine"] != "sievedb":
+            out.append((r["engine"], float(r[col]) / float(b[(r["keys"], "sievedb", r["run"])][col])))
+    return out
+
+
+def python_table():
+    rs = rows(PYTHON)
+    b = by(rs, "keys", "engine", "run")
+    body = []
+    for r in rs:
+        s = b[(r["keys"], "sievedb", r["run"])]
+        body.append([keys(r["keys"]), r["engine"], r["run"], f(num(r["get_us"]), 3), f(num(r["put_us"]), 3),
+                     i(num(r["scan_keys_per_sec"])), f(num(r["empty_db_get_us"]), 3),
+                     x(float(r["get_us"]) / float(s["get_us"])), x(float(r["put_us"]) / float(s["put_us"]))])
+    return table(["keys", "engine", "run", "get µs", "put µs", "scan keys/s", "empty-db get µs",
+                  "get ÷ sievedb's", "put ÷ sievedb's"], body, ["---:", "---", "---:"] + ["---:"] * 6)
+
+
+def python_get_vs_rocksdict():
+    return rng([v for e, v in python_ratios("get_us") if e == "rocksdict"])
+
+
+def python_put_vs_rocksdict():
+    return rng([v for e, v in python_ratios("put_us") if e == "rocksdict"])
+
+
+def python_get_vs_plyvel():
+    return rng([v for e, v in python_ratios("get_us") if e == "plyvel"])
+
+
+def python_put_vs_plyvel():
+    return rng([v for e, v in python_ratios("put_us") if e == "plyvel"])
+
+
+# --- device reads --------------------------------------------------------------
+
+INSTRUMENT = "docs/benchmarks/device-reads-instrument-d38ea5a.csv"
+READAHEAD = "docs/benchmarks/device-reads-readahead-d38ea5a.csv"
+
+
+def instrument_table():
+    body = []
+    for r in rows(INSTRUMENT):
+        g = int(r["gets"])
+        body.append([f"`{r['benchmark']}`", f"{int(r['engine_count']):,} ({f(int(r['engine_count']) / g, 3)}/Get)",
+                     f"{int(r['diskstats_requests']):,}",
+                     f"{int(r['read_bytes_pages']):,} ({f(int(r['read_bytes_pages']) / g, 3)}/Get)"])
+    return table(["benchmark (100,000 Gets)", "sievedb's own count", "diskstats read requests",
+                  "`read_bytes` ÷ 4096"], body)
+
+
+def readahead_table():
+    rs = rows(READAHEAD)
+    body = []
+    for (e, ra) in dict.fromkeys((r["engine"], r["read_ahead_kb"]) for r in rs):
+        mine = [r for r in rs if (r["engine"], r["read_ahead_kb"]) == (e, ra)]
+        cells = [("sievedb, O_DIRECT" if e == "sievedb" else f"LevelDB, `read_ahead_kb` {ra}")]
+        for bench in ("readrandom", "readmissing", "readmixed"):
+            cells.append(", ".join(f(num(r[bench + "_requests"]), 3) for r in mine))
+            cells.append(f(num(mine[0][bench + "_pages"]), 2))
+        body.append(cells)
+    return table(["engine", "readrandom requests/Get", "pages", "readmissing requests/Get", "pages",
+                  "readmixed requests/Get", "pages"], body)
+
+
+# --- the costs of durability --------------------------------------------------
+
+WAL = "docs/benchmarks/wal-writes-3497493.csv"
+OPEN7K = "docs/benchmarks/open-live-check-7k-c08bd71.csv"
+OPEN50K = "docs/benchmarks/open-live-check-50k-c08bd71.csv"
+REPAIR = "docs/benchmarks/repair-scan-c08bd71.csv"
+BGT = "docs/benchmarks/background-threads-e50a847.csv"
+
+
+def wal_table():
+    rs = rows(WAL)
+    body = []
+    for bench, label in (("fillrandom", "fillrandom, 1M unsynced puts"),
+                         ("fillsync", "fillrandom `--sync`, 20,000 puts, each fdatasync'd")):
+        runs = {b: [float(r["micros_per_op"]) for r in rs if (r["benchmark"], r["build"]) == (bench, b)]
+                for b in ("base", "new")}
+        body.append([label, " / ".join(f(v, 3 if v < 10 else 2) for v in runs["base"]),
+                     " / ".join(f(v, 3 if v < 10 else 2) for v in runs["new"]),
+                     f(statistics.median(runs["new"]) / statistics.median(runs["base"]))])
+    return table(["µs per put (24 B keys, 100 B values)", "before (ace8b8a + `--sync`), runs 1–5",
+                  "after (3497493), runs 1–5", "median after ÷ before"], body, ["---", "---:", "---:", "---:"])
+
+
+def open_table():
+    body = []
+    for path, label in ((OPEN7K, "7,228 files"), (OPEN50K, "50,584 files")):
+        rs = rows(path)
+        med = {(b, w): statistics.median(float(r["wall_s"]) for r in rs if (r["binary"], r["what"]) == (b, w))
+               for b in ("before", "after") for w in ("open", "open+1000")}
+        body.append([label, f(med[("before", "open")]), f(med[("after", "open")]),
+                     f(med[("before", "open+1000")]), f(med[("after", "open+1000")])])
+    return table(["tree", "open, before (ace8b8a)", "open, after (c08bd71)", "open + 1,000 lookups, before",
+                  "after"], body)
+
+
+def repair_table():
+    body = [[r["table"] + (f" (found by the {r['found_by']})" if r["found_by"] else ""), f"{f(num(r['repair_s']))} s",
+             f"{num(r['max_rss_mb']):g} MB", i(num(r["entries_lost"]))] for r in rows(REPAIR)]
+    return table(["table of 58 MB", "repair", "max RSS", "entries lost"], body, ["---", "---:", "---:", "---:"])
+
+
+def bg_threads_table():
+    body = [[keys(r["keys"]), r["threads"], r["order"], f(num(r["fillrandom_us"]), 3), f(num(r["waitforcompaction_s"]), 1),
+             f(num(r["fill_cpu_s"]), 1), f(num(r["readrandom_us"]), 3), f(num(r["readmissing_us"]), 3),
+             i(num(r["rww_reads_per_sec"])), i(num(r["rww_writes_per_sec"]))] for r in rows(BGT)]
+    return table(["keys", "threads", "order", "fillrandom µs", "waitforcompaction s", "fill CPU s",
+                  "readrandom µs", "readmissing µs", "readwhilewriting reads/s", "its writes/s"], body)
+
+
+def bg_threads_10m():
+    rs = [r for r in rows(BGT) if r["keys"] == "10000000"]
+    # Pairs side by side in the order 2 3 3 2: (1st, 2nd) and (4th, 3rd).
+    o = {r["order"]: r for r in rs}
+    pairs = [(o["1"], o["2"]), (o["4"], o["3"])]
+    fill = [float(t["fillrandom_us"]) / float(two["fillrandom_us"]) for two, t in pairs]
+    rww = [float(t["rww_reads_per_sec"]) / float(two["rww_reads_per_sec"]) for two, t in pairs]
+    return (f"three threads filled in {' and '.join(x(v) for v in fill)} the time per put of the two-thread "
+            f"load beside each, but the `readwhilewriting` reader did {' and '.join(x(v) for v in rww)} "
+            f"the lookups per second")
+
+
+# --- README's headline -------------------------------------------------------
+
+def headline():
+    e = table1_median()
+    py = python_get_vs_rocksdict()
+    return table(["", "figure", "measured in"], [
+        ["Point lookups (`readrandom`), 10M keys, against RocksDB 7.8", f"**{readrandom_10m_rocksdb()}** faster "
+         f"({readrandom_10m_rocksdb_us()})", "[BENCHMARKS.md: by path](BENCHMARKS.md#against-leveldb-rocksdb-and-fjall-by-path)"],
+        ["Every path (writes, hits, misses), 1M and 10M keys, against LevelDB, RocksDB and fjall",
+         f"{by_path_range()} faster", "[BENCHMARKS.md: by path](BENCHMARKS.md#against-leveldb-rocksdb-and-fjall-by-path)"],
+        ["Empty lookups, one hash per lookup (`levels`) over one per filter, 22 GB tree in the page cache",
+         f"**{fig6_gain_page_cache()}**", "[BENCHMARKS.md: empty lookups](BENCHMARKS.md#empty-lookups-and-one-hash-per-lookup)"],
+        ["ElasticBF (`elastic`, 4 bits/key budget) against LevelDB at 4 bits/key, 43,844 files (the paper's ~50K)",
+         f"**{elastic_vs_leveldb()}** fewer device reads; {side_by_side_leveldb()} LevelDB's ops/s read side by side",
+         "[BENCHMARKS.md: ElasticBF at scale](BENCHMARKS.md#elasticbf-against-leveldb-and-rocksdb-at-43844-files)"],
+        ["Python `get`, against rocksdict", f"**{py}** faster",
+         "[BENCHMARKS.md: Python](BENCHMARKS.md#python-overhead-per-call)"],
+    ], ["---", "---", "---"])
+
+
+# --- the guide's figures ---------------------------------------------------------
+
+# Phrases of the guide that quote a figure of BENCHMARKS.md: each must appear
+# in its chapter (whitespace aside) with the figure the CSVs give, so a figure
+# of the guide cannot drift from its data either.
+GUIDE = [
+    ("docs/guide/src/filter-budget.md", "`Elastic` reads {{policies_elastic_vs_best}} what Monkey"),
+    ("docs/guide/src/filter-budget.md", "and `Uniform` {{policies_uniform_vs_elastic}} what `Elastic` reads"),
+    ("docs/guide/src/filter-budget.md", "`Elastic` had {{ops_pair_range}} its ops/s"),
+    ("docs/guide/src/filter-budget.md", "`Elastic` read {{hotspot_best}} less than the best static plan"),
+    ("docs/guide/src/filter-budget.md", "over 50,584 files it was {{hotspot_50k_fast}}"),
+    ("docs/guide/src/filter-budget.md", "`Elastic` makes {{elastic_vs_leveldb}} fewer device reads"),
+    ("docs/guide/src/filter-budget.md", "{{budget_cpu_ratio}} the instructions of an unlimited lookup"),
+    ("docs/guide/src/filters.md", "empty lookups gain {{fig6_gain_page_cache}} in the page cache"),
+    ("docs/guide/src/python.md", "`get` took {{python_get_vs_rocksdict}} sievedb's time in rocksdict, and `put` "
+     "{{python_put_vs_rocksdict}}"),
+]
+
+
+def guide_drift():
+    bad = []
+    for path, phrase in GUIDE:
+        want = " ".join(render(phrase).split())
+        with open(os.path.join(ROOT, path)) as f:
+            have = " ".join(f.read().split())
+        if want not in have:
+            bad.append(f"{path}: expected \"{want}\"")
+    return bad
+
+
+# --- rendering -----------------------------------------------------------------
+
+def render(text):
+    def sub(m):
+        name = m.group(1)
+        fn = globals().get(name)
+        if not callable(fn) or name.startswith("_"):
+            sys.exit(f"benchmarks_md.py: unknown placeholder {{{{{name}}}}}")
+        return fn()
+    return re.sub(r"\{\{([a-z0-9_]+)\}\}", sub, text)
+
+
+def render_readme(text):
+    begin, end = "<!-- headline:begin -->\n", "<!-- headline:end -->"
+    a, b = text.find(begin), text.find(end)
+    if a < 0 or b < a:
+        sys.exit("benchmarks_md.py: README.md has no headline block")
+    return text[:a + len(begin)] + headline() + "\n" + text[b:]
+
+
+def main():
+    check = "--check" in sys.argv[1:]
+    with open(TEMPLATE) as t:
+        bench = render(t.read())
+    with open(README) as r:
+        readme_now = r.read()
+    readme = render_readme(readme_now)
+    bad = []
+    for path, new in ((OUT, bench), (README, readme)):
+        old = open(path).read() if os.path.exists(path) else ""
+        if old != new:
+            if check:
+                bad.append(os.path.relpath(path, ROOT))
+            else:
+                with open(path, "w") as w:
+                    w.write(new)
+                print(f"wrote {os.path.relpath(path, ROOT)}")
+    drift = guide_drift()
+    if bad or drift:
+        msg = []
+        if bad:
+            msg.append(f"{', '.join(bad)} differ from what the CSVs give: run scripts/benchmarks_md.py and commit")
+        if drift:
+            msg.append("the guide quotes figures the CSVs no longer give (edit the chapter):\n" + "\n".join(drift))
+        sys.exit("\n".join(msg))
+    if check:
+        print("BENCHMARKS.md, README.md's headline and the guide's figures match the CSVs")
+
+
+if __name__ == "__main__":
+    main()
