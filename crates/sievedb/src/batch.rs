@@ -311,9 +311,13 @@ impl WriteBatch {
     }
 
     /// Walks the batch's updates in order (what a commit check of a later
-    /// batch of the same group must see, `db/conflicts.rs`).
-    pub(crate) fn for_each(&mut self, f: impl FnMut(BatchEntry<'_>)) {
-        for_each_entry(self.encode(0), f).expect("a batch this process built decodes");
+    /// batch of the same group must see, `db/conflicts.rs`); the error of
+    /// a record that does not decode, which a batch built here never is.
+    pub(crate) fn for_each(
+        &mut self,
+        f: impl FnMut(BatchEntry<'_>),
+    ) -> std::result::Result<(), String> {
+        for_each_entry(self.encode(0), f).map(|_| ())
     }
 
     /// Stamps the first sequence number and returns the encoded record.

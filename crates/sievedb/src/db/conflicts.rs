@@ -41,12 +41,14 @@ pub(crate) struct EarlierWrites {
     keys: HashSet<(u32, Vec<u8>)>,
     /// Range tombstones: (keyspace, start, end; `None` unbounded).
     ranges: Vec<(u32, Vec<u8>, Option<Vec<u8>>)>,
+    /// A batch that did not decode: taken to have written every key.
+    everything: bool,
 }
 
 impl EarlierWrites {
     /// Adds the writes of `batch`.
     pub(crate) fn add(&mut self, batch: &mut WriteBatch) {
-        batch.for_each(|e| match e.kind {
+        let decoded = batch.for_each(|e| match e.kind {
             EntryKind::DeleteRange => {
                 self.ranges
                     .push((e.keyspace, e.key.to_vec(), Some(e.value.to_vec())));
@@ -56,10 +58,14 @@ impl EarlierWrites {
                 self.keys.insert((e.keyspace, e.key.to_vec()));
             }
         });
+        // A batch this process built always decodes; if one did not, the
+        // checks after it fail rather than miss what it wrote.
+        self.everything |= decoded.is_err();
     }
 
     fn has_key(&self, ks: u32, key: &[u8]) -> bool {
-        (!self.keys.is_empty() && self.keys.contains(&(ks, key.to_vec())))
+        self.everything
+            || (!self.keys.is_empty() && self.keys.contains(&(ks, key.to_vec())))
             || self.ranges.iter().any(|(k, s, e)| {
                 *k == ks && s.as_slice() <= key && e.as_ref().is_none_or(|e| key < e.as_slice())
             })
@@ -67,7 +73,8 @@ impl EarlierWrites {
 
     fn touches(&self, ks: u32, start: &[u8], end: Option<&[u8]>) -> bool {
         let inside = |k: &[u8]| start <= k && end.is_none_or(|e| k < e);
-        self.keys.iter().any(|(k, key)| *k == ks && inside(key))
+        self.everything
+            || self.keys.iter().any(|(k, key)| *k == ks && inside(key))
             || self.ranges.iter().any(|(k, s, e)| {
                 *k == ks
                     && end.is_none_or(|end| s.as_slice() < end)

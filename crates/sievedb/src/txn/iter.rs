@@ -113,14 +113,17 @@ impl TransactionIterator {
                 End::Back => (&mut self.snapshot.back, &mut self.pending.back),
             };
             let snap = if take_s {
-                s_slot.take().map(|r| r.expect("checked above"))
+                // An error was returned above, before the keys were compared.
+                s_slot.take().and_then(std::result::Result::ok)
             } else {
                 None
             };
             if !take_p {
                 return snap.map(Ok);
             }
-            let (key, pending) = p_slot.take().expect("peeked");
+            let Some((key, pending)) = p_slot.take() else {
+                return snap.map(Ok);
+            };
             let base = snap.map(|(_, v)| v);
             match resolve(self.merge.as_ref(), &key, pending, base) {
                 Ok(Some(v)) => return Some(Ok((key, v))),

@@ -595,6 +595,11 @@ impl Transaction {
     }
 
     /// What the commit checks (see `optimistic.rs`).
+    #[expect(
+        clippy::expect_used,
+        reason = "every recorded key's keyspace is in `trees`: reads, writes and scans insert it \
+                  (default_tree, tree_of) before they record the key"
+    )]
     fn validation(&self) -> Validation {
         let tree = |id: &u32| self.trees.get(id).expect("a keyspace it touched").clone();
         let mut writes: Vec<(Arc<Tree>, Vec<u8>)> = Vec::new();
