@@ -53,6 +53,18 @@
 //!   counts the counters too). After the timed part every counter (up to
 //!   65,536 of them, else an even sample) is read back and must have grown
 //!   by the merges it got, or the run fails. MB/s counts key + 8 bytes.
+//! - `txnrandom`, `txnrandomhot` (engines with transactions: sievedb,
+//!   RocksDB, fjall; skipped with a note for LevelDB): `--threads` threads
+//!   run read-modify-write transactions of `--txn-keys` distinct keys (read
+//!   for update, then written, then committed), drawn from all of `--num`
+//!   (low contention) or from a hot set of `--txn-hot-keys` keys (high),
+//!   for `--reads` commits or `--duration` seconds, with `--txn-mode`
+//!   optimistic or pessimistic concurrency control; an abort is retried
+//!   with the same keys. Reports commits/s (ops/sec), aborts/s by kind and
+//!   the p50/p99 latency of a committed transaction, retries included, and
+//!   checks afterwards that no increment was lost ([`bench::txn`]);
+//! - `txnreadrandom`: `readrandom`'s lookups through read-only
+//!   transactions of `--txn-keys` lookups each.
 //!
 //! The benchmarks that read entries (the lookups, `readseq`, the YCSB mixes,
 //! `readwhilewriting`) are refused on a database that holds none of the keys

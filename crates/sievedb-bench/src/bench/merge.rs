@@ -189,6 +189,7 @@ mod tests {
             duration: None,
             sample_interval: None,
             keyspaces: 1,
+            txn: crate::cli::txn_args::TxnArgs::default(),
         }
     }
 

@@ -19,6 +19,7 @@ mod mixed;
 pub mod page_cache;
 mod read;
 pub(crate) mod runner;
+pub mod txn;
 mod wait;
 
 pub use mixed::FilterMemoryPeak;
@@ -67,11 +68,19 @@ pub enum Benchmark {
     /// `num` merges of a u64 add of 1 into uniformly random counters of their
     /// own key space (engines with a merge operator: sievedb, RocksDB).
     MergeRandom,
+    /// Read-modify-write transactions of `--txn-keys` keys drawn from all
+    /// of `num` (low contention; see [`crate::bench::txn`]).
+    TxnRandom,
+    /// [`Benchmark::TxnRandom`] on a hot set of `--txn-hot-keys` keys (high
+    /// contention).
+    TxnRandomHot,
+    /// `reads` lookups of existing keys, `--txn-keys` per read-only transaction.
+    TxnReadRandom,
 }
 
 impl Benchmark {
     /// Every benchmark, in the default order.
-    pub const ALL: [Benchmark; 14] = [
+    pub const ALL: [Benchmark; 17] = [
         Benchmark::FillSeq,
         Benchmark::FillRandom,
         Benchmark::ReadRandom,
@@ -86,6 +95,9 @@ impl Benchmark {
         Benchmark::YcsbB,
         Benchmark::FilterProbe,
         Benchmark::MergeRandom,
+        Benchmark::TxnRandom,
+        Benchmark::TxnRandomHot,
+        Benchmark::TxnReadRandom,
     ];
 
     /// The db_bench name.
@@ -105,6 +117,9 @@ impl Benchmark {
             Benchmark::YcsbB => "ycsbb",
             Benchmark::FilterProbe => "filterprobe",
             Benchmark::MergeRandom => "mergerandom",
+            Benchmark::TxnRandom => "txnrandom",
+            Benchmark::TxnRandomHot => "txnrandomhot",
+            Benchmark::TxnReadRandom => "txnreadrandom",
         }
     }
 
@@ -142,6 +157,16 @@ impl Benchmark {
             Benchmark::MergeRandom => {
                 "--num u64-add merges of 1 into random counters of their own keys (sievedb, rocksdb)"
             }
+            Benchmark::TxnRandom => {
+                "--threads run transactions reading then writing --txn-keys random keys \
+                 (--txn-mode; --reads commits or --duration s): commits/s, aborts/s, p50/p99"
+            }
+            Benchmark::TxnRandomHot => {
+                "txnrandom with its keys from a hot set of --txn-hot-keys keys (high contention)"
+            }
+            Benchmark::TxnReadRandom => {
+                "readrandom's lookups through read-only transactions of --txn-keys lookups each"
+            }
         }
     }
 
@@ -167,6 +192,22 @@ impl Benchmark {
     /// is skipped (with a note) for the engines without one.
     pub fn needs_merge(self) -> bool {
         self == Benchmark::MergeRandom
+    }
+
+    /// Whether the benchmark runs transactions, so that it is skipped (with
+    /// a note) for the engines without them, and RocksDB and fjall open
+    /// their transactional databases for the run.
+    pub fn needs_txn(self) -> bool {
+        matches!(
+            self,
+            Benchmark::TxnRandom | Benchmark::TxnRandomHot | Benchmark::TxnReadRandom
+        )
+    }
+
+    /// Whether the benchmark writes read-modify-write transactions (ops
+    /// are commits, each of `--txn-keys` writes).
+    pub fn is_txn_write(self) -> bool {
+        matches!(self, Benchmark::TxnRandom | Benchmark::TxnRandomHot)
     }
 
     /// Key plus value bytes of one operation, for MB/s: a merge writes an
@@ -205,13 +246,15 @@ impl Benchmark {
                 | Benchmark::ReadMissing
                 | Benchmark::ReadMixed
                 | Benchmark::ReadWhileWriting
+                | Benchmark::TxnReadRandom
         )
     }
 
     /// Whether the benchmark does point lookups at all (the point reads, the
-    /// YCSB mixes and `filterprobe`).
+    /// YCSB mixes, `filterprobe` and the transactions' reads).
     pub fn does_lookups(self) -> bool {
         self.is_point_read()
+            || self.is_txn_write()
             || matches!(
                 self,
                 Benchmark::YcsbA | Benchmark::YcsbB | Benchmark::FilterProbe
@@ -278,6 +321,8 @@ pub struct Workload {
     /// Keyspaces the keys are spread over (`--keyspaces`): 1 = the default
     /// keyspace; N > 1 = key (and counter) `i` in keyspace `i % N`.
     pub keyspaces: usize,
+    /// The transactional benchmarks' flags (`--txn-*`).
+    pub txn: crate::cli::txn_args::TxnArgs,
 }
 
 impl Workload {
@@ -429,6 +474,9 @@ pub fn run_benchmark(
         Benchmark::WaitForCompaction => wait::wait_for_compactions(engine, w, label),
         Benchmark::FilterProbe => filter_probe(engine.as_ref(), w, label),
         Benchmark::MergeRandom => merge::merge_random(engine.as_ref(), w, label),
+        Benchmark::TxnRandom => txn::txn_random(engine, w, false, label),
+        Benchmark::TxnRandomHot => txn::txn_random(engine, w, true, label),
+        Benchmark::TxnReadRandom => txn::txn_read_random(engine, w, label),
         Benchmark::FilterBench => {
             let pb = Progress::start(w.progress, w.reads, label);
             let r = crate::bench::filterbench::run(&w.filter, &w.keys, w.num, w.reads, &pb)?;

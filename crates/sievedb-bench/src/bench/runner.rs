@@ -173,6 +173,17 @@ fn write_header(
     writeln!(out, "CPU:        {}", cpu_description())?;
     writeln!(out, "Benchmarks: {}", names.join(","))?;
     writeln!(out, "Repeats:    {}", args.repeats)?;
+    if args.runs_txn() {
+        writeln!(
+            out,
+            "Txns:       {}, {} keys each, hot set {} keys, lock timeout {} ms{}",
+            args.txn.txn_mode.name(),
+            args.txn.txn_keys,
+            args.txn.txn_hot_keys,
+            args.txn.txn_lock_timeout_ms,
+            if args.sync { ", synced commits" } else { "" }
+        )?;
+    }
     if args.keyspaces > 1 {
         writeln!(
             out,
@@ -266,6 +277,7 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
         sample_interval: (args.sample_interval_ms > 0)
             .then(|| std::time::Duration::from_millis(args.sample_interval_ms)),
         keyspaces: args.keyspaces,
+        txn: args.txn.clone(),
     };
     let cfg = args.engine_config();
     let page_mode = args.page_cache_mode();
@@ -322,6 +334,20 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
                     write_skipped(out, args, kind, bench, rep, prefix, &reason)?;
                     continue;
                 }
+                if bench.needs_txn() && !engine.supports_txn() {
+                    let reason = format!("{} has no transactions", kind.name());
+                    write_skipped(out, args, kind, bench, rep, prefix, &reason)?;
+                    continue;
+                }
+                if bench.is_elapsed_only() && !engine.supports_flush() {
+                    let reason = format!(
+                        "{} cannot flush here (the rocksdb crate 0.20.1 has no flush for a \
+                         TransactionDB, opened for --txn-mode pessimistic)",
+                        kind.name()
+                    );
+                    write_skipped(out, args, kind, bench, rep, prefix, &reason)?;
+                    continue;
+                }
                 if bench == Benchmark::FilterProbe && args.keyspaces > 1 {
                     let reason = format!(
                         "filterprobe probes the default keyspace's filters, which \
@@ -354,8 +380,9 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
                     refuse_if_empty(engine.as_ref(), bench, &workload, &loc.path)?;
                 }
                 has_data |= bench.is_fill() || bench.needs_data();
-                // Merges write: a later fill starts on an emptied database again.
-                fresh &= !bench.needs_merge();
+                // Merges and transactions write: a later fill starts on an
+                // emptied database again.
+                fresh &= !bench.needs_merge() && !bench.is_txn_write();
                 let cache = match bench.needs_data() {
                     true => page_cache::prepare(&loc.path, page_mode)?,
                     false => None,
@@ -380,7 +407,13 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
                     benchmark: bench,
                     repeat: rep,
                     m,
-                    bytes_per_op: bench.bytes_per_op(args.key_size, args.value_size),
+                    // A commit writes --txn-keys keys and values.
+                    bytes_per_op: bench.bytes_per_op(args.key_size, args.value_size)
+                        * if bench.is_txn_write() {
+                            args.txn.txn_keys as u64
+                        } else {
+                            1
+                        },
                     settings: settings.clone(),
                     workload: workload.describe(),
                     stats,

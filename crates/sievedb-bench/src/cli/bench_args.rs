@@ -5,6 +5,7 @@ use crate::bench::page_cache::PageCacheMode;
 use crate::bench::{
     Benchmark, KeyDistribution, DEFAULT_HOT_DATA_FRACTION, DEFAULT_HOT_OP_FRACTION,
 };
+use crate::cli::txn_args::TxnArgs;
 use crate::engines::{EngineConfig, EngineKind};
 use crate::FilterArgs;
 use sievedb::{Compression, FilterOptions};
@@ -180,6 +181,9 @@ pub struct BenchArgs {
     /// The filter flags, shared with `sievedb bulkload`.
     #[command(flatten)]
     pub filters: FilterArgs,
+    /// The flags of the transactional benchmarks (`--txn-*`).
+    #[command(flatten)]
+    pub txn: TxnArgs,
     /// Time one lookup in N phase by phase and report breakdown_ns
     /// {hash, filter, index, data, other} per lookup (sievedb)
     #[arg(long)]
@@ -187,8 +191,9 @@ pub struct BenchArgs {
     /// With --breakdown, time one lookup in this many
     #[arg(long, value_name = "N", default_value_t = DEFAULT_BREAKDOWN_EVERY)]
     pub breakdown_every: u32,
-    /// readwhilewriting: read for SECS seconds instead of --reads lookups
-    /// (0 = until --reads lookups are done)
+    /// readwhilewriting: read for SECS seconds instead of --reads lookups;
+    /// txnrandom, txnrandomhot: run transactions for SECS seconds instead of
+    /// committing --reads of them (0 = until --reads are done)
     #[arg(long, value_name = "SECS", default_value_t = 0)]
     pub duration: u64,
     /// readwhilewriting: snapshot sievedb's statistics every MS milliseconds
@@ -320,6 +325,7 @@ impl Default for BenchArgs {
             json: false,
             stats_interval: 0,
             filters: FilterArgs::default(),
+            txn: TxnArgs::default(),
             breakdown: false,
             breakdown_every: DEFAULT_BREAKDOWN_EVERY,
             duration: 0,
@@ -391,7 +397,14 @@ impl BenchArgs {
             compression: self.compression,
             keyspaces: self.keyspaces,
             background_threads: self.background_threads,
+            txn: self.runs_txn().then(|| self.txn.config()),
         }
+    }
+
+    /// Whether `--benchmarks` names a transactional benchmark, so that the
+    /// baselines open their transactional databases.
+    pub fn runs_txn(&self) -> bool {
+        Benchmark::parse_list(&self.benchmarks).is_ok_and(|l| l.iter().any(|b| b.needs_txn()))
     }
 
     /// What `--drop-caches` and `--page-cache-limit` ask for.
@@ -448,6 +461,10 @@ impl BenchArgs {
         }
         if self.breakdown && self.breakdown_every == 0 {
             return Err("--breakdown-every must be at least 1".into());
+        }
+        if self.runs_txn() {
+            self.txn
+                .validate(self.num, self.value_size, self.keyspaces)?;
         }
         self.filters.validate()
     }

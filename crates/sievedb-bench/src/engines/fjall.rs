@@ -14,9 +14,7 @@ use ::fjall::config::{
     BlockSizePolicy, BloomConstructionPolicy, CompressionPolicy, FilterPolicy, FilterPolicyEntry,
     PartitioningPolicy, PinningPolicy, RestartIntervalPolicy,
 };
-use ::fjall::{
-    AbstractTree, CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode,
-};
+use ::fjall::{AbstractTree, Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 use serde_json::json;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -158,6 +156,8 @@ pub struct Fjall {
     /// `keyspace` then holds every key).
     keyspaces: Vec<Keyspace>,
     db: Database,
+    /// The transactional database `db` is inside of (`EngineConfig::txn`).
+    tx: Option<super::fjall_txn::FjallTx>,
     settings: serde_json::Value,
     /// How each write reaches the journal: to the OS, or synced (`--sync`).
     persist: PersistMode,
@@ -263,17 +263,14 @@ impl Fjall {
                 cfg.level1_size
             );
         }
-        let db = Database::builder(path)
-            .cache_size(cfg.block_cache_size)
-            .max_cached_files(Some(cfg.max_open_files))
-            // Shared by flushes and compactions.
-            .worker_threads(cfg.background_threads)
-            .journal_compression(CompressionType::None)
-            .open()
-            .map_err(err)?;
-        let keyspace = db
-            .keyspace(KEYSPACE, || keyspace_options(cfg, &sizes))
-            .map_err(err)?;
+        // Plain, or inside the transactional database of `cfg.txn`.
+        let (db, mut tx) = super::fjall_txn::open_database(path, cfg)?;
+        let keyspace = match &mut tx {
+            None => db
+                .keyspace(KEYSPACE, || keyspace_options(cfg, &sizes))
+                .map_err(err)?,
+            Some(t) => t.keyspace(KEYSPACE, || keyspace_options(cfg, &sizes))?,
+        };
         let keyspaces = if cfg.keyspaces > 1 {
             (0..cfg.keyspaces)
                 .map(|ks| {
@@ -338,6 +335,10 @@ impl Fjall {
             ],
         });
         let mut settings = settings;
+        if let Some(t) = &tx {
+            settings["transactions"] = json!(t.describe());
+            settings["txn_mode"] = json!(t.mode().name());
+        }
         if !keyspaces.is_empty() {
             settings["keyspaces"] = json!(format!(
                 "{} (ks0..ks{}), each with the options above; one journal; the `{KEYSPACE}` \
@@ -356,6 +357,7 @@ impl Fjall {
             keyspace,
             keyspaces,
             db,
+            tx,
             settings,
             persist: if cfg.sync {
                 PersistMode::SyncData
@@ -533,6 +535,33 @@ impl Engine for Fjall {
 
     fn settings(&self) -> serde_json::Value {
         self.settings.clone()
+    }
+
+    fn supports_txn(&self) -> bool {
+        self.tx.is_some()
+    }
+
+    fn txn_update(
+        &self,
+        keys: &[&[u8]],
+        values: &mut [Vec<u8>],
+        update: &mut super::TxnUpdate<'_>,
+    ) -> EngineResult<super::TxnOutcome> {
+        self.txs()?
+            .update(&self.keyspace, self.persist, keys, values, update)
+    }
+
+    fn txn_get_lens(&self, keys: &[&[u8]], lens: &mut [Option<usize>]) -> EngineResult<()> {
+        self.txs()?.get_lens(&self.keyspace, keys, lens)
+    }
+}
+
+impl Fjall {
+    /// The transactional database, or the error of a plain one.
+    fn txs(&self) -> EngineResult<&super::fjall_txn::FjallTx> {
+        self.tx
+            .as_ref()
+            .ok_or_else(|| err("opened without transactions (no txn* benchmark in the run)"))
     }
 }
 

@@ -11,6 +11,12 @@ pub mod rocksdb;
 #[cfg(feature = "fjall")]
 pub mod fjall;
 
+#[cfg(feature = "fjall")]
+mod fjall_txn;
+
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb_txn;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -78,6 +84,72 @@ pub struct EngineConfig {
     /// `max_background_jobs`, fjall's worker threads. LevelDB has one
     /// compaction thread, always (listed under `ignored_flags` otherwise).
     pub background_threads: usize,
+    /// The transactions of the run (`--txn-mode`, `--txn-lock-timeout-ms`),
+    /// set when `--benchmarks` names a transactional benchmark: RocksDB then
+    /// opens a `TransactionDB` or an `OptimisticTransactionDB` and fjall an
+    /// `OptimisticTxDatabase` or a `SingleWriterTxDatabase` (every benchmark
+    /// of the run goes through it); `None` opens their plain databases.
+    /// sievedb's `Db` has transactions either way.
+    pub txn: Option<crate::cli::txn_args::TxnConfig>,
+}
+
+/// Why a transaction attempt aborted (see [`TxnOutcome`]); each engine maps
+/// its own errors onto these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum AbortKind {
+    /// Another commit wrote a key it read for update or wrote, after its
+    /// snapshot (sievedb `ConflictKind::Write`/`Read`, RocksDB `Busy`,
+    /// fjall `Conflict`).
+    Conflict,
+    /// A lock wait ran out (sievedb `LockTimeout`, RocksDB `TimedOut`).
+    LockTimeout,
+    /// It would have closed a cycle of lock waits (sievedb `Deadlock`,
+    /// RocksDB `Busy` "Deadlock").
+    Deadlock,
+    /// The memtables no longer reach back to its snapshot, so it could not
+    /// be checked (sievedb `TooOld`, RocksDB `TryAgain`).
+    TooOld,
+}
+
+impl AbortKind {
+    /// Every kind, in report order.
+    pub const ALL: [AbortKind; 4] = [
+        AbortKind::Conflict,
+        AbortKind::LockTimeout,
+        AbortKind::Deadlock,
+        AbortKind::TooOld,
+    ];
+
+    /// Its name in the results.
+    pub fn name(self) -> &'static str {
+        match self {
+            AbortKind::Conflict => "conflict",
+            AbortKind::LockTimeout => "lock_timeout",
+            AbortKind::Deadlock => "deadlock",
+            AbortKind::TooOld => "too_old",
+        }
+    }
+}
+
+/// What one transaction attempt came to: committed, or aborted by the
+/// engine's concurrency control (retrying may succeed). Other failures are
+/// errors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxnOutcome {
+    /// Its writes are in.
+    Committed,
+    /// It left nothing behind.
+    Aborted(AbortKind),
+}
+
+/// The read-modify-write step of [`Engine::txn_update`]: given the index of
+/// a key in the transaction and its current value (`None`: missing), writes
+/// the key's new value into the buffer (cleared by the caller's step itself).
+pub type TxnUpdate<'a> = dyn FnMut(usize, Option<&[u8]>, &mut Vec<u8>) -> EngineResult<()> + 'a;
+
+/// The error of an engine without transactions asked for one.
+fn no_transactions(engine: &str) -> BoxError {
+    format!("{engine} has no transactions").into()
 }
 
 /// The name of keyspace `ks` of a run with `--keyspaces N > 1`: `ks0`, `ks1`, ...
@@ -248,6 +320,43 @@ pub trait Engine: Send + Sync {
     fn sievedb(&self) -> Option<&::sievedb::Db> {
         None
     }
+    /// Whether [`Engine::flush`] and [`Engine::wait_for_compactions`] work
+    /// (all but RocksDB's `TransactionDB`, which the `rocksdb` crate 0.20.1
+    /// gives no flush; `flush` and `waitforcompaction` are then skipped).
+    fn supports_flush(&self) -> bool {
+        true
+    }
+    /// Whether the engine runs transactions ([`Engine::txn_update`],
+    /// [`Engine::txn_get_lens`]): sievedb always, RocksDB and fjall when
+    /// opened with [`EngineConfig::txn`]; LevelDB never (the transactional
+    /// benchmarks are skipped for it).
+    fn supports_txn(&self) -> bool {
+        false
+    }
+    /// One attempt of a read-modify-write transaction over `keys` (distinct,
+    /// in the default keyspace), with the concurrency control of
+    /// [`EngineConfig::txn`] (sievedb: of `--txn-mode`): begins; reads every
+    /// key for update (a pessimistic transaction locks it), passing its value
+    /// to `update`, which writes the new one into `values[i]`; then writes
+    /// every key and commits (synced with `--sync`). Reads are at the
+    /// transaction's snapshot. An abort of the concurrency control is
+    /// [`TxnOutcome::Aborted`], and nothing of the attempt stays; any other
+    /// failure is an error.
+    fn txn_update(
+        &self,
+        keys: &[&[u8]],
+        values: &mut [Vec<u8>],
+        update: &mut TxnUpdate<'_>,
+    ) -> EngineResult<TxnOutcome> {
+        let _ = (keys, values, update);
+        Err(no_transactions(self.name()))
+    }
+    /// One read-only transaction: begins, looks up every key of `keys` at its
+    /// snapshot (`lens[i]`: the length of key i's value, if any), ends.
+    fn txn_get_lens(&self, keys: &[&[u8]], lens: &mut [Option<usize>]) -> EngineResult<()> {
+        let _ = (keys, lens);
+        Err(no_transactions(self.name()))
+    }
 }
 
 /// The engines this crate knows.
@@ -315,7 +424,10 @@ impl EngineKind {
             #[cfg(feature = "leveldb")]
             EngineKind::Leveldb => Ok(Arc::new(leveldb::LevelDb::open(path, cfg)?)),
             #[cfg(feature = "rocksdb")]
-            EngineKind::Rocksdb => Ok(Arc::new(self::rocksdb::RocksDb::open(path, cfg)?)),
+            EngineKind::Rocksdb => match cfg.txn {
+                None => Ok(Arc::new(self::rocksdb::RocksDb::open(path, cfg)?)),
+                Some(txn) => Ok(Arc::new(rocksdb_txn::RocksTxnDb::open(path, cfg, txn)?)),
+            },
             #[cfg(feature = "fjall")]
             EngineKind::Fjall => Ok(Arc::new(self::fjall::Fjall::open(path, cfg)?)),
             #[allow(unreachable_patterns)]

@@ -75,7 +75,7 @@ fn u64_add(_key: &[u8], existing: Option<&[u8]>, operands: &MergeOperands) -> Op
 }
 
 /// Read options of lookups and scans: checksums verified, blocks cached.
-fn read_options() -> ReadOptions {
+pub(crate) fn read_options() -> ReadOptions {
     let mut r = ReadOptions::default();
     r.set_verify_checksums(true);
     r.fill_cache(true);
@@ -133,13 +133,80 @@ pub(crate) fn db_options(cfg: &EngineConfig) -> EngineResult<(Options, Cache)> {
     Ok((o, cache))
 }
 
+/// The error of a failed open of the database at `path`.
+pub(crate) fn open_error(e: ::rocksdb::Error, path: &Path, cfg: &EngineConfig) -> String {
+    if cfg.use_direct_reads {
+        format!(
+            "rocksdb: {e} (with --use-direct-reads: does the file system of {} \
+             support O_DIRECT?)",
+            path.display()
+        )
+    } else {
+        format!("rocksdb: {e}")
+    }
+}
+
+/// The settings of a RocksDB database opened at `path` with `cfg` (after
+/// the open, so that its `LOG` names the library), `ignored` the flags it
+/// cannot honour.
+pub(crate) fn settings(
+    path: &Path,
+    cfg: &EngineConfig,
+    ignored: Vec<&'static str>,
+) -> serde_json::Value {
+    // The LOG names the library that actually ran; the headers' version
+    // stands in if the LOG cannot be read.
+    let version = version_from_log(path).unwrap_or_else(|| HEADER_VERSION.into());
+    let bits = cfg.bits_per_key.max(0.0);
+    let max_open = c_int::try_from(cfg.max_open_files).unwrap_or(c_int::MAX);
+    json!({
+        "engine": "rocksdb",
+        "version": version,
+        "header_version": HEADER_VERSION,
+        "library": "system librocksdb (ROCKSDB_LIB_DIR), through the rust-rocksdb crate 0.20.1",
+        "bits_per_key": bits,
+        "filter": if bits > 0.0 {
+            "bloom, full filter per table over whole keys (format_version 5)"
+        } else {
+            "none"
+        },
+        "block_cache_bytes": cfg.block_cache_size,
+        "index_filter_blocks": "held by the open table readers, outside the block cache",
+        "block_size": cfg.block_size,
+        "restart_interval": BLOCK_RESTART_INTERVAL,
+        "compression": "none",
+        "verify_checksums": true,
+        "file_access": if cfg.use_direct_reads {
+            "O_DIRECT reads (use_direct_reads), no mmap"
+        } else {
+            "buffered pread (page cache), no mmap, no O_DIRECT"
+        },
+        "use_direct_reads": cfg.use_direct_reads,
+        "io_delay_ns": 0,
+        "ignored_flags": ignored,
+        "write_buffer_size": cfg.write_buffer_size,
+        "max_memtables": MAX_WRITE_BUFFER_NUMBER,
+        "wal": true,
+        "sync": cfg.sync,
+        "target_file_size": cfg.target_file_size,
+        "size_ratio": cfg.size_ratio,
+        "level1_size": cfg.level1_size,
+        "dynamic_level_bytes": false,
+        "num_levels": NUM_LEVELS,
+        "compaction_style": "leveling",
+        "level0_triggers": LEVEL0_TRIGGERS,
+        "max_open_files": max_open,
+        "background_threads": cfg.background_threads,
+        "paranoid_checks": false,
+        "merge_operator": MERGE_OPERATOR,
+    })
+}
+
 impl RocksDb {
     /// Opens (or creates) the database at `path` with the run's settings.
     pub fn open(path: &Path, cfg: &EngineConfig) -> EngineResult<Self> {
         super::warn_if_not_leveling("rocksdb", cfg);
         let ignored = super::ignored_device_flags("rocksdb", cfg, true);
-        let bits = cfg.bits_per_key.max(0.0);
-        let max_open = c_int::try_from(cfg.max_open_files).unwrap_or(c_int::MAX);
         let (mut o, cache) = db_options(cfg)?;
 
         let mut write = WriteOptions::default();
@@ -167,62 +234,8 @@ impl RocksDb {
                 .map(|name| ColumnFamilyDescriptor::new(name, o.clone()));
             DB::open_cf_descriptors(&o, path, descriptors)
         };
-        let db = opened.map_err(|e| {
-            if cfg.use_direct_reads {
-                format!(
-                    "rocksdb: {e} (with --use-direct-reads: does the file system of {} \
-                     support O_DIRECT?)",
-                    path.display()
-                )
-            } else {
-                format!("rocksdb: {e}")
-            }
-        })?;
-        // The LOG names the library that actually ran; the headers' version
-        // stands in if the LOG cannot be read.
-        let version = version_from_log(path).unwrap_or_else(|| HEADER_VERSION.into());
-        let settings = json!({
-            "engine": "rocksdb",
-            "version": version,
-            "header_version": HEADER_VERSION,
-            "library": "system librocksdb (ROCKSDB_LIB_DIR), through the rust-rocksdb crate 0.20.1",
-            "bits_per_key": bits,
-            "filter": if bits > 0.0 {
-                "bloom, full filter per table over whole keys (format_version 5)"
-            } else {
-                "none"
-            },
-            "block_cache_bytes": cfg.block_cache_size,
-            "index_filter_blocks": "held by the open table readers, outside the block cache",
-            "block_size": cfg.block_size,
-            "restart_interval": BLOCK_RESTART_INTERVAL,
-            "compression": "none",
-            "verify_checksums": true,
-            "file_access": if cfg.use_direct_reads {
-                "O_DIRECT reads (use_direct_reads), no mmap"
-            } else {
-                "buffered pread (page cache), no mmap, no O_DIRECT"
-            },
-            "use_direct_reads": cfg.use_direct_reads,
-            "io_delay_ns": 0,
-            "ignored_flags": ignored,
-            "write_buffer_size": cfg.write_buffer_size,
-            "max_memtables": MAX_WRITE_BUFFER_NUMBER,
-            "wal": true,
-            "sync": cfg.sync,
-            "target_file_size": cfg.target_file_size,
-            "size_ratio": cfg.size_ratio,
-            "level1_size": cfg.level1_size,
-            "dynamic_level_bytes": false,
-            "num_levels": NUM_LEVELS,
-            "compaction_style": "leveling",
-            "level0_triggers": LEVEL0_TRIGGERS,
-            "max_open_files": max_open,
-            "background_threads": cfg.background_threads,
-            "paranoid_checks": false,
-            "merge_operator": MERGE_OPERATOR,
-        });
-        let mut settings = settings;
+        let db = opened.map_err(|e| open_error(e, path, cfg))?;
+        let mut settings = settings(path, cfg, ignored);
         if !cfs.is_empty() {
             settings["column_families"] = json!(format!(
                 "{} ({}..{}), created at open, each with the options above; one WAL; \
@@ -244,7 +257,7 @@ impl RocksDb {
 }
 
 /// Prefixes RocksDB errors with the engine name.
-fn err(e: ::rocksdb::Error) -> super::BoxError {
+pub(crate) fn err(e: ::rocksdb::Error) -> super::BoxError {
     format!("rocksdb: {e}").into()
 }
 

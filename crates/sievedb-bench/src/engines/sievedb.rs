@@ -1,10 +1,11 @@
 //! The sievedb engine.
 
-use super::{Engine, EngineConfig, EngineResult};
+use super::{AbortKind, Engine, EngineConfig, EngineResult, TxnOutcome, TxnUpdate};
+use crate::cli::txn_args::TxnMode;
 use serde_json::json;
 use sievedb::{
-    Compression, Db, FilterLayout, FilterMemory, FilterOptions, IndexScheme, Keyspace, Options,
-    Stats, WriteBatch, WriteOptions,
+    Compression, ConflictKind, Db, Error, FilterLayout, FilterMemory, FilterOptions, IndexScheme,
+    Keyspace, Options, Stats, TransactionOptions, WriteBatch, WriteOptions,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -17,8 +18,13 @@ pub struct SieveDb {
     /// default keyspace, hold every key).
     keyspaces: Vec<Keyspace>,
     db: Db,
-    /// Every write's options (`--sync`).
+    /// Every write's options (`--sync`), commits' too.
     write: WriteOptions,
+    /// The options of every read-write transaction (`--txn-mode`; optimistic
+    /// without [`EngineConfig::txn`]).
+    txn: TransactionOptions,
+    /// Its mode, for the settings.
+    txn_mode: TxnMode,
 }
 
 impl SieveDb {
@@ -60,10 +66,19 @@ impl SieveDb {
             Vec::new()
         };
         let write = WriteOptions { sync: cfg.sync };
+        let txn_mode = cfg.txn.map_or(TxnMode::Optimistic, |t| t.mode);
+        let txn = match cfg.txn {
+            Some(t) if t.mode == TxnMode::Pessimistic => TransactionOptions::default()
+                .pessimistic(true)
+                .lock_timeout(t.lock_timeout),
+            _ => TransactionOptions::default(),
+        };
         Ok(SieveDb {
             keyspaces,
             db,
             write,
+            txn,
+            txn_mode,
         })
     }
 }
@@ -201,6 +216,13 @@ impl Engine for SieveDb {
             "max_open_files": o.max_open_files,
             "table_meta_cache_bytes": o.table_meta_cache_capacity,
             "background_threads": o.background_threads,
+            "txn_mode": self.txn_mode.name(),
+            "transactions": match self.txn_mode {
+                TxnMode::Optimistic => "Db::transaction (optimistic, snapshot isolation): \
+                    get_for_update then put, validated at commit",
+                TxnMode::Pessimistic => "Db::transaction_opt(pessimistic(true), \
+                    lock_timeout): get_for_update (locks) then put, deadlock detection",
+            },
         });
         if let (Some(first), Some(last)) = (self.keyspaces.first(), self.keyspaces.last()) {
             settings["keyspaces"] = json!(format!(
@@ -236,6 +258,61 @@ impl Engine for SieveDb {
                 .collect(),
         )
     }
+
+    fn supports_txn(&self) -> bool {
+        true
+    }
+
+    fn txn_update(
+        &self,
+        keys: &[&[u8]],
+        values: &mut [Vec<u8>],
+        update: &mut TxnUpdate<'_>,
+    ) -> EngineResult<TxnOutcome> {
+        // Dropped uncommitted (an abort or an error), it rolls back.
+        let mut tx = self.db.transaction_opt(&self.txn);
+        for (i, (key, value)) in keys.iter().zip(values.iter_mut()).enumerate() {
+            let v = match tx.get_for_update(key) {
+                Ok(v) => v,
+                Err(e) => return ended(e),
+            };
+            value.clear();
+            update(i, v.as_deref(), value)?;
+        }
+        for (key, value) in keys.iter().zip(values.iter()) {
+            if let Err(e) = tx.put(key, value) {
+                return ended(e);
+            }
+        }
+        match tx.commit_opt(&self.write) {
+            Ok(()) => Ok(TxnOutcome::Committed),
+            Err(e) => ended(e),
+        }
+    }
+
+    fn txn_get_lens(&self, keys: &[&[u8]], lens: &mut [Option<usize>]) -> EngineResult<()> {
+        let mut tx = self.db.transaction();
+        for (key, len) in keys.iter().zip(lens.iter_mut()) {
+            *len = tx.get(key)?.map(|v| v.len());
+        }
+        Ok(tx.commit()?)
+    }
+}
+
+/// A transaction attempt that sievedb ended with `e`: an abort when it is a
+/// conflict ([`Error::is_conflict`]), else an error.
+fn ended(e: Error) -> EngineResult<TxnOutcome> {
+    let kind = match &e {
+        Error::Conflict { kind, .. } => match kind {
+            ConflictKind::LockTimeout => AbortKind::LockTimeout,
+            ConflictKind::Deadlock => AbortKind::Deadlock,
+            ConflictKind::TooOld => AbortKind::TooOld,
+            _ => AbortKind::Conflict,
+        },
+        _ => return Err(e.into()),
+    };
+    debug_assert!(e.is_conflict());
+    Ok(TxnOutcome::Aborted(kind))
 }
 
 /// The filter memory budget as the settings show it.

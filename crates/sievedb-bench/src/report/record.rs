@@ -307,6 +307,23 @@ pub const PAGE_CACHE_KEYS: [&str; 9] = [
     "page_cache_note",
 ];
 
+/// The transactional benchmarks' columns of [`records_table`] (after the
+/// page-cache ones; empty for the other benchmarks): their fields of
+/// [`Measurement::extra`] (see [`crate::bench::txn`]).
+pub const TXN_KEYS: [&str; 11] = [
+    "txn_mode",
+    "contention",
+    "txn_keys",
+    "hot_keys",
+    "commits",
+    "aborts",
+    "commits_per_sec",
+    "aborts_per_sec",
+    "p50_us",
+    "p99_us",
+    "max_us",
+];
+
 /// Columns of [`records_table`] before the device and page-cache fields.
 const CSV_BASE: [&str; 11] = [
     "engine",
@@ -335,12 +352,19 @@ pub fn records_table(records: &[Record]) -> Table {
     cols.extend(DEVICE_KEYS);
     cols.extend(["engine_device_reads", "engine_device_reads_per_op"]);
     cols.extend(PAGE_CACHE_KEYS);
+    cols.extend(TXN_KEYS);
     let mut t = Table::new(&cols);
     for r in records {
         let j = r.to_json();
         let mut row: Vec<String> = CSV_BASE.iter().map(|k| cell(&j[*k])).collect();
         let fields = r.device_fields().into_iter().chain(r.page_cache_fields());
         row.extend(fields.map(|(_, v)| cell(&v)));
+        let txn = r.m.extra.as_ref().filter(|_| r.benchmark.needs_txn());
+        row.extend(
+            TXN_KEYS
+                .iter()
+                .map(|k| txn.map_or(String::new(), |e| cell(&e[*k]))),
+        );
         t.push(row);
     }
     t
@@ -605,7 +629,7 @@ mod tests {
         };
         assert!(bare.to_json()["device_read_bytes"].is_null());
         let t = records_table(&[rec, bare]);
-        let n = CSV_BASE.len() + DEVICE_KEYS.len() + 2 + PAGE_CACHE_KEYS.len();
+        let n = CSV_BASE.len() + DEVICE_KEYS.len() + 2 + PAGE_CACHE_KEYS.len() + TXN_KEYS.len();
         assert_eq!(t.header.len(), n);
         assert!(t.rows.iter().all(|r| r.len() == n));
         let col = |name| t.col(name).unwrap();
