@@ -69,8 +69,8 @@ pub enum ConflictKind {
     /// by another commit after its snapshot.
     Read,
     /// Its snapshot is older than the memtables reach back, so the writes
-    /// committed since could not be checked (a transaction kept open while
-    /// more than the memtables hold was written).
+    /// committed since could not be checked (a transaction kept open past
+    /// the flush of the memtable that was current when it began).
     TooOld,
     /// Pessimistic only: a lock it waited for was not released within its
     /// `lock_timeout`.

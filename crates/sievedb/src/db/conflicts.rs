@@ -11,10 +11,9 @@
 //! exactly; for an older one the check cannot tell, and says so
 //! ([`Written::Unknown`]): the transaction then fails, as RocksDB's
 //! optimistic transactions do when the memtables no longer reach back to
-//! their snapshot. A transaction can therefore be validated as long as the
-//! writes committed since its snapshot fit in the memtables of each
-//! keyspace it touches: `write_buffer_size` times the frozen memtables kept
-//! (`max_immutable_memtables` + 1), less when a flush comes early.
+//! their snapshot. A transaction can therefore be validated until the
+//! memtable that was current at its snapshot is flushed, in each keyspace it
+//! touches.
 
 use std::collections::HashSet;
 

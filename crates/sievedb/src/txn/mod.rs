@@ -29,11 +29,13 @@
 //!
 //! How long a transaction may stay open: its check reads the memtables, never
 //! an SST. It can be checked while every keyspace it touches holds, in its
-//! memtables, all the writes committed since its snapshot (its
-//! `write_buffer_size` times up to `max_immutable_memtables + 1`, fewer once
-//! a flush has written them out); a commit after that fails with
-//! [`ConflictKind::TooOld`]. A transaction also pins its snapshot: the
-//! versions it reads stay until it ends.
+//! memtables, all the writes committed since its snapshot: once the memtable
+//! that was current when it began has been flushed, its commit can only fail,
+//! with [`ConflictKind::TooOld`]. Under `W` bytes of writes per second that
+//! leaves it about `write_buffer_size / (2 W)` seconds on average (a memtable
+//! is switched after `write_buffer_size` bytes and flushed soon after). A
+//! transaction also pins its snapshot: the versions it reads stay until it
+//! ends.
 
 pub(crate) mod deadlock;
 mod iter;
@@ -436,10 +438,15 @@ impl Transaction {
         Err(e)
     }
 
-    fn default_tree(&mut self) -> Arc<Tree> {
-        let tree = self.db.default_tree().clone();
-        self.trees.entry(0).or_insert_with(|| tree.clone());
-        tree
+    fn default_tree(&self) -> Arc<Tree> {
+        self.db.default_tree().clone()
+    }
+
+    /// Keeps `tree` for the commit's validation, which looks up the
+    /// keyspace of every key or range recorded (a plain read under snapshot
+    /// isolation records nothing, so it keeps nothing).
+    fn remember(&mut self, tree: &Arc<Tree>) {
+        self.trees.entry(tree.id).or_insert_with(|| tree.clone());
     }
 
     fn tree_of(&mut self, ks: &Keyspace) -> Result<Arc<Tree>> {
@@ -448,9 +455,7 @@ impl Transaction {
                 "a keyspace of another database than the transaction's".into(),
             ));
         }
-        let tree = ks.tree_arc().clone();
-        self.trees.entry(tree.id).or_insert_with(|| tree.clone());
-        Ok(tree)
+        Ok(ks.tree_arc().clone())
     }
 
     /// Takes `key`'s lock (pessimistic), then checks under snapshot
@@ -502,9 +507,15 @@ impl Transaction {
         let key = checked_key(key)?;
         if for_update {
             self.lock(&tree, key)?;
+            self.remember(&tree);
             self.for_update.insert((tree.id, key.to_vec()));
         } else if self.opts.isolation == Isolation::Serializable {
+            self.remember(&tree);
             self.reads.insert((tree.id, key.to_vec()));
+        }
+        if self.writes.is_empty() {
+            // Nothing of its own to see: the snapshot alone (no key copied).
+            return self.db.get_at(&tree, key, self.seq);
         }
         let k = (tree.id, key.to_vec());
         match self.writes.get(&k) {
@@ -550,6 +561,7 @@ impl Transaction {
             )));
         }
         self.lock(&tree, key)?;
+        self.remember(&tree);
         self.writes.push((tree.id, key.to_vec()), op);
         Ok(())
     }
@@ -575,6 +587,7 @@ impl Transaction {
                 Bound::Excluded(k) => Some(k.clone()),
                 Bound::Unbounded => None,
             };
+            self.remember(&tree);
             self.ranges.push((tree.id, (start, end)));
         }
         let pending = self.writes.range(tree.id, as_ref(&lo), as_ref(&hi));

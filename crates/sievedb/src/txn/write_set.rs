@@ -93,6 +93,11 @@ impl WriteSet {
         self.ops.push((key, op));
     }
 
+    /// Whether no operation is pending.
+    pub(super) fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
     /// What the pending writes of `key` amount to, if it has any.
     pub(super) fn get(&self, key: &Key) -> Option<&Pending> {
         self.index.get(key)
