@@ -25,9 +25,9 @@
 //!   `filter_memory_max_over_budget_bytes` (resident filter bytes minus the
 //!   budget; `null` without a budget);
 //! - `ycsba`, `ycsbb`: YCSB core workloads A (50% lookups, 50% updates) and B
-//!   (95% / 5%) on one thread, `--reads` operations on existing keys drawn
-//!   from `--distribution` (YCSB's own is zipfian); an update rewrites the
-//!   key with its value. `reads`, `updates` and `read_found` count the kinds;
+//!   (95% / 5%), `--reads` operations split over `--threads` threads (each
+//!   its own seeded stream), on existing keys drawn from `--distribution`
+//!   (YCSB's own is zipfian); an update rewrites the key with its value. `reads`, `updates` and `read_found` count the kinds;
 //! - `flush`, `waitforcompaction`: flush the memtable / flush and wait until no
 //!   compaction is due (RocksDB db_bench's names), to read a settled tree;
 //!   reported by their elapsed time only (no ops/sec, micros/op or MB/s, in

@@ -223,48 +223,83 @@ pub(super) fn read_while_writing(
     })
 }
 
-/// A YCSB core workload on one thread: `w.reads` operations on keys of the
-/// configured distribution, each a lookup with probability `read_share`,
-/// else an update (the key rewritten with its generated value).
+/// What one YCSB thread did: reads, reads that found their key, updates.
+#[derive(Clone, Copy, Default)]
+struct YcsbCounts {
+    reads: u64,
+    found: u64,
+    updates: u64,
+}
+
+/// The seed of YCSB thread `t` (thread 0's is the one-thread run's, so a
+/// one-thread run draws what it always drew).
+fn ycsb_seed(base: u64, t: usize) -> u64 {
+    base.wrapping_add(0x7c5b_0000)
+        .wrapping_add((t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
+/// A YCSB core workload: `w.reads` operations split over `w.threads`
+/// threads, on keys of the configured distribution, each a lookup with
+/// probability `read_share`, else an update (the key rewritten with its
+/// generated value). Each thread draws from its own seeded stream.
 pub(super) fn ycsb(
-    engine: &dyn Engine,
+    engine: &Arc<dyn Engine>,
     w: &Workload,
     read_share: f64,
     label: String,
 ) -> EngineResult<Measurement> {
-    let mut chooser = w.chooser()?;
     let pb = Progress::start(w.progress, w.reads, label);
-    let mut rng = SmallRng::seed_from_u64(w.seed.wrapping_add(0x7c5b_0000));
-    let mut key = vec![0u8; w.keys.key_size()];
-    w.keys.fill(&mut key, 0, false);
-    let expected = w.values.size();
-    let (mut reads, mut updates, mut found) = (0u64, 0u64, 0u64);
+    let threads = w.threads.max(1);
+    let share =
+        |t: usize| w.reads / threads as u64 + u64::from((t as u64) < w.reads % threads as u64);
     let start = Instant::now();
-    for j in 0..w.reads {
-        let i = chooser.next(&mut rng);
-        w.keys.refill(&mut key, i, false);
-        let ks = w.keyspace_of(i);
-        if rng.gen_bool(read_share) {
-            reads += 1;
-            if let Some(len) = super::get_len(engine, ks, &key)? {
-                check_len(engine, &key, len, expected)?;
-                found += 1;
-            }
-        } else {
-            updates += 1;
-            super::write_one(engine, ks, &key, w.values.value(i))?;
-        }
-        if j % PROGRESS_STEP == PROGRESS_STEP - 1 {
-            pb.inc(PROGRESS_STEP);
-        }
-    }
+    let counts = if threads == 1 {
+        vec![ycsb_loop(
+            engine.as_ref(),
+            w,
+            read_share,
+            w.reads,
+            ycsb_seed(w.seed, 0),
+            &pb,
+        )?]
+    } else {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (engine, w, pb) = (Arc::clone(engine), w.clone(), pb.clone());
+                let n = share(t);
+                std::thread::spawn(move || {
+                    ycsb_loop(
+                        engine.as_ref(),
+                        &w,
+                        read_share,
+                        n,
+                        ycsb_seed(w.seed, t),
+                        &pb,
+                    )
+                })
+            })
+            .collect();
+        join_all(handles)?
+    };
     let seconds = start.elapsed().as_secs_f64();
     pb.finish();
+    let total = counts
+        .iter()
+        .fold(YcsbCounts::default(), |a, c| YcsbCounts {
+            reads: a.reads + c.reads,
+            found: a.found + c.found,
+            updates: a.updates + c.updates,
+        });
+    let YcsbCounts {
+        reads,
+        found,
+        updates,
+    } = total;
     Ok(Measurement {
         ops: w.reads,
         seconds,
         found: Some(found),
-        threads: 1,
+        threads,
         extra: Some(serde_json::json!({
             "reads": reads,
             "updates": updates,
@@ -272,6 +307,42 @@ pub(super) fn ycsb(
         })),
         note: Some(format!("{reads} reads ({found} found), {updates} updates")),
     })
+}
+
+/// One YCSB thread: `ops` operations drawn with `seed`.
+fn ycsb_loop(
+    engine: &dyn Engine,
+    w: &Workload,
+    read_share: f64,
+    ops: u64,
+    seed: u64,
+    pb: &Progress,
+) -> EngineResult<YcsbCounts> {
+    let mut chooser = w.chooser()?;
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut key = vec![0u8; w.keys.key_size()];
+    w.keys.fill(&mut key, 0, false);
+    let expected = w.values.size();
+    let mut c = YcsbCounts::default();
+    for j in 0..ops {
+        let i = chooser.next(&mut rng);
+        w.keys.refill(&mut key, i, false);
+        let ks = w.keyspace_of(i);
+        if rng.gen_bool(read_share) {
+            c.reads += 1;
+            if let Some(len) = super::get_len(engine, ks, &key)? {
+                check_len(engine, &key, len, expected)?;
+                c.found += 1;
+            }
+        } else {
+            c.updates += 1;
+            super::write_one(engine, ks, &key, w.values.value(i))?;
+        }
+        if j % PROGRESS_STEP == PROGRESS_STEP - 1 {
+            pb.inc(PROGRESS_STEP);
+        }
+    }
+    Ok(c)
 }
 
 #[cfg(test)]
