@@ -2,7 +2,10 @@
 //! statistics [`Sampler`]) and the YCSB core workloads A and B.
 
 use super::read::{check_len, read_loop, reader_seed, ReadLimit};
-use super::{join_all, Measurement, ReadKind, Workload, PROGRESS_STEP};
+use super::{
+    join_all, progress_of, split_over_threads, thread_share, Measurement, ReadKind, Workload,
+    PROGRESS_STEP,
+};
 use crate::engines::{Engine, EngineResult};
 use crate::progress::Progress;
 use rand::{rngs::SmallRng, Rng, SeedableRng};
@@ -135,14 +138,7 @@ pub(super) fn read_while_writing(
         return Err("readwhilewriting needs --num >= 1".into());
     }
     let threads = w.threads.max(1);
-    let pb = match w.duration {
-        Some(_) => {
-            let pb = Progress::start(w.progress, 0, label);
-            pb.tick_steadily();
-            pb
-        }
-        None => Progress::start(w.progress, w.reads, label),
-    };
+    let pb = progress_of(w, label);
     let stop = Arc::new(AtomicBool::new(false));
     let sampler = w
         .sample_interval
@@ -158,7 +154,7 @@ pub(super) fn read_while_writing(
     let deadline = w.duration.map(|d| start + d);
     let share = |t: usize| match deadline {
         Some(_) => u64::MAX,
-        None => w.reads / threads as u64 + u64::from((t as u64) < w.reads % threads as u64),
+        None => thread_share(w.reads, threads, t),
     };
     let kind = ReadKind::Existing;
     let readers: Vec<_> = (0..threads)
@@ -250,37 +246,10 @@ pub(super) fn ycsb(
 ) -> EngineResult<Measurement> {
     let pb = Progress::start(w.progress, w.reads, label);
     let threads = w.threads.max(1);
-    let share =
-        |t: usize| w.reads / threads as u64 + u64::from((t as u64) < w.reads % threads as u64);
     let start = Instant::now();
-    let counts = if threads == 1 {
-        vec![ycsb_loop(
-            engine.as_ref(),
-            w,
-            read_share,
-            w.reads,
-            ycsb_seed(w.seed, 0),
-            &pb,
-        )?]
-    } else {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let (engine, w, pb) = (Arc::clone(engine), w.clone(), pb.clone());
-                let n = share(t);
-                std::thread::spawn(move || {
-                    ycsb_loop(
-                        engine.as_ref(),
-                        &w,
-                        read_share,
-                        n,
-                        ycsb_seed(w.seed, t),
-                        &pb,
-                    )
-                })
-            })
-            .collect();
-        join_all(handles)?
-    };
+    let counts = split_over_threads(engine, w, w.reads, &pb, move |engine, w, n, t, pb| {
+        ycsb_loop(engine, w, read_share, n, ycsb_seed(w.seed, t), pb)
+    })?;
     let seconds = start.elapsed().as_secs_f64();
     pb.finish();
     let total = counts

@@ -538,6 +538,54 @@ enum ReadKind {
     Mixed(f64),
 }
 
+/// Thread `t`'s share of `total` operations split over `threads` threads
+/// (the first `total % threads` threads do one more).
+fn thread_share(total: u64, threads: usize, t: usize) -> u64 {
+    let threads = threads.max(1) as u64;
+    total / threads + u64::from((t as u64) < total % threads)
+}
+
+/// Runs `f(engine, w, n, t, pb)` for every thread `t` of `w.threads`, `n` its
+/// share of `total` operations: inline with one thread, else each on a
+/// thread of its own; the results in thread order, the first error wins.
+fn split_over_threads<T, F>(
+    engine: &Arc<dyn Engine>,
+    w: &Workload,
+    total: u64,
+    pb: &Progress,
+    f: F,
+) -> EngineResult<Vec<T>>
+where
+    T: Send + 'static,
+    F: Fn(&dyn Engine, &Workload, u64, usize, &Progress) -> EngineResult<T> + Copy + Send + 'static,
+{
+    let threads = w.threads.max(1);
+    if threads == 1 {
+        return Ok(vec![f(engine.as_ref(), w, total, 0, pb)?]);
+    }
+    let handles = (0..threads)
+        .map(|t| {
+            let (engine, w, pb) = (Arc::clone(engine), w.clone(), pb.clone());
+            let n = thread_share(total, threads, t);
+            std::thread::spawn(move || f(engine.as_ref(), &w, n, t, &pb))
+        })
+        .collect();
+    join_all(handles)
+}
+
+/// The progress bar of a benchmark that runs `w.reads` operations, or for
+/// `--duration` (then it ticks with the time, as its end is not a count).
+fn progress_of(w: &Workload, label: String) -> Progress {
+    match w.duration {
+        Some(_) => {
+            let pb = Progress::start(w.progress, 0, label);
+            pb.tick_steadily();
+            pb
+        }
+        None => Progress::start(w.progress, w.reads, label),
+    }
+}
+
 /// Joins worker threads; the first error wins.
 fn join_all<T>(handles: Vec<std::thread::JoinHandle<EngineResult<T>>>) -> EngineResult<Vec<T>> {
     let mut out = Vec::with_capacity(handles.len());

@@ -1,7 +1,7 @@
 //! The read benchmarks: random point lookups (`readrandom`, `readmissing`,
 //! `readmixed`) split across reader threads, and full scans (`readseq`).
 
-use super::{join_sum, Measurement, ReadKind, Workload, PROGRESS_STEP};
+use super::{join_sum, split_over_threads, Measurement, ReadKind, Workload, PROGRESS_STEP};
 use crate::engines::{Engine, EngineResult};
 use crate::progress::Progress;
 use rand::{rngs::SmallRng, Rng, SeedableRng};
@@ -120,39 +120,13 @@ pub(super) fn read_random(
 ) -> EngineResult<Measurement> {
     let pb = Progress::start(w.progress, w.reads, label);
     let threads = w.threads.max(1);
-    let share =
-        |t: usize| w.reads / threads as u64 + u64::from((t as u64) < w.reads % threads as u64);
     let start = Instant::now();
-    let found = if threads == 1 {
-        read_loop(
-            engine.as_ref(),
-            w,
-            kind,
-            ReadLimit::lookups(w.reads),
-            reader_seed(w.seed, kind, 0),
-            &pb,
-        )?
-        .1
-    } else {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let (engine, w, pb) = (Arc::clone(engine), w.clone(), pb.clone());
-                let n = share(t);
-                std::thread::spawn(move || {
-                    read_loop(
-                        engine.as_ref(),
-                        &w,
-                        kind,
-                        ReadLimit::lookups(n),
-                        reader_seed(w.seed, kind, t),
-                        &pb,
-                    )
-                    .map(|(_, found)| found)
-                })
-            })
-            .collect();
-        join_sum(handles)?
-    };
+    let found: u64 = split_over_threads(engine, w, w.reads, &pb, move |engine, w, n, t, pb| {
+        let seed = reader_seed(w.seed, kind, t);
+        read_loop(engine, w, kind, ReadLimit::lookups(n), seed, pb).map(|(_, found)| found)
+    })?
+    .into_iter()
+    .sum();
     let seconds = start.elapsed().as_secs_f64();
     pb.finish();
     Ok(Measurement {

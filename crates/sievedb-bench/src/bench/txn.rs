@@ -41,7 +41,10 @@
 //!   with `readrandom`'s directly.
 
 use super::read::{check_len, reader_seed};
-use super::{join_all, Measurement, ReadKind, Workload, PROGRESS_STEP};
+use super::{
+    join_all, progress_of, split_over_threads, thread_share, Measurement, ReadKind, Workload,
+    PROGRESS_STEP,
+};
 use crate::engines::{AbortKind, Engine, EngineResult, TxnOutcome};
 use crate::progress::Progress;
 use crate::workload::distribution::KeyChooser;
@@ -417,19 +420,12 @@ pub(super) fn txn_random(
     let checked = checked_keys(w, hot);
     let before = read_counters(engine.as_ref(), w, &checked)?;
 
-    let pb = match w.duration {
-        Some(_) => {
-            let pb = Progress::start(w.progress, 0, label);
-            pb.tick_steadily();
-            pb
-        }
-        None => Progress::start(w.progress, w.reads, label),
-    };
+    let pb = progress_of(w, label);
     let stop = Arc::new(AtomicBool::new(false));
     let started = Arc::new(Barrier::new(threads + 1));
     let share = |t: usize| match w.duration {
         Some(_) => u64::MAX,
-        None => w.reads / threads as u64 + u64::from((t as u64) < w.reads % threads as u64),
+        None => thread_share(w.reads, threads, t),
     };
     // The deadline is set once every thread is ready, through this slot.
     let deadline_slot = Arc::new(std::sync::OnceLock::<Option<Instant>>::new());
@@ -624,19 +620,14 @@ pub(super) fn txn_read_random(
     }
     let pb = Progress::start(w.progress, w.reads, label);
     let threads = w.threads.max(1);
-    let share =
-        |t: usize| w.reads / threads as u64 + u64::from((t as u64) < w.reads % threads as u64);
     let start = Instant::now();
-    let handles: Vec<_> = (0..threads)
-        .map(|t| {
-            let (engine, w, pb) = (Arc::clone(engine), w.clone(), pb.clone());
-            let n = share(t);
-            // readrandom's stream of keys, thread by thread.
-            let seed = reader_seed(w.seed, ReadKind::Existing, t);
-            std::thread::spawn(move || txn_read_loop(engine.as_ref(), &w, n, seed, &pb))
-        })
-        .collect();
-    let found: u64 = join_all(handles)?.into_iter().sum();
+    let found: u64 = split_over_threads(engine, w, w.reads, &pb, |engine, w, n, t, pb| {
+        // readrandom's stream of keys, thread by thread.
+        let seed = reader_seed(w.seed, ReadKind::Existing, t);
+        txn_read_loop(engine, w, n, seed, pb)
+    })?
+    .into_iter()
+    .sum();
     let seconds = start.elapsed().as_secs_f64();
     pb.finish();
     let k = w.txn.txn_keys.max(1) as u64;
