@@ -151,7 +151,8 @@ pub fn pick(
     }
     // Only once L0 has drained: while writes flow in, two compactions of a
     // level take fewer files each and rewrite the files below they share
-    // more often (loads of 30M entries wrote 3-7% more, BENCHMARKS.md);
+    // more often (loads of 30M entries wrote 3-7% more: a run kept in the git history of
+    // BENCHMARKS.md);
     // after them, the debt left is catch-up, which a second thread shortens.
     if opts.compaction_style == CompactionStyle::Tiering || !v.levels[0].is_empty() {
         return periodic::pick(v, opts, &free);

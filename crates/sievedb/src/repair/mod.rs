@@ -70,7 +70,7 @@
 //! block with its trailer, such as an SST stored as a value, could be taken for
 //! a block when the block around it is damaged.) A damaged table's range
 //! tombstones are kept when their block is readable. The scan reads about
-//! 8 MB/s (a table of 58 MB: 7 s; BENCHMARKS.md, "Repair's scan").
+//! 8 MB/s (a table of 58 MB: 7 s; BENCHMARKS.md, "Durability: the write path, the open, repair").
 //!
 //! # What is counted
 //!

@@ -115,7 +115,7 @@ impl VersionSet {
 
     /// The size of each of `files` (`None`: deleted since the listing), from
     /// up to [`STAT_THREADS`] threads when there are many: a stat is a system
-    /// call of its own (BENCHMARKS.md, "The live-file check at open").
+    /// call of its own (BENCHMARKS.md, "Durability: the write path, the open, repair").
     fn sizes(&self, files: &[(&str, usize, &FileMeta)]) -> Result<Vec<Option<u64>>> {
         // Not `self`: the version set's MANIFEST writer is not `Sync`.
         let (fs, dir) = (self.fs.as_ref(), self.dir.as_path());

@@ -17,8 +17,8 @@ pub const ACCESS_SAMPLE: u32 = 4;
 /// hand-off may wake the worker (a futex wake in the lookup's thread): with
 /// 64 entries, a hand-off every ~50 lookups of a page-cache `readmissing`,
 /// the wakes made a budgeted lookup 0.37 µs against 0.31 with 1024 (0.27
-/// unlimited; BENCHMARKS.md). The allocator then hears of accesses ~800
-/// lookups late, well inside a file's lifetime.
+/// unlimited: a run kept in the git history of BENCHMARKS.md). The allocator
+/// then hears of accesses ~800 lookups late, well inside a file's lifetime.
 pub const LOG_BATCH: usize = 1024;
 /// The capacity a new log starts with: room for the lookup that fills it
 /// past [`LOG_BATCH`], so a log is never reallocated (and copied) on its way

@@ -5,7 +5,7 @@
 //! fixed up to the exact budget by a greedy pass, `O(n log n)` for `n`
 //! files; made at every change, it was made twice per compaction (the
 //! outputs register while the inputs still hold their units, then the
-//! inputs leave; BENCHMARKS.md, "`uniform` and `monkey` under writes"). So
+//! inputs leave: a run kept in the git history of BENCHMARKS.md). So
 //! it is made when the tree opens, when the budget falls below what is
 //! planned by more than 1/64 of it or has moved by more than 1/64 since the
 //! last one, and once the files registered or removed since the last one

@@ -25,7 +25,7 @@
 //! When `level` moves, every file's count moves with it, and the plan is made
 //! again over every file. Before, the plan was remade, with a binary search
 //! over the level, at every change: 7 passes over the tree, twice per
-//! compaction (BENCHMARKS.md, "`uniform` and `monkey` under writes").
+//! compaction (a run kept in the git history of BENCHMARKS.md).
 
 use super::{Allocator, FilterPolicy, MAX_UNITS, WAIT_FRACTION};
 
