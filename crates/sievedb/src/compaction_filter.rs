@@ -73,6 +73,26 @@
 //! ```
 
 /// What a [`CompactionFilter`] decides for one entry.
+///
+/// ```
+/// use sievedb::{CompactionFilter, Decision};
+///
+/// /// Drops empty values, keeps short ones, cuts the others to 4 bytes.
+/// struct Cap;
+/// impl CompactionFilter for Cap {
+///     fn filter(&self, _level: usize, _key: &[u8], value: &[u8]) -> Decision {
+///         match value.len() {
+///             0 => Decision::Remove,
+///             1..=4 => Decision::Keep,
+///             _ => Decision::ChangeValue(value[..4].to_vec()),
+///         }
+///     }
+/// }
+///
+/// assert_eq!(Cap.filter(1, b"k", b""), Decision::Remove);
+/// assert_eq!(Cap.filter(1, b"k", b"abc"), Decision::Keep);
+/// assert_eq!(Cap.filter(1, b"k", b"abcdef"), Decision::ChangeValue(b"abcd".to_vec()));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
     /// Write the entry unchanged.
@@ -86,6 +106,29 @@ pub enum Decision {
 
 /// User code called by compactions on the newest version of each key no
 /// snapshot can see (see the [module docs](self) for exactly when).
+///
+/// ```
+/// use sievedb::{CompactionFilter, Db, Decision, Options};
+///
+/// /// Removes the entries whose value is `"obsolete"`.
+/// struct DropObsolete;
+/// impl CompactionFilter for DropObsolete {
+///     fn filter(&self, _level: usize, _key: &[u8], value: &[u8]) -> Decision {
+///         if value == b"obsolete" { Decision::Remove } else { Decision::Keep }
+///     }
+/// }
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// let opts = Options::builder().compaction_filter(std::sync::Arc::new(DropObsolete)).build();
+/// let db = Db::open(dir.path(), opts)?;
+/// db.put("old", "obsolete")?;
+/// assert!(db.get("old")?.is_some()); // nothing filters at read time
+/// db.compact_range::<&[u8], _>(..)?;
+/// assert_eq!(db.get("old")?, None);
+/// assert_eq!(db.stats().compaction_filter_removed, 1);
+/// # Ok(()) }
+/// ```
 pub trait CompactionFilter: Send + Sync {
     /// Decides what happens to `key` = `value`, being written by a
     /// compaction into `level` (the compaction's output level).

@@ -7,6 +7,23 @@ use std::path::PathBuf;
 ///
 /// The enum is `#[non_exhaustive]`: match the kinds you care about and keep a
 /// catch-all arm.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// use sievedb::{Db, Error, Options};
+///
+/// let db = Db::open(dir.path(), Options::default())?;
+/// // A second handle on the same directory is refused: the first holds its LOCK.
+/// assert!(matches!(Db::open(dir.path(), Options::default()), Err(Error::Locked(_))));
+/// match db.get(vec![b'k'; 100_000]) {
+///     Err(Error::InvalidArgument(why)) => assert!(why.contains("exceeds the limit")),
+///     other => panic!("expected a refused key, got {other:?}"),
+/// }
+/// let e = db.put(vec![b'k'; 100_000], "v").unwrap_err();
+/// assert!(!e.is_conflict() && !e.is_corruption() && !e.is_recoverable());
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -59,6 +76,24 @@ pub enum Error {
 }
 
 /// Why a transaction failed with [`Error::Conflict`].
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// use sievedb::{ConflictKind, Db, Error, Options};
+///
+/// let db = Db::open(dir.path(), Options::default())?;
+/// let (mut t1, mut t2) = (db.transaction(), db.transaction());
+/// t1.put("k", "from t1")?;
+/// t2.put("k", "from t2")?;
+/// t1.commit()?; // first committer wins
+/// match t2.commit() {
+///     Err(Error::Conflict { kind, .. }) => assert_eq!(kind, ConflictKind::Write),
+///     other => panic!("expected a write conflict, got {other:?}"),
+/// }
+/// assert_eq!(db.get("k")?.as_deref(), Some(&b"from t1"[..]));
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ConflictKind {

@@ -9,6 +9,23 @@ use crate::filter::{FilterMemory, FilterOptions, FilterPolicy};
 use crate::ttl::Clock;
 
 /// How runs are organised inside a level.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// use sievedb::{CompactionStyle, Db, Options};
+///
+/// let tiered = Options::builder().compaction_style(CompactionStyle::Tiering).build();
+/// let db = Db::open(dir.path(), tiered)?;
+/// db.put("k", "v")?;
+/// db.flush()?;
+/// db.close()?;
+/// // Either style accepts the tree the other left.
+/// let style: CompactionStyle = "leveling".parse()?;
+/// let db = Db::open(dir.path(), Options::builder().compaction_style(style).build())?;
+/// assert_eq!(db.get("k")?.as_deref(), Some(&b"v"[..]));
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum CompactionStyle {
@@ -34,6 +51,22 @@ impl std::str::FromStr for CompactionStyle {
 }
 
 /// Block compression, chosen per level.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// use sievedb::{Compression, Db, Options};
+///
+/// let strong: Compression = "zstd:9".parse()?;
+/// assert_eq!(strong, Compression::Zstd(9));
+/// assert_eq!(Compression::zstd().to_string(), "zstd:3");
+/// assert!("zstd:99".parse::<Compression>().is_err()); // not a zstd level
+/// // L0 uncompressed, L1 LZ4, zstd from L2 down (the last entry applies below).
+/// let levels = vec![Compression::None, Compression::Lz4, strong];
+/// let db = Db::open(dir.path(), Options::builder().compression_per_level(levels).build())?;
+/// assert_eq!(db.options().compression_for(6), strong);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum Compression {
@@ -123,6 +156,24 @@ impl std::str::FromStr for Compression {
 /// the record after the gap. What any mode dropped is in
 /// [`Db::recovery_report`](crate::Db::recovery_report) (and counted in
 /// [`Stats`](crate::Stats)).
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// use sievedb::{Db, Options, WalRecovery, WriteOptions};
+///
+/// assert_eq!(WalRecovery::default(), WalRecovery::PointInTime);
+/// // Every write synced, so no damage at all is acceptable.
+/// let strict = WalRecovery::AbsoluteConsistency;
+/// let db = Db::open(dir.path(), Options::builder().wal_recovery(strict).build())?;
+/// db.put_with("k", "v", &WriteOptions { sync: true })?;
+/// db.close()?;
+/// let mode: WalRecovery = "absolute-consistency".parse()?;
+/// let db = Db::open(dir.path(), Options::builder().wal_recovery(mode).build())?;
+/// assert_eq!(db.recovery_report().mode, WalRecovery::AbsoluteConsistency);
+/// assert_eq!(db.get("k")?.as_deref(), Some(&b"v"[..]));
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum WalRecovery {
@@ -170,6 +221,23 @@ impl std::str::FromStr for WalRecovery {
 
 /// Options fixed when a database is opened. Build them with [`Options::builder`]
 /// or start from [`Options::default`].
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// use sievedb::{Db, Options};
+///
+/// let opts = Options {
+///     write_buffer_size: 64 << 10,
+///     block_cache_capacity: 32 << 20,
+///     ..Options::default()
+/// };
+/// opts.validate()?;
+/// assert!(Options { size_ratio: 1, ..opts.clone() }.validate().is_err());
+/// let db = Db::open(dir.path(), opts)?;
+/// assert_eq!(db.options().write_buffer_size, 64 << 10);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug)]
 pub struct Options {
     /// Create the directory (and a new database) when missing. Default true.
@@ -539,6 +607,23 @@ impl Options {
 }
 
 /// Consuming builder for [`Options`].
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// use std::time::Duration;
+/// use sievedb::{Db, Options};
+///
+/// let opts = Options::builder()
+///     .write_buffer_size(1 << 20)
+///     .bits_per_key(12.0)
+///     .ttl(Duration::from_secs(24 * 3600))
+///     .build();
+/// let db = Db::open(dir.path(), opts)?;
+/// assert_eq!(db.options().filter.bits_per_key, 12.0);
+/// assert_eq!(db.options().ttl, Some(Duration::from_secs(86_400)));
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug)]
 pub struct OptionsBuilder(Options);
 
@@ -676,6 +761,22 @@ impl OptionsBuilder {
 }
 
 /// Options of one write.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// use sievedb::{Db, Options, WriteBatch, WriteOptions};
+///
+/// let db = Db::open(dir.path(), Options::default())?;
+/// let durable = WriteOptions { sync: true }; // fsynced before the call returns
+/// db.put_with("balance", "100", &durable)?;
+/// let mut batch = WriteBatch::new();
+/// batch.put("audit", "balance set");
+/// db.write_with(batch, &durable)?;
+/// db.put("cache", "x")?; // the default: survives a process crash, not a power loss
+/// assert_eq!(db.get("balance")?.as_deref(), Some(&b"100"[..]));
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct WriteOptions {
     /// fsync the WAL before acknowledging (survives power loss). Without it, an

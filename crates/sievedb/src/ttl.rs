@@ -26,6 +26,29 @@ pub const STAMP_LEN: usize = 8;
 /// database, and when it picks compactions; it must be cheap and thread
 /// safe. [`SystemClock`] is the default; a test can install a clock it moves
 /// by hand.
+///
+/// ```
+/// use std::sync::{atomic::{AtomicU64, Ordering}, Arc};
+/// use std::time::Duration;
+/// use sievedb::{Clock, Db, Options};
+///
+/// struct ManualClock(AtomicU64);
+/// impl Clock for ManualClock {
+///     fn now_secs(&self) -> u64 { self.0.load(Ordering::Relaxed) }
+/// }
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// let clock = Arc::new(ManualClock(AtomicU64::new(1_000)));
+/// let opts = Options::builder().ttl(Duration::from_secs(60)).clock(clock.clone()).build();
+/// let db = Db::open(dir.path(), opts)?;
+/// db.put("session", "alice")?;
+/// clock.0.store(1_059, Ordering::Relaxed);
+/// assert!(db.get("session")?.is_some());
+/// clock.0.store(1_060, Ordering::Relaxed); // 60 s after the write
+/// assert_eq!(db.get("session")?, None);
+/// # Ok(()) }
+/// ```
 pub trait Clock: Send + Sync {
     /// Seconds since 1970-01-01 00:00:00 UTC.
     fn now_secs(&self) -> u64;
@@ -33,6 +56,19 @@ pub trait Clock: Send + Sync {
 
 /// The operating system's wall clock ([`SystemTime::now`]); a time before
 /// the epoch reads as 0.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::sync::Arc;
+/// use std::time::{SystemTime, UNIX_EPOCH};
+/// use sievedb::{Clock, Options, SystemClock};
+///
+/// let now = SystemClock.now_secs();
+/// assert!(now.abs_diff(SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs()) <= 1);
+/// let opts = Options::builder().clock(Arc::new(SystemClock)).build(); // as the default
+/// assert!(opts.clock.now_secs() >= now);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SystemClock;
 

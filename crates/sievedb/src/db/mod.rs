@@ -64,6 +64,25 @@ mod tests;
 /// An open database. `Db` is `Send + Sync`: share it between threads by
 /// reference or in an `Arc`. Dropping it stops the background threads; every
 /// acknowledged write is already in the WAL.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// use sievedb::{Db, Options};
+///
+/// let db = Db::open(dir.path(), Options::default())?;
+/// std::thread::scope(|s| {
+///     for i in 0..4 {
+///         let db = &db; // `Db` is `Sync`: threads share it by reference
+///         s.spawn(move || db.put(format!("key{i}"), "v").unwrap());
+///     }
+/// });
+/// assert_eq!(db.iter()?.count(), 4);
+/// db.close()?;
+/// let db = Db::open(dir.path(), Options::default())?; // the writes are in the WAL
+/// assert_eq!(db.get("key3")?.as_deref(), Some(&b"v"[..]));
+/// # Ok(()) }
+/// ```
 pub struct Db {
     inner: Arc<DbInner>,
     threads: Vec<JoinHandle<()>>,

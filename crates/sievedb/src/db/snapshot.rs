@@ -4,6 +4,22 @@ use super::*;
 
 /// A point-in-time view: reads see exactly the writes acknowledged before it
 /// was taken. Compaction keeps the versions it needs until it is dropped.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let db = sievedb::Db::open(dir.path(), sievedb::Options::default())?;
+/// db.put("a", "1")?;
+/// let snap = db.snapshot();
+/// db.put("b", "2")?;
+/// db.delete("a")?;
+/// db.flush()?; // the versions it reads survive flushes and compactions
+/// assert_eq!(snap.get("a")?.as_deref(), Some(&b"1"[..])); // deleted after it
+/// assert_eq!(snap.get("b")?, None); // written after it
+/// assert_eq!(snap.iter()?.count(), 1);
+/// assert!(snap.sequence() < db.stats().last_sequence);
+/// # Ok(()) }
+/// ```
 pub struct Snapshot {
     inner: Arc<DbInner>,
     seq: SeqNo,

@@ -68,6 +68,25 @@ macro_rules! named_enum {
 /// Hash function used to build (and therefore probe) a filter. Its id byte is
 /// stored in the filter header, so a file is always probed with the function
 /// it was built with.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// use sievedb::{Db, FilterOptions, HashFn, Options};
+///
+/// let hash: HashFn = "xxh3".parse()?;
+/// assert_eq!((hash, hash.id()), (HashFn::Xxh3, 2));
+/// assert_eq!("mm64".parse::<HashFn>()?, HashFn::Murmur64A); // the paper's table names
+/// let filter = FilterOptions { hash, ..FilterOptions::default() };
+/// let db = Db::open(dir.path(), Options::builder().filter(filter).build())?;
+/// db.put("k", "v")?;
+/// db.flush()?;
+/// db.close()?;
+/// // Reopened with the default function, the file is still probed with XXH3.
+/// let db = Db::open(dir.path(), Options::default())?;
+/// assert_eq!(db.get("k")?.as_deref(), Some(&b"v"[..]));
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
@@ -147,6 +166,22 @@ impl HashFn {
 }
 
 /// How a filter turns a key's hash(es) into its `k` bit positions.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// use sievedb::{Db, FilterOptions, HashFn, HashSharing, IndexScheme, Options};
+///
+/// let scheme: IndexScheme = "double".parse()?;
+/// let filter = FilterOptions { scheme, secondary_hash: HashFn::Xxh64, ..Default::default() };
+/// assert_eq!(filter.effective_scheme(), IndexScheme::Double);
+/// // Without hash sharing, filters are built with `k` independent hashes instead.
+/// let unshared = FilterOptions { sharing: HashSharing::None, ..filter.clone() };
+/// assert_eq!(unshared.effective_scheme(), IndexScheme::Independent);
+/// let db = Db::open(dir.path(), Options::builder().filter(filter).build())?;
+/// db.put("k", "v")?;
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
@@ -201,6 +236,26 @@ impl IndexScheme {
 }
 
 /// How much hashing a lookup shares between filters.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use sievedb::{Db, FilterOptions, HashSharing, Options};
+///
+/// for (sharing, digests) in [(HashSharing::Levels, 1), (HashSharing::Filter, 2)] {
+///     # let dir = tempfile::tempdir()?;
+///     let filter = FilterOptions { sharing, ..FilterOptions::default() };
+///     let db = Db::open(dir.path(), Options::builder().filter(filter).build())?;
+///     for v in ["1", "2"] {
+///         db.put("a", v)?;
+///         db.put("z", v)?;
+///         db.flush()?; // two L0 files, each spanning a..z
+///     }
+///     let before = db.stats();
+///     db.get("m")?; // in neither: both filters are probed
+///     assert_eq!(db.stats().delta_since(&before).digests_computed, digests);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum HashSharing {
@@ -224,6 +279,22 @@ named_enum!(
 );
 
 /// How a filter's bits are organised.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// use sievedb::{Db, FilterLayout, FilterOptions, Options};
+///
+/// // ElasticBF units: 4 Bloom filters of 10/4 bits per key each.
+/// let filter = FilterOptions { layout: FilterLayout::Units, units: 4, ..Default::default() };
+/// assert_eq!(filter.effective_units(), 4);
+/// assert_eq!(filter.probes_per_unit(), 2); // round(2.5 ln 2)
+/// let blocked = FilterOptions { layout: "blocked".parse()?, ..filter.clone() };
+/// assert_eq!(blocked.effective_units(), 1); // the other layouts are one unit
+/// let db = Db::open(dir.path(), Options::builder().filter(filter).build())?;
+/// db.put("k", "v")?;
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
@@ -268,6 +339,21 @@ impl FilterLayout {
 
 /// Where the filter units of the [`FilterLayout::Units`] layout get their
 /// hashes from.
+///
+/// ```
+/// use sievedb::{FilterLayout, FilterOptions, UnitHashing};
+///
+/// let filter = FilterOptions {
+///     layout: FilterLayout::Units,
+///     unit_hashing: UnitHashing::Separate, // ElasticBF's original design
+///     ..FilterOptions::default()
+/// };
+/// assert_eq!(filter.effective_unit_hashing(), UnitHashing::Separate);
+/// // Outside the units layout, hashing is always shared.
+/// let bloom = FilterOptions { layout: FilterLayout::Bloom, ..filter.clone() };
+/// assert_eq!(bloom.effective_unit_hashing(), UnitHashing::Shared);
+/// assert_eq!("separate".parse::<UnitHashing>().ok(), Some(UnitHashing::Separate));
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
@@ -312,6 +398,24 @@ impl UnitHashing {
 /// the resident units are probed: a file with none answers "maybe" and its
 /// lookup reads a data block. Which units are resident under a budget is the
 /// [`crate::Options::filter_policy`]'s choice.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// use sievedb::{Db, FilterMemory, Options};
+///
+/// // 4 bits per live entry: 500 000 bytes for a million entries.
+/// assert_eq!(FilterMemory::BitsPerKey(4.0).budget_bytes(1_000_000), Some(500_000));
+/// assert_eq!(FilterMemory::Unlimited.budget_bytes(1_000_000), None);
+/// let budget = FilterMemory::Bytes(64 << 10);
+/// let db = Db::open(dir.path(), Options::builder().filter_memory(budget).build())?;
+/// db.put("k", "v")?;
+/// db.flush()?;
+/// let stats = db.stats();
+/// assert_eq!(stats.filter_memory_budget_bytes, Some(64 << 10));
+/// assert!(stats.filter_memory_bytes <= 64 << 10); // the resident units fit the budget
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum FilterMemory {
@@ -358,6 +462,24 @@ pub const MAX_UNITS: u32 = 64;
 /// Filter settings of a database. Only what is stored in a filter's header
 /// (layout, hash functions, scheme, probes, units) affects how an existing
 /// file is probed; `sharing` is a lookup-time setting.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// use sievedb::{Db, FilterLayout, FilterOptions, HashFn, Options};
+///
+/// let filter = FilterOptions {
+///     bits_per_key: 16.0,
+///     hash: HashFn::Xxh3,
+///     layout: FilterLayout::Blocked,
+///     ..FilterOptions::default()
+/// };
+/// filter.validate()?;
+/// assert_eq!(filter.probes_per_unit(), 11); // round(16 ln 2)
+/// let db = Db::open(dir.path(), Options::builder().filter(filter).build())?;
+/// assert_eq!(db.options().filter.layout, FilterLayout::Blocked);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct FilterOptions {

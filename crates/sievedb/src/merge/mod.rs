@@ -27,6 +27,29 @@ pub use builtin::{Append, U64Add};
 ///
 /// `full_merge` must be deterministic: the same inputs give the same value
 /// whether a read or a compaction applies them.
+///
+/// ```
+/// use std::sync::Arc;
+/// use sievedb::{Db, MergeOperator, Options};
+///
+/// /// Keeps the largest operand (big-endian numbers compare as their bytes do).
+/// struct Max;
+/// impl MergeOperator for Max {
+///     fn name(&self) -> &str { "max" }
+///     fn full_merge(&self, _: &[u8], base: Option<&[u8]>, ops: &[&[u8]]) -> Option<Vec<u8>> {
+///         base.into_iter().chain(ops.iter().copied()).max().map(<[u8]>::to_vec)
+///     }
+/// }
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), Options::builder().merge_operator(Arc::new(Max)).build())?;
+/// db.put("best", 10u64.to_be_bytes())?;
+/// db.merge("best", 42u64.to_be_bytes())?; // no read of the old value
+/// db.merge("best", 7u64.to_be_bytes())?;
+/// assert_eq!(db.get("best")?, Some(42u64.to_be_bytes().to_vec()));
+/// # Ok(()) }
+/// ```
 pub trait MergeOperator: Send + Sync {
     /// A name for logs and errors.
     fn name(&self) -> &str;

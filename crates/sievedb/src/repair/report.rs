@@ -6,6 +6,31 @@ use std::path::PathBuf;
 use crate::key::SeqNo;
 
 /// What [`Db::repair`](crate::Db::repair) found and did.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// use sievedb::{Db, Options};
+///
+/// let db = Db::open(dir.path(), Options::default())?;
+/// db.put("k", "v")?;
+/// db.flush()?;
+/// db.close()?;
+/// // The MANIFEST is lost: the database no longer opens.
+/// # for entry in std::fs::read_dir(dir.path())? {
+/// #     let path = entry?.path();
+/// #     if path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("MANIFEST-")) {
+/// #         std::fs::remove_file(path)?;
+/// #     }
+/// # }
+/// assert!(Db::open(dir.path(), Options::default()).is_err());
+/// let report = Db::repair(dir.path(), Options::default())?;
+/// assert_eq!((report.tables_read, report.tables_damaged, report.entries_lost), (1, 0, 0));
+/// assert_eq!(report.entries_kept, 1);
+/// let db = Db::open(dir.path(), Options::default())?;
+/// assert_eq!(db.get("k")?.as_deref(), Some(&b"v"[..]));
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct RepairReport {
@@ -65,6 +90,33 @@ pub struct RepairReport {
 }
 
 /// How repair found the data blocks of a table it could not read in full.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// use sievedb::{Db, Options, SalvageMethod};
+///
+/// let db = Db::open(dir.path(), Options::default())?;
+/// for i in 0..1000 {
+///     db.put(format!("key{i:03}"), "value")?;
+/// }
+/// db.flush()?;
+/// db.close()?;
+/// // A bit flips in the first data block of the table.
+/// # let sst = std::fs::read_dir(dir.path())?
+/// #     .map(|e| e.map(|e| e.path()))
+/// #     .find(|p| p.as_ref().is_ok_and(|p| p.extension().is_some_and(|x| x == "sst")))
+/// #     .unwrap()?;
+/// # let mut bytes = std::fs::read(&sst)?;
+/// # bytes[10] ^= 0x20;
+/// # std::fs::write(&sst, bytes)?;
+/// let report = Db::repair(dir.path(), Options::default())?;
+/// let table = &report.damaged_tables[0];
+/// assert_eq!(table.method, SalvageMethod::Index); // its index found the other blocks
+/// assert_eq!(table.blocks_lost, Some(1));
+/// assert!(table.salvaged > 0 && table.lost > 0);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
@@ -83,6 +135,32 @@ pub enum SalvageMethod {
 /// A table whose entries repair could not all read: damaged (read in part,
 /// then moved to `lost/`) or missing (listed by the MANIFEST, not in the
 /// directory).
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// use sievedb::{Db, Options, SalvageMethod};
+///
+/// let db = Db::open(dir.path(), Options::default())?;
+/// for i in 0..100 {
+///     db.put(format!("key{i:02}"), "value")?;
+/// }
+/// db.flush()?;
+/// db.close()?;
+/// // The table is deleted by mistake.
+/// # for entry in std::fs::read_dir(dir.path())? {
+/// #     let path = entry?.path();
+/// #     if path.extension().is_some_and(|x| x == "sst") {
+/// #         std::fs::remove_file(path)?;
+/// #     }
+/// # }
+/// let report = Db::repair(dir.path(), Options::default())?;
+/// let lost = &report.tables_missing[0];
+/// assert_eq!((lost.level, lost.entries, lost.lost), (Some(0), Some(100), 100));
+/// assert_eq!((&lost.smallest[..], &lost.largest[..]), (&b"key00"[..], &b"key99"[..]));
+/// assert_eq!(lost.method, SalvageMethod::Nothing);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]

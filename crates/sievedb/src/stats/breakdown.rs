@@ -56,6 +56,25 @@ impl BreakdownCounters {
 /// * `index`: fence pointers across files, the table cache and index blocks;
 /// * `data`: fetching data blocks (block cache or file) and searching them;
 /// * `other` (= total − the four): memtable search, bookkeeping, the clock.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// use sievedb::{Db, Options};
+///
+/// let db = Db::open(dir.path(), Options::builder().lookup_breakdown_every(1).build())?;
+/// db.put("k", "v")?;
+/// db.flush()?;
+/// for _ in 0..10 {
+///     db.get("k")?;
+/// }
+/// let breakdown = db.stats().breakdown;
+/// assert_eq!(breakdown.samples, 10); // every lookup timed
+/// let [hash, filter, index, data, other] = breakdown.per_lookup().expect("samples");
+/// println!("ns per lookup: hash {hash:.0}, filter {filter:.0}, index {index:.0}, data {data:.0}");
+/// assert_eq!(breakdown.other_ns() as f64 / 10.0, other);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct LookupBreakdown {

@@ -5,6 +5,24 @@
 use super::LookupBreakdown;
 
 /// The shape and counters of one level.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let db = sievedb::Db::open(dir.path(), sievedb::Options::default())?;
+/// for i in 0..1000 {
+///     db.put(format!("key{i}"), "v")?;
+/// }
+/// db.flush()?;
+/// for i in 0..1000 {
+///     db.get(format!("key{i}x"))?; // absent, inside the file's key range
+/// }
+/// let l0 = &db.stats().levels[0];
+/// assert_eq!((l0.level, l0.files, l0.entries), (0, 1, 1000));
+/// assert!(l0.filter_negatives > 900); // most lookups stopped at the filter
+/// assert!(l0.measured_fpr() < 0.05); // 10 bits per key: about 1%
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct LevelStats {
@@ -65,6 +83,24 @@ impl LevelStats {
 }
 
 /// A snapshot of the database's statistics; see [`Db::stats`](crate::Db::stats).
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let db = sievedb::Db::open(dir.path(), sievedb::Options::default())?;
+/// for i in 0..100 {
+///     db.put(format!("key{i:03}"), "value")?;
+/// }
+/// db.flush()?;
+/// let stats = db.stats();
+/// assert_eq!((stats.puts, stats.flushes, stats.levels[0].files), (100, 1, 1));
+/// assert!(stats.write_amplification > 0.0);
+/// db.get("key007")?;
+/// let work = db.stats().delta_since(&stats); // what happened since
+/// assert_eq!((work.gets, work.puts), (1, 0));
+/// println!("{stats}");
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Stats {

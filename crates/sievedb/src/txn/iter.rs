@@ -43,6 +43,23 @@ impl<I: DoubleEndedIterator> Ends<I> {
 
 /// The keys and values of a range as a transaction sees them: pending writes
 /// over its snapshot. An error ends the iteration.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let db = sievedb::Db::open(dir.path(), sievedb::Options::default())?;
+/// db.put("a", "1")?;
+/// db.put("b", "2")?;
+/// let mut tx = db.transaction();
+/// tx.delete("a")?;
+/// tx.put("c", "3")?;
+/// let keys: Vec<Vec<u8>> = tx.iter()?.map(|kv| kv.map(|(k, _)| k)).collect::<Result<_, _>>()?;
+/// assert_eq!(keys, [b"b", b"c"]); // its own writes over its snapshot
+/// let last = tx.iter()?.next_back().transpose()?;
+/// assert_eq!(last, Some((b"c".to_vec(), b"3".to_vec())));
+/// assert_eq!(db.iter()?.count(), 2); // nothing committed yet
+/// # Ok(()) }
+/// ```
 pub struct TransactionIterator {
     snapshot: Ends<DbIterator>,
     pending: Ends<std::vec::IntoIter<(Vec<u8>, Pending)>>,

@@ -60,6 +60,26 @@ use crate::keyspace::Tree;
 use crate::{Db, Keyspace, Snapshot, WriteOptions};
 
 /// The isolation level of a transaction (see the module docs).
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let db = sievedb::Db::open(dir.path(), sievedb::Options::default())?;
+/// use sievedb::{Isolation, TransactionOptions};
+///
+/// // Write skew: each transaction reads the key the other writes.
+/// for (isolation, skew) in [(Isolation::Snapshot, true), (Isolation::Serializable, false)] {
+///     let opts = TransactionOptions::default().isolation(isolation);
+///     let (mut t1, mut t2) = (db.transaction_opt(&opts), db.transaction_opt(&opts));
+///     t1.get("a")?;
+///     t1.put("b", "t1")?;
+///     t2.get("b")?;
+///     t2.put("a", "t2")?;
+///     t1.commit()?;
+///     assert_eq!(t2.commit().is_ok(), skew); // serializable: "b" changed under t2
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Isolation {
     /// Reads see the snapshot taken when the transaction began; the commit

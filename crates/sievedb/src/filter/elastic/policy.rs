@@ -6,6 +6,23 @@ use std::str::FromStr;
 use crate::error::{Error, Result};
 
 /// How filter memory is divided among files under a budget.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// use sievedb::{Db, FilterMemory, FilterPolicy, Options};
+///
+/// let policy: FilterPolicy = "monkey".parse()?;
+/// assert!(!policy.uses_counts()); // planned from the tree's shape alone
+/// assert!(FilterPolicy::Elastic.uses_counts()); // units follow the lookups
+/// let opts = Options::builder()
+///     .filter_memory(FilterMemory::BitsPerKey(5.0)) // a policy needs a budget
+///     .filter_policy(policy)
+///     .build();
+/// let db = Db::open(dir.path(), opts)?;
+/// assert_eq!(db.options().filter_policy, FilterPolicy::Monkey);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum FilterPolicy {
