@@ -469,6 +469,174 @@ def python_put_vs_plyvel():
     return rng([v for e, v in python_ratios("put_us") if e == "plyvel"])
 
 
+# --- transactions and concurrent writers -------------------------------------
+
+TXN = "docs/benchmarks/txnrandom-60c36bf.csv"
+TXN_READ = "docs/benchmarks/txnreadrandom-60c36bf.csv"
+YCSB_THREADS = "docs/benchmarks/ycsba-threads-60c36bf.csv"
+DEFAULT_PATH = "docs/benchmarks/default-path-60c36bf.csv"
+TXN_ENGINES = ["sievedb", "rocksdb", "fjall"]
+
+
+def txn_commits():
+    """Mean commits/s over the repeats, by (mode, contention, threads, engine)."""
+    out = {}
+    for r in rows(TXN):
+        out.setdefault((r["txn_mode"], r["contention"], int(r["threads"]), r["engine"]), []).append(
+            float(r["commits_per_sec"]))
+    return {k: statistics.mean(v) for k, v in out.items()}
+
+
+def txn_shapes():
+    seen = dict.fromkeys((r["txn_mode"], r["contention"], int(r["threads"])) for r in rows(TXN))
+    return sorted(seen, key=lambda k: (k[0] != "optimistic", k[1] != "low", k[2]))
+
+
+def txn_table():
+    c = txn_commits()
+    body = []
+    for mode, cont, t in txn_shapes():
+        v = {e: c.get((mode, cont, t, e)) for e in TXN_ENGINES}
+        body.append([mode, cont, t] + [i(v[e]) for e in TXN_ENGINES] +
+                    [x(v["sievedb"] / v["rocksdb"]), x(v["sievedb"] / v["fjall"])])
+    return table(["mode", "contention", "threads", "sievedb commits/s", "RocksDB", "fjall",
+                  "sievedb ÷ RocksDB", "sievedb ÷ fjall"], body,
+                 ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:"])
+
+
+def txn_detail_table():
+    acc = {}
+    for r in rows(TXN):
+        acc.setdefault((r["txn_mode"], r["contention"], int(r["threads"]), r["engine"]), []).append(r)
+    body = []
+    for mode, cont, t in txn_shapes():
+        for e in TXN_ENGINES:
+            rs = acc.get((mode, cont, t, e), [])
+            if not rs:
+                continue
+            mean = lambda col: statistics.mean(float(r[col]) for r in rs)
+            body.append([mode, cont, t, NAMES[e], i(mean("aborts_per_sec")), f(mean("p50_us"), 1),
+                         f(mean("p99_us"), 1), i(mean("max_us"))])
+    return table(["mode", "contention", "threads", "engine", "aborts/s", "p50 µs", "p99 µs", "max µs"], body,
+                 ["---", "---", "---:", "---", "---:", "---:", "---:", "---:"])
+
+
+def txn_low_ratio(engine):
+    c = txn_commits()
+    vals = [c[(m, "low", t, "sievedb")] / c[(m, "low", t, engine)] for m, cont, t in txn_shapes() if cont == "low"]
+    return rng(vals)
+
+
+def txn_low_vs_rocksdb():
+    return txn_low_ratio("rocksdb")
+
+
+def txn_low_vs_fjall():
+    return txn_low_ratio("fjall")
+
+
+def txn_scaling_of(engine):
+    c = txn_commits()
+    parts = []
+    for mode in ("optimistic", "pessimistic"):
+        for cont, bench in (("low", "txnrandom"), ("high", "txnrandomhot")):
+            parts.append(f"{mode} `{bench}` {x(c[(mode, cont, 2, engine)] / c[(mode, cont, 1, engine)])}")
+    return ", ".join(parts)
+
+
+def txn_scaling():
+    return txn_scaling_of("sievedb")
+
+
+def txn_scaling_rocksdb():
+    return txn_scaling_of("rocksdb")
+
+
+def txn_scaling_fjall():
+    return txn_scaling_of("fjall")
+
+
+def txn_read_pairs():
+    """(engine, lookups per transaction, readrandom µs, txnreadrandom µs), in run order:
+    each txnreadrandom row paired with its engine's readrandom row just before it."""
+    out, last = [], {}
+    for r in rows(TXN_READ):
+        if r["benchmark"] == "readrandom":
+            last[r["engine"]] = float(r["micros_per_op"])
+        elif r["benchmark"] == "txnreadrandom" and r["engine"] in last:
+            out.append((r["engine"], int(r["txn_keys"]), last.pop(r["engine"]), float(r["micros_per_op"])))
+    return out
+
+
+def txn_read_table():
+    body = []
+    pairs = txn_read_pairs()
+    for e in TXN_ENGINES:
+        for k in sorted({k for en, k, _, _ in pairs if en == e}):
+            mine = [(a, b) for en, kk, a, b in pairs if (en, kk) == (e, k)]
+            body.append([NAMES[e], k, " / ".join(f(a, 3) for a, _ in mine), " / ".join(f(b, 3) for _, b in mine),
+                         " / ".join(x(b / a) for a, b in mine)])
+    return table(["engine", "lookups per transaction", "`readrandom` µs (runs)", "`txnreadrandom` µs",
+                  "ratio per run"], body, ["---", "---:", "---:", "---:", "---:"])
+
+
+def txn_read_range():
+    return rng([b / a for e, _, a, b in txn_read_pairs() if e == "sievedb"])
+
+
+def ycsb_threads():
+    acc = {}
+    for r in rows(YCSB_THREADS):
+        acc.setdefault((r["engine"], int(r["threads"])), []).append(float(r["ops_per_sec"]))
+    return acc
+
+
+def ycsb_threads_table():
+    acc = ycsb_threads()
+    body = []
+    for e in ENGINES:
+        if (e, 1) not in acc:
+            continue
+        one, two = acc[(e, 1)], acc[(e, 2)]
+        body.append([NAMES[e], " / ".join(i(v) for v in one), " / ".join(i(v) for v in two),
+                     x(statistics.median(two) / statistics.median(one))])
+    return table(["engine", "ops/s, 1 thread (rounds)", "2 threads", "median 2 ÷ 1"], body,
+                 ["---", "---:", "---:", "---:"])
+
+
+def ycsb_threads_sievedb():
+    acc = ycsb_threads()
+    return x(statistics.median(acc[("sievedb", 2)]) / statistics.median(acc[("sievedb", 1)]))
+
+
+THREADS_AB = "docs/benchmarks/ycsba-spin-94d16ba.csv"
+
+
+def threads_ab_table():
+    rs = rows(THREADS_AB)
+    body = []
+    for bench in ("ycsba", "fillrandom"):
+        for b, label in (("base", "queueing at once (60c36bf without 94d16ba)"), ("new", "spinning first (60c36bf)")):
+            one = [float(r["ops_per_sec"]) for r in rs if (r["benchmark"], r["build"], r["threads"]) == (bench, b, "1")]
+            two = [float(r["ops_per_sec"]) for r in rs if (r["benchmark"], r["build"], r["threads"]) == (bench, b, "2")]
+            body.append([f"`{bench}`", label, " / ".join(i(v) for v in one), " / ".join(i(v) for v in two),
+                         x(statistics.median(two) / statistics.median(one))])
+    return table(["benchmark", "writer", "ops/s, 1 thread (runs)", "2 threads", "median 2 ÷ 1"], body,
+                 ["---", "---", "---:", "---:", "---:"])
+
+
+def default_path_table():
+    rs = rows(DEFAULT_PATH)
+    body = []
+    for bench in dict.fromkeys(r["benchmark"] for r in rs):
+        runs = {b: [float(r["micros_per_op"]) for r in rs if (r["benchmark"], r["build"]) == (bench, b)]
+                for b in ("base", "new")}
+        body.append([f"`{bench}`", " / ".join(f(v, 3) for v in runs["base"]), " / ".join(f(v, 3) for v in runs["new"]),
+                     f(statistics.median(runs["new"]) / statistics.median(runs["base"]))])
+    return table(["µs per op (24 B keys, 100 B values)", "before (8889609), runs", "after (60c36bf), runs",
+                  "median after ÷ before"], body, ["---", "---:", "---:", "---:"])
+
+
 # --- device reads --------------------------------------------------------------
 
 INSTRUMENT = "docs/benchmarks/device-reads-instrument-d38ea5a.csv"
@@ -576,6 +744,9 @@ def headline():
         ["ElasticBF (`elastic`, 4 bits/key budget) against LevelDB at 4 bits/key, 43,844 files (the paper's ~50K)",
          f"**{elastic_vs_leveldb()}** fewer device reads; {side_by_side_leveldb()} LevelDB's ops/s read side by side",
          "[BENCHMARKS.md: ElasticBF at scale](BENCHMARKS.md#elasticbf-against-leveldb-and-rocksdb-at-43844-files)"],
+        ["Transactions (`txnrandom`, 1M keys, 1–4 threads, both modes), against RocksDB's and fjall's",
+         f"**{txn_low_vs_rocksdb()}** RocksDB's commits/s, {txn_low_vs_fjall()} fjall's",
+         "[BENCHMARKS.md: transactions](BENCHMARKS.md#transactions)"],
         ["Python `get`, against rocksdict", f"**{py}** faster",
          "[BENCHMARKS.md: Python](BENCHMARKS.md#python-overhead-per-call)"],
     ], ["---", "---", "---"])

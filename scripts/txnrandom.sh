@@ -15,9 +15,10 @@
 #   3. readrandom vs txnreadrandom (1 and 4 lookups per read-only transaction),
 #      1 thread, 1M lookups, each twice, interleaved.
 #
-# Writes docs/benchmarks/txnrandom.csv and docs/benchmarks/txnreadrandom.csv
-# (the --csv rows of the txn*/readrandom benchmarks) and the raw text reports
-# to $OUT (default /tmp/txnrandom-sweep). LevelDB, in the binary too, has no
+# Writes docs/benchmarks/txnrandom-REV.csv and docs/benchmarks/txnreadrandom-REV.csv
+# (the --csv rows of the txn*/readrandom benchmarks; REV the build's commit,
+# default `git rev-parse --short HEAD`) and the raw text reports to $OUT
+# (default /tmp/txnrandom-sweep). LevelDB, in the binary too, has no
 # transactions and is skipped by the txn* benchmarks.
 #
 # Usage: scripts/txnrandom.sh [BINARY]
@@ -33,6 +34,7 @@ DB=${DB:-/tmp/txnrandom-db}
 NUM=${NUM:-1000000}
 DURATION=${DURATION:-10}
 REPEATS=${REPEATS:-2}
+REV=${REV:-$(git rev-parse --short HEAD)}
 rm -rf "$OUT" "$DB"
 mkdir -p "$OUT"
 
@@ -66,6 +68,6 @@ merge() { # pattern of benchmark names, files...
         awk -F, -v pat="$pat" 'NR > 1 && $2 ~ pat' "$f"
     done
 }
-merge '^txnrandom' "$OUT"/optimistic-t*.csv "$OUT"/pessimistic-t*.csv >docs/benchmarks/txnrandom.csv
-merge '^(readrandom|txnreadrandom)$' "$OUT"/readonly-k*.csv >docs/benchmarks/txnreadrandom.csv
-echo "wrote docs/benchmarks/txnrandom.csv and docs/benchmarks/txnreadrandom.csv; reports in $OUT"
+merge '^txnrandom' "$OUT"/optimistic-t*.csv "$OUT"/pessimistic-t*.csv >"docs/benchmarks/txnrandom-$REV.csv"
+merge '^(readrandom|txnreadrandom)$' "$OUT"/readonly-k*.csv >"docs/benchmarks/txnreadrandom-$REV.csv"
+echo "wrote docs/benchmarks/txnrandom-$REV.csv and docs/benchmarks/txnreadrandom-$REV.csv; reports in $OUT"

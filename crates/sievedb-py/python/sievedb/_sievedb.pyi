@@ -109,8 +109,8 @@ class ConflictError(Error):
       another commit after its snapshot (first committer wins);
     - "read": serializable only: a key it read, or a key in a range it
       iterated, was written after its snapshot;
-    - "too_old": it stayed open while more was written than the memtables
-      hold, so its commit could not be checked;
+    - "too_old": it stayed open past the flush of the memtable that was
+      current when it began, so its commit could not be checked;
     - "lock_timeout": pessimistic only: a key's lock was not released
       within lock_timeout;
     - "deadlock": pessimistic only: waiting for a lock would have closed a

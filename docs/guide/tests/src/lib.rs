@@ -31,6 +31,7 @@ chapters!(
     Snapshots => "api/snapshots.md",
     Keyspaces => "api/keyspaces.md",
     Merge => "api/merge.md",
+    Transactions => "api/transactions.md",
     CompactionFiltersAndTtl => "api/compaction-filters-and-ttl.md",
     CheckpointsReadOnlyRepair => "api/checkpoints-read-only-repair.md",
     Filters => "filters.md",
