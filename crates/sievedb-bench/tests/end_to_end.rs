@@ -431,7 +431,10 @@ fn read_while_writing_and_ycsb_on_sievedb() {
     for (bench, read_share) in [("ycsba", 0.5), ("ycsbb", 0.95)] {
         let r = result(&lines, "sievedb", bench);
         assert_eq!(r["ops"], OPS, "{r}");
-        assert_eq!(r["threads"], 1);
+        assert_eq!(
+            r["threads"], 2,
+            "the YCSB workloads run on --threads threads: {r}"
+        );
         let (reads, updates) = (r["reads"].as_u64().unwrap(), r["updates"].as_u64().unwrap());
         assert_eq!(reads + updates, OPS, "{r}");
         assert_eq!(r["read_found"], reads);
