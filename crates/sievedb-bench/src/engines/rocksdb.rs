@@ -74,6 +74,22 @@ fn u64_add(_key: &[u8], existing: Option<&[u8]>, operands: &MergeOperands) -> Op
     Some(sum.to_le_bytes().to_vec())
 }
 
+/// Reads every entry of `it` from the first on (each key and value touched),
+/// and counts them.
+pub(crate) fn count_entries<D: ::rocksdb::DBAccess>(
+    mut it: ::rocksdb::DBRawIteratorWithThreadMode<'_, D>,
+) -> EngineResult<u64> {
+    let mut n = 0u64;
+    it.seek_to_first();
+    while let Some((k, v)) = it.item() {
+        std::hint::black_box((k, v));
+        n += 1;
+        it.next();
+    }
+    it.status().map_err(err)?;
+    Ok(n)
+}
+
 /// Read options of lookups and scans: checksums verified, blocks cached.
 pub(crate) fn read_options() -> ReadOptions {
     let mut r = ReadOptions::default();
@@ -383,17 +399,11 @@ impl Engine for RocksDb {
     fn scan_all(&self) -> EngineResult<u64> {
         let mut n = 0u64;
         for cf in self.written_cfs()? {
-            let mut it = match cf {
+            let it = match cf {
                 None => self.db.raw_iterator_opt(read_options()),
                 Some(cf) => self.db.raw_iterator_cf_opt(cf, read_options()),
             };
-            it.seek_to_first();
-            while let Some((k, v)) = it.item() {
-                std::hint::black_box((k, v));
-                n += 1;
-                it.next();
-            }
-            it.status().map_err(err)?;
+            n += count_entries(it)?;
         }
         Ok(n)
     }

@@ -17,7 +17,9 @@
 //! `TransactionDB`: with `--txn-mode pessimistic`, `flush` and
 //! `waitforcompaction` are skipped and no files per level are reported.
 
-use super::rocksdb::{db_options, err, open_error, read_options, settings, NUM_LEVELS};
+use super::rocksdb::{
+    count_entries, db_options, err, open_error, read_options, settings, NUM_LEVELS,
+};
 use super::{AbortKind, Engine, EngineConfig, EngineResult, TxnOutcome, TxnUpdate};
 use crate::cli::txn_args::{TxnConfig, TxnMode};
 use ::rocksdb::{
@@ -253,18 +255,7 @@ impl Engine for RocksTxnDb {
     }
 
     fn scan_all(&self) -> EngineResult<u64> {
-        let mut n = 0u64;
-        on_db!(self, db => {
-            let mut it = db.raw_iterator_opt(read_options());
-            it.seek_to_first();
-            while let Some((k, v)) = it.item() {
-                std::hint::black_box((k, v));
-                n += 1;
-                it.next();
-            }
-            it.status().map_err(err)?;
-        });
-        Ok(n)
+        on_db!(self, db => count_entries(db.raw_iterator_opt(read_options())))
     }
 
     fn supports_flush(&self) -> bool {
