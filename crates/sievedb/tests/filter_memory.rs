@@ -230,7 +230,11 @@ fn elastic_moves_units_to_the_files_that_are_read() {
         }
         let s = db.stats();
         let h = histogram(&s);
-        assert!(h[6] > 0, "{policy}: {h:?}");
+        // The last phase's hot files hold (nearly) every unit: 5 or 6 of the
+        // 6, far above the 2 of a uniform split. Whether the sixth fits
+        // depends on which files of the earlier phases have expired when
+        // the last log is replayed (in about one run in ten, none has yet).
+        assert!(h[5] + h[6] > 0, "{policy}: {h:?}");
         assert!(h[0] + h[1] > 0, "{policy}: cold files gave units up: {h:?}");
         assert!(
             s.filter_unit_evictions > before.filter_unit_evictions,
