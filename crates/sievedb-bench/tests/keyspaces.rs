@@ -7,7 +7,7 @@ use serde_json::Value;
 use sievedb_bench::engines::EngineKind;
 mod common;
 
-use common::{json_lines, run};
+use common::{json_lines, results, run};
 use sievedb_bench::{run_with_output, BenchArgs, EngineChoice};
 
 const NUM: u64 = 3000;
@@ -37,13 +37,6 @@ fn tiny(engine: EngineChoice, keyspaces: usize, benchmarks: &str, json: bool) ->
         json,
         ..BenchArgs::default()
     }
-}
-
-fn results<'a>(lines: &'a [Value], engine: &str, bench: &str) -> Vec<&'a Value> {
-    lines
-        .iter()
-        .filter(|v| v["type"] == "result" && v["engine"] == engine && v["benchmark"] == bench)
-        .collect()
 }
 
 /// Every lookup of a written key finds it (a key looked up in another

@@ -11,7 +11,7 @@ use sievedb_bench::{BenchArgs, EngineChoice};
 
 mod common;
 
-use common::json_lines;
+use common::{json_lines, results};
 
 const NUM: u64 = 1000;
 const COMMITS: u64 = 400;
@@ -32,13 +32,6 @@ fn tiny(engine: EngineChoice, mode: TxnMode, benchmarks: &str) -> BenchArgs {
         },
         ..BenchArgs::default()
     }
-}
-
-fn results<'a>(lines: &'a [Value], engine: &str, bench: &str) -> Vec<&'a Value> {
-    lines
-        .iter()
-        .filter(|v| v["type"] == "result" && v["engine"] == engine && v["benchmark"] == bench)
-        .collect()
 }
 
 /// The fields every txnrandom record carries, and what they must add up to.

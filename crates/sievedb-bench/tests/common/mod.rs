@@ -18,3 +18,12 @@ pub fn json_lines(args: &BenchArgs) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON {l:?}: {e}")))
         .collect()
 }
+
+/// The result records of `bench` on `engine` among a run's JSON lines.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn results<'a>(lines: &'a [Value], engine: &str, bench: &str) -> Vec<&'a Value> {
+    lines
+        .iter()
+        .filter(|v| v["type"] == "result" && v["engine"] == engine && v["benchmark"] == bench)
+        .collect()
+}
