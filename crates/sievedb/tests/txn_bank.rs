@@ -38,15 +38,28 @@ const WRITERS: u64 = 8;
 const CHILD_DIR: &str = "SIEVEDB_BANK_CHILD_DIR";
 const CHILD_ROUND: &str = "SIEVEDB_BANK_CHILD_ROUND";
 
-/// Held while a writer is spawned and while a database is reopened: a child
-/// forked while another test's database is open shares its directory lock
-/// (an `flock`) until it execs, so that test's reopen could find it locked.
-static FORKING: Mutex<()> = Mutex::new(());
+/// How long an open waits for the directory lock a spawned child may hold.
+///
+/// The lock is an `flock`, which a child shares with this process from its
+/// fork until its exec closes the descriptor. The kernel lets the spawning
+/// thread go on before the new program closes its close-on-exec descriptors,
+/// so for a moment after `spawn` returns, a child started by the SIGKILL test
+/// while another test's database was open still holds that database's lock,
+/// and a reopen there finds it `Locked`. A database really left locked stays
+/// locked past this bound, and the open fails.
+const LOCK_WAIT: Duration = Duration::from_secs(10);
 
-fn forking() -> std::sync::MutexGuard<'static, ()> {
-    FORKING
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+/// Opens `dir`, retrying while a spawned child still holds its lock.
+fn open_db(dir: &Path) -> Db {
+    let start = std::time::Instant::now();
+    loop {
+        match Db::open(dir, options()) {
+            Err(sievedb::Error::Locked(_)) if start.elapsed() < LOCK_WAIT => {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            r => return r.unwrap(),
+        }
+    }
 }
 
 /// The four modes, by index.
@@ -88,7 +101,7 @@ fn parse(v: &[u8]) -> u64 {
 impl Bank {
     /// Opens the bank at `dir`, funding the accounts when new.
     fn open(dir: &Path) -> Bank {
-        let db = Db::open(dir, options()).unwrap();
+        let db = open_db(dir);
         let accounts = [
             db.keyspace("checking").unwrap(),
             db.keyspace("savings").unwrap(),
@@ -276,10 +289,7 @@ fn under_fire(modes: fn(u64) -> u64, seed: u64) {
     );
     drop(Arc::into_inner(bank).expect("the workers are done"));
     // Closed and reopened: the same.
-    let bank = {
-        let _fork = forking();
-        Bank::open(dir.path())
-    };
+    let bank = Bank::open(dir.path());
     assert_eq!(bank.audit(), journal);
 }
 
@@ -354,21 +364,18 @@ fn child_bank_writer() {
 /// Runs the writer until it acknowledged `acks` transfers, kills it, and
 /// returns the tags it acknowledged.
 fn write_and_kill(dir: &Path, round: u64, acks: usize) -> Vec<String> {
-    let mut child = {
-        let _fork = forking();
-        Command::new(std::env::current_exe().unwrap())
-            .args([
-                "child_bank_writer",
-                "--exact",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD_DIR, dir)
-            .env(CHILD_ROUND, round.to_string())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "child_bank_writer",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_DIR, dir)
+        .env(CHILD_ROUND, round.to_string())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut acked = Vec::new();
     let seen = |line: String, acked: &mut Vec<String>| {
@@ -402,10 +409,7 @@ fn a_killed_bank_loses_no_acknowledged_transfer_and_no_money() {
     let dir = tempfile::tempdir().unwrap();
     for (round, acks) in [300, 1_500, 50, 800, 2_000].into_iter().enumerate() {
         let acked = write_and_kill(dir.path(), round as u64, acks);
-        let bank = {
-            let _fork = forking();
-            Bank::open(dir.path())
-        };
+        let bank = Bank::open(dir.path());
         let journal = bank.audit();
         for tag in &acked {
             assert!(
