@@ -15,7 +15,7 @@ use sievedb::WriteOptions;
 
 use crate::batch::WriteBatch;
 use crate::children::Children;
-use crate::errors::OrPy;
+use crate::errors::{OpenError, OrPy};
 use crate::iter::{KeyIterator, Yield};
 use crate::keys::range_of;
 use crate::keyspace::{Keyspace, Slot};
@@ -111,7 +111,9 @@ impl Db {
     fn new(py: Python<'_>, path: PathBuf, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let opts = from_kwargs(options)?;
         let p = path.clone();
-        let db = py.allow_threads(|| sievedb::Db::open(&p, opts)).or_py()?;
+        let db = py
+            .allow_threads(|| sievedb::Db::open(&p, opts).map_err(|e| OpenError::new(e, &p)))
+            .map_err(|e| e.into_py(&p, "create_if_missing=False"))?;
         crate::errors::warn_recovery(py, &db)?;
         Ok(Db::wrap(db, path))
     }
@@ -128,8 +130,10 @@ impl Db {
         let opts = from_kwargs(options)?;
         let p = path.clone();
         let db = py
-            .allow_threads(|| sievedb::Db::open_read_only(&p, opts))
-            .or_py()?;
+            .allow_threads(|| {
+                sievedb::Db::open_read_only(&p, opts).map_err(|e| OpenError::new(e, &p))
+            })
+            .map_err(|e| e.into_py(&p, "Db.open_read_only never creates a database"))?;
         crate::errors::warn_recovery(py, &db)?;
         Ok(Db::wrap(db, path))
     }
@@ -147,8 +151,10 @@ impl Db {
     ) -> PyResult<PyObject> {
         let opts = from_kwargs(options)?;
         let report = py
-            .allow_threads(|| sievedb::Db::repair(&path, opts))
-            .or_py()?;
+            .allow_threads(|| {
+                sievedb::Db::repair(&path, opts).map_err(|e| OpenError::new(e, &path))
+            })
+            .map_err(|e| e.into_py(&path, "nothing to repair"))?;
         #[expect(
             clippy::expect_used,
             reason = "serde_json cannot fail on these derived Serialize types: plain fields, string keys"

@@ -30,6 +30,7 @@ fn _sievedb(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<iter::KeyIterator>()?;
     m.add_class::<transaction::Transaction>()?;
     errors::register(m)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("OPTIONS", options::NAMES.to_vec())?;
     m.add("KEYSPACE_OPTIONS", options::KEYSPACE_NAMES.to_vec())?;
     m.add(
