@@ -87,3 +87,34 @@ pub fn prefix_range(prefix: &[u8]) -> KeyRange {
     };
     (Edge::Included(prefix.to_vec()), hi)
 }
+
+/// A key range with each end included or not (`None`: unbounded), made
+/// `[lo, hi)` exactly: the smallest key above `k` is `k + b"\0"`, so
+/// "above `k`" is "from `k\0` on" and "up to `k` included" is "below
+/// `k\0`". Every engine entry point (ranges, and the inclusive lower and
+/// exclusive upper bounds of `ReadOptions`) then takes it as it is.
+pub fn bounds_of(
+    start: Option<&Bound<'_, PyAny>>,
+    stop: Option<&Bound<'_, PyAny>>,
+    include_start: bool,
+    include_stop: bool,
+) -> PyResult<KeyRange> {
+    let successor = |mut k: Vec<u8>| {
+        k.push(0);
+        k
+    };
+    let lo = opt_bytes_of(start, "start")?.map(|c| c.into_owned());
+    let hi = opt_bytes_of(stop, "stop")?.map(|c| c.into_owned());
+    Ok((
+        match lo {
+            None => Edge::Unbounded,
+            Some(k) if include_start => Edge::Included(k),
+            Some(k) => Edge::Included(successor(k)),
+        },
+        match hi {
+            None => Edge::Unbounded,
+            Some(k) if include_stop => Edge::Excluded(successor(k)),
+            Some(k) => Edge::Excluded(k),
+        },
+    ))
+}
