@@ -141,7 +141,6 @@ const PHRASES: &[(&str, &str)] = &[
     ),
     ("Db::open_read_only", "sievedb.Db.open_read_only"),
     ("Db::recovery_report", "Db.recovery_report()"),
-    ("Db::resume", "reopening the database"),
     ("ReadOptions::snapshot", "the snapshot"),
     (
         "WalRecovery::TolerateCorruptedTail",

@@ -366,7 +366,10 @@ pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
         o.merge_operator = merge_operator(kw)?;
     }
     o.validate().map_err(|e| {
-        pyo3::exceptions::PyValueError::new_err(crate::errors::pythonic(&e.to_string()))
+        let msg = crate::errors::pythonic(&e.to_string());
+        pyo3::exceptions::PyValueError::new_err(
+            msg.trim_start_matches("invalid argument: ").to_string(),
+        )
     })?;
     Ok(o)
 }

@@ -213,12 +213,25 @@ def test_messages_name_python_spellings(tmp_path):
     assert "Db::" not in str(e.value)
 
 
-def test_pythonic_phrases():
-    # Through an engine error the binding raises as is: every Rust item
-    # spelling the engine uses in its messages is translated.
-    with pytest.raises(ValueError) as e:
-        sievedb.Db("/nonexistent-dir-for-sure", ttl=1.0, merge_operator="u64add")
-    assert "::" not in str(e.value)
+def test_engine_messages_are_translated(tmp_path):
+    with sievedb.Db(tmp_path / "db") as db:
+        db[b"k"] = b"v"
+    with sievedb.Db.open_read_only(tmp_path / "db") as ro:
+        with pytest.raises(sievedb.UnsupportedError) as e:
+            ro[b"k"] = b"w"
+        assert "sievedb.Db.open_read_only" in str(e.value) and "::" not in str(e.value)
+    with sievedb.Db(tmp_path / "a") as a, sievedb.Db(tmp_path / "b") as b:
+        ks = b.keyspace("ks")
+        with a.snapshot() as snap:
+            with pytest.raises(sievedb.InvalidArgumentError, match="the snapshot") as e:
+                snap.get(b"k", keyspace=ks)
+            assert "::" not in str(e.value)
+
+
+def test_refused_combinations_name_the_options(tmp_path):
+    with pytest.raises(ValueError, match="ttl and merge_operator") as e:
+        sievedb.Db(tmp_path / "db", ttl=1.0, merge_operator="u64add")
+    assert "::" not in str(e.value) and "invalid argument" not in str(e.value)
 
 
 def test_version():
