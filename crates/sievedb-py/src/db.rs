@@ -15,8 +15,10 @@ use sievedb::WriteOptions;
 
 use crate::batch::WriteBatch;
 use crate::children::Children;
-use crate::errors::OrPy;
+use crate::cursor::Cursor;
+use crate::errors::{OpenError, OrPy};
 use crate::iter::{KeyIterator, Yield};
+use crate::iter_options::IterOptions;
 use crate::keys::range_of;
 use crate::keyspace::{Keyspace, Slot};
 use crate::options::{from_kwargs, keyspace_from_kwargs};
@@ -111,7 +113,9 @@ impl Db {
     fn new(py: Python<'_>, path: PathBuf, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let opts = from_kwargs(options)?;
         let p = path.clone();
-        let db = py.allow_threads(|| sievedb::Db::open(&p, opts)).or_py()?;
+        let db = py
+            .allow_threads(|| sievedb::Db::open(&p, opts).map_err(|e| OpenError::new(e, &p)))
+            .map_err(|e| e.into_py(&p, "create_if_missing=False"))?;
         crate::errors::warn_recovery(py, &db)?;
         Ok(Db::wrap(db, path))
     }
@@ -128,8 +132,10 @@ impl Db {
         let opts = from_kwargs(options)?;
         let p = path.clone();
         let db = py
-            .allow_threads(|| sievedb::Db::open_read_only(&p, opts))
-            .or_py()?;
+            .allow_threads(|| {
+                sievedb::Db::open_read_only(&p, opts).map_err(|e| OpenError::new(e, &p))
+            })
+            .map_err(|e| e.into_py(&p, "Db.open_read_only never creates a database"))?;
         crate::errors::warn_recovery(py, &db)?;
         Ok(Db::wrap(db, path))
     }
@@ -147,8 +153,10 @@ impl Db {
     ) -> PyResult<PyObject> {
         let opts = from_kwargs(options)?;
         let report = py
-            .allow_threads(|| sievedb::Db::repair(&path, opts))
-            .or_py()?;
+            .allow_threads(|| {
+                sievedb::Db::repair(&path, opts).map_err(|e| OpenError::new(e, &path))
+            })
+            .map_err(|e| e.into_py(&path, "nothing to repair"))?;
         #[expect(
             clippy::expect_used,
             reason = "serde_json cannot fail on these derived Serialize types: plain fields, string keys"
@@ -515,5 +523,67 @@ impl Db {
             self.path.display().to_string(),
             if self.closed() { ", closed" } else { "" }
         )
+    }
+    // rocksdict's and plyvel's habits.
+    /// A seekable cursor over `[start, end)` (None: unbounded), as of now
+    /// (rocksdict's `db.iter()`): see `Cursor`.
+    #[pyo3(signature = (start=None, end=None))]
+    fn iter(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Cursor> {
+        store::cursor(self, py, start, end)
+    }
+
+    /// plyvel's iterator: `(key, value)` pairs (keys only with
+    /// `include_value=False`, values only with `include_key=False`) from
+    /// `start` (included unless `include_start=False`) to `stop` (excluded
+    /// unless `include_stop=True`), or of the keys starting with `prefix`
+    /// (which excludes `start` and `stop`); descending with `reverse=True`.
+    #[pyo3(signature = (reverse=false, start=None, stop=None, include_start=true, include_stop=false, prefix=None, include_key=true, include_value=true))]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "plyvel's iterator() arguments, one each"
+    )]
+    fn iterator(
+        &self,
+        py: Python<'_>,
+        reverse: bool,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+        include_start: bool,
+        include_stop: bool,
+        prefix: Option<&Bound<'_, PyAny>>,
+        include_key: bool,
+        include_value: bool,
+    ) -> PyResult<KeyIterator> {
+        let o = IterOptions::new(
+            reverse,
+            start,
+            stop,
+            include_start,
+            include_stop,
+            prefix,
+            include_key,
+            include_value,
+        )?;
+        store::iterator(self, py, o)
+    }
+
+    /// False if `key` surely does not exist; True if it may (RocksDB's
+    /// `KeyMayExist`: a filter probe may answer True for an absent key).
+    fn key_may_exist(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        store::key_may_exist(self, py, key)
+    }
+
+    /// plyvel's `db.write_batch()`: a `WriteBatch` to fill in a `with`
+    /// block, written atomically when the block ends normally (with
+    /// `sync=`), not at all if it raises (plyvel's `transaction=True`; a
+    /// batch is always all or nothing). `b.write()` writes it earlier.
+    #[pyo3(signature = (sync=false))]
+    fn write_batch(slf: &Bound<'_, Self>, sync: bool) -> WriteBatch {
+        store::write_batch(slf.clone().unbind(), None, sync)
     }
 }

@@ -1,7 +1,11 @@
 //! sievedb's errors as Python exceptions: `sievedb.Error` and one subclass
-//! per kind of [`sievedb::Error`]; I/O errors are Python's `OSError`. A
-//! transaction's conflict is a `ConflictError` whose `kind` attribute names
-//! its [`sievedb::ConflictKind`].
+//! per kind of [`sievedb::Error`]; I/O errors are Python's `OSError`, made
+//! by its constructor from `(errno, strerror, filename)` so that they are
+//! the subclass of the errno (`FileNotFoundError`, `PermissionError`, ...).
+//! A transaction's conflict is a `ConflictError` whose `kind` attribute
+//! names its [`sievedb::ConflictKind`]. Messages name Python spellings:
+//! the engine's that name a Rust item (`Db::repair`, `Options::ttl`, ...)
+//! are translated ([`pythonic`]).
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyOSError, PyUserWarning, PyValueError};
@@ -124,14 +128,172 @@ pub fn warn_recovery(py: Python<'_>, db: &sievedb::Db) -> PyResult<()> {
     )
 }
 
+/// The engine's phrases that name a Rust item, and how Python says them.
+const PHRASES: &[(&str, &str)] = &[
+    (
+        "Db::repair (CLI: sievedb repair --db DIR)",
+        "sievedb.Db.repair(path) (CLI: sievedb repair --db DIR)",
+    ),
+    ("Db::repair", "sievedb.Db.repair(path)"),
+    (
+        "Options::skip_checking_sst_file_sizes_on_db_open",
+        "skip_checking_sst_file_sizes_on_db_open=True",
+    ),
+    ("Db::open_read_only", "sievedb.Db.open_read_only"),
+    ("Db::recovery_report", "Db.recovery_report()"),
+    ("ReadOptions::snapshot", "the snapshot"),
+    (
+        "WalRecovery::TolerateCorruptedTail",
+        "wal_recovery=\"tolerate-corrupted-tail\"",
+    ),
+    ("WalRecovery::PointInTime", "wal_recovery=\"point-in-time\""),
+    (
+        "WalRecovery::AbsoluteConsistency",
+        "wal_recovery=\"absolute-consistency\"",
+    ),
+];
+
+/// `msg` in Python's terms: the phrases of [`PHRASES`] translated, and
+/// `Options::name` / `KeyspaceOptions::name` (the option `name=` of
+/// `sievedb.Db(...)` / `db.keyspace(...)`) said as `name=`.
+pub fn pythonic(msg: &str) -> String {
+    let mut out = msg.to_string();
+    for (rust, py) in PHRASES {
+        if out.contains(rust) {
+            out = out.replace(rust, py);
+        }
+    }
+    for prefix in ["KeyspaceOptions::", "Options::"] {
+        while let Some(i) = out.find(prefix) {
+            let rest = &out[i + prefix.len()..];
+            let n = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            let name = rest[..n].to_string();
+            out.replace_range(i..i + prefix.len() + n, &format!("{name}="));
+        }
+    }
+    out
+}
+
+/// The errno of an I/O error, looking through the engine's wrapper that
+/// adds the path (whose source is the original error).
+fn errno_of(e: &std::io::Error) -> Option<i32> {
+    e.raw_os_error().or_else(|| {
+        e.get_ref()
+            .and_then(|inner| std::error::Error::source(inner))
+            .and_then(|s| s.downcast_ref::<std::io::Error>())
+            .and_then(|s| s.raw_os_error())
+    })
+}
+
+/// The path the engine's wrapper names: it displays as `path: source`.
+fn filename_of(e: &std::io::Error) -> Option<String> {
+    let inner = e.get_ref()?;
+    let source = std::error::Error::source(inner)?;
+    let text = inner.to_string();
+    text.strip_suffix(&format!(": {source}"))
+        .map(|p| p.to_string())
+}
+
+/// `OSError(errno, strerror[, filename])` through Python's constructor,
+/// which makes it the subclass of the errno (`FileNotFoundError`, ...).
+fn os_error(py: Python<'_>, errno: i32, strerror: &str, filename: Option<&str>) -> PyResult<PyErr> {
+    let cls = py.get_type::<PyOSError>();
+    let e = match filename {
+        Some(f) => cls.call1((errno, strerror, f))?,
+        None => cls.call1((errno, strerror))?,
+    };
+    Ok(PyErr::from_value(e))
+}
+
+/// The Python exception of an engine I/O error: the `OSError` subclass of
+/// its errno with `errno`, `strerror` (the system's text) and `filename`
+/// (the path the engine names, if any) set; a plain `OSError` with the
+/// engine's message when it has no errno.
+fn io_to_py(io: &std::io::Error, msg: String) -> PyErr {
+    let Some(errno) = errno_of(io) else {
+        return PyOSError::new_err(msg);
+    };
+    Python::with_gil(|py| {
+        let strerror = py
+            .import("os")
+            .and_then(|os| os.call_method1("strerror", (errno,)))
+            .and_then(|s| s.extract::<String>())
+            .unwrap_or_else(|_| std::io::Error::from_raw_os_error(errno).to_string());
+        os_error(py, errno, &strerror, filename_of(io).as_deref()).unwrap_or_else(|e| e)
+    })
+}
+
+/// A failed open, and whether its directory is missing (looked at with
+/// the GIL released, where the open ran).
+pub struct OpenError {
+    error: sievedb::Error,
+    missing: bool,
+}
+
+impl OpenError {
+    /// `error` of opening `path`: missing if the engine refused it as an
+    /// invalid argument saying so (it does before touching any file) and
+    /// `path` is indeed not there.
+    pub fn new(error: sievedb::Error, path: &std::path::Path) -> OpenError {
+        let missing = matches!(&error, sievedb::Error::InvalidArgument(m) if m.contains("does not exist"))
+            && matches!(std::fs::symlink_metadata(path), Err(m) if m.kind() == std::io::ErrorKind::NotFound);
+        OpenError { error, missing }
+    }
+
+    /// A missing directory is a `sievedb.DatabaseNotFoundError`, both
+    /// `InvalidArgumentError` and `FileNotFoundError` (errno ENOENT,
+    /// `filename` the path); other errors as [`to_py`].
+    /// `why` says why nothing was created, as the `strerror`'s remark.
+    pub fn into_py(self, path: &std::path::Path, why: &str) -> PyErr {
+        if !self.missing {
+            return to_py(self.error);
+        }
+        let why = format!("No such file or directory ({why})");
+        Python::with_gil(|py| {
+            let build = || -> PyResult<PyErr> {
+                let cls = not_found_class(py)?;
+                let e = cls.call1((2, why.as_str(), path.display().to_string()))?;
+                Ok(PyErr::from_value(e))
+            };
+            build().unwrap_or_else(|err| err)
+        })
+    }
+}
+
+static NOT_FOUND: pyo3::sync::GILOnceCell<Py<pyo3::types::PyType>> = pyo3::sync::GILOnceCell::new();
+
+/// `class DatabaseNotFoundError(InvalidArgumentError, FileNotFoundError)`,
+/// made once (PyO3's `create_exception!` takes one base).
+fn not_found_class(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {
+    NOT_FOUND
+        .get_or_try_init(py, || {
+            let ns = pyo3::types::PyDict::new(py);
+            ns.set_item("__module__", "sievedb")?;
+            ns.set_item(
+                "__doc__",
+                "Opening (with create_if_missing=False, or Db.open_read_only) or repairing \
+                 a database whose directory does not exist: an InvalidArgumentError and a \
+                 FileNotFoundError.",
+            )?;
+            let bases = (
+                py.get_type::<InvalidArgumentError>(),
+                py.get_type::<pyo3::exceptions::PyFileNotFoundError>(),
+            );
+            let cls =
+                py.get_type::<pyo3::types::PyType>()
+                    .call1(("DatabaseNotFoundError", bases, ns))?;
+            Ok::<_, PyErr>(cls.downcast_into::<pyo3::types::PyType>()?.unbind())
+        })
+        .map(|c| c.bind(py))
+}
+
 /// The Python exception for an engine error.
 pub fn to_py(e: sievedb::Error) -> PyErr {
-    let msg = e.to_string();
+    let msg = pythonic(&e.to_string());
     match e {
-        sievedb::Error::Io(io) => match io.raw_os_error() {
-            Some(errno) => PyOSError::new_err((errno, msg)),
-            None => PyOSError::new_err(msg),
-        },
+        sievedb::Error::Io(io) => io_to_py(&io, msg),
         sievedb::Error::Corruption { .. } => CorruptionError::new_err(msg),
         sievedb::Error::InvalidArgument(_) => InvalidArgumentError::new_err(msg),
         sievedb::Error::Locked(_) => LockedError::new_err(msg),
@@ -206,5 +368,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     conflict.setattr("kind", py.None())?;
     m.add("ConflictError", conflict)?;
     m.add("RecoveryWarning", py.get_type::<RecoveryWarning>())?;
+    m.add("DatabaseNotFoundError", not_found_class(py)?)?;
     Ok(())
 }

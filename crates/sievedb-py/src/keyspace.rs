@@ -12,10 +12,13 @@ use std::sync::{Arc, RwLock};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
+use crate::batch::WriteBatch;
 use crate::children::{Children, Release};
+use crate::cursor::Cursor;
 use crate::db::Db;
 use crate::errors::OrPy;
 use crate::iter::{KeyIterator, Yield};
+use crate::iter_options::IterOptions;
 use crate::store::{self, Store, Target};
 
 /// What a `Keyspace` object holds of the engine.
@@ -305,5 +308,66 @@ impl Keyspace {
             Ok(State::Dropped) => ", dropped",
         };
         format!("sievedb.Keyspace({:?}{state})", self.slot.name)
+    }
+    // rocksdict's and plyvel's habits.
+    /// A seekable cursor over `[start, end)` (None: unbounded), as of now
+    /// (rocksdict's `db.iter()`): see `Cursor`.
+    #[pyo3(signature = (start=None, end=None))]
+    fn iter(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Cursor> {
+        store::cursor(self, py, start, end)
+    }
+
+    /// plyvel's iterator: `(key, value)` pairs (keys only with
+    /// `include_value=False`, values only with `include_key=False`) from
+    /// `start` (included unless `include_start=False`) to `stop` (excluded
+    /// unless `include_stop=True`), or of the keys starting with `prefix`
+    /// (which excludes `start` and `stop`); descending with `reverse=True`.
+    #[pyo3(signature = (reverse=false, start=None, stop=None, include_start=true, include_stop=false, prefix=None, include_key=true, include_value=true))]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "plyvel's iterator() arguments, one each"
+    )]
+    fn iterator(
+        &self,
+        py: Python<'_>,
+        reverse: bool,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+        include_start: bool,
+        include_stop: bool,
+        prefix: Option<&Bound<'_, PyAny>>,
+        include_key: bool,
+        include_value: bool,
+    ) -> PyResult<KeyIterator> {
+        let o = IterOptions::new(
+            reverse,
+            start,
+            stop,
+            include_start,
+            include_stop,
+            prefix,
+            include_key,
+            include_value,
+        )?;
+        store::iterator(self, py, o)
+    }
+
+    /// False if `key` surely does not exist; True if it may (RocksDB's
+    /// `KeyMayExist`: a filter probe may answer True for an absent key).
+    fn key_may_exist(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        store::key_may_exist(self, py, key)
+    }
+
+    /// `db.write_batch()` whose writes go to this keyspace unless they
+    /// say `keyspace=`.
+    #[pyo3(signature = (sync=false))]
+    fn write_batch(slf: &Bound<'_, Self>, sync: bool) -> WriteBatch {
+        let db = slf.get().db.clone_ref(slf.py());
+        store::write_batch(db, Some(slf.clone().unbind()), sync)
     }
 }

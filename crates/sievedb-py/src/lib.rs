@@ -9,9 +9,11 @@
 
 mod batch;
 mod children;
+mod cursor;
 mod db;
 mod errors;
 mod iter;
+mod iter_options;
 mod keys;
 mod keyspace;
 mod options;
@@ -28,8 +30,10 @@ fn _sievedb(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<batch::WriteBatch>()?;
     m.add_class::<snapshot::Snapshot>()?;
     m.add_class::<iter::KeyIterator>()?;
+    m.add_class::<cursor::Cursor>()?;
     m.add_class::<transaction::Transaction>()?;
     errors::register(m)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("OPTIONS", options::NAMES.to_vec())?;
     m.add("KEYSPACE_OPTIONS", options::KEYSPACE_NAMES.to_vec())?;
     m.add(

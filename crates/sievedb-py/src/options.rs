@@ -106,7 +106,24 @@ fn named<T: FromStr<Err = sievedb::Error>>(name: &str, v: &Bound<'_, PyAny>) -> 
     let s: String = v
         .extract()
         .map_err(|_| bad_option(name, format!("expected a str, got {}", type_name(v))))?;
-    T::from_str(&s).map_err(|e| bad_option(name, e))
+    T::from_str(&s).map_err(|e| {
+        let msg = crate::errors::pythonic(&e.to_string());
+        bad_option(name, msg.trim_start_matches("invalid argument: "))
+    })
+}
+
+/// `wal_recovery=`: one of the names of the engine's `WalRecovery` modes.
+fn wal_recovery(name: &str, v: &Bound<'_, PyAny>) -> PyResult<sievedb::WalRecovery> {
+    named(name, v).map_err(|_| {
+        bad_option(
+            name,
+            format!(
+                "expected wal_recovery=\"point-in-time\" (the default), \
+                 \"tolerate-corrupted-tail\" or \"absolute-consistency\", not {}",
+                v.repr().map_or_else(|_| "?".to_string(), |r| r.to_string())
+            ),
+        )
+    })
 }
 
 fn opt_int<T: TryFrom<i128>>(name: &str, v: &Bound<'_, PyAny>) -> PyResult<Option<T>> {
@@ -182,7 +199,7 @@ fn set(o: &mut Options, name: &str, v: &Bound<'_, PyAny>) -> PyResult<()> {
             }
             o.bg_error_resume_retry_interval = Duration::from_secs_f64(s);
         }
-        "wal_recovery" => o.wal_recovery = named(name, v)?,
+        "wal_recovery" => o.wal_recovery = wal_recovery(name, v)?,
         "skip_checking_sst_file_sizes_on_db_open" => {
             o.skip_checking_sst_file_sizes_on_db_open = flag(name, v)?
         }
@@ -348,7 +365,11 @@ pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
         }
         o.merge_operator = merge_operator(kw)?;
     }
-    o.validate()
-        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+    o.validate().map_err(|e| {
+        let msg = crate::errors::pythonic(&e.to_string());
+        pyo3::exceptions::PyValueError::new_err(
+            msg.trim_start_matches("invalid argument: ").to_string(),
+        )
+    })?;
     Ok(o)
 }

@@ -7,8 +7,10 @@ use pyo3::prelude::*;
 use sievedb::ReadOptions;
 
 use crate::children::{Children, Release};
+use crate::cursor::Cursor;
 use crate::errors::{ClosedError, OrPy};
 use crate::iter::{KeyIterator, Yield};
+use crate::iter_options::IterOptions;
 use crate::keys::{bytes_of, prefix_range, range_of, KeyRange};
 use crate::keyspace::Keyspace;
 use crate::store::{value_or, Target};
@@ -81,6 +83,23 @@ impl Snapshot {
         kind: Yield,
     ) -> PyResult<KeyIterator> {
         self.iter_range(py, range_of(start, end)?, keyspace, reverse, kind)
+    }
+
+    /// An engine iterator over `range` (`[lo, hi)` or wider: the lower
+    /// bound included, the upper excluded) at the snapshot.
+    fn engine_iter(
+        &self,
+        py: Python<'_>,
+        range: KeyRange,
+        keyspace: Option<&Bound<'_, Keyspace>>,
+    ) -> PyResult<sievedb::DbIterator> {
+        let s = self.get_snap()?;
+        match keyspace {
+            None => py.allow_threads(|| s.range::<Vec<u8>, _>(range)).or_py(),
+            Some(ks) => ks.get().run(py, |store| {
+                store.range_opt(range, ReadOptions::default().snapshot(&s))
+            }),
+        }
     }
 }
 
@@ -193,5 +212,54 @@ impl Snapshot {
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyObject> {
         self.get(py, key, None, None)?
             .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(key.clone().unbind()))
+    }
+    // rocksdict's and plyvel's habits.
+
+    /// A seekable cursor over `[start, end)` as of the snapshot (in the
+    /// default keyspace, or in `keyspace`): see `Cursor`.
+    #[pyo3(name = "iter", signature = (start=None, end=None, keyspace=None))]
+    fn cursor(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        keyspace: Option<&Bound<'_, Keyspace>>,
+    ) -> PyResult<Cursor> {
+        let it = self.engine_iter(py, range_of(start, end)?, keyspace)?;
+        Ok(Cursor::new(it, &self.children))
+    }
+
+    /// plyvel's iterator as of the snapshot (see `Db.iterator`; in
+    /// `keyspace` if given).
+    #[pyo3(signature = (reverse=false, start=None, stop=None, include_start=true, include_stop=false, prefix=None, include_key=true, include_value=true, keyspace=None))]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "plyvel's iterator() arguments, one each"
+    )]
+    fn iterator(
+        &self,
+        py: Python<'_>,
+        reverse: bool,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+        include_start: bool,
+        include_stop: bool,
+        prefix: Option<&Bound<'_, PyAny>>,
+        include_key: bool,
+        include_value: bool,
+        keyspace: Option<&Bound<'_, Keyspace>>,
+    ) -> PyResult<KeyIterator> {
+        let o = IterOptions::new(
+            reverse,
+            start,
+            stop,
+            include_start,
+            include_stop,
+            prefix,
+            include_key,
+            include_value,
+        )?;
+        let it = self.engine_iter(py, o.range, keyspace)?;
+        Ok(KeyIterator::new(it, o.kind, o.reverse, &self.children))
     }
 }

@@ -11,8 +11,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use sievedb::{DbIterator, ReadOptions, WriteOptions};
 
+use crate::batch::WriteBatch;
 use crate::children::Children;
+use crate::cursor::Cursor;
 use crate::iter::{KeyIterator, Yield};
+use crate::iter_options::IterOptions;
 use crate::keys::{bytes_of, range_of, KeyRange};
 
 /// Where reads and writes go.
@@ -69,6 +72,17 @@ impl Store<'_> {
             Store::Default(db) => db.delete_range_with::<Vec<u8>, _>(range, &wo(sync)),
             Store::Keyspace(ks) => ks.delete_range_with::<Vec<u8>, _>(range, &wo(sync)),
         }
+    }
+
+    /// Whether `key` may exist: false only if it surely does not.
+    pub fn key_may_exist(self, key: &[u8]) -> sievedb::Result<bool> {
+        // ENGINE: key_may_exist -- `Db::key_may_exist` and
+        // `Keyspace::key_may_exist` (a filter probe, no data read) are being
+        // added to the engine on another branch; until they are merged this
+        // is an exact (and slower) stand-in:
+        //     Store::Default(db) => db.key_may_exist(key),
+        //     Store::Keyspace(ks) => ks.key_may_exist(key),
+        self.get(key).map(|v| v.is_some())
     }
 
     pub fn multi_get(self, keys: &[Vec<u8>]) -> sievedb::Result<Vec<Option<Vec<u8>>>> {
@@ -285,4 +299,41 @@ pub fn stats(t: &impl Target, py: Python<'_>) -> PyResult<PyObject> {
 /// and `RepairReport`).
 pub fn json_to_py(py: Python<'_>, text: &str) -> PyResult<PyObject> {
     Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
+}
+
+// rocksdict's and plyvel's habits.
+
+/// `db.iter(start, end)`: a cursor over `[start, end)`.
+pub fn cursor(
+    t: &impl Target,
+    py: Python<'_>,
+    start: Option<&Bound<'_, PyAny>>,
+    end: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Cursor> {
+    let range = range_of(start, end)?;
+    let it = t.run(py, |s| s.range(range))?;
+    Ok(Cursor::new(it, t.children()))
+}
+
+/// plyvel's `db.iterator(...)`.
+pub fn iterator(t: &impl Target, py: Python<'_>, o: IterOptions) -> PyResult<KeyIterator> {
+    let range = o.range;
+    let it = t.run(py, |s| s.range(range))?;
+    Ok(KeyIterator::new(it, o.kind, o.reverse, t.children()))
+}
+
+pub fn key_may_exist(t: &impl Target, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let k = bytes_of(key, "key")?;
+    t.run(py, |s| s.key_may_exist(&k))
+}
+
+/// plyvel's `db.write_batch()`: a `WriteBatch` that `db` writes at the end
+/// of a `with` block (its writes going to `keyspace` unless they say
+/// otherwise).
+pub fn write_batch(
+    db: Py<crate::db::Db>,
+    keyspace: Option<Py<crate::keyspace::Keyspace>>,
+    sync: bool,
+) -> WriteBatch {
+    WriteBatch::bound(db, keyspace, sync)
 }

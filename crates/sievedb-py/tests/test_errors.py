@@ -104,7 +104,7 @@ def test_a_cut_or_missing_table_fails_the_open(tmp_path):
     ssts[0].write_bytes(ssts[0].read_bytes()[:-1])
     with pytest.raises(sievedb.CorruptionError, match=ssts[0].name):
         sievedb.Db(path)
-    with pytest.raises(sievedb.CorruptionError, match="Db::repair"):
+    with pytest.raises(sievedb.CorruptionError, match=r"sievedb\.Db\.repair\(path\)"):
         sievedb.Db.open_read_only(path)
     with sievedb.Db.open_read_only(path, skip_checking_sst_file_sizes_on_db_open=True) as db:
         assert db[b"b000"] == b"y"
@@ -143,3 +143,97 @@ def test_exception_hierarchy():
         assert issubclass(cls, sievedb.Error)
         assert cls.__module__ == "sievedb"
     assert issubclass(sievedb.Error, Exception)
+
+
+# OSError subclasses, errno, strerror, filename; Python spellings.
+
+import errno as _errno
+import importlib.metadata
+import os
+
+
+def test_missing_database_is_file_not_found(tmp_path):
+    path = tmp_path / "nothing"
+    with pytest.raises(FileNotFoundError) as e:
+        sievedb.Db(path, create_if_missing=False)
+    assert isinstance(e.value, sievedb.DatabaseNotFoundError)
+    assert isinstance(e.value, sievedb.InvalidArgumentError)
+    assert e.value.errno == _errno.ENOENT
+    assert e.value.filename == str(path)
+    assert "create_if_missing=False" in e.value.strerror
+    with pytest.raises(FileNotFoundError) as e:
+        sievedb.Db.open_read_only(path)
+    assert e.value.filename == str(path)
+    assert "open_read_only" in str(e.value) and "::" not in str(e.value)
+
+
+def test_not_a_directory_is_not_a_directory_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(NotADirectoryError) as e:
+        sievedb.Db(blocker / "db")
+    assert e.value.errno == _errno.ENOTDIR
+    assert e.value.strerror == os.strerror(_errno.ENOTDIR)
+    assert e.value.filename is not None and str(blocker) in e.value.filename
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root ignores permissions"
+)
+def test_read_only_directory_is_permission_error(tmp_path):
+    parent = tmp_path / "ro"
+    parent.mkdir()
+    parent.chmod(0o500)
+    try:
+        with pytest.raises(PermissionError) as e:
+            sievedb.Db(parent / "db")
+        assert e.value.errno == _errno.EACCES
+        assert e.value.strerror == os.strerror(_errno.EACCES)
+        assert e.value.filename is not None and str(parent) in e.value.filename
+    finally:
+        parent.chmod(0o700)
+
+
+def test_repairing_a_missing_database_is_file_not_found(tmp_path):
+    with pytest.raises(sievedb.DatabaseNotFoundError) as e:
+        sievedb.Db.repair(tmp_path / "nothing")
+    assert isinstance(e.value, FileNotFoundError)
+    assert e.value.filename == str(tmp_path / "nothing")
+
+
+def test_messages_name_python_spellings(tmp_path):
+    with pytest.raises(ValueError, match='wal_recovery="point-in-time"') as e:
+        sievedb.Db(tmp_path / "db", wal_recovery="sometimes")
+    assert "WalRecovery" not in str(e.value)
+    with pytest.raises(ValueError) as e:
+        sievedb.Db(tmp_path / "db", compaction_style="sideways")
+    assert "invalid argument" not in str(e.value)
+    with pytest.raises(sievedb.InvalidArgumentError) as e:
+        sievedb.Db.open_read_only(tmp_path / "db", error_if_exists=True)
+    assert "Db::" not in str(e.value)
+
+
+def test_engine_messages_are_translated(tmp_path):
+    with sievedb.Db(tmp_path / "db") as db:
+        db[b"k"] = b"v"
+    with sievedb.Db.open_read_only(tmp_path / "db") as ro:
+        with pytest.raises(sievedb.UnsupportedError) as e:
+            ro[b"k"] = b"w"
+        assert "sievedb.Db.open_read_only" in str(e.value) and "::" not in str(e.value)
+    with sievedb.Db(tmp_path / "a") as a, sievedb.Db(tmp_path / "b") as b:
+        ks = b.keyspace("ks")
+        with a.snapshot() as snap:
+            with pytest.raises(sievedb.InvalidArgumentError, match="the snapshot") as e:
+                snap.get(b"k", keyspace=ks)
+            assert "::" not in str(e.value)
+
+
+def test_refused_combinations_name_the_options(tmp_path):
+    with pytest.raises(ValueError, match="ttl and merge_operator") as e:
+        sievedb.Db(tmp_path / "db", ttl=1.0, merge_operator="u64add")
+    assert "::" not in str(e.value) and "invalid argument" not in str(e.value)
+
+
+def test_version():
+    assert sievedb.__version__ == importlib.metadata.version("sievedb")
+    assert "__version__" in sievedb.__all__

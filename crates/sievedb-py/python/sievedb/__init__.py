@@ -31,9 +31,11 @@ atomically, or raises :class:`sievedb.ConflictError` (and writes nothing):
 ...     db[b"alice"], db[b"bob"]
 (b'7', b'3')
 
-Keys and values are bytes (str is accepted and encoded as UTF-8). Every
-engine error is a subclass of :class:`sievedb.Error`; I/O errors are
-:class:`OSError`. Opening a database whose recovery dropped data (a damaged
+Keys and values are bytes (str is accepted and encoded as UTF-8, and any
+contiguous buffer: bytearray, memoryview, array.array). Every engine error
+is a subclass of :class:`sievedb.Error`; I/O errors are the
+:class:`OSError` subclass of their errno (``FileNotFoundError``,
+``PermissionError``, ...) with ``errno``, ``strerror`` and ``filename``. Opening a database whose recovery dropped data (a damaged
 or torn log) warns with :class:`sievedb.RecoveryWarning`; what was dropped
 is in ``Db.recovery_report()``.
 """
@@ -46,6 +48,8 @@ from ._sievedb import (
     ClosedError,
     ConflictError,
     CorruptionError,
+    Cursor,
+    DatabaseNotFoundError,
     Db,
     Error,
     InvalidArgumentError,
@@ -60,6 +64,7 @@ from ._sievedb import (
     Transaction,
     UnsupportedError,
     WriteBatch,
+    __version__,
 )
 
 __all__ = [
@@ -69,9 +74,11 @@ __all__ = [
     "Snapshot",
     "Transaction",
     "Iterator",
+    "Cursor",
     "Error",
     "CorruptionError",
     "InvalidArgumentError",
+    "DatabaseNotFoundError",
     "LockedError",
     "BusyError",
     "PoisonedError",
@@ -84,4 +91,5 @@ __all__ = [
     "OPTIONS",
     "KEYSPACE_OPTIONS",
     "FILTER_POLICIES",
+    "__version__",
 ]

@@ -18,9 +18,16 @@ from typing import (
     overload,
 )
 
-Key = Union[bytes, bytearray, str]
-Value = Union[bytes, bytearray, str]
+from typing_extensions import Buffer
+
+Key = Union[str, Buffer]
+"""bytes, str (encoded as UTF-8), or any contiguous buffer (bytearray,
+memoryview, array.array, ...)."""
+Value = Union[str, Buffer]
 _T = TypeVar("_T")
+
+__version__: str
+"""The package's version (the crate's)."""
 
 OPTIONS: list[str]
 """Every keyword option `Db(...)` accepts."""
@@ -88,6 +95,11 @@ class PoisonedError(Error): ...
 class UnsupportedError(Error): ...
 class ReadOnlyError(Error): ...
 class ClosedError(Error): ...
+
+class DatabaseNotFoundError(InvalidArgumentError, FileNotFoundError):
+    """Opening (create_if_missing=False, or Db.open_read_only) or repairing a
+    database whose directory does not exist: errno ENOENT, `filename` the
+    path."""
 class RecoveryWarning(UserWarning):
     """Opening the database dropped data recovery could not apply: see Db.recovery_report()."""
 
@@ -123,6 +135,36 @@ class Iterator(_Iterator[Any]):
     def close(self) -> None:
         """Releases the iterator's view of the database at once."""
 
+class Cursor:
+    """A seekable cursor over a key range as of the moment it was made
+    (rocksdict's RdictIter): `db.iter()`, `ks.iter()`, `snap.iter()`. It
+    starts on no entry; the seeks position it, `next()`/`prev()` move one
+    entry. `key()`, `value()`, `item()`, `next()` and `prev()` on a cursor
+    that is not `valid()` raise InvalidArgumentError; after `db.close()`
+    or `close()` every call raises ClosedError."""
+    def seek_to_first(self) -> None:
+        """Positions the cursor on the first key of its range."""
+    def seek_to_last(self) -> None:
+        """Positions the cursor on the last key of its range."""
+    def seek(self, key: Key) -> None:
+        """Positions the cursor on the first key >= `key`."""
+    def seek_for_prev(self, key: Key) -> None:
+        """Positions the cursor on the last key <= `key`."""
+    def valid(self) -> bool:
+        """Whether the cursor stands on an entry."""
+    def key(self) -> bytes: ...
+    def value(self) -> bytes: ...
+    def item(self) -> Tuple[bytes, bytes]:
+        """`(key(), value())`."""
+    def next(self) -> None:
+        """Moves to the next key (not valid after the last one)."""
+    def prev(self) -> None:
+        """Moves to the previous key (not valid before the first one)."""
+    def close(self) -> None:
+        """Releases the cursor's view of the database at once."""
+    def __enter__(self) -> Cursor: ...
+    def __exit__(self, *args: object) -> Literal[False]: ...
+
 class WriteBatch:
     """Writes applied all together or not at all by `Db.write(batch)`, in the
     default keyspace or, with `keyspace=ks`, in `ks`."""
@@ -139,6 +181,20 @@ class WriteBatch:
     def clear(self) -> None: ...
     def size_in_bytes(self) -> int: ...
     def __len__(self) -> int: ...
+    def __setitem__(self, key: Key, value: Value) -> None:
+        """`batch[key] = value`: `put(key, value)`."""
+    def __delitem__(self, key: Key) -> None:
+        """`del batch[key]`: `delete(key)` (no KeyError)."""
+    def write(self) -> None:
+        """A batch of `db.write_batch()`: writes it now, atomically, and
+        clears it. TypeError for a `WriteBatch()` made directly."""
+    def __enter__(self) -> WriteBatch:
+        """Only a batch of `db.write_batch()` (TypeError otherwise)."""
+    def __exit__(
+        self, exc_type: object = None, exc: object = None, tb: object = None
+    ) -> Literal[False]:
+        """Writes the batch (and clears it) if the block ended normally;
+        discards it if the block raised. Never swallows the exception."""
 
 class Snapshot:
     """A point-in-time view of every keyspace (`keyspace=ks`: read `ks`, else
@@ -180,6 +236,26 @@ class Snapshot:
     def __exit__(self, *args: object) -> bool: ...
     def __contains__(self, key: Key) -> bool: ...
     def __getitem__(self, key: Key) -> bytes: ...
+    def iter(
+        self,
+        start: Optional[Key] = None,
+        end: Optional[Key] = None,
+        keyspace: Optional[Keyspace] = None,
+    ) -> Cursor:
+        """A seekable cursor over `[start, end)` as of the snapshot."""
+    def iterator(
+        self,
+        reverse: bool = False,
+        start: Optional[Key] = None,
+        stop: Optional[Key] = None,
+        include_start: bool = True,
+        include_stop: bool = False,
+        prefix: Optional[Key] = None,
+        include_key: bool = True,
+        include_value: bool = True,
+        keyspace: Optional[Keyspace] = None,
+    ) -> Iterator:
+        """plyvel's iterator as of the snapshot (see `Db.iterator`)."""
 
 class Transaction:
     """A transaction: `db.transaction(...)`. Its reads see its snapshot (taken
@@ -326,6 +402,27 @@ class Keyspace:
     def __delitem__(self, key: Key) -> None: ...
     def __contains__(self, key: Key) -> bool: ...
     def __iter__(self) -> _Iterator[bytes]: ...
+    def iter(self, start: Optional[Key] = None, end: Optional[Key] = None) -> Cursor:
+        """A seekable cursor over `[start, end)` (rocksdict's `iter()`)."""
+    def iterator(
+        self,
+        reverse: bool = False,
+        start: Optional[Key] = None,
+        stop: Optional[Key] = None,
+        include_start: bool = True,
+        include_stop: bool = False,
+        prefix: Optional[Key] = None,
+        include_key: bool = True,
+        include_value: bool = True,
+    ) -> Iterator:
+        """plyvel's iterator: (key, value) pairs, keys (include_value=False)
+        or values (include_key=False) from `start` to `stop`, or of the keys
+        starting with `prefix` (TypeError with start or stop)."""
+    def key_may_exist(self, key: Key) -> bool:
+        """False if `key` surely does not exist; True if it may."""
+    def write_batch(self, sync: bool = False) -> WriteBatch:
+        """A WriteBatch written atomically at the end of a `with` block
+        (not at all if the block raises), plyvel's `transaction=True`."""
 
 class Db:
     """An open sievedb database: `Db(path, **options)`; see `OPTIONS`."""
@@ -401,3 +498,24 @@ class Db:
     def __delitem__(self, key: Key) -> None: ...
     def __contains__(self, key: Key) -> bool: ...
     def __iter__(self) -> _Iterator[bytes]: ...
+    def iter(self, start: Optional[Key] = None, end: Optional[Key] = None) -> Cursor:
+        """A seekable cursor over `[start, end)` (rocksdict's `iter()`)."""
+    def iterator(
+        self,
+        reverse: bool = False,
+        start: Optional[Key] = None,
+        stop: Optional[Key] = None,
+        include_start: bool = True,
+        include_stop: bool = False,
+        prefix: Optional[Key] = None,
+        include_key: bool = True,
+        include_value: bool = True,
+    ) -> Iterator:
+        """plyvel's iterator: (key, value) pairs, keys (include_value=False)
+        or values (include_key=False) from `start` to `stop`, or of the keys
+        starting with `prefix` (TypeError with start or stop)."""
+    def key_may_exist(self, key: Key) -> bool:
+        """False if `key` surely does not exist; True if it may."""
+    def write_batch(self, sync: bool = False) -> WriteBatch:
+        """A WriteBatch written atomically at the end of a `with` block
+        (not at all if the block raises), plyvel's `transaction=True`."""
