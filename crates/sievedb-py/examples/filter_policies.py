@@ -18,10 +18,11 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 import sievedb
 
-TREE = dict(
+TREE: dict[str, Any] = dict(
     write_buffer_size=256 << 10,
     target_file_size=64 << 10,
     level1_size=256 << 10,
@@ -32,28 +33,28 @@ TREE = dict(
 )
 
 
-def key(i):
+def key(i: int) -> bytes:
     return b"user%010d" % i
 
 
-def zipf_sampler(n, s, rng):
+def zipf_sampler(n: int, s: float, rng: random.Random) -> Callable[[], int]:
     """Draws ranks 0..n-1 with P(r) ~ 1/(r+1)^s; rank r is key r * 7919 % n
     (the hot keys spread over the tree, as real hot keys are)."""
     cum = list(itertools.accumulate(1.0 / (r + 1) ** s for r in range(n)))
     total = cum[-1]
 
-    def draw():
+    def draw() -> int:
         r = bisect.bisect_left(cum, rng.random() * total)
         return (min(r, n - 1) * 7919) % n
 
     return draw
 
 
-def device_reads(stats):
-    return stats["block_cache_misses"] + stats["filter_unit_loads"] + stats["table_open_reads"]
+def device_reads(stats: dict[str, Any]) -> int:
+    return int(stats["block_cache_misses"] + stats["filter_unit_loads"] + stats["table_open_reads"])
 
 
-def run(path, policy, args):
+def run(path: Path, policy: str, args: argparse.Namespace) -> dict[str, Any]:
     opts = dict(TREE, filter_memory_bits_per_key=args.budget, filter_policy=policy)
     hotness = path / "HOTNESS"
     if hotness.exists():
@@ -82,7 +83,7 @@ def run(path, policy, args):
     }
 
 
-def main():
+def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--keys", type=int, default=200_000)
     p.add_argument("--lookups", type=int, default=100_000)
@@ -119,7 +120,7 @@ def main():
             )
     if not args.no_plot:
         try:
-            import matplotlib.pyplot as plt
+            import matplotlib.pyplot as plt  # type: ignore[import-not-found, unused-ignore]
         except ImportError:
             print("matplotlib is not installed: no plot (pip install matplotlib)")
             return

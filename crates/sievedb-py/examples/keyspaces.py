@@ -20,15 +20,18 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import sievedb
 
 
-def u64(n):
+def u64(n: int) -> bytes:
     return n.to_bytes(8, "little")
 
 
-def open_keyspaces(db):
+def open_keyspaces(
+    db: sievedb.Db,
+) -> tuple[sievedb.Keyspace, sievedb.Keyspace, sievedb.Keyspace, sievedb.Keyspace]:
     """The same handles on every open (options with a keyspace are per process)."""
     return (
         db.keyspace("users"),
@@ -38,7 +41,15 @@ def open_keyspaces(db):
     )
 
 
-def add_user(db, users, by_email, counters, uid, name, email):
+def add_user(
+    db: sievedb.Db,
+    users: sievedb.Keyspace,
+    by_email: sievedb.Keyspace,
+    counters: sievedb.Keyspace,
+    uid: bytes,
+    name: bytes,
+    email: bytes,
+) -> None:
     batch = sievedb.WriteBatch()
     batch.put(uid, name, keyspace=users)
     batch.put(email, uid, keyspace=by_email)
@@ -46,22 +57,22 @@ def add_user(db, users, by_email, counters, uid, name, email):
     db.write(batch)  # all three keyspaces, or none
 
 
-def change_email(db, by_email, uid, old, new):
+def change_email(db: sievedb.Db, by_email: sievedb.Keyspace, uid: bytes, old: bytes, new: bytes) -> None:
     batch = sievedb.WriteBatch()
     batch.delete(old, keyspace=by_email)
     batch.put(new, uid, keyspace=by_email)
     db.write(batch)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--dir", help="where to make the database (default: a temporary directory)")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     args = ap.parse_args()
 
     work = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="sievedb-keyspaces-"))
     path = work / "db"
-    out = {}
+    out: dict[str, Any] = {}
     try:
         with sievedb.Db(path) as db:
             users, by_email, counters, sessions = open_keyspaces(db)
