@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 
 use crate::keys::{bytes_of, range_of};
 use crate::keyspace::Keyspace;
+use crate::store::Target;
 
 /// Writes applied all together or not at all by `Db.write(batch)`, in the
 /// default keyspace or, with `keyspace=ks`, in `ks` (one batch may write
@@ -42,7 +43,10 @@ impl WriteBatch {
     }
 
     /// Adds `key = value` (in `keyspace`, a `Keyspace`; default: the
-    /// default keyspace).
+    /// default keyspace). With `keyspace=ks` the value goes through `ks`'s
+    /// serializer (the database's unless it has its own); without one the
+    /// batch is bound to no database yet, so the value must be bytes or str
+    /// and is stored as is.
     #[pyo3(signature = (key, value, keyspace=None))]
     fn put(
         &self,
@@ -50,13 +54,14 @@ impl WriteBatch {
         value: &Bound<'_, PyAny>,
         keyspace: Option<&Bound<'_, Keyspace>>,
     ) -> PyResult<()> {
-        let (k, v) = (bytes_of(key, "key")?, bytes_of(value, "value")?);
-        match keyspace {
-            None => self.with(|b| b.put(k, v)),
-            Some(ks) => ks
-                .get()
-                .with_handle(|ks| self.with(|b| b.put_cf(ks, k, v)))?,
-        }
+        let Some(ks) = keyspace else {
+            let (k, v) = (bytes_of(key, "key")?, bytes_of(value, "value")?);
+            return self.with(|b| b.put(k, v));
+        };
+        // Bound to `ks`'s database now: the value goes through its serializer.
+        let (k, v) = (bytes_of(key, "key")?, ks.get().codec().encode(value)?);
+        ks.get()
+            .with_handle(|ks| self.with(|b| b.put_cf(ks, k, v)))?
     }
 
     /// Adds a merge of `operand` into `key` (in `keyspace`).

@@ -6,11 +6,12 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
+use pyo3::types::PyTuple;
 use sievedb::{DbIterator, TransactionIterator};
 
 use crate::children::{Children, Release};
 use crate::errors::{ClosedError, OrPy};
+use crate::serializer::Codec;
 
 /// What an iterator yields.
 #[derive(Clone, Copy)]
@@ -100,6 +101,8 @@ impl State {
 pub struct KeyIterator {
     state: Arc<Shared>,
     kind: Yield,
+    /// How keys and values come out (bytes by default).
+    codec: Arc<Codec>,
 }
 
 /// An iterator's state, shared with its database's list of children.
@@ -131,7 +134,17 @@ impl KeyIterator {
             batch: FIRST_BATCH,
         })));
         children.add(&(state.clone() as Arc<dyn Release>));
-        KeyIterator { state, kind }
+        KeyIterator {
+            state,
+            kind,
+            codec: crate::serializer::bytes(),
+        }
+    }
+
+    /// The iterator, yielding keys and values through `codec`.
+    pub fn with_codec(mut self, codec: &Arc<Codec>) -> KeyIterator {
+        self.codec = codec.clone();
+        self
     }
 }
 
@@ -157,12 +170,16 @@ impl KeyIterator {
         let Some((k, v)) = st.buf.pop_front() else {
             return Ok(None);
         };
+        // Released before decoding: a serializer's loads() may run Python
+        // code that uses this iterator's database.
+        drop(st);
+        let c = &self.codec;
         Ok(Some(match self.kind {
-            Yield::Items => PyTuple::new(py, [PyBytes::new(py, &k), PyBytes::new(py, &v)])?
+            Yield::Items => PyTuple::new(py, [c.key(py, &k)?, c.decode(py, &v)?])?
                 .into_any()
                 .unbind(),
-            Yield::Keys => PyBytes::new(py, &k).into_any().unbind(),
-            Yield::Values => PyBytes::new(py, &v).into_any().unbind(),
+            Yield::Keys => c.key(py, &k)?,
+            Yield::Values => c.decode(py, &v)?,
         }))
     }
 

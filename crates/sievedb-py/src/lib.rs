@@ -14,10 +14,13 @@ mod errors;
 mod iter;
 mod keys;
 mod keyspace;
+mod mapping;
 mod options;
+mod serializer;
 mod snapshot;
 mod store;
 mod transaction;
+mod views;
 
 use pyo3::prelude::*;
 
@@ -29,6 +32,9 @@ fn _sievedb(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<snapshot::Snapshot>()?;
     m.add_class::<iter::KeyIterator>()?;
     m.add_class::<transaction::Transaction>()?;
+    m.add_class::<views::KeysView>()?;
+    m.add_class::<views::ValuesView>()?;
+    m.add_class::<views::ItemsView>()?;
     errors::register(m)?;
     m.add("OPTIONS", options::NAMES.to_vec())?;
     m.add("KEYSPACE_OPTIONS", options::KEYSPACE_NAMES.to_vec())?;

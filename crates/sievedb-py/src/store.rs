@@ -5,15 +5,17 @@
 //! through its `Keyspace` handle.
 
 use std::ops::Bound as Edge;
+use std::sync::Arc;
 
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::PyList;
 use sievedb::{DbIterator, ReadOptions, WriteOptions};
 
 use crate::children::Children;
 use crate::iter::{KeyIterator, Yield};
 use crate::keys::{bytes_of, range_of, KeyRange};
+use crate::serializer::Codec;
 
 /// Where reads and writes go.
 #[derive(Clone, Copy)]
@@ -135,14 +137,12 @@ pub trait Target {
 
     /// The database's children, which the iterators handed out join.
     fn children(&self) -> &Children;
-}
 
-/// `bytes` for a value read, `default` for none.
-pub fn value_or(py: Python<'_>, v: Option<Vec<u8>>, default: Option<PyObject>) -> Option<PyObject> {
-    match v {
-        Some(v) => Some(PyBytes::new(py, &v).into_any().unbind()),
-        None => default,
-    }
+    /// How its values (and keys, on the way out) cross the boundary.
+    fn codec(&self) -> &Arc<Codec>;
+
+    /// Writes `pairs` in one batch, atomically, with the GIL released.
+    fn write_pairs(&self, py: Python<'_>, pairs: Vec<(Vec<u8>, Vec<u8>)>) -> PyResult<()>;
 }
 
 pub fn get(
@@ -153,7 +153,7 @@ pub fn get(
 ) -> PyResult<Option<PyObject>> {
     let k = bytes_of(key, "key")?;
     let v = t.run(py, |s| s.get(&k))?;
-    Ok(value_or(py, v, default))
+    t.codec().value_or(py, v, default)
 }
 
 pub fn put(
@@ -163,7 +163,7 @@ pub fn put(
     value: &Bound<'_, PyAny>,
     sync: bool,
 ) -> PyResult<()> {
-    let (k, v) = (bytes_of(key, "key")?, bytes_of(value, "value")?);
+    let (k, v) = (bytes_of(key, "key")?, t.codec().encode(value)?);
     t.run(py, |s| s.put(&k, &v, sync))
 }
 
@@ -201,9 +201,10 @@ pub fn multi_get(t: &impl Target, py: Python<'_>, keys: &Bound<'_, PyAny>) -> Py
         .collect::<PyResult<_>>()?;
     let values = t.run(py, |s| s.multi_get(&keys))?;
     let out = PyList::empty(py);
+    let c = t.codec();
     for v in values {
         match v {
-            Some(v) => out.append(PyBytes::new(py, &v))?,
+            Some(v) => out.append(c.decode(py, &v)?)?,
             None => out.append(py.None())?,
         }
     }
@@ -221,7 +222,7 @@ pub fn iter(
 ) -> PyResult<KeyIterator> {
     let range = range_of(start, end)?;
     let it = t.run(py, |s| s.range(range))?;
-    Ok(KeyIterator::new(it, kind, reverse, t.children()))
+    Ok(KeyIterator::new(it, kind, reverse, t.children()).with_codec(t.codec()))
 }
 
 pub fn prefix(
@@ -232,7 +233,7 @@ pub fn prefix(
 ) -> PyResult<KeyIterator> {
     let p = bytes_of(prefix, "prefix")?;
     let it = t.run(py, |s| s.prefix(&p))?;
-    Ok(KeyIterator::new(it, Yield::Items, reverse, t.children()))
+    Ok(KeyIterator::new(it, Yield::Items, reverse, t.children()).with_codec(t.codec()))
 }
 
 /// `t[key]`: KeyError if absent.
