@@ -5,12 +5,15 @@
 //! database as it changes, and raises `ClosedError` once it is closed.
 //!
 //! The set operations of `KeysView` and `ItemsView` (`&`, `|`, `-`, `^`,
-//! `isdisjoint`) build Python sets of both sides and return a plain `set`,
-//! as `dict`'s views do.
+//! `isdisjoint`, and the comparisons `==`, `<`, `<=`, `>`, `>=` with a
+//! set-like) build Python sets of both sides and return a plain `set` (or
+//! bool), as `dict`'s views do: every method of `collections.abc.KeysView`
+//! and `ItemsView` is the view's own.
 
 use std::ops::Bound as Edge;
 use std::sync::Arc;
 
+use pyo3::basic::CompareOp;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PySet, PyTuple};
@@ -216,6 +219,20 @@ fn set_eq(view: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyObjec
     }
 }
 
+/// `view <, <=, >, >= other` for a set-like `other`: subset and superset
+/// tests, as `dict`'s views (NotImplemented for anything else).
+fn set_cmp(view: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<PyObject> {
+    let py = view.py();
+    let abc_set = py.import("collections.abc")?.getattr("Set")?;
+    if !other.is_instance(&abc_set)? {
+        return Ok(py.NotImplemented());
+    }
+    match (set_of(view)?, set_of(other)?) {
+        (Some(a), Some(b)) => Ok(a.rich_compare(b, op)?.unbind()),
+        _ => Ok(py.NotImplemented()),
+    }
+}
+
 fn isdisjoint(view: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
     let Some(a) = set_of(view)? else {
         return Ok(true);
@@ -301,6 +318,22 @@ impl KeysView {
     /// Whether no key is in `other`.
     fn isdisjoint(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
         isdisjoint(slf.as_any(), other)
+    }
+
+    fn __lt__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        set_cmp(slf.as_any(), other, CompareOp::Lt)
+    }
+
+    fn __le__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        set_cmp(slf.as_any(), other, CompareOp::Le)
+    }
+
+    fn __gt__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        set_cmp(slf.as_any(), other, CompareOp::Gt)
+    }
+
+    fn __ge__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        set_cmp(slf.as_any(), other, CompareOp::Ge)
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
@@ -411,6 +444,22 @@ impl ItemsView {
     /// Whether no pair is in `other`.
     fn isdisjoint(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
         isdisjoint(slf.as_any(), other)
+    }
+
+    fn __lt__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        set_cmp(slf.as_any(), other, CompareOp::Lt)
+    }
+
+    fn __le__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        set_cmp(slf.as_any(), other, CompareOp::Le)
+    }
+
+    fn __gt__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        set_cmp(slf.as_any(), other, CompareOp::Gt)
+    }
+
+    fn __ge__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        set_cmp(slf.as_any(), other, CompareOp::Ge)
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {

@@ -196,6 +196,8 @@ def test_view_set_operations_give_sets(m):
     assert k ^ {b"k0", b"x"} == {b"k1", b"k2", b"x"}
     assert k.isdisjoint([b"x"]) and not k.isdisjoint([b"k2"])
     assert k == {b"k0", b"k1", b"k2"} and k == {b"k0": 1, b"k1": 2, b"k2": 3}.keys()
+    assert k <= {b"k0", b"k1", b"k2"} and k < {b"k0", b"k1", b"k2", b"x"}
+    assert k >= {b"k0"} and k > {b"k0"} and not k > k and k != [b"k0", b"k1", b"k2"]
     i = m.items(end=b"k1")
     assert i | {(b"z", b"1")} == {(b"k0", b"v0"), (b"z", b"1")}
     assert i & m.items() == {(b"k0", b"v0")}
