@@ -167,15 +167,6 @@ impl Codec {
             Ok(PyBytes::new(py, k).into_any().unbind())
         }
     }
-
-    /// What `repr()` and the docs call it.
-    pub fn describe(&self) -> String {
-        match &self.values {
-            Values::Bytes => "bytes".into(),
-            Values::Decode { encoding, .. } => format!("decode={encoding:?}"),
-            Values::Serializer { name, .. } => format!("serializer={name}"),
-        }
-    }
 }
 
 impl Values {
