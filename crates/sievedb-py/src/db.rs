@@ -600,11 +600,11 @@ impl Db {
     /// iterable of pairs, and keyword arguments; all written in one
     /// WriteBatch, so atomically (all or nothing, also if reading `other`
     /// raises).
-    #[pyo3(signature = (other=None, /, **kw))]
+    #[pyo3(signature = (*other, **kw))]
     fn update(
         &self,
         py: Python<'_>,
-        other: Option<&Bound<'_, PyAny>>,
+        other: &Bound<'_, PyTuple>,
         kw: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<()> {
         mapping::update(self, py, other, kw)

@@ -371,11 +371,11 @@ impl Keyspace {
     }
 
     /// As `dict.update`, in one WriteBatch: atomic (see `Db.update`).
-    #[pyo3(signature = (other=None, /, **kw))]
+    #[pyo3(signature = (*other, **kw))]
     fn update(
         &self,
         py: Python<'_>,
-        other: Option<&Bound<'_, PyAny>>,
+        other: &Bound<'_, PyTuple>,
         kw: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<()> {
         mapping::update(self, py, other, kw)

@@ -27,13 +27,23 @@ pub fn non_empty(t: &impl Target, py: Python<'_>) -> PyResult<bool> {
     t.run(py, |s| Ok(s.range(ALL)?.next_ref()?.is_some()))
 }
 
-/// `t.update(other=(), /, **kw)` as `dict.update`, written in one batch.
+/// `t.update(other=(), /, **kw)` as `dict.update` (`other`: the positional
+/// arguments, none or one: `update(None)` raises TypeError, as dict's),
+/// written in one batch.
 pub fn update(
     t: &impl Target,
     py: Python<'_>,
-    other: Option<&Bound<'_, PyAny>>,
+    other: &Bound<'_, PyTuple>,
     kw: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<()> {
+    if other.len() > 1 {
+        return Err(PyTypeError::new_err(format!(
+            "update expected at most 1 argument, got {}",
+            other.len()
+        )));
+    }
+    let other = other.get_item(0).ok();
+    let other = other.as_ref();
     let codec = t.codec();
     let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
     let mut push = |k: &Bound<'_, PyAny>, v: &Bound<'_, PyAny>| -> PyResult<()> {

@@ -66,6 +66,10 @@ def test_update_like_dict_and_atomic(m):
         m.update([(b"x", b"1", b"extra")])
     with pytest.raises(TypeError):
         m.update(42)
+    with pytest.raises(TypeError):
+        m.update(None)  # as dict's: None is no mapping
+    with pytest.raises(TypeError):
+        m.update({}, {})
 
     def pairs_then_boom():
         yield (b"y", b"1")
