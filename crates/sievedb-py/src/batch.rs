@@ -12,6 +12,7 @@ use sievedb::WriteOptions;
 use crate::db::Db;
 use crate::keys::{bytes_of, range_of};
 use crate::keyspace::Keyspace;
+use crate::store::Target;
 
 /// The database a batch from `db.write_batch()` writes to.
 struct Binding {
@@ -81,7 +82,11 @@ impl WriteBatch {
     }
 
     /// Adds `key = value` (in `keyspace`, a `Keyspace`; default: the
-    /// default keyspace).
+    /// default keyspace, or the one of `ks.write_batch()`). The value goes
+    /// through the serializer of the keyspace it is written to (the
+    /// database's unless it has its own); a `WriteBatch()` made without a
+    /// database and put without `keyspace=` is bound to none yet, so there
+    /// the value must be bytes or str and is stored as it is.
     #[pyo3(signature = (key, value, keyspace=None))]
     fn put(
         &self,
@@ -89,12 +94,22 @@ impl WriteBatch {
         value: &Bound<'_, PyAny>,
         keyspace: Option<&Bound<'_, Keyspace>>,
     ) -> PyResult<()> {
-        let (k, v) = (bytes_of(key, "key")?, bytes_of(value, "value")?);
+        let k = bytes_of(key, "key")?;
         match self.keyspace_of(key.py(), keyspace) {
-            None => self.with(|b| b.put(k, v)),
-            Some(ks) => ks
-                .get()
-                .with_handle(|ks| self.with(|b| b.put_cf(ks, k, v)))?,
+            // Bound to a database (`db.write_batch()`) or not: the value goes
+            // through that database's serializer, or is stored as it is.
+            None => {
+                let v = match &self.binding {
+                    Some(b) => b.db.get().codec().encode(value)?,
+                    None => bytes_of(value, "value")?,
+                };
+                self.with(|b| b.put(k, v))
+            }
+            Some(ks) => {
+                let v = ks.get().codec().encode(value)?;
+                ks.get()
+                    .with_handle(|ks| self.with(|b| b.put_cf(ks, k, v)))?
+            }
         }
     }
 

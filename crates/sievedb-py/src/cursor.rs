@@ -17,16 +17,19 @@
 //! `valid()`, `key()` and `value()` only look at the entry in memory. The
 //! cursor's lock is taken with the GIL released for the former and is never
 //! held while the GIL is acquired again, so a thread reading `key()` cannot
-//! deadlock with one seeking.
+//! deadlock with one seeking; `key()` and `value()` copy the entry out under
+//! the lock and decode it (a serializer's `loads` is Python code, which may
+//! let another thread run) after letting go of it.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
+use pyo3::types::PyTuple;
 use sievedb::DbIterator;
 
 use crate::children::{Children, Release};
 use crate::errors::{ClosedError, InvalidArgumentError};
+use crate::serializer::Codec;
 
 /// What the cursor holds of the engine.
 struct Inner {
@@ -96,6 +99,8 @@ impl Fail {
 #[pyclass(module = "sievedb", name = "Cursor", frozen)]
 pub struct Cursor {
     state: Arc<Shared>,
+    /// Keys and values to Python (the database's serializer, `str_keys`).
+    codec: Arc<Codec>,
 }
 
 impl Cursor {
@@ -106,7 +111,16 @@ impl Cursor {
             gone: Gone::No,
         })));
         children.add(&(state.clone() as Arc<dyn Release>));
-        Cursor { state }
+        Cursor {
+            state,
+            codec: crate::serializer::bytes(),
+        }
+    }
+
+    /// The cursor, its keys and values going through `codec`.
+    pub fn with_codec(mut self, codec: &Arc<Codec>) -> Cursor {
+        self.codec = codec.clone();
+        self
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Inner>, Fail> {
@@ -199,28 +213,30 @@ impl Cursor {
     }
 
     /// The key under the cursor.
-    fn key<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        self.looking(|it| match it.valid() {
-            true => Ok(PyBytes::new(py, it.key())),
+    fn key(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let k = self.looking(|it| match it.valid() {
+            true => Ok(it.key().to_vec()),
             false => Err(Fail::Invalid("key")),
-        })
+        })?;
+        self.codec.key(py, &k)
     }
 
     /// The value under the cursor.
-    fn value<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        self.looking(|it| match it.valid() {
-            true => Ok(PyBytes::new(py, it.value())),
+    fn value(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let v = self.looking(|it| match it.valid() {
+            true => Ok(it.value().to_vec()),
             false => Err(Fail::Invalid("value")),
-        })
+        })?;
+        self.codec.decode(py, &v)
     }
 
     /// `(key(), value())`.
     fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let (k, v) = self.looking(|it| match it.valid() {
-            true => Ok((PyBytes::new(py, it.key()), PyBytes::new(py, it.value()))),
+            true => Ok((it.key().to_vec(), it.value().to_vec())),
             false => Err(Fail::Invalid("item")),
         })?;
-        PyTuple::new(py, [k, v])
+        PyTuple::new(py, [self.codec.key(py, &k)?, self.codec.decode(py, &v)?])
     }
 
     /// Moves to the next key (not valid after the last one).

@@ -21,10 +21,13 @@ use crate::iter::{KeyIterator, Yield};
 use crate::iter_options::IterOptions;
 use crate::keys::range_of;
 use crate::keyspace::{Keyspace, Slot};
+use crate::mapping;
 use crate::options::{from_kwargs, keyspace_from_kwargs};
+use crate::serializer::Codec;
 use crate::snapshot::Snapshot;
 use crate::store::{self, json_to_py, Store, Target};
 use crate::transaction::{self, Transaction};
+use crate::views::{ItemsView, KeysView, Owner, Scope, ValuesView};
 
 /// An open sievedb database.
 ///
@@ -43,15 +46,18 @@ pub struct Db {
     /// Keyspace handles handed out, released by `close()` (and by
     /// `drop_keyspace` for the dropped one's).
     keyspaces: Children<Slot>,
+    /// How values (and keys, on the way out) cross the boundary.
+    codec: Arc<Codec>,
 }
 
 impl Db {
-    fn wrap(db: sievedb::Db, path: PathBuf) -> Db {
+    fn wrap(db: sievedb::Db, path: PathBuf, codec: Arc<Codec>) -> Db {
         Db {
             inner: RwLock::new(Some(db)),
             path,
             children: Arc::new(Children::default()),
             keyspaces: Children::default(),
+            codec,
         }
     }
 
@@ -80,6 +86,7 @@ impl Db {
     /// read lock, so a `close` cannot slip in between) for `close()`.
     fn keyspace_handle(
         slf: &Bound<'_, Self>,
+        codec: Arc<Codec>,
         open: impl FnOnce(&sievedb::Db) -> sievedb::Result<sievedb::Keyspace> + Send,
     ) -> PyResult<Keyspace> {
         let this = slf.get();
@@ -88,7 +95,7 @@ impl Db {
             this.keyspaces.add(&slot);
             Ok(slot)
         })?;
-        Ok(Keyspace::new(slf.clone().unbind(), slot))
+        Ok(Keyspace::new(slf.clone().unbind(), slot).with_codec(codec))
     }
 }
 
@@ -104,31 +111,57 @@ impl Target for Db {
     fn children(&self) -> &Children {
         &self.children
     }
+
+    fn codec(&self) -> &Arc<Codec> {
+        &self.codec
+    }
+
+    fn write_pairs(&self, py: Python<'_>, pairs: Vec<(Vec<u8>, Vec<u8>)>) -> PyResult<()> {
+        self.with_db(py, |db| {
+            let mut b = sievedb::WriteBatch::new();
+            for (k, v) in &pairs {
+                b.put(k, v);
+            }
+            db.write(b)
+        })
+    }
 }
 
 #[pymethods]
 impl Db {
     #[new]
-    #[pyo3(signature = (path, **options))]
-    fn new(py: Python<'_>, path: PathBuf, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+    #[pyo3(signature = (path, *, serializer=None, decode=None, str_keys=None, **options))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        serializer: Option<&Bound<'_, PyAny>>,
+        decode: Option<&str>,
+        str_keys: Option<bool>,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let codec = Codec::from_args(py, serializer, decode, str_keys, None)?;
         let opts = from_kwargs(options)?;
         let p = path.clone();
         let db = py
             .allow_threads(|| sievedb::Db::open(&p, opts).map_err(|e| OpenError::new(e, &p)))
             .map_err(|e| e.into_py(&p, "create_if_missing=False"))?;
         crate::errors::warn_recovery(py, &db)?;
-        Ok(Db::wrap(db, path))
+        Ok(Db::wrap(db, path, codec))
     }
 
     /// Opens the database at `path` read-only: writes raise `ReadOnlyError`,
     /// and several processes may open it so at once.
     #[staticmethod]
-    #[pyo3(signature = (path, **options))]
+    #[pyo3(signature = (path, *, serializer=None, decode=None, str_keys=None, **options))]
     fn open_read_only(
         py: Python<'_>,
         path: PathBuf,
+        serializer: Option<&Bound<'_, PyAny>>,
+        decode: Option<&str>,
+        str_keys: Option<bool>,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
+        let codec = Codec::from_args(py, serializer, decode, str_keys, None)?;
         let opts = from_kwargs(options)?;
         let p = path.clone();
         let db = py
@@ -137,7 +170,7 @@ impl Db {
             })
             .map_err(|e| e.into_py(&p, "Db.open_read_only never creates a database"))?;
         crate::errors::warn_recovery(py, &db)?;
-        Ok(Db::wrap(db, path))
+        Ok(Db::wrap(db, path, codec))
     }
 
     /// Rebuilds the database at `path` (closed) from whatever of its files
@@ -248,41 +281,55 @@ impl Db {
         self.with_db(py, |db| db.write_with(b, &WriteOptions { sync }))
     }
 
-    /// `(key, value)` pairs of `[start, end)`, ascending (descending with
-    /// `reverse=True`).
+    /// A view of the `(key, value)` pairs of `[start, end)`, ascending
+    /// (descending with `reverse=True`): re-iterable, each iteration a fresh
+    /// consistent read; `len()` counts them (a scan, O(n)).
     #[pyo3(signature = (start=None, end=None, reverse=false))]
     fn items(
-        &self,
-        py: Python<'_>,
+        slf: &Bound<'_, Self>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
-    ) -> PyResult<KeyIterator> {
-        store::iter(self, py, start, end, reverse, Yield::Items)
+    ) -> PyResult<ItemsView> {
+        let range = mapping::scope_range(slf.get(), slf.py(), start, end)?;
+        Ok(ItemsView(Scope::new(
+            Owner::Db(slf.clone().unbind()),
+            range,
+            reverse,
+        )))
     }
 
-    /// Keys of `[start, end)`.
+    /// A view of the keys of `[start, end)` (as `items()`; set operations
+    /// give sets).
     #[pyo3(signature = (start=None, end=None, reverse=false))]
     fn keys(
-        &self,
-        py: Python<'_>,
+        slf: &Bound<'_, Self>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
-    ) -> PyResult<KeyIterator> {
-        store::iter(self, py, start, end, reverse, Yield::Keys)
+    ) -> PyResult<KeysView> {
+        let range = mapping::scope_range(slf.get(), slf.py(), start, end)?;
+        Ok(KeysView(Scope::new(
+            Owner::Db(slf.clone().unbind()),
+            range,
+            reverse,
+        )))
     }
 
-    /// Values of `[start, end)`, in key order.
+    /// A view of the values of `[start, end)`, in key order.
     #[pyo3(signature = (start=None, end=None, reverse=false))]
     fn values(
-        &self,
-        py: Python<'_>,
+        slf: &Bound<'_, Self>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
-    ) -> PyResult<KeyIterator> {
-        store::iter(self, py, start, end, reverse, Yield::Values)
+    ) -> PyResult<ValuesView> {
+        let range = mapping::scope_range(slf.get(), slf.py(), start, end)?;
+        Ok(ValuesView(Scope::new(
+            Owner::Db(slf.clone().unbind()),
+            range,
+            reverse,
+        )))
     }
 
     /// `(key, value)` pairs of the keys that start with `prefix`.
@@ -300,7 +347,7 @@ impl Db {
     /// releases it).
     fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
         let snap = self.with_db(py, |db| Ok(db.snapshot()))?;
-        Ok(Snapshot::new(snap, self.children.clone()))
+        Ok(Snapshot::new(snap, self.children.clone()).with_codec(&self.codec))
     }
 
     /// A new transaction (see `Transaction`): optimistic, or with
@@ -323,11 +370,10 @@ impl Db {
         // Registered under the read lock, so that a `close` cannot slip in
         // between.
         self.with_db(py, |db| {
-            Ok(Transaction::new(
-                db.transaction_opt(&opts),
-                level,
-                children.clone(),
-            ))
+            Ok(
+                Transaction::new(db.transaction_opt(&opts), level, children.clone())
+                    .with_codec(&self.codec),
+            )
         })
     }
 
@@ -336,14 +382,26 @@ impl Db {
     /// in this process, the options it was opened with); options (see
     /// `sievedb.KEYSPACE_OPTIONS`) are refused with `InvalidArgumentError`
     /// for a keyspace already opened in this process and for "default".
-    #[pyo3(signature = (name, **options))]
+    /// Its values go through the database's `serializer`/`decode` (and its
+    /// keys its `str_keys`) unless given here (`serializer="bytes"`: none).
+    #[pyo3(signature = (name, *, serializer=None, decode=None, str_keys=None, **options))]
     fn keyspace(
         slf: &Bound<'_, Self>,
         name: String,
+        serializer: Option<&Bound<'_, PyAny>>,
+        decode: Option<&str>,
+        str_keys: Option<bool>,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Keyspace> {
+        let codec = Codec::from_args(
+            slf.py(),
+            serializer,
+            decode,
+            str_keys,
+            Some(&slf.get().codec),
+        )?;
         let opts = keyspace_from_kwargs(options)?;
-        Db::keyspace_handle(slf, move |db| match opts {
+        Db::keyspace_handle(slf, codec, move |db| match opts {
             Some(o) => db.keyspace_with(&name, o),
             None => db.keyspace(&name),
         })
@@ -352,7 +410,8 @@ impl Db {
     /// The default keyspace (the one the database's own methods use) as a
     /// `Keyspace`.
     fn default_keyspace(slf: &Bound<'_, Self>) -> PyResult<Keyspace> {
-        Db::keyspace_handle(slf, |db| Ok(db.default_keyspace()))
+        let codec = slf.get().codec.clone();
+        Db::keyspace_handle(slf, codec, |db| Ok(db.default_keyspace()))
     }
 
     /// The names of the keyspaces, sorted ("default" among them).
@@ -585,5 +644,90 @@ impl Db {
     #[pyo3(signature = (sync=false))]
     fn write_batch(slf: &Bound<'_, Self>, sync: bool) -> WriteBatch {
         store::write_batch(slf.clone().unbind(), None, sync)
+    }
+
+    // The mapping protocol.
+
+    /// The number of keys (of the default keyspace): a counting scan of
+    /// every key, O(n), with the GIL released. (`list(db)` and
+    /// `list(db.keys())` call it first to size the list: `list(iter(db))`
+    /// scans once.)
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        mapping::len(self, py)
+    }
+
+    /// Whether there is any key: one seek.
+    fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
+        mapping::non_empty(self, py)
+    }
+
+    /// The keys, descending.
+    fn __reversed__(&self, py: Python<'_>) -> PyResult<KeyIterator> {
+        store::iter(self, py, None, None, true, Yield::Keys)
+    }
+
+    /// As `dict.update`: from a mapping, an object with `keys()`, an
+    /// iterable of pairs, and keyword arguments; all written in one
+    /// WriteBatch, so atomically (all or nothing, also if reading `other`
+    /// raises).
+    #[pyo3(signature = (*other, **kw))]
+    fn update(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyTuple>,
+        kw: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<()> {
+        mapping::update(self, py, other, kw)
+    }
+
+    /// Removes `key` and returns its value; `default` if it is absent, or
+    /// KeyError without one. The read and the delete are not one atomic
+    /// step (use a transaction for that).
+    #[pyo3(signature = (key, *default))]
+    fn pop(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        default: &Bound<'_, PyTuple>,
+    ) -> PyResult<PyObject> {
+        mapping::pop(self, py, key, default)
+    }
+
+    /// The value of `key`; if absent, sets it to `default` first and
+    /// returns that. Without a serializer `default` must be bytes or str
+    /// (so `setdefault(k)` of an absent key raises TypeError). A mutable
+    /// default is stored as a copy: changing it later writes nothing.
+    #[pyo3(signature = (key, default=None))]
+    fn setdefault(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        default: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        let none = py.None();
+        let default = default.unwrap_or(none.bind(py));
+        mapping::setdefault(self, py, key, default)
+    }
+
+    /// Removes and returns the `(key, value)` pair of the last key (the
+    /// largest: dict pops its last one too); KeyError if empty.
+    fn popitem(&self, py: Python<'_>) -> PyResult<(PyObject, PyObject)> {
+        mapping::popitem(self, py)
+    }
+
+    /// Deletes every key: one `delete_range` (cheap, not a delete per key).
+    fn clear(&self, py: Python<'_>) -> PyResult<()> {
+        mapping::clear(self, py)
+    }
+
+    /// Every pair in a new `dict` (as `os.environ.copy()`): O(n) memory.
+    fn copy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        mapping::copy(self, py)
+    }
+
+    /// `db == other`: the same pairs as the Mapping `other` (a dict, another
+    /// Db, ...); NotImplemented for a non-mapping.
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        mapping::eq(self, py, other)
     }
 }

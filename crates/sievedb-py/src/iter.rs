@@ -6,11 +6,12 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
+use pyo3::types::PyTuple;
 use sievedb::{DbIterator, TransactionIterator};
 
 use crate::children::{Children, Release};
-use crate::errors::{ClosedError, OrPy};
+use crate::errors::ClosedError;
+use crate::serializer::Codec;
 
 /// What an iterator yields.
 #[derive(Clone, Copy)]
@@ -100,6 +101,8 @@ impl State {
 pub struct KeyIterator {
     state: Arc<Shared>,
     kind: Yield,
+    /// How keys and values come out (bytes by default).
+    codec: Arc<Codec>,
 }
 
 /// An iterator's state, shared with its database's list of children.
@@ -131,7 +134,17 @@ impl KeyIterator {
             batch: FIRST_BATCH,
         })));
         children.add(&(state.clone() as Arc<dyn Release>));
-        KeyIterator { state, kind }
+        KeyIterator {
+            state,
+            kind,
+            codec: crate::serializer::bytes(),
+        }
+    }
+
+    /// The iterator, yielding keys and values through `codec`.
+    pub fn with_codec(mut self, codec: &Arc<Codec>) -> KeyIterator {
+        self.codec = codec.clone();
+        self
     }
 }
 
@@ -142,27 +155,45 @@ impl KeyIterator {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<PyObject>> {
-        let mut st = self
-            .state
-            .0
-            .lock()
-            .map_err(|_| crate::errors::Error::new_err("iterator poisoned"))?;
-        if st.released {
-            return Err(ClosedError::new_err("the database was closed"));
-        }
-        if st.buf.is_empty() {
-            let st = &mut *st;
-            py.allow_threads(|| st.fill()).or_py()?;
-        }
-        let Some((k, v)) = st.buf.pop_front() else {
+        // The lock is never waited for with the GIL held: a thread filling
+        // the buffer holds it with the GIL released and takes the GIL back
+        // before letting go, so a thread blocked on the lock while holding
+        // the GIL would deadlock with it. An entry already fetched is taken
+        // without releasing the GIL when the lock is free at once.
+        let next = match self.state.0.try_lock() {
+            Ok(mut st) if !st.released && !st.buf.is_empty() => st.buf.pop_front(),
+            _ => py
+                .allow_threads(|| {
+                    let mut st = self
+                        .state
+                        .0
+                        .lock()
+                        .map_err(|_| sievedb::Error::Poisoned("the iterator's lock".into()))?;
+                    if st.released {
+                        return Err(sievedb::Error::Closed);
+                    }
+                    if st.buf.is_empty() {
+                        st.fill()?;
+                    }
+                    Ok(st.buf.pop_front())
+                })
+                .map_err(|e| match e {
+                    sievedb::Error::Closed => ClosedError::new_err("the database was closed"),
+                    e => crate::errors::to_py(e),
+                })?,
+        };
+        let Some((k, v)) = next else {
             return Ok(None);
         };
+        // Decoded with the lock let go: a serializer's loads() may run
+        // Python code that uses this iterator's database.
+        let c = &self.codec;
         Ok(Some(match self.kind {
-            Yield::Items => PyTuple::new(py, [PyBytes::new(py, &k), PyBytes::new(py, &v)])?
+            Yield::Items => PyTuple::new(py, [c.key(py, &k)?, c.decode(py, &v)?])?
                 .into_any()
                 .unbind(),
-            Yield::Keys => PyBytes::new(py, &k).into_any().unbind(),
-            Yield::Values => PyBytes::new(py, &v).into_any().unbind(),
+            Yield::Keys => c.key(py, &k)?,
+            Yield::Values => c.decode(py, &v)?,
         }))
     }
 

@@ -10,7 +10,7 @@
 use std::sync::{Arc, RwLock};
 
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyDict, PyList, PyTuple};
 
 use crate::batch::WriteBatch;
 use crate::children::{Children, Release};
@@ -19,7 +19,10 @@ use crate::db::Db;
 use crate::errors::OrPy;
 use crate::iter::{KeyIterator, Yield};
 use crate::iter_options::IterOptions;
+use crate::mapping;
+use crate::serializer::Codec;
 use crate::store::{self, Store, Target};
+use crate::views::{ItemsView, KeysView, Owner, Scope, ValuesView};
 
 /// What a `Keyspace` object holds of the engine.
 enum State {
@@ -101,11 +104,23 @@ pub struct Keyspace {
     /// last reference of.
     slot: Arc<Slot>,
     db: Py<Db>,
+    /// How values (and keys, on the way out) cross the boundary.
+    codec: Arc<Codec>,
 }
 
 impl Keyspace {
     pub fn new(db: Py<Db>, slot: Arc<Slot>) -> Keyspace {
-        Keyspace { slot, db }
+        Keyspace {
+            slot,
+            db,
+            codec: crate::serializer::bytes(),
+        }
+    }
+
+    /// The handle, its values going through `codec`.
+    pub fn with_codec(mut self, codec: Arc<Codec>) -> Keyspace {
+        self.codec = codec;
+        self
     }
 
     /// Runs `f` on the engine handle, without releasing the GIL (for
@@ -140,6 +155,24 @@ impl Target for Keyspace {
 
     fn children(&self) -> &Children {
         Target::children(self.db.get())
+    }
+
+    fn codec(&self) -> &Arc<Codec> {
+        &self.codec
+    }
+
+    fn write_pairs(&self, py: Python<'_>, pairs: Vec<(Vec<u8>, Vec<u8>)>) -> PyResult<()> {
+        let slot = &self.slot;
+        self.db.get().with_db(py, |db| {
+            let b = slot.with(|ks| {
+                let mut b = sievedb::WriteBatch::new();
+                for (k, v) in &pairs {
+                    b.put_cf(ks, k, v);
+                }
+                Ok(b)
+            })?;
+            db.write(b)
+        })
     }
 }
 
@@ -203,41 +236,53 @@ impl Keyspace {
         store::multi_get(self, py, keys)
     }
 
-    /// `(key, value)` pairs of `[start, end)`, ascending (descending with
-    /// `reverse=True`).
+    /// A view of the `(key, value)` pairs of `[start, end)`, ascending
+    /// (descending with `reverse=True`); see `Db.items`.
     #[pyo3(signature = (start=None, end=None, reverse=false))]
     fn items(
-        &self,
-        py: Python<'_>,
+        slf: &Bound<'_, Self>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
-    ) -> PyResult<KeyIterator> {
-        store::iter(self, py, start, end, reverse, Yield::Items)
+    ) -> PyResult<ItemsView> {
+        let range = mapping::scope_range(slf.get(), slf.py(), start, end)?;
+        Ok(ItemsView(Scope::new(
+            Owner::Keyspace(slf.clone().unbind()),
+            range,
+            reverse,
+        )))
     }
 
-    /// Keys of `[start, end)`.
+    /// A view of the keys of `[start, end)`.
     #[pyo3(signature = (start=None, end=None, reverse=false))]
     fn keys(
-        &self,
-        py: Python<'_>,
+        slf: &Bound<'_, Self>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
-    ) -> PyResult<KeyIterator> {
-        store::iter(self, py, start, end, reverse, Yield::Keys)
+    ) -> PyResult<KeysView> {
+        let range = mapping::scope_range(slf.get(), slf.py(), start, end)?;
+        Ok(KeysView(Scope::new(
+            Owner::Keyspace(slf.clone().unbind()),
+            range,
+            reverse,
+        )))
     }
 
-    /// Values of `[start, end)`, in key order.
+    /// A view of the values of `[start, end)`, in key order.
     #[pyo3(signature = (start=None, end=None, reverse=false))]
     fn values(
-        &self,
-        py: Python<'_>,
+        slf: &Bound<'_, Self>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
-    ) -> PyResult<KeyIterator> {
-        store::iter(self, py, start, end, reverse, Yield::Values)
+    ) -> PyResult<ValuesView> {
+        let range = mapping::scope_range(slf.get(), slf.py(), start, end)?;
+        Ok(ValuesView(Scope::new(
+            Owner::Keyspace(slf.clone().unbind()),
+            range,
+            reverse,
+        )))
     }
 
     /// `(key, value)` pairs of the keys that start with `prefix`.
@@ -369,5 +414,80 @@ impl Keyspace {
     fn write_batch(slf: &Bound<'_, Self>, sync: bool) -> WriteBatch {
         let db = slf.get().db.clone_ref(slf.py());
         store::write_batch(db, Some(slf.clone().unbind()), sync)
+    }
+
+    // The mapping protocol.
+
+    /// The number of keys: a counting scan, O(n), GIL released (see
+    /// `Db.__len__`).
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        mapping::len(self, py)
+    }
+
+    /// Whether there is any key: one seek.
+    fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
+        mapping::non_empty(self, py)
+    }
+
+    /// The keys, descending.
+    fn __reversed__(&self, py: Python<'_>) -> PyResult<KeyIterator> {
+        store::iter(self, py, None, None, true, Yield::Keys)
+    }
+
+    /// As `dict.update`, in one WriteBatch: atomic (see `Db.update`).
+    #[pyo3(signature = (*other, **kw))]
+    fn update(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyTuple>,
+        kw: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<()> {
+        mapping::update(self, py, other, kw)
+    }
+
+    /// Removes `key` and returns its value, or `default` (see `Db.pop`).
+    #[pyo3(signature = (key, *default))]
+    fn pop(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        default: &Bound<'_, PyTuple>,
+    ) -> PyResult<PyObject> {
+        mapping::pop(self, py, key, default)
+    }
+
+    /// The value of `key`, set to `default` first if absent (see
+    /// `Db.setdefault`).
+    #[pyo3(signature = (key, default=None))]
+    fn setdefault(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        default: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        let none = py.None();
+        let default = default.unwrap_or(none.bind(py));
+        mapping::setdefault(self, py, key, default)
+    }
+
+    /// Removes and returns the pair of the last (largest) key; KeyError if
+    /// empty.
+    fn popitem(&self, py: Python<'_>) -> PyResult<(PyObject, PyObject)> {
+        mapping::popitem(self, py)
+    }
+
+    /// Deletes every key of the keyspace: one `delete_range`.
+    fn clear(&self, py: Python<'_>) -> PyResult<()> {
+        mapping::clear(self, py)
+    }
+
+    /// Every pair in a new `dict`: O(n) memory.
+    fn copy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        mapping::copy(self, py)
+    }
+
+    /// `ks == other`: the same pairs as the Mapping `other`.
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        mapping::eq(self, py, other)
     }
 }

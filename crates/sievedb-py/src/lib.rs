@@ -16,10 +16,13 @@ mod iter;
 mod iter_options;
 mod keys;
 mod keyspace;
+mod mapping;
 mod options;
+mod serializer;
 mod snapshot;
 mod store;
 mod transaction;
+mod views;
 
 use pyo3::prelude::*;
 
@@ -32,6 +35,9 @@ fn _sievedb(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<iter::KeyIterator>()?;
     m.add_class::<cursor::Cursor>()?;
     m.add_class::<transaction::Transaction>()?;
+    m.add_class::<views::KeysView>()?;
+    m.add_class::<views::ValuesView>()?;
+    m.add_class::<views::ItemsView>()?;
     errors::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("OPTIONS", options::NAMES.to_vec())?;

@@ -5,10 +5,11 @@
 //! through its `Keyspace` handle.
 
 use std::ops::Bound as Edge;
+use std::sync::Arc;
 
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::PyList;
 use sievedb::{DbIterator, ReadOptions, WriteOptions};
 
 use crate::batch::WriteBatch;
@@ -17,6 +18,7 @@ use crate::cursor::Cursor;
 use crate::iter::{KeyIterator, Yield};
 use crate::iter_options::IterOptions;
 use crate::keys::{bytes_of, range_of, KeyRange};
+use crate::serializer::Codec;
 
 /// Where reads and writes go.
 #[derive(Clone, Copy)]
@@ -149,14 +151,12 @@ pub trait Target {
 
     /// The database's children, which the iterators handed out join.
     fn children(&self) -> &Children;
-}
 
-/// `bytes` for a value read, `default` for none.
-pub fn value_or(py: Python<'_>, v: Option<Vec<u8>>, default: Option<PyObject>) -> Option<PyObject> {
-    match v {
-        Some(v) => Some(PyBytes::new(py, &v).into_any().unbind()),
-        None => default,
-    }
+    /// How its values (and keys, on the way out) cross the boundary.
+    fn codec(&self) -> &Arc<Codec>;
+
+    /// Writes `pairs` in one batch, atomically, with the GIL released.
+    fn write_pairs(&self, py: Python<'_>, pairs: Vec<(Vec<u8>, Vec<u8>)>) -> PyResult<()>;
 }
 
 pub fn get(
@@ -167,7 +167,7 @@ pub fn get(
 ) -> PyResult<Option<PyObject>> {
     let k = bytes_of(key, "key")?;
     let v = t.run(py, |s| s.get(&k))?;
-    Ok(value_or(py, v, default))
+    t.codec().value_or(py, v, default)
 }
 
 pub fn put(
@@ -177,7 +177,7 @@ pub fn put(
     value: &Bound<'_, PyAny>,
     sync: bool,
 ) -> PyResult<()> {
-    let (k, v) = (bytes_of(key, "key")?, bytes_of(value, "value")?);
+    let (k, v) = (bytes_of(key, "key")?, t.codec().encode(value)?);
     t.run(py, |s| s.put(&k, &v, sync))
 }
 
@@ -215,9 +215,10 @@ pub fn multi_get(t: &impl Target, py: Python<'_>, keys: &Bound<'_, PyAny>) -> Py
         .collect::<PyResult<_>>()?;
     let values = t.run(py, |s| s.multi_get(&keys))?;
     let out = PyList::empty(py);
+    let c = t.codec();
     for v in values {
         match v {
-            Some(v) => out.append(PyBytes::new(py, &v))?,
+            Some(v) => out.append(c.decode(py, &v)?)?,
             None => out.append(py.None())?,
         }
     }
@@ -235,7 +236,7 @@ pub fn iter(
 ) -> PyResult<KeyIterator> {
     let range = range_of(start, end)?;
     let it = t.run(py, |s| s.range(range))?;
-    Ok(KeyIterator::new(it, kind, reverse, t.children()))
+    Ok(KeyIterator::new(it, kind, reverse, t.children()).with_codec(t.codec()))
 }
 
 pub fn prefix(
@@ -246,7 +247,7 @@ pub fn prefix(
 ) -> PyResult<KeyIterator> {
     let p = bytes_of(prefix, "prefix")?;
     let it = t.run(py, |s| s.prefix(&p))?;
-    Ok(KeyIterator::new(it, Yield::Items, reverse, t.children()))
+    Ok(KeyIterator::new(it, Yield::Items, reverse, t.children()).with_codec(t.codec()))
 }
 
 /// `t[key]`: KeyError if absent.
@@ -312,14 +313,14 @@ pub fn cursor(
 ) -> PyResult<Cursor> {
     let range = range_of(start, end)?;
     let it = t.run(py, |s| s.range(range))?;
-    Ok(Cursor::new(it, t.children()))
+    Ok(Cursor::new(it, t.children()).with_codec(t.codec()))
 }
 
 /// plyvel's `db.iterator(...)`.
 pub fn iterator(t: &impl Target, py: Python<'_>, o: IterOptions) -> PyResult<KeyIterator> {
     let range = o.range;
     let it = t.run(py, |s| s.range(range))?;
-    Ok(KeyIterator::new(it, o.kind, o.reverse, t.children()))
+    Ok(KeyIterator::new(it, o.kind, o.reverse, t.children()).with_codec(t.codec()))
 }
 
 pub fn key_may_exist(t: &impl Target, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {

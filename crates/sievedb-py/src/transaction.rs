@@ -22,7 +22,8 @@ use crate::errors::OrPy;
 use crate::iter::{KeyIterator, Yield};
 use crate::keys::{bytes_of, range_of, KeyRange};
 use crate::keyspace::Keyspace;
-use crate::store::value_or;
+use crate::serializer::Codec;
+use crate::store::Target;
 
 /// The options of `Db.transaction(...)`, checked, and the isolation level's
 /// name.
@@ -194,6 +195,9 @@ pub struct Transaction {
     sequence: u64,
     pessimistic: bool,
     isolation: &'static str,
+    /// The database's codec (reads and writes with `keyspace=ks` use
+    /// `ks`'s).
+    codec: Arc<Codec>,
 }
 
 impl Transaction {
@@ -214,6 +218,21 @@ impl Transaction {
             sequence,
             pessimistic,
             isolation,
+            codec: crate::serializer::bytes(),
+        }
+    }
+
+    /// The transaction, its values going through `codec` (the database's).
+    pub fn with_codec(mut self, codec: &Arc<Codec>) -> Transaction {
+        self.codec = codec.clone();
+        self
+    }
+
+    /// The codec of `keyspace` (None: the default keyspace).
+    fn codec_for(&self, keyspace: Option<&Bound<'_, Keyspace>>) -> Arc<Codec> {
+        match keyspace {
+            Some(ks) => ks.get().codec().clone(),
+            None => self.codec.clone(),
         }
     }
 
@@ -272,7 +291,8 @@ impl Transaction {
             (Scan::Prefix(p), None) => tx.prefix(p),
             (Scan::Prefix(p), Some(ks)) => tx.prefix_cf(ks, p),
         })?;
-        Ok(KeyIterator::new(it, kind, reverse, &self.children))
+        Ok(KeyIterator::new(it, kind, reverse, &self.children)
+            .with_codec(&self.codec_for(keyspace)))
     }
 
     fn iter(
@@ -310,7 +330,7 @@ impl Transaction {
         keyspace: Option<&Bound<'_, Keyspace>>,
     ) -> PyResult<Option<PyObject>> {
         let v = self.read(py, key, keyspace, false)?;
-        Ok(value_or(py, v, default))
+        self.codec_for(keyspace).value_or(py, v, default)
     }
 
     /// `get`, and the commit fails if another commit writes `key` after the
@@ -325,7 +345,7 @@ impl Transaction {
         keyspace: Option<&Bound<'_, Keyspace>>,
     ) -> PyResult<Option<PyObject>> {
         let v = self.read(py, key, keyspace, true)?;
-        Ok(value_or(py, v, default))
+        self.codec_for(keyspace).value_or(py, v, default)
     }
 
     /// Sets `key` to `value` when the transaction commits (a pessimistic
@@ -338,7 +358,8 @@ impl Transaction {
         value: &Bound<'_, PyAny>,
         keyspace: Option<&Bound<'_, Keyspace>>,
     ) -> PyResult<()> {
-        let (k, v) = (bytes_of(key, "key")?, bytes_of(value, "value")?);
+        let codec = self.codec_for(keyspace);
+        let (k, v) = (bytes_of(key, "key")?, codec.encode(value)?);
         self.run(py, keyspace, self.pessimistic, |tx, ks| match ks {
             None => tx.put(&k, &v),
             Some(ks) => tx.put_cf(ks, &k, &v),

@@ -81,11 +81,11 @@ def test_prefix(db):
 
 def test_iterator_sees_the_view_it_was_created_on(db):
     fill(db, 10)
-    it = db.keys()
+    it = iter(db.keys())  # an iterator is a consistent view; db.keys() is live
     db.put(b"key005x", b"new")
     db.delete(b"key000")
     assert list(it) == [b"key%03d" % i for i in range(10)]
-    it2 = db.items()
+    it2 = iter(db.items())
     next(it2)
     it2.close()
     assert list(it2) == []
@@ -220,9 +220,9 @@ def test_close_releases_live_snapshots_and_iterators(tmp_path):
     db = sievedb.Db(tmp_path / "db")
     fill(db, 3000)
     snap = db.snapshot()
-    it = db.items()
+    it = iter(db.items())
     next(it)
-    snap_it = snap.keys()
+    snap_it = iter(snap.keys())
     next(snap_it)
     db.close()  # no BusyError: the children are released first
     with pytest.raises(sievedb.ClosedError):
@@ -238,6 +238,6 @@ def test_close_releases_live_snapshots_and_iterators(tmp_path):
 def test_with_block_ends_cleanly_with_a_half_read_iterator(tmp_path):
     with sievedb.Db(tmp_path / "db") as db:
         fill(db, 100)
-        it = db.keys()
+        it = iter(db.keys())
         assert next(it) == b"key000"
     assert db.closed

@@ -160,7 +160,7 @@ def test_drop_keyspace(tmp_path):
             kept.put(b"k%05d" % i, b"k" * 64)
         db.flush()
         files_before = sst_files(path)
-        it = gone.keys()
+        it = iter(gone.keys())
         again_handle = db.keyspace("gone")
         db.drop_keyspace("gone")
         assert db.list_keyspaces() == ["default", "kept"]
@@ -325,7 +325,7 @@ def test_close_releases_live_keyspace_objects(tmp_path):
     users = db.keyspace("users")
     users[b"k"] = b"v"
     other = db.keyspace("other", merge_operator="u64add")
-    it = users.items()
+    it = iter(users.items())
     default = db.default_keyspace()
     db.close()  # no BusyError: the keyspace handles are released first
     for ks in (users, other, default):

@@ -31,6 +31,22 @@ atomically, or raises :class:`sievedb.ConflictError` (and writes nothing):
 ...     db[b"alice"], db[b"bob"]
 (b'7', b'3')
 
+Db, Keyspace and Snapshot are collections.abc mappings (mutable but the
+snapshot): ``len()``, ``update()``, ``pop()``, ``setdefault()``,
+``popitem()``, ``clear()``, ``==`` with any mapping, and re-iterable
+``keys()``/``values()``/``items()`` views that take ``start``, ``end`` and
+``reverse``:
+
+>>> with sievedb.Db("/tmp/example-db") as db:
+...     db.clear()
+...     db.update({b"a": b"1", b"b": b"2"}, c=b"3")
+...     len(db), list(db.keys(start=b"b")), db.pop(b"a"), db.popitem()
+(3, [b'b', b'c'], b'1', (b'c', b'3'))
+
+Values are bytes unless the database is opened with ``serializer="pickle"``,
+``"json"`` or an object with ``dumps``/``loads`` (or ``decode="utf-8"``
+for str values); ``str_keys=True`` reads keys as str.
+
 Keys and values are bytes (str is accepted and encoded as UTF-8, and any
 contiguous buffer: bytearray, memoryview, array.array). Every engine error
 is a subclass of :class:`sievedb.Error`; I/O errors are the
@@ -39,6 +55,8 @@ is a subclass of :class:`sievedb.Error`; I/O errors are the
 or torn log) warns with :class:`sievedb.RecoveryWarning`; what was dropped
 is in ``Db.recovery_report()``.
 """
+
+from collections import abc as _abc
 
 from ._sievedb import (
     FILTER_POLICIES,
@@ -53,8 +71,10 @@ from ._sievedb import (
     Db,
     Error,
     InvalidArgumentError,
+    ItemsView,
     Iterator,
     Keyspace,
+    KeysView,
     LockedError,
     MergeFailedError,
     PoisonedError,
@@ -63,9 +83,20 @@ from ._sievedb import (
     Snapshot,
     Transaction,
     UnsupportedError,
+    ValuesView,
     WriteBatch,
     __version__,
 )
+
+# Db and Keyspace are mutable mappings, a Snapshot a read-only one; their
+# views are the ABCs' views (each method is the extension's own: the
+# registration adds no mixin method, it makes isinstance() true).
+_abc.MutableMapping.register(Db)
+_abc.MutableMapping.register(Keyspace)
+_abc.Mapping.register(Snapshot)
+_abc.KeysView.register(KeysView)
+_abc.ValuesView.register(ValuesView)
+_abc.ItemsView.register(ItemsView)
 
 __all__ = [
     "Db",
@@ -75,6 +106,9 @@ __all__ = [
     "Transaction",
     "Iterator",
     "Cursor",
+    "KeysView",
+    "ValuesView",
+    "ItemsView",
     "Error",
     "CorruptionError",
     "InvalidArgumentError",
