@@ -238,7 +238,7 @@ impl Keyspace {
     }
 
     /// The error of a read or write through the handle of a dropped keyspace.
-    fn live(&self) -> Result<()> {
+    pub(super) fn live(&self) -> Result<()> {
         if self.tree.dropped.load(Ordering::Acquire) {
             return Err(Error::InvalidArgument(format!(
                 "keyspace {:?} was dropped",

@@ -42,6 +42,7 @@ mod checkpoint;
 pub(crate) mod conflicts;
 mod flush;
 mod keyspaces;
+mod may_exist;
 mod open;
 mod properties;
 mod read;
