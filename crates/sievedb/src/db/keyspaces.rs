@@ -273,7 +273,9 @@ impl Keyspace {
         self.inner.write_checked(b, wo)
     }
 
-    /// Merges `operand` into `key` through the keyspace's merge operator.
+    /// Merges `operand` into `key` through the keyspace's merge operator;
+    /// refused with [`Error::InvalidArgument`] if it has none (see
+    /// [`Db::merge`]).
     pub fn merge(&self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
         self.merge_with(key, operand, &WriteOptions::default())
     }
@@ -434,7 +436,8 @@ impl WriteBatch {
         self.push_in(ks.inner.owner_token(), ks.tree.id, 0, key.as_ref(), None);
     }
 
-    /// Adds a merge of `operand` into `key` in keyspace `ks`.
+    /// Adds a merge of `operand` into `key` in keyspace `ks` (writing the
+    /// batch is refused if `ks` has no merge operator).
     pub fn merge_cf(&mut self, ks: &Keyspace, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) {
         let owner = ks.inner.owner_token();
         self.push_in(owner, ks.tree.id, 4, key.as_ref(), Some(operand.as_ref()));

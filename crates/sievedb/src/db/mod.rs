@@ -315,7 +315,24 @@ impl Db {
 
     /// Merges `operand` into `key` through [`Options::merge_operator`]
     /// (see [`crate::merge`]): a counter increment or an append without
-    /// reading the key first.
+    /// reading the key first. Without a merge operator the write is refused
+    /// with [`Error::InvalidArgument`] (nothing is written): every read of
+    /// the key would fail.
+    ///
+    /// ```
+    /// # fn main() -> sievedb::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use std::sync::Arc;
+    /// use sievedb::{merge::U64Add, Db, Error, Options};
+    ///
+    /// let plain = Db::open(dir.path().join("plain"), Options::default())?;
+    /// assert!(matches!(plain.merge("hits", 1u64.to_le_bytes()), Err(Error::InvalidArgument(_))));
+    /// let db = Db::open(dir.path().join("counters"), Options::builder().merge_operator(Arc::new(U64Add)).build())?;
+    /// db.merge("hits", 1u64.to_le_bytes())?;
+    /// db.merge("hits", 2u64.to_le_bytes())?;
+    /// assert_eq!(db.get("hits")?, Some(3u64.to_le_bytes().to_vec()));
+    /// # Ok(()) }
+    /// ```
     pub fn merge(&self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
         self.merge_with(key, operand, &WriteOptions::default())
     }

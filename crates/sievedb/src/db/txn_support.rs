@@ -6,6 +6,8 @@
 use super::conflicts::CommitCheck;
 use super::*;
 
+pub(crate) use super::write::no_merge_operator;
+
 /// Owned lower and upper bounds of a range of user keys.
 pub(crate) type KeyBounds = (Bound<Vec<u8>>, Bound<Vec<u8>>);
 

@@ -306,6 +306,8 @@ impl Transaction {
 
     /// Merges `operand` into `key` when the transaction commits (the
     /// keyspace's merge operator combines it, as outside a transaction).
+    /// In a keyspace without a merge operator the call itself is refused
+    /// with [`Error::InvalidArgument`]; the transaction goes on.
     pub fn merge(&mut self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
         let tree = self.default_tree();
         self.write(tree, key.as_ref(), Op::Merge(operand.as_ref().to_vec()))
@@ -579,6 +581,10 @@ impl Transaction {
                 "keyspace {:?} was dropped",
                 tree.name
             )));
+        }
+        if matches!(op, Op::Merge(_)) && tree.opts().merge_operator.is_none() {
+            // Refused now, not at commit: nothing is locked or recorded.
+            return Err(crate::db::txn_support::no_merge_operator(&tree.name));
         }
         self.lock(&tree, key)?;
         self.remember(&tree);
