@@ -169,7 +169,9 @@ pub(crate) struct DbInner {
 }
 
 impl Db {
-    /// Opens (or creates) the database in `path`.
+    /// Opens (or creates) the database in `path`. An empty path is
+    /// [`Error::InvalidArgument`], refused before anything touches the disk
+    /// (`"."` names the current directory).
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         Self::open_with_fs(path, opts, Arc::new(StdFs))
     }
@@ -219,7 +221,8 @@ impl Db {
     /// WAL between listing and reading) makes the open or a read fail with an
     /// I/O error; open a copy for a stable view. A missing directory, or one
     /// without `CURRENT`, is [`Error::InvalidArgument`] naming the path
-    /// (`create_if_missing` is ignored); `error_if_exists` is refused.
+    /// (`create_if_missing` is ignored), as is an empty path; `error_if_exists`
+    /// is refused.
     pub fn open_read_only(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         Self::open_read_only_with_fs(path, opts, Arc::new(StdFs))
     }
@@ -241,6 +244,11 @@ impl Db {
         fs: Arc<dyn FileSystem>,
         read_only: bool,
     ) -> Result<Db> {
+        let what = match read_only {
+            true => "Db::open_read_only",
+            false => "Db::open",
+        };
+        filename::check_dir_arg(path, what)?;
         opts.validate()?;
         let fs: Arc<dyn FileSystem> = Arc::new(crate::io::NamedFs(fs));
         let inner = DbInner::open(path.to_path_buf(), opts, fs, read_only)?;
@@ -270,7 +278,8 @@ impl Db {
     /// the `repair` module for the steps and their crash safety. The
     /// rebuilt MANIFEST records a TTL database (see [`Options::ttl`]) when
     /// `opts.ttl` is set: repair a database with the TTL-ness it was
-    /// created with.
+    /// created with. An empty path is [`Error::InvalidArgument`] (nothing
+    /// is touched).
     pub fn repair(path: impl AsRef<Path>, opts: Options) -> Result<crate::RepairReport> {
         Self::repair_with_fs(path, opts, Arc::new(StdFs))
     }
@@ -281,6 +290,7 @@ impl Db {
         opts: Options,
         fs: Arc<dyn FileSystem>,
     ) -> Result<crate::RepairReport> {
+        filename::check_dir_arg(path.as_ref(), "Db::repair")?;
         crate::repair::repair(path.as_ref(), &opts, Arc::new(crate::io::NamedFs(fs)))
     }
 
