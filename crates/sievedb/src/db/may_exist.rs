@@ -156,7 +156,6 @@ impl Keyspace {
     /// # Ok(()) }
     /// ```
     pub fn key_may_exist_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<bool> {
-        self.live()?;
-        self.inner.key_may_exist_opt(&self.tree, key.as_ref(), ro)
+        self.db()?.key_may_exist_opt(&self.tree, key.as_ref(), ro)
     }
 }

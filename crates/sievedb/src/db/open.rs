@@ -290,6 +290,7 @@ impl DbInner {
             read_only,
             recovery: report,
             locks: crate::txn::locks::LockManager::default(),
+            handles: super::handles::HandleCounts::default(),
             _lock: lock,
         };
         if !read_only {

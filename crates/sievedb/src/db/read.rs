@@ -1,5 +1,6 @@
 //! The read path: views, point lookups and iterators.
 
+use super::handles::{HandleKind, Held};
 use super::*;
 use crate::version::operands::{self, Below};
 
@@ -81,7 +82,7 @@ impl DbInner {
     /// LOCK held) while it lives.
     pub(super) fn range(this: &Arc<Self>, tree: &Tree, bounds: Bounds) -> Result<DbIterator> {
         let (seq, view) = this.view(tree);
-        let pin: Pin = Box::new(this.clone());
+        let pin: Pin = Box::new(Held::new(this.clone(), HandleKind::Iterator));
         this.iter_in(&view, seq, bounds, vec![pin], ReadCtx::new(0))
     }
 
@@ -98,7 +99,7 @@ impl DbInner {
         let (seq, view) = this.read_point(tree, ro)?;
         let pin: Pin = match ro.snapshot {
             Some(s) => s.pin(),
-            None => Box::new(this.clone()),
+            None => Box::new(Held::new(this.clone(), HandleKind::Iterator)),
         };
         this.iter_in(&view, seq, (lo, hi), vec![pin], block_policy(ro))
     }

@@ -24,9 +24,10 @@ impl Keyspace {
         &self.tree
     }
 
-    /// Whether the keyspace belongs to the database `inner`.
+    /// Whether the keyspace belongs to the database `inner` (alive: its
+    /// token names no other database).
     pub(crate) fn of(&self, inner: &Arc<DbInner>) -> bool {
-        Arc::ptr_eq(&self.inner, inner)
+        self.owner_token() == inner.batch_owner()
     }
 }
 

@@ -53,8 +53,8 @@ pub use iter::TransactionIterator;
 use self::deadlock::TxId;
 use self::optimistic::{KeyRange, Validation};
 use self::write_set::{Key, Op, WriteSet};
+use crate::db::handles::{HandleKind, Held};
 use crate::db::txn_support::{checked_key, owned_bounds, prefix_range, KeyBounds};
-use crate::db::DbInner;
 use crate::error::{ConflictKind, Error, Result};
 use crate::keyspace::Tree;
 use crate::{Db, Keyspace, Snapshot, WriteOptions};
@@ -186,7 +186,9 @@ enum State {
 /// # Ok(()) }
 /// ```
 pub struct Transaction {
-    db: Arc<DbInner>,
+    /// The database, held open (and counted as a transaction) until it is
+    /// dropped.
+    db: Held,
     /// The sequence number it reads at.
     seq: u64,
     /// Its snapshot, held until it ends (its iterators pin what they need).
@@ -215,8 +217,8 @@ impl Db {
 
     /// A new transaction run as `opts` says.
     pub fn transaction_opt(&self, opts: &TransactionOptions) -> Transaction {
-        let db = self.inner_arc().clone();
-        let snapshot = self.snapshot();
+        let db = Held::new(self.inner_arc().clone(), HandleKind::Transaction);
+        let snapshot = Snapshot::new(self.inner_arc().clone(), HandleKind::Part);
         Transaction {
             id: db.locks().new_id(),
             seq: snapshot.sequence(),
