@@ -182,3 +182,34 @@ fn calls_racing_close_succeed_or_see_closed() {
         .close()
         .unwrap();
 }
+
+#[test]
+fn a_closed_handle_never_passes_for_one_of_a_later_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    let old = db.keyspace("ks").unwrap();
+    db.close().unwrap();
+    // The same directory, the same keyspace id, maybe the same addresses:
+    // a batch or a transaction naming the old handle is still refused.
+    for round in 0..10 {
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        let new = db.keyspace("ks").unwrap();
+        let mut b = WriteBatch::new();
+        b.put_cf(&old, "k", "v");
+        match db.write(b) {
+            Err(Error::InvalidArgument(m)) => assert!(m.contains("another database"), "{m}"),
+            other => panic!("round {round}: a batch of a closed handle: {other:?}"),
+        }
+        let mut tx = db.transaction();
+        assert!(matches!(
+            tx.put_cf(&old, "k", "v"),
+            Err(Error::InvalidArgument(_))
+        ));
+        tx.put_cf(&new, "k", "v").unwrap();
+        tx.commit().unwrap();
+        assert_eq!(new.get("k").unwrap().as_deref(), Some(&b"v"[..]));
+        new.delete("k").unwrap();
+        drop(tx);
+        db.close().unwrap();
+    }
+}

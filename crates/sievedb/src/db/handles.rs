@@ -112,3 +112,10 @@ impl Drop for Held {
             .fetch_sub(1, Ordering::AcqRel);
     }
 }
+
+/// A token for a database opened now (see `DbInner::token`): never 0, which
+/// a [`WriteBatch`] of the default keyspace alone carries.
+pub(crate) fn new_token() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}

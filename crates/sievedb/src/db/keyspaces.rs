@@ -113,8 +113,8 @@ impl Db {
 
 impl DbInner {
     /// The token a [`WriteBatch`] carries to name this database.
-    fn owner_token(&self) -> usize {
-        Arc::as_ptr(&self.tree) as usize
+    pub(super) fn owner_token(&self) -> usize {
+        self.token
     }
 
     /// The tree of keyspace `name`, opened (with `opts`) or created.

@@ -172,6 +172,11 @@ pub(crate) struct DbInner {
     locks: crate::txn::locks::LockManager,
     /// The snapshots, iterators and transactions open, by kind (`handles.rs`).
     handles: handles::HandleCounts,
+    /// Names this database in the [`WriteBatch`]es of its keyspaces: unique
+    /// in the process (never reused, unlike an address), so that a batch or
+    /// a keyspace handle of a closed database never passes for one of a
+    /// database opened later.
+    token: usize,
     _lock: Box<dyn FileLock>,
 }
 

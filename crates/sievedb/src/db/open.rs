@@ -291,6 +291,7 @@ impl DbInner {
             recovery: report,
             locks: crate::txn::locks::LockManager::default(),
             handles: super::handles::HandleCounts::default(),
+            token: super::handles::new_token(),
             _lock: lock,
         };
         if !read_only {

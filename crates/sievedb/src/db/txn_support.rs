@@ -44,7 +44,7 @@ impl DbInner {
 
     /// The token a [`WriteBatch`] carries to name this database's keyspaces.
     pub(crate) fn batch_owner(&self) -> usize {
-        Arc::as_ptr(&self.tree) as usize
+        self.owner_token()
     }
 
     /// The value of `key` in keyspace `tree` as of `seq`, which a registered

@@ -346,7 +346,7 @@ impl DbInner {
         if batches.iter().all(|b| b.keyspaces().is_empty()) {
             return Ok(out);
         }
-        let me = Arc::as_ptr(&self.tree) as usize;
+        let me = self.owner_token();
         let trees = self.trees.read();
         for b in batches {
             if b.owner() != 0 && b.owner() != me {
