@@ -53,6 +53,9 @@ pub struct WriteBatch {
     rep: Vec<u8>,
     count: u32,
     invalid: Option<String>,
+    /// The batch holds a merge: its keyspaces' merge operators are checked
+    /// when it is written.
+    has_merge: bool,
     /// The keyspaces other than the default one the batch writes to (boxed:
     /// a batch of the default keyspace stays small to move).
     keyspaces: Option<Box<Keyspaces>>,
@@ -87,6 +90,7 @@ impl WriteBatch {
             rep,
             count: 0,
             invalid: None,
+            has_merge: false,
             keyspaces: None,
         }
     }
@@ -107,8 +111,8 @@ impl WriteBatch {
     /// Adds a merge of `operand` into `key`: the database's
     /// [`MergeOperator`](crate::merge::MergeOperator) combines it with the
     /// key's older value and operands when the key is read or compacted.
-    /// Writing needs no operator; reading a merged key without one is
-    /// [`Error::MergeFailed`].
+    /// Writing the batch into a keyspace without a merge operator is refused
+    /// with [`Error::InvalidArgument`] (nothing of the batch is applied).
     pub fn merge(&mut self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) {
         let (key, operand) = (key.as_ref(), operand.as_ref());
         self.check(key, Some(operand));
@@ -117,6 +121,7 @@ impl WriteBatch {
         put_bytes(&mut self.rep, key);
         put_bytes(&mut self.rep, operand);
         self.count += 1;
+        self.has_merge = true;
     }
 
     /// Adds an entry of kind `kind` (0 to 4) to keyspace `keyspace` of the
@@ -148,6 +153,7 @@ impl WriteBatch {
         }
         self.claim(owner, keyspace);
         self.count += 1;
+        self.has_merge |= kind == 4;
     }
 
     /// Adds a delete of `range` in keyspace `keyspace` of the database
@@ -200,6 +206,21 @@ impl WriteBatch {
     /// default keyspace, which every database has).
     pub(crate) fn owner(&self) -> usize {
         self.keyspaces.as_ref().map_or(0, |k| k.owner)
+    }
+
+    /// The keyspaces the batch merges into (the default one is 0), each
+    /// once; empty without a merge (nothing is decoded then).
+    pub(crate) fn merge_keyspaces(&mut self) -> Result<Vec<u32>> {
+        let mut ids = Vec::new();
+        if self.has_merge {
+            self.for_each(|e| {
+                if e.kind == EntryKind::Merge && !ids.contains(&e.keyspace) {
+                    ids.push(e.keyspace);
+                }
+            })
+            .map_err(|d| Error::InvalidArgument(format!("write batch does not decode: {d}")))?;
+        }
+        Ok(ids)
     }
 
     /// The keyspaces other than the default one the batch writes to.

@@ -42,7 +42,8 @@ pub enum Error {
     /// another open `Db` or by a snapshot or iterator that outlives its closed `Db`.
     Locked(PathBuf),
     /// The operation cannot complete while something still uses the database
-    /// (e.g. [`Db::close`](crate::Db::close) while snapshots or iterators live).
+    /// (e.g. [`Db::close`](crate::Db::close) while snapshots, iterators or
+    /// transactions live).
     Busy(String),
     /// A thread panicked in the middle of a write; the database refuses writes
     /// until it is reopened (what was acknowledged before is safe).
@@ -52,7 +53,9 @@ pub enum Error {
     /// A previous background error (failed flush or compaction, failed WAL write)
     /// put the database in read-only mode; reopen it to recover.
     ReadOnly(String),
-    /// The database has been closed.
+    /// The database has been closed: a call through a
+    /// [`Keyspace`](crate::Keyspace) handle whose `Db` was closed or
+    /// dropped, or a write racing the shutdown.
     Closed,
     /// A key's merge operands could not be combined: no
     /// [`MergeOperator`](crate::merge::MergeOperator) is set, or it answered

@@ -385,10 +385,11 @@ pub struct Options {
     /// (`None` = 2, the ElasticBF prototype's default).
     pub initial_units: Option<u32>,
     /// Combines the operands [`Db::merge`](crate::Db::merge) writes with the
-    /// key's older value (see [`crate::merge`]). Default `None`: merges can
-    /// be written, and reading a key that has operands is
-    /// [`Error::MergeFailed`]. Reopen a database
-    /// with the same operator (by meaning) it was written with.
+    /// key's older value (see [`crate::merge`]). Default `None`: a merge
+    /// into the default keyspace is refused with
+    /// [`Error::InvalidArgument`], and reading a key that has operands (of a
+    /// database written with an operator) is [`Error::MergeFailed`]. Reopen
+    /// a database with the same operator (by meaning) it was written with.
     pub merge_operator: Option<std::sync::Arc<dyn crate::merge::MergeOperator>>,
     /// Called by compactions on the newest version of each key no snapshot
     /// sees, to keep, change or remove it (RocksDB's compaction filter; not

@@ -274,10 +274,12 @@ fn per_keyspace_options_merge_and_ttl() {
             Some(11u64.to_le_bytes().to_vec())
         );
         assert_eq!(sessions.get("tok").unwrap().as_deref(), Some(&b"alice"[..]));
-        // The default keyspace has no merge operator: its merges fail on read.
-        db.merge("x", 1u64.to_le_bytes()).unwrap();
-        assert!(matches!(db.get("x"), Err(Error::MergeFailed { .. })));
-        db.delete("x").unwrap();
+        // The default keyspace has no merge operator: its merges are refused.
+        assert!(matches!(
+            db.merge("x", 1u64.to_le_bytes()),
+            Err(Error::InvalidArgument(m)) if m.contains("keyspace \"default\" has no merge operator")
+        ));
+        assert_eq!(db.get("x").unwrap(), None);
         // A merge into the TTL keyspace is refused, as on a TTL database.
         assert!(matches!(
             sessions.merge("m", "1"),

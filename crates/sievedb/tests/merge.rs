@@ -1,7 +1,8 @@
 //! Merge operators: `Db::merge` and `WriteBatch::merge` resolved by gets,
 //! multi-gets, iterators (both directions) and snapshots, across the
 //! memtable, flushes, compactions, deletes, range deletes and reopens; a
-//! missing or failing operator is an error and never loses an operand.
+//! missing or failing operator is an error and never loses an operand, and
+//! a merge into a keyspace without an operator is refused when written.
 
 mod common;
 
@@ -202,12 +203,16 @@ fn compaction_at_the_bottom_folds_operands_into_one_value() {
 
 #[test]
 fn without_an_operator_reads_fail_and_compaction_keeps_the_operands() {
+    // Operands written with an operator, read by a database reopened
+    // without one (a merge into it is refused, see below).
     let dir = tempfile::tempdir().unwrap();
-    let plain = small_options(CompactionStyle::Leveling);
-    let db = Db::open(dir.path(), plain.clone()).unwrap();
+    let db = Db::open(dir.path(), counter_opts()).unwrap();
     db.put("a", "plain").unwrap();
     db.put("k", le(10)).unwrap();
     db.merge("k", le(5)).unwrap();
+    db.close().unwrap();
+    let plain = small_options(CompactionStyle::Leveling);
+    let db = Db::open(dir.path(), plain.clone()).unwrap();
     match db.get("k") {
         Err(Error::MergeFailed { key, .. }) => assert_eq!(key, b"k"),
         other => panic!("get without an operator: {other:?}"),
@@ -226,6 +231,105 @@ fn without_an_operator_reads_fail_and_compaction_keeps_the_operands() {
     db.close().unwrap();
     let db = Db::open(dir.path(), counter_opts()).unwrap();
     assert_eq!(db.get("k").unwrap(), Some(le(15).to_vec()));
+}
+
+/// Asserts that `r` is the refusal of a merge into keyspace `name`.
+fn assert_refused(r: sievedb::Result<()>, name: &str, what: &str) {
+    match r {
+        Err(Error::InvalidArgument(m)) => {
+            assert!(
+                m.contains(&format!("keyspace {name:?} has no merge operator"))
+                    && m.contains("set `merge_operator`"),
+                "{what}: {m}"
+            );
+        }
+        other => panic!("{what}: expected a refused merge, got {other:?}"),
+    }
+}
+
+#[test]
+fn merges_into_a_keyspace_without_an_operator_are_refused_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small_options(CompactionStyle::Leveling)).unwrap();
+    let plain = db.keyspace("x").unwrap();
+    let counters = db
+        .keyspace_with(
+            "counters",
+            sievedb::KeyspaceOptions::default().merge_operator(Arc::new(U64Add)),
+        )
+        .unwrap();
+    db.put("k", "v").unwrap();
+    plain.put("k", "v").unwrap();
+    let seq = db.stats().last_sequence;
+
+    assert_refused(db.merge("k", le(1)), "default", "Db::merge");
+    let wo = sievedb::WriteOptions { sync: true };
+    assert_refused(db.merge_with("k", le(1), &wo), "default", "Db::merge_with");
+    assert_refused(plain.merge("k", le(1)), "x", "Keyspace::merge");
+    assert_refused(
+        plain.merge_with("k", le(1), &wo),
+        "x",
+        "Keyspace::merge_with",
+    );
+    // A batch: refused at `write`, nothing of it applied.
+    let mut b = WriteBatch::new();
+    b.put("before", "v");
+    b.merge_cf(&counters, "hits", le(1));
+    b.merge_cf(&plain, "k", le(1));
+    b.put_cf(&plain, "after", "v");
+    assert_refused(db.write(b), "x", "a batch merging into x");
+    let mut b = WriteBatch::new();
+    b.merge_cf(&counters, "hits", le(1));
+    b.merge("k", le(1));
+    assert_refused(db.write(b), "default", "a batch merging into default");
+    assert_eq!(db.stats().last_sequence, seq, "nothing was written");
+    assert_eq!(db.get("before").unwrap(), None);
+    assert_eq!(plain.get("after").unwrap(), None);
+    assert_eq!(counters.get("hits").unwrap(), None);
+    assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"v"[..]));
+    assert_eq!(plain.get("k").unwrap().as_deref(), Some(&b"v"[..]));
+
+    // The keyspace with an operator merges, alone or in a batch.
+    counters.merge("hits", le(2)).unwrap();
+    let mut b = WriteBatch::new();
+    b.merge_cf(&counters, "hits", le(3));
+    b.put("k", "w");
+    db.write(b).unwrap();
+    assert_eq!(counters.get("hits").unwrap(), Some(le(5).to_vec()));
+    assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"w"[..]));
+}
+
+#[test]
+fn transactions_refuse_a_merge_at_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small_options(CompactionStyle::Leveling)).unwrap();
+    let plain = db.keyspace("x").unwrap();
+    let counters = db
+        .keyspace_with(
+            "counters",
+            sievedb::KeyspaceOptions::default().merge_operator(Arc::new(U64Add)),
+        )
+        .unwrap();
+    for pessimistic in [false, true] {
+        let opts = sievedb::TransactionOptions::default().pessimistic(pessimistic);
+        let mut t = db.transaction_opt(&opts);
+        t.put("k", "t").unwrap();
+        assert_refused(t.merge("k", le(1)), "default", "Transaction::merge");
+        assert_refused(t.merge_cf(&plain, "k", le(1)), "x", "Transaction::merge_cf");
+        // The refused call left nothing pending, and the transaction goes on.
+        t.merge_cf(&counters, "hits", le(1)).unwrap();
+        assert_eq!(t.get("k").unwrap().as_deref(), Some(&b"t"[..]));
+        assert_eq!(t.get_cf(&plain, "k").unwrap(), None);
+        t.commit().unwrap();
+        assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"t"[..]));
+        assert_eq!(plain.get("k").unwrap(), None);
+        // A pessimistic transaction took no lock for the refused merge.
+        let mut other = db.transaction_opt(&opts);
+        other.put_cf(&plain, "k", "other").unwrap();
+        other.commit().unwrap();
+        plain.delete("k").unwrap();
+    }
+    assert_eq!(counters.get("hits").unwrap(), Some(le(2).to_vec()));
 }
 
 /// Fails every merge while `refuse` is set.

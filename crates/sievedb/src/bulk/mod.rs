@@ -126,7 +126,7 @@ impl BulkLoad {
     /// target file size) and the given shape. The database built has no
     /// TTL: `opts.ttl` set makes the load fail with
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) (its values would carry no write-time
-    /// stamp).
+    /// stamp), as does an empty `path` (refused before the disk is touched).
     pub fn new(path: impl AsRef<Path>, opts: Options, shape: LevelShape) -> Self {
         BulkLoad {
             dir: path.as_ref().to_path_buf(),

@@ -72,6 +72,7 @@ impl BulkWriter {
             progress,
             keyspace,
         } = b;
+        crate::io::filename::check_dir_arg(&dir, "bulk load")?;
         opts.validate()?;
         if let Some(name) = &keyspace {
             if name.is_empty() || name.len() > 255 || name == crate::keyspace::DEFAULT {

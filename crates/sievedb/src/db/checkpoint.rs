@@ -186,7 +186,8 @@ impl Db {
     /// compactions do meanwhile. `dir` must not exist, or be an empty
     /// directory ([`Error::InvalidArgument`] naming it otherwise); it is built
     /// as `<dir>.checkpoint-tmp` and renamed into place once every file is
-    /// synced, so a failure leaves no partial `dir`. A read-only handle
+    /// synced, so a failure leaves no partial `dir`; an empty `dir` is
+    /// refused before anything is written. A read-only handle
     /// copies the WALs its version needs as they are in the directory now
     /// (if a writer has the database open, prefer checkpointing through it).
     ///
@@ -204,6 +205,7 @@ impl Db {
     /// # Ok(()) }
     /// ```
     pub fn checkpoint(&self, dir: impl AsRef<Path>) -> Result<()> {
+        filename::check_dir_arg(dir.as_ref(), "Db::checkpoint")?;
         self.inner.checkpoint(dir.as_ref())
     }
 }

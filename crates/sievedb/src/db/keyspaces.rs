@@ -3,6 +3,7 @@
 //! What a keyspace owns is `crate::keyspace`; the rules (one WAL, atomic
 //! flushes, drops) are in `docs/design/keyspaces.md`.
 
+use super::handles::{Gate, GateRef};
 use super::*;
 use crate::keyspace::{KeyspaceOptions, DEFAULT};
 use crate::version::KeyspaceRecord;
@@ -12,9 +13,14 @@ pub const MAX_KEYSPACE_NAME: usize = 255;
 
 /// One keyspace of a database: its own keys, memtable, levels, compaction
 /// and options, sharing the database's WAL, sequence numbers, snapshots,
-/// caches and filter memory budget. Cheap to clone, `Send + Sync`. Like an
-/// iterator, a handle keeps the database open: [`Db::close`] reports
-/// [`Error::Busy`] while one lives.
+/// caches and filter memory budget. Cheap to clone, `Send + Sync`.
+///
+/// A handle does not keep its database open: once the [`Db`] is closed
+/// ([`Db::close`]) or dropped, every call through the handle returns
+/// [`Error::Closed`] ([`stats`](Self::stats) is empty and
+/// [`property`](Self::property) `None`), and a reopened database needs new
+/// handles. Each call holds the database only while it runs (upgrading a
+/// weak reference: one atomic operation).
 ///
 /// ```
 /// # fn main() -> sievedb::Result<()> {
@@ -37,8 +43,12 @@ pub const MAX_KEYSPACE_NAME: usize = 255;
 /// ```
 #[derive(Clone)]
 pub struct Keyspace {
-    pub(super) inner: Arc<DbInner>,
+    /// The database, while its `Db` is open.
+    db: GateRef,
     pub(super) tree: Arc<Tree>,
+    /// The token of the database (see [`WriteBatch::owner`]), kept so that
+    /// batches can name the keyspace without reaching the database.
+    owner: usize,
 }
 
 impl Db {
@@ -51,7 +61,7 @@ impl Db {
     /// (`keyspace`: the database's); a keyspace created with a TTL must be
     /// opened with one.
     pub fn keyspace(&self, name: &str) -> Result<Keyspace> {
-        self.inner.open_keyspace(name, None)
+        Ok(self.handle(self.inner.open_keyspace(name, None)?))
     }
 
     /// Opens or creates keyspace `name` with `opts` (each option left unset
@@ -60,14 +70,20 @@ impl Db {
     /// clone of the handle), and for `"default"`, whose options are the
     /// database's [`Options`].
     pub fn keyspace_with(&self, name: &str, opts: KeyspaceOptions) -> Result<Keyspace> {
-        self.inner.open_keyspace(name, Some(opts))
+        Ok(self.handle(self.inner.open_keyspace(name, Some(opts))?))
     }
 
     /// The default keyspace, which `Db`'s own methods read and write.
     pub fn default_keyspace(&self) -> Keyspace {
+        self.handle(self.inner.tree.clone())
+    }
+
+    /// A handle of keyspace `tree`, reaching the database through its gate.
+    fn handle(&self, tree: Arc<Tree>) -> Keyspace {
         Keyspace {
-            inner: self.inner.clone(),
-            tree: self.inner.tree.clone(),
+            db: self.gate.as_ref().map_or_else(GateRef::new, Arc::downgrade),
+            tree,
+            owner: self.inner.owner_token(),
         }
     }
 
@@ -97,27 +113,20 @@ impl Db {
 
 impl DbInner {
     /// The token a [`WriteBatch`] carries to name this database.
-    fn owner_token(&self) -> usize {
-        Arc::as_ptr(&self.tree) as usize
+    pub(super) fn owner_token(&self) -> usize {
+        self.token
     }
 
-    fn open_keyspace(
-        self: &Arc<Self>,
-        name: &str,
-        opts: Option<KeyspaceOptions>,
-    ) -> Result<Keyspace> {
+    /// The tree of keyspace `name`, opened (with `opts`) or created.
+    fn open_keyspace(&self, name: &str, opts: Option<KeyspaceOptions>) -> Result<Arc<Tree>> {
         check_name(name)?;
-        let handle = |tree: Arc<Tree>| Keyspace {
-            inner: self.clone(),
-            tree,
-        };
         if name == DEFAULT {
             if opts.is_some() {
                 return Err(Error::InvalidArgument(
                     "the default keyspace's options are the database's Options".into(),
                 ));
             }
-            return Ok(handle(self.tree.clone()));
+            return Ok(self.tree.clone());
         }
         let effective = Arc::new(opts.clone().unwrap_or_default().apply(&self.opts)?);
         // Under the WAL lock: no write, memtable switch or other create or
@@ -132,7 +141,7 @@ impl DbInner {
                          a clone of its handle"
                     )));
                 }
-                return Ok(handle(tree));
+                return Ok(tree);
             }
             let stamped = self.versions.lock().keyspaces()[&tree.id].ttl_stamped;
             super::ttl::check_keyspace_marker(
@@ -142,7 +151,7 @@ impl DbInner {
                 &effective,
             )?;
             tree.configure(effective);
-            return Ok(handle(tree));
+            return Ok(tree);
         }
         if self.read_only {
             return Err(open::read_only_error(&format!(
@@ -177,7 +186,7 @@ impl DbInner {
         };
         self.trees.write().insert(tree.id, tree.clone());
         self.multi.store(true, Ordering::Release);
-        Ok(handle(tree))
+        Ok(tree)
     }
 
     fn drop_keyspace(&self, name: &str) -> Result<()> {
@@ -237,22 +246,30 @@ impl Keyspace {
         &self.tree.name
     }
 
-    /// The error of a read or write through the handle of a dropped keyspace.
-    fn live(&self) -> Result<()> {
+    /// The database, for one call through the handle: [`Error::Closed`]
+    /// once its `Db` is closed or dropped, and the error of a dropped
+    /// keyspace.
+    pub(super) fn db(&self) -> Result<Arc<Gate>> {
+        let db = self.db.upgrade().ok_or(Error::Closed)?;
         if self.tree.dropped.load(Ordering::Acquire) {
             return Err(Error::InvalidArgument(format!(
                 "keyspace {:?} was dropped",
                 self.tree.name
             )));
         }
-        Ok(())
+        Ok(db)
+    }
+
+    /// The token of the keyspace's database (see [`DbInner::owner_token`]).
+    pub(super) fn owner_token(&self) -> usize {
+        self.owner
     }
 
     /// A batch of one entry of kind `kind` in this keyspace.
     fn one(&self, kind: u8, key: &[u8], value: Option<&[u8]>) -> WriteBatch {
         let extra = value.map_or(0, <[u8]>::len) + 5;
         let mut b = WriteBatch::with_capacity(key.len() + extra + crate::batch::ENTRY_OVERHEAD);
-        b.push_in(self.inner.owner_token(), self.tree.id, kind, key, value);
+        b.push_in(self.owner, self.tree.id, kind, key, value);
         b
     }
 
@@ -268,12 +285,14 @@ impl Keyspace {
         value: impl AsRef<[u8]>,
         wo: &WriteOptions,
     ) -> Result<()> {
-        self.live()?;
+        let db = self.db()?;
         let b = self.one(1, key.as_ref(), Some(value.as_ref()));
-        self.inner.write_checked(b, wo)
+        db.write_checked(b, wo)
     }
 
-    /// Merges `operand` into `key` through the keyspace's merge operator.
+    /// Merges `operand` into `key` through the keyspace's merge operator;
+    /// refused with [`Error::InvalidArgument`] if it has none (see
+    /// [`Db::merge`]).
     pub fn merge(&self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
         self.merge_with(key, operand, &WriteOptions::default())
     }
@@ -285,9 +304,9 @@ impl Keyspace {
         operand: impl AsRef<[u8]>,
         wo: &WriteOptions,
     ) -> Result<()> {
-        self.live()?;
+        let db = self.db()?;
         let b = self.one(4, key.as_ref(), Some(operand.as_ref()));
-        self.inner.write_checked(b, wo)
+        db.write_checked(b, wo)
     }
 
     /// Deletes `key` (a no-op for a missing key).
@@ -297,9 +316,9 @@ impl Keyspace {
 
     /// [`delete`](Self::delete) with explicit write options.
     pub fn delete_with(&self, key: impl AsRef<[u8]>, wo: &WriteOptions) -> Result<()> {
-        self.live()?;
+        let db = self.db()?;
         let b = self.one(0, key.as_ref(), None);
-        self.inner.write_checked(b, wo)
+        db.write_checked(b, wo)
     }
 
     /// Deletes every key in `range` with one range tombstone (see
@@ -314,10 +333,10 @@ impl Keyspace {
         range: R,
         wo: &WriteOptions,
     ) -> Result<()> {
-        self.live()?;
+        let db = self.db()?;
         let mut b = WriteBatch::new();
-        b.delete_range_in(self.inner.owner_token(), self.tree.id, range);
-        self.inner.write_checked(b, wo)
+        b.delete_range_in(self.owner, self.tree.id, range);
+        db.write_checked(b, wo)
     }
 
     /// The value of `key`, if any.
@@ -328,8 +347,7 @@ impl Keyspace {
     /// The value of `key` with explicit read options (a snapshot of the
     /// database reads every keyspace at the same point).
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        self.live()?;
-        self.inner.get_opt(&self.tree, key.as_ref(), ro)
+        self.db()?.get_opt(&self.tree, key.as_ref(), ro)
     }
 
     /// The values of several keys, all read at the same sequence number.
@@ -346,8 +364,7 @@ impl Keyspace {
         keys: impl IntoIterator<Item = K>,
         ro: &ReadOptions,
     ) -> Result<Vec<Option<Vec<u8>>>> {
-        self.live()?;
-        self.inner.multi_get_opt(&self.tree, keys, ro)
+        self.db()?.multi_get_opt(&self.tree, keys, ro)
     }
 
     /// An iterator over every key of the keyspace, ascending (`.rev()`: descending).
@@ -357,28 +374,25 @@ impl Keyspace {
 
     /// An iterator over the keys in `range`.
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<DbIterator> {
-        self.live()?;
-        DbInner::range(&self.inner, &self.tree, bounds(&range)?)
+        DbInner::range(&*self.db()?, &self.tree, bounds(&range)?)
     }
 
     /// An iterator over the keys that start with `prefix` (see [`Db::prefix`]).
     pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Result<DbIterator> {
-        self.live()?;
-        DbInner::range(&self.inner, &self.tree, prefix_bounds(prefix.as_ref())?)
+        DbInner::range(&*self.db()?, &self.tree, prefix_bounds(prefix.as_ref())?)
     }
 
     /// An iterator with explicit read options (see [`Db::iter_opt`]).
     pub fn iter_opt(&self, ro: &ReadOptions) -> Result<DbIterator> {
-        self.live()?;
-        DbInner::iter_opt(&self.inner, &self.tree, ro)
+        DbInner::iter_opt(&*self.db()?, &self.tree, ro)
     }
 
     /// Compacts the keyspace's files overlapping `range` down to its
     /// deepest level holding data (after flushing every keyspace); see
     /// [`Db::compact_range`].
     pub fn compact_range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<()> {
-        self.live()?;
-        if self.inner.read_only {
+        let db = self.db()?;
+        if db.read_only {
             return Err(open::read_only_error("compact_range"));
         }
         let (lo, hi) = bounds(&range)?;
@@ -386,38 +400,46 @@ impl Keyspace {
             Bound::Included(k) | Bound::Excluded(k) => Some(k.clone()),
             Bound::Unbounded => None,
         };
-        self.inner
-            .compact_range(&self.tree, key(&lo).as_deref(), key(&hi).as_deref())
+        db.compact_range(&self.tree, key(&lo).as_deref(), key(&hi).as_deref())
     }
 
     /// Statistics of this keyspace: its levels, files and memtable bytes
     /// (the counters of reads and writes are the database's, as in
-    /// [`Db::stats`]).
+    /// [`Db::stats`]). Empty ([`Stats::default`]) once the database is
+    /// closed.
     pub fn stats(&self) -> Stats {
-        self.inner.stats(std::slice::from_ref(&self.tree))
+        match self.db.upgrade() {
+            Some(db) => db.stats(std::slice::from_ref(&self.tree)),
+            None => Stats::default(),
+        }
     }
 }
 
 impl Keyspace {
     /// The value of the named property of this keyspace as text (the names
     /// of [`Db::property`]; `sievedb.stats` covers this keyspace only).
+    /// `None` once the database is closed.
     pub fn property(&self, name: &str) -> Option<String> {
-        let v = self.inner.property_value(&self.tree, name)?;
+        let v = self.db.upgrade()?.property_value(&self.tree, name)?;
         Some(v.into_text())
     }
 
     /// The value of a numeric property of this keyspace (see
     /// [`property`](Self::property)).
     pub fn property_int(&self, name: &str) -> Option<u64> {
-        self.inner.property_value(&self.tree, name)?.into_int()
+        self.db
+            .upgrade()?
+            .property_value(&self.tree, name)?
+            .into_int()
     }
 }
 
 impl std::fmt::Debug for Keyspace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let dir = self.db.upgrade().map(|db| db.dir.clone());
         f.debug_struct("Keyspace")
             .field("name", &self.tree.name)
-            .field("dir", &self.inner.dir)
+            .field("dir", &dir)
             .finish()
     }
 }
@@ -425,23 +447,28 @@ impl std::fmt::Debug for Keyspace {
 impl WriteBatch {
     /// Adds a put of `key` to `value` in keyspace `ks` (RocksDB's `put_cf`).
     pub fn put_cf(&mut self, ks: &Keyspace, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
-        let owner = ks.inner.owner_token();
-        self.push_in(owner, ks.tree.id, 1, key.as_ref(), Some(value.as_ref()));
+        self.push_in(ks.owner, ks.tree.id, 1, key.as_ref(), Some(value.as_ref()));
     }
 
     /// Adds a delete of `key` in keyspace `ks`.
     pub fn delete_cf(&mut self, ks: &Keyspace, key: impl AsRef<[u8]>) {
-        self.push_in(ks.inner.owner_token(), ks.tree.id, 0, key.as_ref(), None);
+        self.push_in(ks.owner, ks.tree.id, 0, key.as_ref(), None);
     }
 
-    /// Adds a merge of `operand` into `key` in keyspace `ks`.
+    /// Adds a merge of `operand` into `key` in keyspace `ks` (writing the
+    /// batch is refused if `ks` has no merge operator).
     pub fn merge_cf(&mut self, ks: &Keyspace, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) {
-        let owner = ks.inner.owner_token();
-        self.push_in(owner, ks.tree.id, 4, key.as_ref(), Some(operand.as_ref()));
+        self.push_in(
+            ks.owner,
+            ks.tree.id,
+            4,
+            key.as_ref(),
+            Some(operand.as_ref()),
+        );
     }
 
     /// Adds a delete of every key in `range` in keyspace `ks`.
     pub fn delete_range_cf<K: AsRef<[u8]>, R: RangeBounds<K>>(&mut self, ks: &Keyspace, range: R) {
-        self.delete_range_in(ks.inner.owner_token(), ks.tree.id, range);
+        self.delete_range_in(ks.owner, ks.tree.id, range);
     }
 }

@@ -41,7 +41,9 @@ mod bg_error;
 mod checkpoint;
 pub(crate) mod conflicts;
 mod flush;
+pub(crate) mod handles;
 mod keyspaces;
+mod may_exist;
 mod open;
 mod properties;
 mod read;
@@ -85,6 +87,10 @@ mod tests;
 /// ```
 pub struct Db {
     inner: Arc<DbInner>,
+    /// What the [`Keyspace`] handles reach the database through (weakly):
+    /// taken by [`close`](Db::close) and dropped with the `Db`, which
+    /// closes them.
+    gate: Option<Arc<handles::Gate>>,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -164,11 +170,20 @@ pub(crate) struct DbInner {
     recovery: RecoveryReport,
     /// The locks of pessimistic transactions (`txn/locks.rs`).
     locks: crate::txn::locks::LockManager,
+    /// The snapshots, iterators and transactions open, by kind (`handles.rs`).
+    handles: handles::HandleCounts,
+    /// Names this database in the [`WriteBatch`]es of its keyspaces: unique
+    /// in the process (never reused, unlike an address), so that a batch or
+    /// a keyspace handle of a closed database never passes for one of a
+    /// database opened later.
+    token: usize,
     _lock: Box<dyn FileLock>,
 }
 
 impl Db {
-    /// Opens (or creates) the database in `path`.
+    /// Opens (or creates) the database in `path`. An empty path is
+    /// [`Error::InvalidArgument`], refused before anything touches the disk
+    /// (`"."` names the current directory).
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         Self::open_with_fs(path, opts, Arc::new(StdFs))
     }
@@ -218,7 +233,8 @@ impl Db {
     /// WAL between listing and reading) makes the open or a read fail with an
     /// I/O error; open a copy for a stable view. A missing directory, or one
     /// without `CURRENT`, is [`Error::InvalidArgument`] naming the path
-    /// (`create_if_missing` is ignored); `error_if_exists` is refused.
+    /// (`create_if_missing` is ignored), as is an empty path; `error_if_exists`
+    /// is refused.
     pub fn open_read_only(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         Self::open_read_only_with_fs(path, opts, Arc::new(StdFs))
     }
@@ -240,11 +256,17 @@ impl Db {
         fs: Arc<dyn FileSystem>,
         read_only: bool,
     ) -> Result<Db> {
+        let what = match read_only {
+            true => "Db::open_read_only",
+            false => "Db::open",
+        };
+        filename::check_dir_arg(path, what)?;
         opts.validate()?;
         let fs: Arc<dyn FileSystem> = Arc::new(crate::io::NamedFs(fs));
-        let inner = DbInner::open(path.to_path_buf(), opts, fs, read_only)?;
+        let inner = Arc::new(DbInner::open(path.to_path_buf(), opts, fs, read_only)?);
         Ok(Db {
-            inner: Arc::new(inner),
+            gate: Some(Arc::new(inner.clone())),
+            inner,
             threads: Vec::new(),
         })
     }
@@ -269,7 +291,8 @@ impl Db {
     /// the `repair` module for the steps and their crash safety. The
     /// rebuilt MANIFEST records a TTL database (see [`Options::ttl`]) when
     /// `opts.ttl` is set: repair a database with the TTL-ness it was
-    /// created with.
+    /// created with. An empty path is [`Error::InvalidArgument`] (nothing
+    /// is touched).
     pub fn repair(path: impl AsRef<Path>, opts: Options) -> Result<crate::RepairReport> {
         Self::repair_with_fs(path, opts, Arc::new(StdFs))
     }
@@ -280,6 +303,7 @@ impl Db {
         opts: Options,
         fs: Arc<dyn FileSystem>,
     ) -> Result<crate::RepairReport> {
+        filename::check_dir_arg(path.as_ref(), "Db::repair")?;
         crate::repair::repair(path.as_ref(), &opts, Arc::new(crate::io::NamedFs(fs)))
     }
 
@@ -314,7 +338,24 @@ impl Db {
 
     /// Merges `operand` into `key` through [`Options::merge_operator`]
     /// (see [`crate::merge`]): a counter increment or an append without
-    /// reading the key first.
+    /// reading the key first. Without a merge operator the write is refused
+    /// with [`Error::InvalidArgument`] (nothing is written): every read of
+    /// the key would fail.
+    ///
+    /// ```
+    /// # fn main() -> sievedb::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use std::sync::Arc;
+    /// use sievedb::{merge::U64Add, Db, Error, Options};
+    ///
+    /// let plain = Db::open(dir.path().join("plain"), Options::default())?;
+    /// assert!(matches!(plain.merge("hits", 1u64.to_le_bytes()), Err(Error::InvalidArgument(_))));
+    /// let db = Db::open(dir.path().join("counters"), Options::builder().merge_operator(Arc::new(U64Add)).build())?;
+    /// db.merge("hits", 1u64.to_le_bytes())?;
+    /// db.merge("hits", 2u64.to_le_bytes())?;
+    /// assert_eq!(db.get("hits")?, Some(3u64.to_le_bytes().to_vec()));
+    /// # Ok(()) }
+    /// ```
     pub fn merge(&self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
         self.merge_with(key, operand, &WriteOptions::default())
     }
@@ -481,7 +522,7 @@ impl Db {
     /// # Ok(()) }
     /// ```
     pub fn snapshot(&self) -> Snapshot {
-        Snapshot::new(self.inner.clone())
+        Snapshot::new(self.inner.clone(), handles::HandleKind::Snapshot)
     }
 
     /// Writes the memtables to SST files and waits until they are flushed.
@@ -536,20 +577,49 @@ impl Db {
     /// Stops background work, syncs the WAL and closes the database, reporting
     /// a background error if one happened.
     ///
-    /// Snapshots and iterators keep the database they read alive: if any is
-    /// still open, `close` still stops background work and syncs the WAL, but
-    /// returns [`Error::Busy`]; they go on reading, and the directory stays
-    /// locked (a reopen gets [`Error::Locked`]) until the last of them is
-    /// dropped.
+    /// [`Keyspace`] handles do not keep the database open: from `close` on
+    /// (or once the `Db` is dropped), every call through one returns
+    /// [`Error::Closed`]. Snapshots, iterators and transactions do keep the
+    /// database they read alive: if any is still open, `close` still stops
+    /// background work and syncs the WAL, but returns [`Error::Busy`] saying
+    /// how many of each are open; they go on reading, and the directory
+    /// stays locked (a reopen gets [`Error::Locked`]) until the last of them
+    /// is dropped.
+    ///
+    /// ```
+    /// # fn main() -> sievedb::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use sievedb::{Db, Error, Options};
+    ///
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// let users = db.keyspace("users")?;
+    /// users.put("u1", "alice")?;
+    /// db.close()?; // the keyspace handle does not keep the database open
+    /// assert!(matches!(users.get("u1"), Err(Error::Closed)));
+    ///
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// let (snap, iter) = (db.snapshot(), db.iter()?);
+    /// match db.close() {
+    ///     Err(Error::Busy(why)) => assert!(why.starts_with("1 snapshot, 1 iterator of"), "{why}"),
+    ///     other => panic!("expected Busy, got {other:?}"),
+    /// }
+    /// drop((snap, iter)); // the directory is unlocked once they are dropped
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// assert_eq!(db.get("u1")?, None); // "u1" is in keyspace "users"
+    /// # Ok(()) }
+    /// ```
     pub fn close(mut self) -> Result<()> {
+        // Keyspace handles are closed first: a call in progress through one
+        // finishes with the reference it upgraded.
+        self.gate = None;
         self.shutdown()?;
-        // Background threads are joined: every other reference is a snapshot
-        // or an iterator.
+        // Background threads are joined: every other reference is a
+        // snapshot, an iterator, a transaction, or a keyspace call ending.
         match Arc::strong_count(&self.inner) - 1 {
             0 => Ok(()),
             n => Err(Error::Busy(format!(
-                "{n} snapshot(s) or iterator(s) of {} are still open: the database \
-                 stays locked until they are dropped",
+                "{} of {} still open: the database stays locked until they are dropped",
+                self.inner.handles.describe(n),
                 self.inner.dir.display()
             ))),
         }
@@ -690,72 +760,5 @@ impl DbInner {
                 .filter_budget()
                 .save_hotness(self.fs.as_ref(), &self.dir, durable);
         }
-    }
-
-    // ----- stats -----
-
-    fn stats(&self, trees: &[Arc<Tree>]) -> Stats {
-        // First the filter budget settles (this thread's access log replayed,
-        // the loads and drops it calls for done), so that the residency per
-        // level below and the totals agree: read before it, a level could
-        // show units the worker was still loading.
-        let budget = self.tables.filter_budget();
-        let filter_memory = budget.usage();
-        let versions: Vec<Arc<Version>> = trees.iter().map(|t| t.version()).collect();
-        let mut s = Stats {
-            levels: (0..self.opts.max_levels)
-                .map(|level| {
-                    let runs: Vec<&Arc<crate::version::Run>> =
-                        versions.iter().flat_map(|v| &v.levels[level]).collect();
-                    let files = runs.iter().flat_map(|r| &r.files);
-                    let mut ls = LevelStats {
-                        level,
-                        files: runs.iter().map(|r| r.files.len()).sum(),
-                        runs: runs.len(),
-                        bytes: runs.iter().map(|r| r.bytes()).sum(),
-                        entries: files.clone().map(|f| f.entries).sum(),
-                        range_tombstones: files.clone().map(|f| f.range_dels).sum(),
-                        ..LevelStats::default()
-                    };
-                    let unread = files.clone().filter(|f| !f.filter_read()).count() as u64;
-                    if unread > 0 {
-                        ls.filters_unread = unread;
-                        ls.enabled_units = vec![unread];
-                    }
-                    for (resident, units, bytes) in files.filter_map(|f| f.filter_residency()) {
-                        let n = resident as usize;
-                        if ls.enabled_units.len() <= units as usize {
-                            ls.enabled_units.resize(units as usize + 1, 0);
-                        }
-                        ls.enabled_units[n] += 1;
-                        ls.filter_memory_bytes += bytes;
-                    }
-                    ls
-                })
-                .collect(),
-            ..Stats::default()
-        };
-        self.counters.fill(&mut s);
-        (s.filter_memory_bytes, s.filter_memory_budget_bytes) = filter_memory;
-        s.estimated_extra_io = budget.expected_extra_io();
-        s.block_cache_bytes = self.tables.block_cache().map_or(0, |c| c.used_bytes());
-        s.table_meta_bytes = self.tables.meta_bytes();
-        // The memtable lock is released before the background lock is taken:
-        // the flush thread read-locks the memtables while it holds the
-        // background lock, and a memtable switch waiting for the write lock
-        // queues that read behind ours, so holding both here deadlocked.
-        s.memtable_bytes = trees.iter().map(|t| t.memtable_bytes()).sum();
-        s.last_sequence = self.last_seq.load(Ordering::Acquire);
-        s.pending_compaction_bytes = trees
-            .iter()
-            .zip(&versions)
-            .map(|(t, v)| compaction::pending_bytes(v, &t.opts()))
-            .sum();
-        s.background_error = self.bg.lock().error.as_ref().map(Error::to_string);
-        s.recovery_records_dropped = self.recovery.records_dropped;
-        s.recovery_entries_dropped = self.recovery.entries_dropped;
-        s.recovery_bytes_dropped =
-            self.recovery.bytes_dropped + self.recovery.manifest_bytes_dropped;
-        s
     }
 }

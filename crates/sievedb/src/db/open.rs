@@ -290,6 +290,8 @@ impl DbInner {
             read_only,
             recovery: report,
             locks: crate::txn::locks::LockManager::default(),
+            handles: super::handles::HandleCounts::default(),
+            token: super::handles::new_token(),
             _lock: lock,
         };
         if !read_only {

@@ -1,5 +1,6 @@
 //! Named properties: statistics and estimates looked up by name, as
-//! RocksDB's `GetProperty` / `GetIntProperty`.
+//! RocksDB's `GetProperty` / `GetIntProperty`; and the [`Stats`] they and
+//! [`Db::stats`] read.
 
 use super::*;
 
@@ -146,5 +147,74 @@ impl Value {
             Value::Int(n) => Some(n),
             Value::Text(_) => None,
         }
+    }
+}
+
+impl DbInner {
+    /// The statistics of keyspaces `trees` (their levels; the counters are
+    /// the database's).
+    pub(super) fn stats(&self, trees: &[Arc<Tree>]) -> Stats {
+        // First the filter budget settles (this thread's access log replayed,
+        // the loads and drops it calls for done), so that the residency per
+        // level below and the totals agree: read before it, a level could
+        // show units the worker was still loading.
+        let budget = self.tables.filter_budget();
+        let filter_memory = budget.usage();
+        let versions: Vec<Arc<Version>> = trees.iter().map(|t| t.version()).collect();
+        let mut s = Stats {
+            levels: (0..self.opts.max_levels)
+                .map(|level| {
+                    let runs: Vec<&Arc<crate::version::Run>> =
+                        versions.iter().flat_map(|v| &v.levels[level]).collect();
+                    let files = runs.iter().flat_map(|r| &r.files);
+                    let mut ls = LevelStats {
+                        level,
+                        files: runs.iter().map(|r| r.files.len()).sum(),
+                        runs: runs.len(),
+                        bytes: runs.iter().map(|r| r.bytes()).sum(),
+                        entries: files.clone().map(|f| f.entries).sum(),
+                        range_tombstones: files.clone().map(|f| f.range_dels).sum(),
+                        ..LevelStats::default()
+                    };
+                    let unread = files.clone().filter(|f| !f.filter_read()).count() as u64;
+                    if unread > 0 {
+                        ls.filters_unread = unread;
+                        ls.enabled_units = vec![unread];
+                    }
+                    for (resident, units, bytes) in files.filter_map(|f| f.filter_residency()) {
+                        let n = resident as usize;
+                        if ls.enabled_units.len() <= units as usize {
+                            ls.enabled_units.resize(units as usize + 1, 0);
+                        }
+                        ls.enabled_units[n] += 1;
+                        ls.filter_memory_bytes += bytes;
+                    }
+                    ls
+                })
+                .collect(),
+            ..Stats::default()
+        };
+        self.counters.fill(&mut s);
+        (s.filter_memory_bytes, s.filter_memory_budget_bytes) = filter_memory;
+        s.estimated_extra_io = budget.expected_extra_io();
+        s.block_cache_bytes = self.tables.block_cache().map_or(0, |c| c.used_bytes());
+        s.table_meta_bytes = self.tables.meta_bytes();
+        // The memtable lock is released before the background lock is taken:
+        // the flush thread read-locks the memtables while it holds the
+        // background lock, and a memtable switch waiting for the write lock
+        // queues that read behind ours, so holding both here deadlocked.
+        s.memtable_bytes = trees.iter().map(|t| t.memtable_bytes()).sum();
+        s.last_sequence = self.last_seq.load(Ordering::Acquire);
+        s.pending_compaction_bytes = trees
+            .iter()
+            .zip(&versions)
+            .map(|(t, v)| compaction::pending_bytes(v, &t.opts()))
+            .sum();
+        s.background_error = self.bg.lock().error.as_ref().map(Error::to_string);
+        s.recovery_records_dropped = self.recovery.records_dropped;
+        s.recovery_entries_dropped = self.recovery.entries_dropped;
+        s.recovery_bytes_dropped =
+            self.recovery.bytes_dropped + self.recovery.manifest_bytes_dropped;
+        s
     }
 }

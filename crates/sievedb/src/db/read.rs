@@ -1,5 +1,6 @@
 //! The read path: views, point lookups and iterators.
 
+use super::handles::{HandleKind, Held};
 use super::*;
 use crate::version::operands::{self, Below};
 
@@ -81,7 +82,7 @@ impl DbInner {
     /// LOCK held) while it lives.
     pub(super) fn range(this: &Arc<Self>, tree: &Tree, bounds: Bounds) -> Result<DbIterator> {
         let (seq, view) = this.view(tree);
-        let pin: Pin = Box::new(this.clone());
+        let pin: Pin = Box::new(Held::new(this.clone(), HandleKind::Iterator));
         this.iter_in(&view, seq, bounds, vec![pin], ReadCtx::new(0))
     }
 
@@ -98,7 +99,7 @@ impl DbInner {
         let (seq, view) = this.read_point(tree, ro)?;
         let pin: Pin = match ro.snapshot {
             Some(s) => s.pin(),
-            None => Box::new(this.clone()),
+            None => Box::new(Held::new(this.clone(), HandleKind::Iterator)),
         };
         this.iter_in(&view, seq, (lo, hi), vec![pin], block_policy(ro))
     }
@@ -208,8 +209,25 @@ impl DbInner {
         ctx: ReadCtx,
         buf: &mut Vec<u8>,
     ) -> Result<Lookup> {
-        let user_key = probe.key();
         let mut seek = key::LazySeek::new(buf, seq);
+        if let Some(found) = self.memtables_get(view, probe, &mut seek) {
+            return Ok(found);
+        }
+        view.version.get(probe, &mut seek, ctx)
+    }
+
+    /// The newest entry of `probe.key()` visible at `seek.seq()` in the
+    /// memtables of `view`, newest first (`None`: they hold none, and no
+    /// range tombstone of theirs covers the key; a covering one answers
+    /// [`Lookup::Deleted`] unless a newer entry is found). Memory only.
+    #[inline(always)]
+    pub(super) fn memtables_get(
+        &self,
+        view: &View,
+        probe: &mut KeyProbe<'_>,
+        seek: &mut key::LazySeek<'_>,
+    ) -> Option<Lookup> {
+        let (user_key, seq) = (probe.key(), seek.seq());
         for m in std::iter::once(&view.mem).chain(view.imm.iter().rev()) {
             if m.is_empty() {
                 continue;
@@ -220,7 +238,7 @@ impl DbInner {
             if covered > 0 {
                 let found = m.get(user_key, seek.get(user_key), covered);
                 bump(&self.counters.memtable_hits, 1);
-                return Ok(match found {
+                return Some(match found {
                     Lookup::Absent => Lookup::Deleted,
                     found => found,
                 });
@@ -239,11 +257,11 @@ impl DbInner {
                 Lookup::Absent => {}
                 found => {
                     bump(&self.counters.memtable_hits, 1);
-                    return Ok(found);
+                    return Some(found);
                 }
             }
         }
-        view.version.get(probe, &mut seek, ctx)
+        None
     }
 
     /// An iterator over `view` as of `seq` within `bounds`, reading blocks

@@ -1,5 +1,6 @@
 //! Snapshots: point-in-time views that hold back compaction.
 
+use super::handles::{HandleKind, Held};
 use super::*;
 
 /// A point-in-time view: reads see exactly the writes acknowledged before it
@@ -21,17 +22,22 @@ use super::*;
 /// # Ok(()) }
 /// ```
 pub struct Snapshot {
-    inner: Arc<DbInner>,
+    inner: Held,
     seq: SeqNo,
 }
 
 impl Snapshot {
-    pub(super) fn new(inner: Arc<DbInner>) -> Self {
+    /// A snapshot of `inner` at its last sequence number, counted as a
+    /// handle of `kind` (a transaction's own snapshot is a part of it).
+    pub(crate) fn new(inner: Arc<DbInner>, kind: HandleKind) -> Self {
         let mut snaps = inner.snapshots.lock();
         let seq = inner.last_seq.load(Ordering::Acquire);
         *snaps.entry(seq).or_insert(0) += 1;
         drop(snaps);
-        Snapshot { inner, seq }
+        Snapshot {
+            inner: Held::new(inner, kind),
+            seq,
+        }
     }
 
     /// The sequence number the snapshot reads at.
@@ -69,9 +75,10 @@ impl Snapshot {
     }
 
     /// Keeps this snapshot's sequence number registered (and its database
-    /// open) while the returned pin lives.
+    /// open) while the returned pin, an iterator's, lives.
     pub(crate) fn pin(&self) -> Pin {
-        Box::new(SnapshotPin(Snapshot::new_at(self.inner.clone(), self.seq)))
+        let inner = Arc::clone(&self.inner);
+        Box::new(SnapshotPin(Snapshot::new_at(inner, self.seq)))
     }
 
     /// Whether the snapshot was taken from the database `inner`.
@@ -79,9 +86,13 @@ impl Snapshot {
         Arc::ptr_eq(&self.inner, inner)
     }
 
+    /// A registration of `seq`, counted as an iterator (its pin).
     fn new_at(inner: Arc<DbInner>, seq: SeqNo) -> Self {
         *inner.snapshots.lock().entry(seq).or_insert(0) += 1;
-        Snapshot { inner, seq }
+        Snapshot {
+            inner: Held::new(inner, HandleKind::Iterator),
+            seq,
+        }
     }
 }
 

@@ -6,6 +6,8 @@
 use super::conflicts::CommitCheck;
 use super::*;
 
+pub(crate) use super::write::no_merge_operator;
+
 /// Owned lower and upper bounds of a range of user keys.
 pub(crate) type KeyBounds = (Bound<Vec<u8>>, Bound<Vec<u8>>);
 
@@ -22,9 +24,10 @@ impl Keyspace {
         &self.tree
     }
 
-    /// Whether the keyspace belongs to the database `inner`.
+    /// Whether the keyspace belongs to the database `inner` (alive: its
+    /// token names no other database).
     pub(crate) fn of(&self, inner: &Arc<DbInner>) -> bool {
-        Arc::ptr_eq(&self.inner, inner)
+        self.owner_token() == inner.batch_owner()
     }
 }
 
@@ -41,7 +44,7 @@ impl DbInner {
 
     /// The token a [`WriteBatch`] carries to name this database's keyspaces.
     pub(crate) fn batch_owner(&self) -> usize {
-        Arc::as_ptr(&self.tree) as usize
+        self.owner_token()
     }
 
     /// The value of `key` in keyspace `tree` as of `seq`, which a registered

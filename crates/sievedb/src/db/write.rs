@@ -15,6 +15,18 @@ const FAST_PATH_SPIN: Duration = Duration::from_micros(8);
 /// Spin-loop pauses between two tries of the WAL lock.
 const SPIN_PAUSES: u32 = 8;
 
+/// The error of a merge into keyspace `name`, which has no merge operator.
+pub(crate) fn no_merge_operator(name: &str) -> Error {
+    let where_ = match name {
+        crate::keyspace::DEFAULT => "the database's `Options`",
+        _ => "its `KeyspaceOptions`",
+    };
+    Error::InvalidArgument(format!(
+        "keyspace {name:?} has no merge operator: set `merge_operator` in {where_} \
+         to merge into it"
+    ))
+}
+
 /// The result of the group's first batch (the caller's).
 fn first_result(r: Result<Refusals>) -> Result<()> {
     member_result(&r, 0)
@@ -43,6 +55,23 @@ impl DbInner {
         self.commit_checked(batch, sync, None)
     }
 
+    /// Refuses `batch` if it merges into a keyspace without a merge
+    /// operator: every read of the key would fail until it is overwritten.
+    /// A batch without merges is not decoded. A keyspace no longer live is
+    /// left to the check under the WAL lock, which names it dropped.
+    fn check_merge_operators(&self, batch: &mut WriteBatch) -> Result<()> {
+        for id in batch.merge_keyspaces()? {
+            let tree = match id {
+                0 => Some(self.tree.clone()),
+                id => self.trees.read().get(&id).cloned(),
+            };
+            if let Some(tree) = tree.filter(|t| t.opts().merge_operator.is_none()) {
+                return Err(no_merge_operator(&tree.name));
+            }
+        }
+        Ok(())
+    }
+
     /// Writes `batch` once `check` (a transaction's validation) passes under
     /// the WAL lock, through the group commit, so that many committing
     /// threads share fsyncs. A batch with nothing to write is only checked.
@@ -53,6 +82,7 @@ impl DbInner {
         check: Option<Box<dyn CommitCheck>>,
     ) -> Result<()> {
         batch.validate()?;
+        self.check_merge_operators(&mut batch)?;
         if batch.is_empty() {
             let Some(check) = check else { return Ok(()) };
             // Nothing to log: the check alone, ordered with every commit.
@@ -316,7 +346,7 @@ impl DbInner {
         if batches.iter().all(|b| b.keyspaces().is_empty()) {
             return Ok(out);
         }
-        let me = Arc::as_ptr(&self.tree) as usize;
+        let me = self.owner_token();
         let trees = self.trees.read();
         for b in batches {
             if b.owner() != 0 && b.owner() != me {

@@ -65,3 +65,16 @@ pub fn parse(name: &str) -> Option<FileKind> {
     }
     None
 }
+
+/// Refuses an empty `path` for `what` (a directory argument) with
+/// [`Error::InvalidArgument`](crate::Error::InvalidArgument), before anything
+/// touches the disk: the file names joined to it (`LOCK`, `CURRENT`, ...)
+/// would be relative names, resolved in the process's current directory.
+pub fn check_dir_arg(path: &Path, what: &str) -> crate::Result<()> {
+    if path.as_os_str().is_empty() {
+        return Err(crate::Error::InvalidArgument(format!(
+            "{what}: the path is empty (use \".\" for the current directory)"
+        )));
+    }
+    Ok(())
+}

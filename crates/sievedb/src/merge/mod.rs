@@ -11,7 +11,10 @@
 //! Operands are always handed to the operator oldest first. An operator that
 //! answers `None` fails the read with [`Error::MergeFailed`]
 //! naming the key; compaction then keeps the operands as they are, so no
-//! operand is ever dropped.
+//! operand is ever dropped. A merge into a keyspace without an operator is
+//! refused when it is written ([`Error::InvalidArgument`]); a database
+//! reopened without the operator its operands were written with fails
+//! their reads with [`Error::MergeFailed`].
 
 use std::collections::VecDeque;
 use std::fmt;

@@ -53,8 +53,8 @@ pub use iter::TransactionIterator;
 use self::deadlock::TxId;
 use self::optimistic::{KeyRange, Validation};
 use self::write_set::{Key, Op, WriteSet};
+use crate::db::handles::{HandleKind, Held};
 use crate::db::txn_support::{checked_key, owned_bounds, prefix_range, KeyBounds};
-use crate::db::DbInner;
 use crate::error::{ConflictKind, Error, Result};
 use crate::keyspace::Tree;
 use crate::{Db, Keyspace, Snapshot, WriteOptions};
@@ -186,7 +186,9 @@ enum State {
 /// # Ok(()) }
 /// ```
 pub struct Transaction {
-    db: Arc<DbInner>,
+    /// The database, held open (and counted as a transaction) until it is
+    /// dropped.
+    db: Held,
     /// The sequence number it reads at.
     seq: u64,
     /// Its snapshot, held until it ends (its iterators pin what they need).
@@ -215,8 +217,8 @@ impl Db {
 
     /// A new transaction run as `opts` says.
     pub fn transaction_opt(&self, opts: &TransactionOptions) -> Transaction {
-        let db = self.inner_arc().clone();
-        let snapshot = self.snapshot();
+        let db = Held::new(self.inner_arc().clone(), HandleKind::Transaction);
+        let snapshot = Snapshot::new(self.inner_arc().clone(), HandleKind::Part);
         Transaction {
             id: db.locks().new_id(),
             seq: snapshot.sequence(),
@@ -306,6 +308,8 @@ impl Transaction {
 
     /// Merges `operand` into `key` when the transaction commits (the
     /// keyspace's merge operator combines it, as outside a transaction).
+    /// In a keyspace without a merge operator the call itself is refused
+    /// with [`Error::InvalidArgument`]; the transaction goes on.
     pub fn merge(&mut self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
         let tree = self.default_tree();
         self.write(tree, key.as_ref(), Op::Merge(operand.as_ref().to_vec()))
@@ -579,6 +583,10 @@ impl Transaction {
                 "keyspace {:?} was dropped",
                 tree.name
             )));
+        }
+        if matches!(op, Op::Merge(_)) && tree.opts().merge_operator.is_none() {
+            // Refused now, not at commit: nothing is locked or recorded.
+            return Err(crate::db::txn_support::no_merge_operator(&tree.name));
         }
         self.lock(&tree, key)?;
         self.remember(&tree);

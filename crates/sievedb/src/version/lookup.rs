@@ -94,6 +94,33 @@ impl Version {
         Ok(Lookup::Absent)
     }
 
+    /// Whether `probe.key()` may be in a file of this version, by the filters
+    /// alone: `false` when, in every run, no file's key range covers the key
+    /// or the covering file's resident filter units exclude it. Nothing is
+    /// read or opened: a covering file whose filter was not read yet (no
+    /// lookup has reached it since it was opened), that has no filter, or
+    /// whose units are all dropped by the filter budget says "maybe". Range
+    /// tombstones in files are not looked at. The probe's one digest serves
+    /// every filter, as in [`Version::get`].
+    pub fn may_contain(&self, probe: &mut KeyProbe<'_>) -> bool {
+        let user_key = probe.key();
+        let mut guard = FilterGuard::default();
+        for (level, runs) in self.levels.iter().enumerate() {
+            for run in runs {
+                let Some(file) = run.file_for(user_key) else {
+                    continue;
+                };
+                let Some(Some(rf)) = file.filter.get() else {
+                    return true;
+                };
+                if !rf.excludes(probe, level, &mut guard).0 {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     #[cfg(any(test, feature = "internals"))]
     /// Appends to `out` the filters with resident units that a lookup of
     /// `user_key` would probe if every one said "maybe" (each run's candidate
