@@ -131,6 +131,14 @@ pub fn warn_recovery(py: Python<'_>, db: &sievedb::Db) -> PyResult<()> {
 /// The engine's phrases that name a Rust item, and how Python says them.
 const PHRASES: &[(&str, &str)] = &[
     (
+        "set `merge_operator` in the database's `Options` to merge into it",
+        "open the database with merge_operator= to merge into it",
+    ),
+    (
+        "set `merge_operator` in its `KeyspaceOptions` to merge into it",
+        "open the keyspace with merge_operator= to merge into it",
+    ),
+    (
         "Db::repair (CLI: sievedb repair --db DIR)",
         "sievedb.Db.repair(path) (CLI: sievedb repair --db DIR)",
     ),
@@ -295,7 +303,8 @@ pub fn to_py(e: sievedb::Error) -> PyErr {
     match e {
         sievedb::Error::Io(io) => io_to_py(&io, msg),
         sievedb::Error::Corruption { .. } => CorruptionError::new_err(msg),
-        sievedb::Error::InvalidArgument(_) => InvalidArgumentError::new_err(msg),
+        // The class says what the engine's "invalid argument: " prefix says.
+        sievedb::Error::InvalidArgument(m) => InvalidArgumentError::new_err(pythonic(&m)),
         sievedb::Error::Locked(_) => LockedError::new_err(msg),
         sievedb::Error::Busy(_) => BusyError::new_err(msg),
         sievedb::Error::Poisoned(_) => PoisonedError::new_err(msg),

@@ -160,9 +160,14 @@ impl KeyIterator {
         // before letting go, so a thread blocked on the lock while holding
         // the GIL would deadlock with it. An entry already fetched is taken
         // without releasing the GIL when the lock is free at once.
-        let next = match self.state.0.try_lock() {
-            Ok(mut st) if !st.released && !st.buf.is_empty() => st.buf.pop_front(),
-            _ => py
+        // (The guard of `try_lock` must be gone before the slow path locks.)
+        let fast = match self.state.0.try_lock() {
+            Ok(mut st) if !st.released => st.buf.pop_front(),
+            _ => None,
+        };
+        let next = match fast {
+            Some(kv) => Some(kv),
+            None => py
                 .allow_threads(|| {
                     let mut st = self
                         .state

@@ -76,15 +76,13 @@ impl Store<'_> {
         }
     }
 
-    /// Whether `key` may exist: false only if it surely does not.
+    /// Whether `key` may exist: false only if it surely does not (a probe
+    /// of the memtables and the resident filters; no block is read).
     pub fn key_may_exist(self, key: &[u8]) -> sievedb::Result<bool> {
-        // ENGINE: key_may_exist -- `Db::key_may_exist` and
-        // `Keyspace::key_may_exist` (a filter probe, no data read) are being
-        // added to the engine on another branch; until they are merged this
-        // is an exact (and slower) stand-in:
-        //     Store::Default(db) => db.key_may_exist(key),
-        //     Store::Keyspace(ks) => ks.key_may_exist(key),
-        self.get(key).map(|v| v.is_some())
+        match self {
+            Store::Default(db) => db.key_may_exist(key),
+            Store::Keyspace(ks) => ks.key_may_exist(key),
+        }
     }
 
     pub fn multi_get(self, keys: &[Vec<u8>]) -> sievedb::Result<Vec<Option<Vec<u8>>>> {

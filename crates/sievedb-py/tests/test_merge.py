@@ -46,9 +46,32 @@ def test_append_with_a_separator(tmp_path):
         assert db["log"] == b"d|e"
 
 
-def test_without_an_operator_reads_raise_merge_failed(tmp_path):
+def test_a_merge_without_an_operator_is_refused(tmp_path):
     with sievedb.Db(tmp_path / "db") as db:
+        with pytest.raises(sievedb.InvalidArgumentError, match="merge_operator=") as e:
+            db.merge(b"k", b"x")
+        assert "Options" not in str(e.value)  # Python's spelling, not Rust's
+        b = sievedb.WriteBatch()
+        b.put(b"a", b"1")
+        b.merge(b"k", b"x")
+        with pytest.raises(sievedb.InvalidArgumentError, match="merge_operator="):
+            db.write(b)
+        assert db.get(b"a") is None  # nothing of the batch applied
+        ks = db.keyspace("plain")
+        with pytest.raises(sievedb.InvalidArgumentError, match='"plain".*merge_operator='):
+            ks.merge(b"k", b"x")
+        with db.transaction() as tx:
+            with pytest.raises(sievedb.InvalidArgumentError, match="merge_operator="):
+                tx.merge(b"k", b"x")
+            tx[b"t"] = b"still usable"
+        assert db[b"t"] == b"still usable"
+
+
+def test_operands_read_without_an_operator_raise_merge_failed(tmp_path):
+    with sievedb.Db(tmp_path / "db", merge_operator="append") as db:
         db.merge(b"k", b"x")
+    # Reopened without the operator its operands were written with.
+    with sievedb.Db(tmp_path / "db") as db:
         with pytest.raises(sievedb.MergeFailedError, match="merge_operator"):
             db.get(b"k")
         with pytest.raises(sievedb.Error):
