@@ -15,6 +15,8 @@ and a reopen shows that the keyspaces and their data survive.
     python examples/keyspaces.py [--dir DIR] [--json]
 """
 
+from __future__ import annotations
+
 import argparse
 import json
 import shutil
@@ -30,8 +32,13 @@ def u64(n: int) -> bytes:
 
 
 def open_keyspaces(
-    db: sievedb.Db,
-) -> tuple[sievedb.Keyspace, sievedb.Keyspace, sievedb.Keyspace, sievedb.Keyspace]:
+    db: sievedb.Db[bytes, bytes],
+) -> tuple[
+    sievedb.Keyspace[bytes, bytes],
+    sievedb.Keyspace[bytes, bytes],
+    sievedb.Keyspace[bytes, bytes],
+    sievedb.Keyspace[bytes, bytes],
+]:
     """The same handles on every open (options with a keyspace are per process)."""
     return (
         db.keyspace("users"),
@@ -42,10 +49,10 @@ def open_keyspaces(
 
 
 def add_user(
-    db: sievedb.Db,
-    users: sievedb.Keyspace,
-    by_email: sievedb.Keyspace,
-    counters: sievedb.Keyspace,
+    db: sievedb.Db[bytes, bytes],
+    users: sievedb.Keyspace[bytes, bytes],
+    by_email: sievedb.Keyspace[bytes, bytes],
+    counters: sievedb.Keyspace[bytes, bytes],
     uid: bytes,
     name: bytes,
     email: bytes,
@@ -57,7 +64,7 @@ def add_user(
     db.write(batch)  # all three keyspaces, or none
 
 
-def change_email(db: sievedb.Db, by_email: sievedb.Keyspace, uid: bytes, old: bytes, new: bytes) -> None:
+def change_email(db: sievedb.Db[bytes, bytes], by_email: sievedb.Keyspace[bytes, bytes], uid: bytes, old: bytes, new: bytes) -> None:
     batch = sievedb.WriteBatch()
     batch.delete(old, keyspace=by_email)
     batch.put(new, uid, keyspace=by_email)
