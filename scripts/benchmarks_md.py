@@ -397,7 +397,8 @@ def leveldb8_range():
 
 KEYSPACES = "docs/benchmarks/keyspaces-4d4a6a8.csv"
 MERGE = "docs/benchmarks/mergerandom-f12bdb4.csv"
-PYTHON = "docs/benchmarks/python-overhead-ecc165e.csv"
+PYTHON = "docs/benchmarks/python-overhead-6ed3776.csv"
+PYTHON_THREADS = "docs/benchmarks/python-threads-6ed3776.csv"
 
 
 def keyspaces_table():
@@ -430,43 +431,78 @@ def merge_ratio():
     return x(med["rocksdb"] / med["sievedb"])
 
 
+PY_COLS = [("get_us", "get µs"), ("get_absent_us", "absent get µs"), ("put_us", "put µs"),
+           ("batch_us", "batch µs/key"), ("scan_keys_per_sec", "scan keys/s"),
+           ("may_exist_absent_us", "`key_may_exist` absent µs"), ("empty_db_get_us", "empty-db get µs")]
+
+
 def python_ratios(col):
+    """(engine, run, other's ÷ sievedb's) for a time column; for the scan
+    rate, sievedb's ÷ other's: above 1 means sievedb is faster either way."""
     rs = rows(PYTHON)
     b = by(rs, "keys", "engine", "run")
     out = []
     for r in rs:
-        if r["engine"] != "sievedb":
-            out.append((r["engine"], float(r[col]) / float(b[(r["keys"], "sievedb", r["run"])][col])))
+        s = b[(r["keys"], "sievedb", r["run"])]
+        if r["engine"] == "sievedb" or num(r[col]) is None or num(s[col]) is None:
+            continue
+        v = float(s[col]) / float(r[col]) if col == "scan_keys_per_sec" else float(r[col]) / float(s[col])
+        out.append((r["engine"], r["run"], v))
     return out
 
 
 def python_table():
     rs = rows(PYTHON)
-    b = by(rs, "keys", "engine", "run")
     body = []
     for r in rs:
-        s = b[(r["keys"], "sievedb", r["run"])]
-        body.append([keys(r["keys"]), r["engine"], r["run"], f(num(r["get_us"]), 3), f(num(r["put_us"]), 3),
-                     i(num(r["scan_keys_per_sec"])), f(num(r["empty_db_get_us"]), 3),
-                     x(float(r["get_us"]) / float(s["get_us"])), x(float(r["put_us"]) / float(s["put_us"]))])
-    return table(["keys", "engine", "run", "get µs", "put µs", "scan keys/s", "empty-db get µs",
-                  "get ÷ sievedb's", "put ÷ sievedb's"], body, ["---:", "---", "---:"] + ["---:"] * 6)
+        cells = [keys(r["keys"]), r["engine"], r["run"]]
+        for c, _ in PY_COLS:
+            v = num(r[c])
+            cells.append("—" if v is None else i(v) if c == "scan_keys_per_sec" else f(v, 3))
+        body.append(cells)
+    return table(["keys", "engine", "run"] + [h for _, h in PY_COLS], body,
+                 ["---:", "---", "---:"] + ["---:"] * len(PY_COLS))
+
+
+def python_ratio_table():
+    body = []
+    for e in ("rocksdict", "plyvel"):
+        cells = [e]
+        for c, _ in PY_COLS[:5]:
+            vals = [v for en, _, v in python_ratios(c) if en == e]
+            cells.append(rng(vals) if vals else "—")
+        body.append(cells)
+    return table(["against"] + [h.replace(" µs/key", "").replace(" µs", "").replace(" keys/s", "")
+                                for _, h in PY_COLS[:5]], body)
+
+
+def python_may_exist_us():
+    return f(max(num(r["may_exist_absent_us"]) for r in rows(PYTHON) if r["engine"] == "sievedb"), 3) + " µs"
 
 
 def python_get_vs_rocksdict():
-    return rng([v for e, v in python_ratios("get_us") if e == "rocksdict"])
+    return rng([v for e, _, v in python_ratios("get_us") if e == "rocksdict"])
 
 
 def python_put_vs_rocksdict():
-    return rng([v for e, v in python_ratios("put_us") if e == "rocksdict"])
+    return rng([v for e, _, v in python_ratios("put_us") if e == "rocksdict"])
 
 
 def python_get_vs_plyvel():
-    return rng([v for e, v in python_ratios("get_us") if e == "plyvel"])
+    return rng([v for e, _, v in python_ratios("get_us") if e == "plyvel"])
 
 
 def python_put_vs_plyvel():
-    return rng([v for e, v in python_ratios("put_us") if e == "plyvel"])
+    return rng([v for e, _, v in python_ratios("put_us") if e == "plyvel"])
+
+
+def python_threads_table():
+    body = []
+    for r in rows(PYTHON_THREADS):
+        body.append([f"`{r['benchmark']}`", r["engine"], r["run"], i(num(r["keys_per_sec_1_thread"])),
+                     i(num(r["keys_per_sec_2_threads"])), x(num(r["scaling"]))])
+    return table(["benchmark", "engine", "run", "keys/s, 1 thread", "keys/s, 2 threads", "2 threads ÷ 1"],
+                 body, ["---", "---", "---:", "---:", "---:", "---:"])
 
 
 # --- transactions and concurrent writers -------------------------------------

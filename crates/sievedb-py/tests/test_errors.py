@@ -237,3 +237,14 @@ def test_refused_combinations_name_the_options(tmp_path):
 def test_version():
     assert sievedb.__version__ == importlib.metadata.version("sievedb")
     assert "__version__" in sievedb.__all__
+
+
+def test_an_empty_path_is_refused_before_touching_the_disk(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for open_ in (sievedb.Db, sievedb.Db.open_read_only, sievedb.Db.repair):
+        with pytest.raises(sievedb.InvalidArgumentError, match="empty"):
+            open_("")
+    with sievedb.Db(tmp_path / "db") as db:
+        with pytest.raises(sievedb.InvalidArgumentError, match="empty"):
+            db.checkpoint("")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["db"]  # no ./LOCK
