@@ -91,7 +91,8 @@ impl FilterBuilder {
                 p.unit_bits = p.lines * blocked::LINE_BITS;
             }
             FilterLayout::Ribbon => {
-                p.slots = ribbon::slots_for(n, ribbon::EPSILON);
+                p.k = ribbon::result_bits_for(self.bits_per_key, n);
+                p.slots = ribbon::slots_for(n, ribbon::epsilon_for(n));
                 p.unit_bits = p.slots * u64::from(p.k);
             }
             _ => {
@@ -187,6 +188,8 @@ impl FilterBuilder {
     fn build_ribbon(&self, p: Params) -> Option<Filter> {
         let solved = ribbon::build::solve(&self.rows, p.k, p.slots)?;
         let mut p = p;
+        p.scheme = IndexScheme::Rotation;
+        p.secondary = p.hash;
         p.seed = solved.seed;
         p.slots = solved.slots;
         p.unit_bits = solved.slots * u64::from(p.k);

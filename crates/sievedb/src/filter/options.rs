@@ -310,9 +310,10 @@ pub enum FilterLayout {
     Units,
     /// Standard Ribbon filter (Dillinger & Walzer 2021) with 64-bit
     /// coefficient rows, built from the stored digests and probed with the
-    /// lookup's one digest: `r = ⌊b / 1.05⌋` result bits per slot over about
-    /// `1.05 n` slots, FPR ≈ 2^-r (see [`crate::filter::ribbon`]). Index
-    /// scheme, probe count and units do not apply.
+    /// lookup's one digest: `r = ⌊b / (1 + ε)⌋` result bits per slot over
+    /// `n (1 + ε)` slots, ε from 4% (10K keys) to 10% (1M keys), FPR ≈ 2^-r
+    /// (see [`crate::filter::ribbon`]). Index scheme, probe count and units
+    /// do not apply.
     Ribbon,
 }
 
@@ -633,11 +634,16 @@ impl FilterOptions {
     }
 
     /// Probes per unit (per filter outside the units layout) of the built
-    /// filters, so that `probes × units ≤ 64`; for the Ribbon layout, its
-    /// result bits `r` (`num_probes` does not apply).
+    /// filters, so that `probes × units ≤ 64`; for the Ribbon layout, the
+    /// result bits `r` of a file of [`super::ribbon::NOMINAL_KEYS`] keys
+    /// (each file's own depend on its key count; `num_probes` does not
+    /// apply).
     pub fn probes_per_unit(&self) -> u32 {
         if self.layout == FilterLayout::Ribbon {
-            return super::ribbon::result_bits_for(self.bits_per_key);
+            return super::ribbon::result_bits_for(
+                self.bits_per_key,
+                super::ribbon::NOMINAL_KEYS,
+            );
         }
         let units = self.effective_units();
         let b = self.bits_per_key / f64::from(units);

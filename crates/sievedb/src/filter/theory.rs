@@ -81,7 +81,7 @@ pub fn units_fpr(bits_per_key: f64, units: u32, k: u32, enabled: u32) -> f64 {
 /// fingerprint is independent of the solution, so it matches the XOR of its
 /// row with probability exactly `2^-r`) plus the chance that its 64-bit digest
 /// equals a key's, `n · 2^-64`. The 64-bit coefficient rows cost space
-/// (`ε`, see [`crate::filter::ribbon::EPSILON`]), not FPR.
+/// (`ε`, see [`crate::filter::ribbon::epsilon_for`]), not FPR.
 pub fn ribbon_fpr(r: u32, n: u64) -> f64 {
     let collision = n as f64 * 0.5f64.powi(64);
     (0.5f64.powi(i32::try_from(r).unwrap_or(i32::MAX)) + collision).min(1.0)

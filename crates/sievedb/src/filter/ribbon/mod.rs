@@ -19,6 +19,8 @@
 //! `r` words, word `b·r + j` has bit `i` = result bit `j` of slot `64·b + i`.
 //! A query reads `2r` words of two neighbouring blocks ([`query`]).
 //!
+//! Sizing: `m = ⌈n (1 + ε(n))⌉ + 64` rounded up to a multiple of 64
+//! ([`epsilon_for`]: 4% at 10K keys to 10% at 1M), `r = ⌊b / (1 + ε(n))⌋`.
 //! Building ([`build`]) bands the rows on the fly (Gaussian elimination into
 //! an upper-triangular band, one row per slot at most), then back-substitutes.
 //! Banding fails when a row reduces to zero with a nonzero fingerprint; the
@@ -31,18 +33,12 @@ pub(crate) mod query;
 /// Width of a coefficient row, in slots.
 pub const W: u64 = 64;
 
-/// Slot overhead `ε` of the default sizing: `m ≈ n · (1 + ε)` (see
-/// [`slots_for`]). With 64-bit rows, banding 1M keys succeeds on the first
-/// seed in most tries at 5% (measured, `docs/format.md`), and one retry in a
-/// few costs less than the memory of a larger `ε`.
-pub const EPSILON: f64 = 0.05;
-
 /// Slots added to `n · (1 + ε)` before rounding up to a multiple of 64:
 /// small sets need relatively more room (their load fluctuates more).
 pub const EXTRA_SLOTS: u64 = 64;
 
 /// Seeds tried at one size before the band grows.
-pub const TRIES_PER_SIZE: u32 = 4;
+pub const TRIES_PER_SIZE: u32 = 2;
 
 /// Seeds tried in all (the seed is one header byte).
 pub const MAX_SEEDS: u32 = 256;
@@ -50,16 +46,39 @@ pub const MAX_SEEDS: u32 = 256;
 /// Most result bits (the fingerprint is a `u64`).
 pub const MAX_RESULT_BITS: u32 = 64;
 
-/// Result bits for `bits_per_key`: `⌊b / (1 + ε)⌋`, clamped to
-/// `1..=`[`MAX_RESULT_BITS`], so that `r` bits per slot over `n (1 + ε)` slots
-/// stay within the budget (the bits per key are rounded down to a multiple
-/// of `1 + ε`; at least 1 result bit).
+/// Keys of the file [`crate::FilterOptions::probes_per_unit`] reports the
+/// result bits of (a file's own `r` depends on its key count).
+pub const NOMINAL_KEYS: usize = 1_000_000;
+
+/// Slot overhead `ε` for `n` keys: `m ≈ n · (1 + ε)` (see [`slots_for`]).
+///
+/// With 64-bit rows a band needs more room the more keys it holds
+/// (pivots are pushed right as in linear probing, and a key is lost when
+/// pushed past its 64-slot window). Measured first-seed banding success
+/// (`banding_success_by_epsilon`, 8 to 40 sets each): 10K keys 80% at
+/// ε = 0.04, 100K 85% at 0.07, 300K 75% at 0.08 / 85% at 0.10, 1M 62% at
+/// 0.09 / 75% at 0.10 / 88% at 0.12, while at ε = 0.05 1M keys never band.
+/// So `ε = 0.04 + 0.03 · log10(n / 10⁴)` (0.04 below 10K keys, where
+/// [`EXTRA_SLOTS`] adds room too; 0.10 at 1M): a seed bands in about 3 tries
+/// out of 4, a failed one costs one more banding, and [`grown`] adds 1.6%
+/// after two failures.
+pub fn epsilon_for(n: usize) -> f64 {
+    let decades = (n.max(1) as f64 / 1e4).log10().max(0.0);
+    (0.04 + 0.03 * decades).min(0.25)
+}
+
+/// Result bits for `bits_per_key` in a file of `n` keys:
+/// `⌊b / (1 + ε(n))⌋` ([`epsilon_for`]), clamped to `1..=`[`MAX_RESULT_BITS`],
+/// so that `r` bits per slot over `n (1 + ε)` slots stay within the budget:
+/// the bits per key are rounded down to a multiple of `1 + ε` (at least one
+/// result bit).
 #[expect(
     clippy::cast_sign_loss,
     reason = "`as` saturates a negative or NaN count to 0, which the clamp raises to 1"
 )]
-pub fn result_bits_for(bits_per_key: f64) -> u32 {
-    ((bits_per_key / (1.0 + EPSILON) + 1e-9).floor() as u32).clamp(1, MAX_RESULT_BITS)
+pub fn result_bits_for(bits_per_key: f64, n: usize) -> u32 {
+    let r = (bits_per_key / (1.0 + epsilon_for(n)) + 1e-9).floor();
+    (r as u32).clamp(1, MAX_RESULT_BITS)
 }
 
 /// Slots for `n` keys at overhead `epsilon`: `⌈n (1 + ε)⌉ +`
@@ -78,10 +97,10 @@ pub fn slots_for(n: usize, epsilon: f64) -> u64 {
     base.saturating_add(EXTRA_SLOTS).div_ceil(W).max(1) * W
 }
 
-/// The band's next size after [`TRIES_PER_SIZE`] failed seeds: 1/8 more, a
-/// multiple of 64.
+/// The band's next size after [`TRIES_PER_SIZE`] failed seeds: 1/64 more
+/// plus 64 slots, a multiple of 64.
 pub fn grown(slots: u64) -> u64 {
-    (slots + slots / 8).div_ceil(W) * W + W
+    (slots + slots / 64).div_ceil(W) * W + W
 }
 
 /// The 64-bit value of seed `seed` that remixes a digest.

@@ -16,7 +16,7 @@ fn no_false_negatives_and_fpr_near_two_to_minus_r() {
     let keys = digests(100_000, 1);
     let absent = digests(200_000, 1 << 40);
     for r in [1, 4, 7, 12] {
-        let s = solve(&keys, r, slots_for(keys.len(), EPSILON)).expect("bands");
+        let s = solve(&keys, r, slots_for(keys.len(), epsilon_for(keys.len()))).expect("bands");
         assert_eq!(s.words.len() as u64, s.slots / W * u64::from(r));
         assert!(keys
             .iter()
@@ -36,7 +36,7 @@ fn no_false_negatives_and_fpr_near_two_to_minus_r() {
 fn small_sets_and_empty_sets() {
     for n in [0, 1, 2, 63, 64, 65, 200] {
         let keys = digests(n, 7);
-        let s = solve(&keys, 8, slots_for(n, EPSILON)).expect("bands");
+        let s = solve(&keys, 8, slots_for(n, epsilon_for(n))).expect("bands");
         assert!(s.slots >= 64 && s.slots % 64 == 0);
         assert!(keys
             .iter()
@@ -66,26 +66,36 @@ fn a_failed_banding_retries_with_a_new_seed_then_grows() {
 
 #[test]
 fn sizing() {
-    assert_eq!(result_bits_for(10.0), 9);
-    assert_eq!(result_bits_for(7.35), 7);
-    assert_eq!(result_bits_for(0.5), 1);
-    assert_eq!(result_bits_for(f64::NAN), 1);
-    assert_eq!(result_bits_for(1e6), MAX_RESULT_BITS);
-    assert_eq!(slots_for(0, EPSILON), 64);
-    assert_eq!(slots_for(1_000_000, 0.05) % 64, 0);
-    assert!(slots_for(1_000_000, 0.05) >= 1_050_064);
+    assert_eq!(result_bits_for(10.0, 1_000_000), 9);
+    assert_eq!(result_bits_for(7.7, 1_000_000), 7);
+    assert_eq!(result_bits_for(7.35, 1000), 7);
+    assert_eq!(result_bits_for(0.5, 10), 1);
+    assert_eq!(result_bits_for(f64::NAN, 10), 1);
+    assert_eq!(result_bits_for(1e6, 10), MAX_RESULT_BITS);
+    assert!((epsilon_for(0) - 0.04).abs() < 1e-12);
+    assert!((epsilon_for(1_000_000) - 0.10).abs() < 1e-12);
+    assert_eq!(slots_for(0, epsilon_for(0)), 64);
+    assert_eq!(slots_for(1_000_000, 0.1) % 64, 0);
+    assert!(slots_for(1_000_000, 0.1) >= 1_100_064);
+    assert_eq!(grown(6400), 6592);
     let row = KeyRow::new(u64::MAX, 255, 64, 64);
     assert_eq!((row.start, row.coeff & 1), (0, 1));
 }
 
 /// Success rate of banding by ε and n (run with `--ignored --nocapture`, in
-/// release): the measurement behind [`EPSILON`].
+/// release): the measurement behind [`epsilon_for`].
 #[test]
 #[ignore = "measurement"]
 fn banding_success_by_epsilon() {
-    for n in [1_000usize, 10_000, 100_000, 1_000_000] {
-        for eps in [0.02, 0.03, 0.04, 0.05, 0.06, 0.08] {
-            let tries = if n >= 1_000_000 { 8 } else { 40 };
+    let grid = std::env::var("RIBBON_GRID").unwrap_or_default();
+    let (ns, epss): (Vec<usize>, Vec<f64>) = if grid == "fine" {
+        (vec![30_000, 100_000, 300_000, 1_000_000], vec![0.05, 0.06, 0.07, 0.08, 0.09, 0.10, 0.12])
+    } else {
+        (vec![1_000, 10_000, 100_000, 1_000_000], vec![0.02, 0.03, 0.04, 0.05, 0.06, 0.08])
+    };
+    for &n in &ns {
+        for &eps in &epss {
+            let tries = if n >= 1_000_000 { 8 } else { 20 };
             let mut first = 0;
             for t in 0..tries {
                 let keys = digests(n, (t as u64) << 32);
