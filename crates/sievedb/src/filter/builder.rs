@@ -5,8 +5,8 @@ use super::blocked::{self, Line};
 use super::digest::RowSource;
 use super::hash::{self, seed_at, PRIMARY_SEED, SECONDARY_SEED};
 use super::{
-    bloom, ribbon, units, Bits, Filter, FilterLayout, FilterOptions, IndexScheme, Params, ALL_UNITS,
-    FILTER_FORMAT_VERSION,
+    bloom, ribbon, units, Bits, Filter, FilterLayout, FilterOptions, IndexScheme, Params,
+    ALL_UNITS, FILTER_FORMAT_VERSION,
 };
 
 /// Accumulates the keys of one SST and serialises its filter section.

@@ -640,10 +640,7 @@ impl FilterOptions {
     /// apply).
     pub fn probes_per_unit(&self) -> u32 {
         if self.layout == FilterLayout::Ribbon {
-            return super::ribbon::result_bits_for(
-                self.bits_per_key,
-                super::ribbon::NOMINAL_KEYS,
-            );
+            return super::ribbon::result_bits_for(self.bits_per_key, super::ribbon::NOMINAL_KEYS);
         }
         let units = self.effective_units();
         let b = self.bits_per_key / f64::from(units);

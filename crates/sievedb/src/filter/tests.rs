@@ -212,6 +212,28 @@ fn digests_computed_by_sharing_mode() {
     }
     assert_eq!(p.digests_computed, 7);
 
+    // Ribbon: one digest per filter probe even under `none` (no scheme), and
+    // one per lookup under `levels`, beside the Bloom filters.
+    let ribbon = build(
+        &FilterOptions {
+            layout: FilterLayout::Ribbon,
+            sharing: HashSharing::None,
+            ..FilterOptions::default()
+        },
+        100,
+    );
+    assert_eq!(ribbon.scheme(), IndexScheme::Rotation);
+    let mut p = KeyProbe::new(b"key5", HashSharing::None);
+    for _ in 0..3 {
+        assert!(ribbon.may_contain(&mut p));
+    }
+    assert_eq!(p.digests_computed, 3);
+    let mut p = KeyProbe::new(b"key5", HashSharing::Levels);
+    assert!(ribbon.may_contain(&mut p));
+    assert!(filters[0].may_contain(&mut p));
+    assert!(ribbon.may_contain(&mut p));
+    assert_eq!((p.digests_computed, p.hashes_computed), (1, 1));
+
     // Double hashing: one digest (h1) plus one secondary hash.
     let double = build(
         &FilterOptions {

@@ -7,7 +7,11 @@ use super::*;
 /// `n` pseudo-random digests (splitmix64 of `base + i`).
 fn digests(n: usize, base: u64) -> Vec<u64> {
     (0..n as u64)
-        .map(|i| crate::filter::hash::fmix64(base.wrapping_add(i).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1))
+        .map(|i| {
+            crate::filter::hash::fmix64(
+                base.wrapping_add(i).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1,
+            )
+        })
         .collect()
 }
 
@@ -89,9 +93,15 @@ fn sizing() {
 fn banding_success_by_epsilon() {
     let grid = std::env::var("RIBBON_GRID").unwrap_or_default();
     let (ns, epss): (Vec<usize>, Vec<f64>) = if grid == "fine" {
-        (vec![30_000, 100_000, 300_000, 1_000_000], vec![0.05, 0.06, 0.07, 0.08, 0.09, 0.10, 0.12])
+        (
+            vec![30_000, 100_000, 300_000, 1_000_000],
+            vec![0.05, 0.06, 0.07, 0.08, 0.09, 0.10, 0.12],
+        )
     } else {
-        (vec![1_000, 10_000, 100_000, 1_000_000], vec![0.02, 0.03, 0.04, 0.05, 0.06, 0.08])
+        (
+            vec![1_000, 10_000, 100_000, 1_000_000],
+            vec![0.02, 0.03, 0.04, 0.05, 0.06, 0.08],
+        )
     };
     for &n in &ns {
         for &eps in &epss {
