@@ -17,25 +17,62 @@ pub(crate) struct Solved {
 }
 
 /// The band under construction: per slot, the pivot row's coefficients
-/// (bit 0 = the slot itself; 0 = empty slot) and its fingerprint.
+/// (bit 0 = the slot itself; 0 = empty slot) and its fingerprint, side by side
+/// so that a slot is one cache miss.
 struct Band {
-    coeff: Vec<u64>,
-    result: Vec<u64>,
+    slots: Vec<[u64; 2]>,
 }
+
+/// Rows computed (and their first slot prefetched) ahead of the one added:
+/// starts are random, so every row's first slot is a cache miss, which
+/// prefetching overlaps with the adds before it.
+const AHEAD: usize = 16;
 
 impl Band {
     fn new(slots: u64) -> Band {
         Band {
-            coeff: vec![0; slots as usize],
-            result: vec![0; slots as usize],
+            slots: vec![[0; 2]; slots as usize],
         }
     }
 
     fn clear(&mut self, slots: u64) {
-        self.coeff.clear();
-        self.coeff.resize(slots as usize, 0);
-        self.result.clear();
-        self.result.resize(slots as usize, 0);
+        self.slots.clear();
+        self.slots.resize(slots as usize, [0; 2]);
+    }
+
+    /// Hints that row `row` will be added soon.
+    #[inline(always)]
+    fn prefetch(&self, row: &KeyRow) {
+        if let Some(slot) = self.slots.get(row.start as usize) {
+            crate::prefetch::prefetch_read(slot);
+        }
+    }
+
+    /// Adds the rows of `digests` under `seed` in a band of `slots` slots;
+    /// false at the first row that contradicts the rows before it.
+    fn add_all(&mut self, digests: &[u64], seed: u8, slots: u64, r: u32) -> bool {
+        let row = |h: u64| KeyRow::new(h, seed, slots, r);
+        let mut ring = [KeyRow {
+            start: 0,
+            coeff: 0,
+            fp: 0,
+        }; AHEAD];
+        for (slot, &h) in ring.iter_mut().zip(digests) {
+            *slot = row(h);
+            self.prefetch(slot);
+        }
+        for i in 0..digests.len() {
+            let this = ring[i % AHEAD];
+            if let Some(&h) = digests.get(i + AHEAD) {
+                let next = row(h);
+                self.prefetch(&next);
+                ring[i % AHEAD] = next;
+            }
+            if !self.add(this) {
+                return false;
+            }
+        }
+        true
     }
 
     /// Adds one row; false when it contradicts the rows added before (it
@@ -44,14 +81,13 @@ impl Band {
     fn add(&mut self, row: KeyRow) -> bool {
         let (mut s, mut c, mut fp) = (row.start as usize, row.coeff, row.fp);
         loop {
-            let pivot = self.coeff[s];
+            let [pivot, result] = self.slots[s];
             if pivot == 0 {
-                self.coeff[s] = c;
-                self.result[s] = fp;
+                self.slots[s] = [c, fp];
                 return true;
             }
             c ^= pivot;
-            fp ^= self.result[s];
+            fp ^= result;
             if c == 0 {
                 // The same row as a combination of earlier ones: fine when
                 // its fingerprint agrees (e.g. two keys of equal digest).
@@ -66,15 +102,14 @@ impl Band {
     /// Back-substitution: the solution of the banded system, interleaved
     /// column-major. Empty slots (free variables) get 0.
     fn solve(&self, r: u32) -> Box<[u64]> {
-        let slots = self.coeff.len();
+        let slots = self.slots.len();
         let blocks = slots / W as usize;
         let r = r as usize;
         let mut words = vec![0u64; blocks * r];
         // window[j] bit t = result bit j of slot i + t.
         let mut window = vec![0u64; r];
         for i in (0..slots).rev() {
-            let c = self.coeff[i];
-            let res = self.result[i];
+            let [c, res] = self.slots[i];
             for (j, w) in window.iter_mut().enumerate() {
                 let shifted = *w << 1;
                 let bit = if c == 0 {
@@ -109,10 +144,7 @@ pub(crate) fn solve(digests: &[u64], r: u32, slots: u64) -> Option<Solved> {
             break;
         };
         band.clear(slots);
-        let ok = digests
-            .iter()
-            .all(|&h| band.add(KeyRow::new(h, seed, slots, r)));
-        if ok {
+        if band.add_all(digests, seed, slots, r) {
             return Some(Solved {
                 seed,
                 slots,
