@@ -1,7 +1,7 @@
 //! Unit tests of the Ribbon filter proper (banding, solution, query).
 
 use super::build::solve;
-use super::query::may_contain;
+use super::query::{may_contain, result};
 use super::*;
 
 /// `n` pseudo-random digests (splitmix64 of `base + i`).
@@ -113,6 +113,19 @@ fn banding_success_by_epsilon() {
                 first += u32::from(s.failed_seeds == 0);
             }
             println!("n={n} eps={eps}: first seed bands in {first}/{tries}");
+        }
+    }
+}
+
+#[test]
+fn the_early_exit_query_matches_the_plain_result() {
+    let keys = digests(5000, 11);
+    for r in [1, 3, 4, 5, 8, 13, 64] {
+        let s = solve(&keys, r, slots_for(keys.len(), epsilon_for(keys.len()))).expect("bands");
+        for &h in keys.iter().chain(&digests(20_000, 1 << 50)) {
+            let row = KeyRow::new(h, s.seed, s.slots, r);
+            let want = result(&s.words, r, &row) == row.fp;
+            assert_eq!(may_contain(&s.words, s.seed, s.slots, r, h), want, "r={r}");
         }
     }
 }
