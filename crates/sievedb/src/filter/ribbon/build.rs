@@ -43,8 +43,11 @@ impl Band {
     /// Hints that row `row` will be added soon.
     #[inline(always)]
     fn prefetch(&self, row: &KeyRow) {
-        if let Some(slot) = self.slots.get(row.start as usize) {
-            crate::prefetch::prefetch_read(slot);
+        // The row's first slot and the next line: pivots are pushed right.
+        for at in [row.start as usize, row.start as usize + 4] {
+            if let Some(slot) = self.slots.get(at) {
+                crate::prefetch::prefetch_read(slot);
+            }
         }
     }
 

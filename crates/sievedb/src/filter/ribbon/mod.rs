@@ -4,7 +4,7 @@
 //! one digest.
 //!
 //! A key's digest `h1` is remixed with the filter's seed into one 64-bit value
-//! `x` ([`KeyRow::new`]), which gives
+//! `x` (`KeyRow::new`), which gives
 //!
 //! * the start slot `s = ⌊x · (m − 63) / 2^64⌋` of `m` slots,
 //! * the coefficient row `c`, 64 bits whose bit `t` stands for slot `s + t`,
@@ -17,11 +17,14 @@
 //! matches with probability `2^-r`. The solution is kept *interleaved
 //! column-major* (the paper's ICML): slots in blocks of 64, block `b` holding
 //! `r` words, word `b·r + j` has bit `i` = result bit `j` of slot `64·b + i`.
-//! A query reads `2r` words of two neighbouring blocks ([`query`]).
+//! A query (`query.rs`) reads up to `2r` words of two neighbouring blocks,
+//! four columns at a time, and stops at the first group that differs; a
+//! row-major solution (the `r` bits of each slot together) would instead XOR
+//! up to 64 slots' bits, one per set coefficient.
 //!
 //! Sizing: `m = ⌈n (1 + ε(n))⌉ + 64` rounded up to a multiple of 64
 //! ([`epsilon_for`]: 4% at 10K keys to 10% at 1M), `r = ⌊b / (1 + ε(n))⌋`.
-//! Building ([`build`]) bands the rows on the fly (Gaussian elimination into
+//! Building (`build.rs`) bands the rows on the fly (Gaussian elimination into
 //! an upper-triangular band, one row per slot at most), then back-substitutes.
 //! Banding fails when a row reduces to zero with a nonzero fingerprint; the
 //! builder then retries with the next seed, growing `m` after

@@ -30,7 +30,7 @@ pub(crate) fn result(words: &[u64], r: u32, row: &KeyRow) -> u64 {
     out
 }
 
-/// Whether the key of digest `h1` may be in the filter: [`result`] compared
+/// Whether the key of digest `h1` may be in the filter: `result` compared
 /// with the fingerprint, column by column in groups of [`GROUP`], stopping at
 /// the first group that differs (an absent key differs in the first group
 /// with probability `1 − 2^-GROUP`).

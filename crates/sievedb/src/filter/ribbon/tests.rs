@@ -29,7 +29,10 @@ fn no_false_negatives_and_fpr_near_two_to_minus_r() {
             .iter()
             .filter(|&&h| may_contain(&s.words, s.seed, s.slots, r, h))
             .count();
-        let (got, want) = (fp as f64 / absent.len() as f64, 0.5f64.powi(r as i32));
+        let (got, want) = (
+            fp as f64 / absent.len() as f64,
+            0.5f64.powi(r.cast_signed()),
+        );
         // 200K probes: at r = 12 about 49 false positives, ±3σ ≈ ±43%.
         let tol = if r >= 10 { 0.45 } else { 0.15 };
         assert!((got / want - 1.0).abs() < tol, "r={r}: {got} vs {want}");
@@ -41,7 +44,7 @@ fn small_sets_and_empty_sets() {
     for n in [0, 1, 2, 63, 64, 65, 200] {
         let keys = digests(n, 7);
         let s = solve(&keys, 8, slots_for(n, epsilon_for(n))).expect("bands");
-        assert!(s.slots >= 64 && s.slots % 64 == 0);
+        assert!(s.slots >= 64 && s.slots.is_multiple_of(64));
         assert!(keys
             .iter()
             .all(|&h| may_contain(&s.words, s.seed, s.slots, 8, h)));
@@ -105,10 +108,10 @@ fn banding_success_by_epsilon() {
     };
     for &n in &ns {
         for &eps in &epss {
-            let tries = if n >= 1_000_000 { 8 } else { 20 };
+            let tries: u64 = if n >= 1_000_000 { 8 } else { 20 };
             let mut first = 0;
             for t in 0..tries {
-                let keys = digests(n, (t as u64) << 32);
+                let keys = digests(n, t << 32);
                 let s = solve(&keys, 7, slots_for(n, eps)).expect("bands");
                 first += u32::from(s.failed_seeds == 0);
             }
