@@ -693,6 +693,20 @@ fn model_leveling_blocked_double_memtable_filter() {
 }
 
 #[test]
+fn model_leveling_ribbon() {
+    run_config(&Config {
+        name: "leveling-ribbon",
+        style: CompactionStyle::Leveling,
+        bits_per_key: 7.5,
+        compression: Compression::None,
+        filter_hash: Some((HashFn::Xxh3, HashSharing::Levels)),
+        tune: Some(|o| o.filter.layout = FilterLayout::Ribbon),
+        ttl_keyspace: false,
+        seeds: &[91],
+    });
+}
+
+#[test]
 fn model_tiering_units_memtable_filter() {
     run_config(&Config {
         name: "tiering-units-separate-memtable-filter",

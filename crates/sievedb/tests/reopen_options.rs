@@ -381,6 +381,21 @@ fn filter_settings() {
         },
     );
     case(
+        "layout bloom → ribbon (fractional bits per key)",
+        Tiering,
+        noop,
+        |o| {
+            o.filter.layout = FilterLayout::Ribbon;
+            o.filter.bits_per_key = 7.5;
+        },
+    );
+    case(
+        "layout ribbon → blocked",
+        Leveling,
+        |o| o.filter.layout = FilterLayout::Ribbon,
+        |o| o.filter.layout = FilterLayout::Blocked,
+    );
+    case(
         "hash murmur → xxh3, double hashing",
         Leveling,
         noop,

@@ -176,4 +176,20 @@ mod tests {
         };
         assert!(run(&off, &keys, 10, 10, &Progress::hidden()).is_err());
     }
+
+    #[test]
+    fn ribbon_measures_two_to_minus_r() {
+        let keys = KeyGen::new(16, 1_000_000).unwrap();
+        let opts = FilterOptions {
+            layout: sievedb::FilterLayout::Ribbon,
+            bits_per_key: 7.5,
+            ..FilterOptions::default()
+        };
+        let r = run(&opts, &keys, 20_000, 400_000, &Progress::hidden()).unwrap();
+        // r = ⌊7.5 / 1.0703⌋ = 7 at 20K keys.
+        assert_eq!((r.probes, r.digests_per_query), (7, 1.0));
+        assert!((r.theoretical_fpr - 0.5f64.powi(7)).abs() < 1e-12);
+        let (m, t) = (r.measured_fpr(), r.theoretical_fpr);
+        assert!((m - t).abs() < t * 0.25, "measured {m} vs theory {t}");
+    }
 }

@@ -68,7 +68,8 @@ pub struct FilterArgs {
     /// aliases as --hash
     #[arg(long, value_name = "FN", default_value = "xxh3", value_parser = parse_named::<HashFn>)]
     pub secondary_hash: HashFn,
-    /// Filter layout (sievedb): bloom, blocked (one cache line per key) or units
+    /// Filter layout (sievedb): bloom, blocked (one cache line per key), units
+    /// (ElasticBF) or ribbon (r = ⌊b/(1+ε)⌋ result bits, ε 4% to 10%)
     #[arg(long, value_name = "L", default_value = "bloom", value_parser = parse_named::<FilterLayout>)]
     pub filter: FilterLayout,
     /// Filter units per file with --filter units

@@ -324,8 +324,17 @@ fn filter_memory_description(m: FilterMemory) -> String {
     }
 }
 
-/// `layout, k probes, hash, scheme` of the filters sievedb builds.
+/// `layout, k probes, hash, scheme` of the filters sievedb builds (for
+/// Ribbon: `r` result bits of a 1M-key file and the hash).
 fn filter_description(f: &FilterOptions) -> String {
+    if f.layout == FilterLayout::Ribbon {
+        return format!(
+            "{}, r={} result bits (at 1M keys), {} hash",
+            f.layout,
+            f.probes_per_unit(),
+            f.hash
+        );
+    }
     let mut s = format!(
         "{}, k={}, {} hash, {} scheme",
         f.layout,

@@ -5,8 +5,8 @@ use super::blocked::{self, Line};
 use super::digest::RowSource;
 use super::hash::{self, seed_at, PRIMARY_SEED, SECONDARY_SEED};
 use super::{
-    bloom, units, Bits, Filter, FilterLayout, FilterOptions, IndexScheme, Params, ALL_UNITS,
-    FILTER_FORMAT_VERSION,
+    bloom, ribbon, units, Bits, Filter, FilterLayout, FilterOptions, IndexScheme, Params,
+    ALL_UNITS, FILTER_FORMAT_VERSION,
 };
 
 /// Accumulates the keys of one SST and serialises its filter section.
@@ -39,6 +39,8 @@ impl FilterBuilder {
                 wpu: 0,
                 lines: 0,
                 line_fields: blocked::V3_FIELDS_PER_VALUE,
+                seed: 0,
+                slots: 0,
             },
             bits_per_key: if opts.bits_per_key.is_finite() {
                 opts.bits_per_key.max(0.0)
@@ -88,6 +90,11 @@ impl FilterBuilder {
                 p.lines = blocked::lines_for(n, self.bits_per_key);
                 p.unit_bits = p.lines * blocked::LINE_BITS;
             }
+            FilterLayout::Ribbon => {
+                p.k = ribbon::result_bits_for(self.bits_per_key, n);
+                p.slots = ribbon::slots_for(n, ribbon::epsilon_for(n));
+                p.unit_bits = p.slots * u64::from(p.k);
+            }
             _ => {
                 let per_unit = self.bits_per_key / f64::from(p.units);
                 p.unit_bits = bloom::unit_bits_for(n, per_unit);
@@ -114,6 +121,24 @@ impl FilterBuilder {
     /// Builds the in-memory filter for the keys added so far.
     pub fn build(&self) -> Filter {
         let mut p = self.params_for(self.n);
+        if p.layout == FilterLayout::Ribbon {
+            if let Some(f) = self.build_ribbon(p) {
+                return f;
+            }
+            // No seed banded (practically impossible): a Bloom filter of the
+            // same bits per key answers for the file instead.
+            p = FilterBuilder {
+                params: Params {
+                    layout: FilterLayout::Bloom,
+                    k: super::options::optimal_probes(self.bits_per_key),
+                    ..self.params
+                },
+                bits_per_key: self.bits_per_key,
+                rows: Vec::new(),
+                n: 0,
+            }
+            .params_for(self.n);
+        }
         let stride = p.primaries() + p.secondaries();
         let bits = match p.layout {
             FilterLayout::Blocked => {
@@ -156,6 +181,26 @@ impl FilterBuilder {
             num_keys: self.n as u64,
             bits,
         }
+    }
+
+    /// The Ribbon filter of the stored digests (one per key), `None` if no
+    /// seed banded.
+    fn build_ribbon(&self, p: Params) -> Option<Filter> {
+        let solved = ribbon::build::solve(&self.rows, p.k, p.slots)?;
+        let mut p = p;
+        p.scheme = IndexScheme::Rotation;
+        p.secondary = p.hash;
+        p.seed = solved.seed;
+        p.slots = solved.slots;
+        p.unit_bits = solved.slots * u64::from(p.k);
+        p.wpu = (p.unit_bits / 64) as usize;
+        Some(Filter {
+            version: FILTER_FORMAT_VERSION,
+            resident: 1,
+            p,
+            num_keys: self.n as u64,
+            bits: Bits::Solution(solved.words),
+        })
     }
 
     /// Serialises the filter section (format version [`FILTER_FORMAT_VERSION`]).

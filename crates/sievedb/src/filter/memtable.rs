@@ -60,6 +60,8 @@ impl MemtableFilter {
                 wpu: 8,
                 lines,
                 line_fields: blocked::V3_FIELDS_PER_VALUE,
+                seed: 0,
+                slots: 0,
             },
             lines: (0..lines).map(|_| AtomicLine::default()).collect(),
             saturated: AtomicBool::new(false),

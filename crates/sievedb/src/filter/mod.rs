@@ -4,7 +4,8 @@
 //! * [`digest`]: [`KeyDigest`] and the per-lookup hashing state [`KeyProbe`],
 //!   whose [`HashSharing`] mode decides how often a key is hashed;
 //! * [`scheme`]: index schemes turning hashes into bit positions;
-//! * [`bloom`], [`blocked`], [`units`]: the layouts ([`FilterLayout`]);
+//! * [`bloom`], [`blocked`], [`units`], [`ribbon`]: the layouts
+//!   ([`FilterLayout`]);
 //! * [`theory`]: theoretical false-positive rates;
 //! * `builder`: [`FilterBuilder`], which builds and serialises a file's filter;
 //! * `memtable`: a concurrent Bloom filter for memtables.
@@ -24,6 +25,7 @@ mod builder;
 pub mod digest;
 pub mod hash;
 pub mod options;
+pub mod ribbon;
 pub mod scheme;
 pub mod theory;
 pub mod units;
@@ -78,12 +80,19 @@ pub(crate) struct Params {
     /// In-line positions taken from each mixed scheme value (blocked layout):
     /// 1 in format version 2, [`blocked::V3_FIELDS_PER_VALUE`] from version 3.
     pub line_fields: u32,
+    /// Seed the digests are remixed with (Ribbon layout; its `k` is the
+    /// result bits `r`, its `unit_bits` are `slots · r`).
+    pub seed: u8,
+    /// Slots of the band (Ribbon layout).
+    pub slots: u64,
 }
 
 impl Params {
     /// Primary hashes per key: seed indices `0..primaries()`.
     fn primaries(&self) -> usize {
-        if self.scheme == IndexScheme::Independent {
+        if self.layout == FilterLayout::Ribbon {
+            1
+        } else if self.scheme == IndexScheme::Independent {
             (self.k * self.units) as usize
         } else if self.unit_hashing == UnitHashing::Separate {
             self.units as usize
@@ -94,6 +103,9 @@ impl Params {
 
     /// Secondary hashes per key.
     fn secondaries(&self) -> usize {
+        if self.layout == FilterLayout::Ribbon {
+            return 0;
+        }
         match (self.scheme, self.unit_hashing) {
             (IndexScheme::Double, UnitHashing::Separate) => self.units as usize,
             (IndexScheme::Double, _) => 1,
@@ -120,6 +132,9 @@ impl Params {
                 mask,
             ),
             Bits::Lines(l) => blocked::run(self, src, &mut blocked::Check { lines: l }),
+            Bits::Solution(w) => {
+                ribbon::query::may_contain(w, self.seed, self.slots, self.k, src.primary(0))
+            }
         }
     }
 }
@@ -131,12 +146,14 @@ enum Bits {
     Words(Box<[u64]>),
     /// Blocked Bloom: cache-aligned lines.
     Lines(Box<[Line]>),
+    /// Ribbon: the solution, interleaved column-major (`slots / 64 · r` words).
+    Solution(Box<[u64]>),
 }
 
 impl Bits {
     fn bytes(&self) -> usize {
         match self {
-            Bits::Words(w) => w.len() * 8,
+            Bits::Words(w) | Bits::Solution(w) => w.len() * 8,
             Bits::Lines(l) => l.len() * 64,
         }
     }
@@ -145,6 +162,7 @@ impl Bits {
     fn empty(layout: FilterLayout) -> Bits {
         match layout {
             FilterLayout::Blocked => Bits::Lines(Box::new([])),
+            FilterLayout::Ribbon => Bits::Solution(Box::new([])),
             _ => Bits::Words(Box::new([])),
         }
     }
@@ -222,6 +240,8 @@ impl Filter {
                 wpu: words.len(),
                 lines: 0,
                 line_fields: 1,
+                seed: 0,
+                slots: 0,
             },
             num_keys: 0,
             bits: Bits::Words(words),
@@ -283,7 +303,9 @@ impl Filter {
         out.push(version);
         out.push(p.layout.id());
         out.push(p.hash.id());
-        out.push(if p.scheme == IndexScheme::Double {
+        out.push(if p.layout == FilterLayout::Ribbon {
+            p.seed
+        } else if p.scheme == IndexScheme::Double {
             p.secondary.id()
         } else {
             0
@@ -302,6 +324,11 @@ impl Filter {
         let unit_bytes = (self.p.unit_bits / 8) as usize;
         let start = out.len();
         match &self.bits {
+            Bits::Solution(w) => {
+                for x in w.iter() {
+                    out.extend_from_slice(&x.to_le_bytes());
+                }
+            }
             Bits::Words(w) => {
                 let wpu = self.p.wpu;
                 for x in &w[j as usize * wpu..(j as usize + 1) * wpu] {
@@ -327,6 +354,7 @@ impl Filter {
         let bits = match &self.bits {
             Bits::Words(w) => Bits::Words(w[..n as usize * self.p.wpu].into()),
             Bits::Lines(l) => Bits::Lines(if n == 0 { Box::new([]) } else { l.clone() }),
+            Bits::Solution(w) => Bits::Solution(if n == 0 { Box::new([]) } else { w.clone() }),
         };
         Filter {
             resident: n,
@@ -354,6 +382,7 @@ impl Filter {
                 Bits::Words(w.iter().chain(u.iter()).copied().collect())
             }
             (Bits::Lines(_), lines @ Bits::Lines(_)) => lines,
+            (Bits::Solution(_), solution @ Bits::Solution(_)) => solution,
             _ => unreachable!("one layout per filter"),
         };
         Ok(Filter {
@@ -522,6 +551,7 @@ impl Filter {
         let b = self.bits_per_key();
         match self.p.layout {
             FilterLayout::Units => theory::units_fpr(b, self.p.units, self.p.k, enabled),
+            FilterLayout::Ribbon => theory::ribbon_fpr(self.p.k, self.num_keys),
             layout => theoretical_fpr(layout, b, self.p.k, 1),
         }
     }
@@ -557,6 +587,11 @@ pub(crate) fn parse_header(
         .ok_or_else(|| format!("unknown filter index scheme {scheme_id}"))?;
     let unit_hashing = UnitHashing::from_id(unit_hashing_id)
         .ok_or_else(|| format!("unknown filter unit hashing {unit_hashing_id}"))?;
+    if layout == FilterLayout::Ribbon {
+        return parse_ribbon(layout, hash, secondary_id, scheme, unit_hashing, k, units)
+            .and_then(|p| ribbon_sized(p, unit_bits))
+            .map(|p| (p, num_keys));
+    }
     let secondary = match (scheme, secondary_id) {
         (IndexScheme::Double, id) => HashFn::from_id(id)
             .ok_or_else(|| format!("unknown filter secondary hash function {id}"))?,
@@ -600,14 +635,71 @@ pub(crate) fn parse_header(
         } else {
             1
         },
+        seed: 0,
+        slots: 0,
     };
     Ok((p, num_keys))
+}
+
+/// The parameters of a Ribbon header (its secondary byte is the seed, its
+/// `k` the result bits), before the size is checked.
+fn parse_ribbon(
+    layout: FilterLayout,
+    hash: HashFn,
+    seed: u8,
+    scheme: IndexScheme,
+    unit_hashing: UnitHashing,
+    r: u32,
+    units: u32,
+) -> std::result::Result<Params, String> {
+    if scheme != IndexScheme::Rotation || unit_hashing != UnitHashing::Shared || units != 1 {
+        return Err(format!(
+            "ribbon filter with scheme {scheme}, unit hashing {unit_hashing}, {units} units"
+        ));
+    }
+    if !(1..=ribbon::MAX_RESULT_BITS).contains(&r) {
+        return Err(format!("bad ribbon result bits {r}"));
+    }
+    Ok(Params {
+        layout,
+        scheme,
+        unit_hashing,
+        hash,
+        secondary: hash,
+        k: r,
+        units: 1,
+        unit_bits: 0,
+        wpu: 0,
+        lines: 0,
+        line_fields: blocked::V3_FIELDS_PER_VALUE,
+        seed,
+        slots: 0,
+    })
+}
+
+/// `p` (a Ribbon's) of `unit_bits = slots · r` bits, slots a nonzero multiple
+/// of 64.
+pub(crate) fn ribbon_sized(mut p: Params, unit_bits: u64) -> std::result::Result<Params, String> {
+    let per_block = ribbon::W * u64::from(p.k);
+    if unit_bits == 0 || !unit_bits.is_multiple_of(per_block) {
+        return Err(format!(
+            "bad ribbon size {unit_bits} bits for {} result bits",
+            p.k
+        ));
+    }
+    p.unit_bits = unit_bits;
+    p.wpu = (unit_bits / 64) as usize;
+    p.slots = unit_bits / u64::from(p.k);
+    Ok(p)
 }
 
 impl Bits {
     /// Bits from little-endian bytes (whole units of `p`'s layout).
     fn from_le(p: &Params, bytes: &[u8]) -> Bits {
         let words = words_from_le(bytes);
+        if p.layout == FilterLayout::Ribbon {
+            return Bits::Solution(words);
+        }
         if p.layout == FilterLayout::Blocked {
             let lines: Vec<Line> = words
                 .chunks_exact(8)

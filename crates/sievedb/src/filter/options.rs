@@ -308,12 +308,24 @@ pub enum FilterLayout {
     /// ElasticBF filter units: [`FilterOptions::units`] small Bloom filters of
     /// `b/units` bits per key each; a probe stops at the first unit saying no.
     Units,
+    /// Standard Ribbon filter (Dillinger & Walzer 2021) with 64-bit
+    /// coefficient rows, built from the stored digests and probed with the
+    /// lookup's one digest: `r = ⌊b / (1 + ε)⌋` result bits per slot over
+    /// `n (1 + ε)` slots, ε from 4% (10K keys) to 10% (1M keys), FPR ≈ 2^-r
+    /// (see [`crate::filter::ribbon`]). Index scheme, probe count and units
+    /// do not apply.
+    Ribbon,
 }
 
 named_enum!(
     FilterLayout,
     "filter layout",
-    [(Bloom, "bloom"), (Blocked, "blocked"), (Units, "units")]
+    [
+        (Bloom, "bloom"),
+        (Blocked, "blocked"),
+        (Units, "units"),
+        (Ribbon, "ribbon")
+    ]
 );
 
 impl FilterLayout {
@@ -323,6 +335,7 @@ impl FilterLayout {
             FilterLayout::Bloom => 1,
             FilterLayout::Blocked => 2,
             FilterLayout::Units => 3,
+            FilterLayout::Ribbon => 4,
         }
     }
 
@@ -332,6 +345,7 @@ impl FilterLayout {
             1 => FilterLayout::Bloom,
             2 => FilterLayout::Blocked,
             3 => FilterLayout::Units,
+            4 => FilterLayout::Ribbon,
             _ => return None,
         })
     }
@@ -597,9 +611,12 @@ impl FilterOptions {
     }
 
     /// The scheme the built filters use: independent when `sharing = none`,
-    /// else `scheme`.
+    /// else `scheme` (rotation, stored but unused, for the Ribbon layout,
+    /// which takes one digest whatever the sharing).
     pub fn effective_scheme(&self) -> IndexScheme {
-        if self.sharing == HashSharing::None {
+        if self.layout == FilterLayout::Ribbon {
+            IndexScheme::Rotation
+        } else if self.sharing == HashSharing::None {
             IndexScheme::Independent
         } else {
             self.scheme
@@ -617,8 +634,14 @@ impl FilterOptions {
     }
 
     /// Probes per unit (per filter outside the units layout) of the built
-    /// filters, so that `probes × units ≤ 64`.
+    /// filters, so that `probes × units ≤ 64`; for the Ribbon layout, the
+    /// result bits `r` of a file of [`super::ribbon::NOMINAL_KEYS`] keys
+    /// (each file's own depend on its key count; `num_probes` does not
+    /// apply).
     pub fn probes_per_unit(&self) -> u32 {
+        if self.layout == FilterLayout::Ribbon {
+            return super::ribbon::result_bits_for(self.bits_per_key, super::ribbon::NOMINAL_KEYS);
+        }
         let units = self.effective_units();
         let b = self.bits_per_key / f64::from(units);
         let k = self.num_probes.unwrap_or_else(|| {

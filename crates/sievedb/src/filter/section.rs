@@ -217,6 +217,7 @@ mod tests {
             (FilterLayout::Units, 6),
             (FilterLayout::Bloom, 1),
             (FilterLayout::Blocked, 1),
+            (FilterLayout::Ribbon, 1),
         ] {
             let f = built(layout_kind, units, 3000);
             let (file, index) = layout(&f);

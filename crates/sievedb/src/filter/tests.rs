@@ -142,12 +142,14 @@ fn all_combinations() -> Vec<FilterOptions> {
 #[test]
 fn no_false_negatives_in_any_combination() {
     let combos = all_combinations();
-    assert_eq!(combos.len(), (1 + 1 + 2) * 4 * 8);
+    // Bloom, blocked, units × 2 unit hashings, Ribbon.
+    assert_eq!(combos.len(), (1 + 1 + 2 + 1) * 4 * 8);
     let n = 300;
     let filters: Vec<Filter> = combos.iter().map(|o| build(o, n)).collect();
     for (o, f) in combos.iter().zip(&filters) {
         assert_eq!(f.layout(), o.layout);
-        assert_eq!(f.scheme(), o.scheme);
+        // Ribbon takes one digest whatever the scheme.
+        assert_eq!(f.scheme(), o.effective_scheme());
         assert_eq!(f.hash_fn(), o.hash);
         for sharing in [HashSharing::None, HashSharing::Filter] {
             for i in 0..n {
@@ -209,6 +211,28 @@ fn digests_computed_by_sharing_mode() {
         assert!(f.may_contain(&mut p));
     }
     assert_eq!(p.digests_computed, 7);
+
+    // Ribbon: one digest per filter probe even under `none` (no scheme), and
+    // one per lookup under `levels`, beside the Bloom filters.
+    let ribbon = build(
+        &FilterOptions {
+            layout: FilterLayout::Ribbon,
+            sharing: HashSharing::None,
+            ..FilterOptions::default()
+        },
+        100,
+    );
+    assert_eq!(ribbon.scheme(), IndexScheme::Rotation);
+    let mut p = KeyProbe::new(b"key5", HashSharing::None);
+    for _ in 0..3 {
+        assert!(ribbon.may_contain(&mut p));
+    }
+    assert_eq!(p.digests_computed, 3);
+    let mut p = KeyProbe::new(b"key5", HashSharing::Levels);
+    assert!(ribbon.may_contain(&mut p));
+    assert!(filters[0].may_contain(&mut p));
+    assert!(ribbon.may_contain(&mut p));
+    assert_eq!((p.digests_computed, p.hashes_computed), (1, 1));
 
     // Double hashing: one digest (h1) plus one secondary hash.
     let double = build(

@@ -77,14 +77,26 @@ pub fn units_fpr(bits_per_key: f64, units: u32, k: u32, enabled: u32) -> f64 {
     bloom_fpr(per_unit, k).powf(f64::from(enabled))
 }
 
+/// Ribbon filter with `r` result bits over `n` keys: `2^-r` (an absent key's
+/// fingerprint is independent of the solution, so it matches the XOR of its
+/// row with probability exactly `2^-r`) plus the chance that its 64-bit digest
+/// equals a key's, `n · 2^-64`. The 64-bit coefficient rows cost space
+/// (`ε`, see [`crate::filter::ribbon::epsilon_for`]), not FPR.
+pub fn ribbon_fpr(r: u32, n: u64) -> f64 {
+    let collision = n as f64 * 0.5f64.powi(64);
+    (0.5f64.powi(i32::try_from(r).unwrap_or(i32::MAX)) + collision).min(1.0)
+}
+
 /// Theoretical FPR of `layout` at `bits_per_key` bits per key (in total, over
 /// all units) with `k` probes (per unit for the units layout) and `units` units
-/// (ignored unless the layout is units; all of them probed).
+/// (ignored unless the layout is units; all of them probed). For the Ribbon
+/// layout `k` is the result bits `r` and the bits per key do not matter.
 pub fn theoretical_fpr(layout: FilterLayout, bits_per_key: f64, k: u32, units: u32) -> f64 {
     match layout {
         FilterLayout::Bloom => bloom_fpr(bits_per_key, k),
         FilterLayout::Blocked => blocked_fpr(bits_per_key, k),
         FilterLayout::Units => units_fpr(bits_per_key, units.max(1), k, units.max(1)),
+        FilterLayout::Ribbon => ribbon_fpr(k, 0),
     }
 }
 
