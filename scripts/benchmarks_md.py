@@ -393,6 +393,57 @@ def leveldb8_range():
     return rng([num(r["ldb8_requests_per_get"]) / num(r["sv_reads_per_get"]) for r in rows(LDB8)])
 
 
+# --- filter layouts (scripts/filter-layouts.sh) ------------------------------
+
+FILTER_LAYOUTS = "docs/benchmarks/filter-layouts-bb0c944.csv"
+
+
+def _layouts():
+    """(layout, bits/key asked) -> the row of its first repeat, with the
+    medians of its build and query times over the repeats."""
+    rs = rows(FILTER_LAYOUTS)
+    out = {}
+    for key in dict.fromkeys((r["layout"], r["bits_per_key"]) for r in rs):
+        mine = [r for r in rs if (r["layout"], r["bits_per_key"]) == key]
+        row = dict(mine[0])
+        row["build"] = statistics.median(float(r["build_ns_per_key"]) for r in mine)
+        row["query"] = statistics.median(float(r["ns_per_query"]) for r in mine)
+        out[key] = row
+    return out
+
+
+def filter_layouts_table():
+    body = []
+    for (layout, bpk), r in _layouts().items():
+        body.append([f"`{layout}`", bpk, f(float(r["bits_per_key_used"]), 3), r["k_or_r"],
+                     f(100 * float(r["measured_fpr"]), 3) + "%", f(100 * float(r["theoretical_fpr"]), 3) + "%",
+                     f(r["build"], 1), f(r["query"], 1), r["digests_per_query"]])
+    return table(["layout", "bits/key asked", "bits/key used", "k (Bloom) or r (Ribbon)", "FPR measured",
+                  "FPR theory", "build ns/key", "ns/query", "digests/query"], body,
+                 ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:"])
+
+
+def ribbon_bits_for_bloom10():
+    lay = _layouts()
+    return f(float(lay[("ribbon", "7.7")]["bits_per_key_used"]), 2)
+
+
+def ribbon_fpr_at_bloom10_bits():
+    lay = _layouts()
+    return (f"{f(100 * float(lay[('ribbon', '7.7')]['measured_fpr']), 3)}% against Bloom's "
+            f"{f(100 * float(lay[('bloom', '10')]['measured_fpr']), 3)}%")
+
+
+def ribbon_vs_blocked_build():
+    lay = _layouts()
+    return rng([lay[("ribbon", b)]["build"] / lay[("blocked", b)]["build"] for b in ("4", "7", "10")])
+
+
+def ribbon_vs_blocked_query():
+    lay = _layouts()
+    return rng([lay[("ribbon", b)]["query"] / lay[("blocked", b)]["query"] for b in ("4", "7", "10")])
+
+
 # --- keyspaces, merge, Python ------------------------------------------------
 
 KEYSPACES = "docs/benchmarks/keyspaces-4d4a6a8.csv"
@@ -802,6 +853,8 @@ GUIDE = [
     ("docs/guide/src/filter-budget.md", "`Elastic` makes {{elastic_vs_leveldb}} fewer device reads"),
     ("docs/guide/src/filter-budget.md", "{{budget_cpu_ratio}} the instructions of an unlimited lookup"),
     ("docs/guide/src/filters.md", "empty lookups gain {{fig6_gain_page_cache}} in the page cache"),
+    ("docs/guide/src/filters.md", "FPR of 10 Bloom bits per key it needs {{ribbon_bits_for_bloom10}} bits, for about "
+     "{{ribbon_vs_blocked_build}} the build time and {{ribbon_vs_blocked_query}} the probe time"),
     ("docs/guide/src/python.md", "`get` took {{python_get_vs_rocksdict}} sievedb's time in rocksdict, and `put` "
      "{{python_put_vs_rocksdict}}"),
 ]
