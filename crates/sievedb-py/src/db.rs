@@ -51,6 +51,23 @@ pub struct Db {
 }
 
 impl Db {
+    /// The handle of the database `open` opens at `path` (with the GIL
+    /// released), warning if its recovery dropped data; a missing directory
+    /// is `DatabaseNotFoundError`, `why` saying why nothing was created.
+    fn opened(
+        py: Python<'_>,
+        path: PathBuf,
+        codec: Arc<Codec>,
+        why: &str,
+        open: impl FnOnce(&std::path::Path) -> sievedb::Result<sievedb::Db> + Send,
+    ) -> PyResult<Self> {
+        let db = py
+            .allow_threads(|| open(&path).map_err(|e| OpenError::new(e, &path)))
+            .map_err(|e| e.into_py(&path, why))?;
+        crate::errors::warn_recovery(py, &db)?;
+        Ok(Db::wrap(db, path, codec))
+    }
+
     fn wrap(db: sievedb::Db, path: PathBuf, codec: Arc<Codec>) -> Db {
         Db {
             inner: RwLock::new(Some(db)),
@@ -141,12 +158,9 @@ impl Db {
     ) -> PyResult<Self> {
         let codec = Codec::from_args(py, serializer, decode, str_keys, None)?;
         let opts = from_kwargs(options)?;
-        let p = path.clone();
-        let db = py
-            .allow_threads(|| sievedb::Db::open(&p, opts).map_err(|e| OpenError::new(e, &p)))
-            .map_err(|e| e.into_py(&p, "create_if_missing=False"))?;
-        crate::errors::warn_recovery(py, &db)?;
-        Ok(Db::wrap(db, path, codec))
+        Db::opened(py, path, codec, "create_if_missing=False", |p| {
+            sievedb::Db::open(p, opts)
+        })
     }
 
     /// Opens the database at `path` read-only: writes raise `ReadOnlyError`,
@@ -163,14 +177,10 @@ impl Db {
     ) -> PyResult<Self> {
         let codec = Codec::from_args(py, serializer, decode, str_keys, None)?;
         let opts = from_kwargs(options)?;
-        let p = path.clone();
-        let db = py
-            .allow_threads(|| {
-                sievedb::Db::open_read_only(&p, opts).map_err(|e| OpenError::new(e, &p))
-            })
-            .map_err(|e| e.into_py(&p, "Db.open_read_only never creates a database"))?;
-        crate::errors::warn_recovery(py, &db)?;
-        Ok(Db::wrap(db, path, codec))
+        let why = "Db.open_read_only never creates a database";
+        Db::opened(py, path, codec, why, |p| {
+            sievedb::Db::open_read_only(p, opts)
+        })
     }
 
     /// Rebuilds the database at `path` (closed) from whatever of its files
