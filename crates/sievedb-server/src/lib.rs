@@ -1,6 +1,11 @@
 //! `sievedb-server`: a replicated key-value service. Every node keeps its Raft
-//! log, its Raft metadata and its state machine in one sievedb database;
-//! openraft replicates; an HTTP API in etcd's manner serves clients.
+//! log, its Raft metadata and its state machine in one sievedb database
+//! ([`store`]); openraft replicates; nodes and clients talk HTTP on one
+//! address per node ([`network`], [`cluster`]); [`app`] puts a node together.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod app;
+pub mod cluster;
+pub mod network;
+pub mod store;
 pub mod types;

@@ -10,8 +10,9 @@
 //!
 //! The workload writes sync and unsynced puts, deletes and cross-keyspace
 //! batches into small memtables (a WAL switch every few dozen writes),
-//! flushes, compacts and reopens (each reopen rolls the MANIFEST), for both
-//! WAL kinds (preallocated and `write(2)`). The crash points are every sync
+//! flushes, syncs the WAL (`sync_wal`), compacts and reopens (each reopen
+//! rolls the MANIFEST), for both WAL kinds (preallocated and `write(2)`).
+//! The crash points are every sync
 //! point near a WAL switch, an SST or MANIFEST creation, a rename or a
 //! removal, plus a sample of the rest.
 //!
@@ -131,6 +132,12 @@ fn run(seed: u64, wal: WalKind, root: &Path) -> Run {
             }
             db = open();
             ks = db.keyspace(KEYSPACE).expect("keyspace");
+            continue;
+        }
+        if r < 11 {
+            // `sync_wal` makes every write sent before it durable.
+            db.sync_wal().expect("sync_wal");
+            flushed.push((fs.position(), writes.len()));
             continue;
         }
         let key = |rng: &mut SmallRng| format!("key{:03}", rng.gen_range(0..60)).into_bytes();

@@ -525,6 +525,28 @@ impl Db {
         Snapshot::new(self.inner.clone(), handles::HandleKind::Snapshot)
     }
 
+    /// Makes every write acknowledged so far durable: one fsync of the WAL
+    /// (RocksDB's `SyncWAL`). Writes made without
+    /// [`WriteOptions::sync`](crate::WriteOptions) then survive a power loss,
+    /// so a caller can write unsynced, answer once readable, and sync many
+    /// writes with one call (as a Raft log's group commit). Concurrent
+    /// writers wait for the WAL while it syncs; a sync error stops writes as
+    /// a failed sync write does.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = tempfile::tempdir()?;
+    /// let db = sievedb::Db::open(dir.path(), sievedb::Options::default())?;
+    /// db.put("a", "1")?;
+    /// db.put("b", "2")?;
+    /// db.sync_wal()?; // both are durable now
+    /// # Ok(()) }
+    /// ```
+    pub fn sync_wal(&self) -> Result<()> {
+        self.writable("sync_wal")?;
+        self.inner.sync_wal()
+    }
+
     /// Writes the memtables to SST files and waits until they are flushed.
     pub fn flush(&self) -> Result<()> {
         self.writable("flush")?;

@@ -248,6 +248,17 @@ impl DbInner {
         refused
     }
 
+    /// fsyncs the WAL, covering every write logged before (`Db::sync_wal`).
+    /// A switched-out WAL was synced when it was switched
+    /// ([`DbInner::switch_memtable`]), so syncing the current one suffices.
+    pub(super) fn sync_wal(&self) -> Result<()> {
+        let mut wal = self.wal.lock();
+        if let Some(e) = self.write_error() {
+            return Err(e);
+        }
+        wal.log.sync().map_err(|e| self.set_bg_error(e))
+    }
+
     /// Logs `batches` as one WAL write (one fsync when `sync`) and applies them
     /// to the memtable, but those their commit check (`checks`) refuses. The
     /// caller holds the WAL lock, so writes never interleave.

@@ -1,0 +1,289 @@
+//! Streaming a snapshot (a checkpoint directory) to a follower: one
+//! `POST /raft/snapshot` whose body is produced and consumed a chunk at a
+//! time, so neither side holds the snapshot in memory.
+//!
+//! Body layout (integers little-endian):
+//! ```text
+//! u32 header length, header (JSON: [vote, snapshot meta])
+//! per file:  u16 name length (> 0), name (a plain file name, UTF-8)
+//!            u64 size, `size` bytes, u32 CRC-32C of those bytes
+//! u16 0      (end)
+//! ```
+//! The receiver writes each file into `incoming/<n>/`, checks its CRC, syncs
+//! the files and the directory, then hands the directory to openraft
+//! (`Raft::install_full_snapshot`), which installs it through the state
+//! machine (`store::snapshot::install`). The answer is postcard
+//! `Result<SnapshotResponse, String>`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use bytes::{Buf, BytesMut};
+use futures_util::StreamExt;
+use openraft::error::{Fatal, NetworkError, StreamingError, Unreachable};
+use openraft::raft::SnapshotResponse;
+use openraft::{Snapshot, Vote};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+use super::error;
+use crate::app::App;
+use crate::store::snapshot::{self as store_snapshot, Meta};
+use crate::store::{decode, encode};
+use crate::types::{NodeId, SnapshotDir, TypeConfig};
+
+/// Bytes read from a file per chunk of the body.
+const CHUNK: usize = 1 << 20;
+
+type Streaming = StreamingError<TypeConfig, Fatal<NodeId>>;
+
+fn net_err(msg: impl std::fmt::Display) -> Streaming {
+    StreamingError::Network(NetworkError::new(&std::io::Error::other(msg.to_string())))
+}
+
+/// Sends `snapshot` to the node at `addr`.
+pub async fn send(
+    http: &reqwest::Client,
+    addr: &str,
+    target: NodeId,
+    vote: Vote<NodeId>,
+    snapshot: Snapshot<TypeConfig>,
+) -> Result<SnapshotResponse<NodeId>, Streaming> {
+    let header = serde_json::to_vec(&(vote, &snapshot.meta)).map_err(net_err)?;
+    let (tx, rx) = mpsc::channel::<std::io::Result<Bytes>>(4);
+    let dir = snapshot.snapshot.path.clone();
+    tokio::spawn(async move {
+        if let Err(e) = produce(&dir, header, &tx).await {
+            let _ = tx.send(Err(e)).await;
+        }
+    });
+    let body = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    });
+    tracing::info!(target, snapshot = %snapshot.meta.snapshot_id, "sending snapshot");
+    let resp = http
+        .post(format!("http://{addr}/raft/snapshot"))
+        .body(reqwest::Body::wrap_stream(body))
+        .send()
+        .await
+        .map_err(|e| {
+            if e.is_connect() {
+                StreamingError::Unreachable(Unreachable::new(&e))
+            } else {
+                StreamingError::Network(NetworkError::new(&e))
+            }
+        })?;
+    let status = resp.status();
+    let bytes = resp
+        .bytes()
+        .await
+        .map_err(|e| StreamingError::Network(NetworkError::new(&e)))?;
+    if !status.is_success() {
+        return Err(net_err(format!(
+            "{addr} refused the snapshot ({status}): {}",
+            String::from_utf8_lossy(&bytes)
+        )));
+    }
+    let answer: Result<SnapshotResponse<NodeId>, String> = decode(&bytes).map_err(net_err)?;
+    answer.map_err(|e| net_err(format!("{addr} could not install the snapshot: {e}")))
+}
+
+/// Writes the body of `dir`'s snapshot into `tx`.
+async fn produce(
+    dir: &Path,
+    header: Vec<u8>,
+    tx: &mpsc::Sender<std::io::Result<Bytes>>,
+) -> std::io::Result<()> {
+    let closed = || std::io::Error::other("the snapshot request was dropped");
+    let len = u32::try_from(header.len()).map_err(std::io::Error::other)?;
+    let mut first = len.to_le_bytes().to_vec();
+    first.extend_from_slice(&header);
+    tx.send(Ok(first.into())).await.map_err(|_| closed())?;
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_file() {
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    names.sort();
+    for name in names {
+        let mut file = tokio::fs::File::open(dir.join(&name)).await?;
+        let size = file.metadata().await?.len();
+        let name_len = u16::try_from(name.len()).map_err(std::io::Error::other)?;
+        let mut head = name_len.to_le_bytes().to_vec();
+        head.extend_from_slice(name.as_bytes());
+        head.extend_from_slice(&size.to_le_bytes());
+        tx.send(Ok(head.into())).await.map_err(|_| closed())?;
+        let mut crc = 0u32;
+        let mut left = size;
+        while left > 0 {
+            let want = usize::try_from(left.min(CHUNK as u64)).map_err(std::io::Error::other)?;
+            let mut buf = vec![0u8; want];
+            file.read_exact(&mut buf).await?;
+            crc = crc32c::crc32c_append(crc, &buf);
+            left -= want as u64;
+            tx.send(Ok(buf.into())).await.map_err(|_| closed())?;
+        }
+        tx.send(Ok(Bytes::copy_from_slice(&crc.to_le_bytes())))
+            .await
+            .map_err(|_| closed())?;
+    }
+    tx.send(Ok(Bytes::from_static(&[0, 0])))
+        .await
+        .map_err(|_| closed())?;
+    Ok(())
+}
+
+/// The receiving end of a body: buffers what the parser needs next.
+struct Reader {
+    stream: axum::body::BodyDataStream,
+    buf: BytesMut,
+}
+
+impl Reader {
+    /// Ensures `n` bytes are buffered.
+    async fn need(&mut self, n: usize) -> Result<(), String> {
+        while self.buf.len() < n {
+            match self.stream.next().await {
+                Some(Ok(b)) => self.buf.extend_from_slice(&b),
+                Some(Err(e)) => return Err(format!("reading the snapshot: {e}")),
+                None => return Err("the snapshot stream ended early".into()),
+            }
+        }
+        Ok(())
+    }
+
+    async fn u16(&mut self) -> Result<u16, String> {
+        self.need(2).await?;
+        Ok(self.buf.get_u16_le())
+    }
+
+    async fn u32(&mut self) -> Result<u32, String> {
+        self.need(4).await?;
+        Ok(self.buf.get_u32_le())
+    }
+
+    async fn u64(&mut self) -> Result<u64, String> {
+        self.need(8).await?;
+        Ok(self.buf.get_u64_le())
+    }
+
+    async fn bytes(&mut self, n: usize) -> Result<Bytes, String> {
+        self.need(n).await?;
+        Ok(self.buf.split_to(n).freeze())
+    }
+
+    /// Copies the next `size` bytes into `file`; their CRC-32C.
+    async fn copy_to(&mut self, file: &mut tokio::fs::File, size: u64) -> Result<u32, String> {
+        let mut crc = 0u32;
+        let mut left = size;
+        while left > 0 {
+            if self.buf.is_empty() {
+                self.need(1).await?;
+            }
+            let take = usize::try_from(left).map_or(self.buf.len(), |l| l.min(self.buf.len()));
+            let chunk = self.buf.split_to(take);
+            crc = crc32c::crc32c_append(crc, &chunk);
+            file.write_all(&chunk)
+                .await
+                .map_err(|e| format!("writing the snapshot: {e}"))?;
+            left -= take as u64;
+        }
+        Ok(crc)
+    }
+}
+
+/// A file name a snapshot may carry: one plain component.
+fn valid_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0'])
+}
+
+/// Reads the files of the body into `dir`; the vote and metadata.
+async fn read_files(r: &mut Reader, dir: &Path) -> Result<(Vote<NodeId>, Meta), String> {
+    let len = r.u32().await? as usize;
+    let header = r.bytes(len).await?;
+    let (vote, meta): (Vote<NodeId>, Meta) =
+        serde_json::from_slice(&header).map_err(|e| format!("bad snapshot header: {e}"))?;
+    loop {
+        let name_len = r.u16().await? as usize;
+        if name_len == 0 {
+            break;
+        }
+        let name = String::from_utf8(r.bytes(name_len).await?.to_vec())
+            .map_err(|_| "a snapshot file name is not UTF-8".to_string())?;
+        if !valid_name(&name) {
+            return Err(format!("bad snapshot file name {name:?}"));
+        }
+        let size = r.u64().await?;
+        let path = dir.join(&name);
+        let mut file = tokio::fs::File::create(&path)
+            .await
+            .map_err(|e| format!("creating {}: {e}", path.display()))?;
+        let crc = r.copy_to(&mut file, size).await?;
+        let want = r.u32().await?;
+        if crc != want {
+            return Err(format!(
+                "snapshot file {name}: CRC-32C {crc:08x}, the sender's {want:08x}"
+            ));
+        }
+        file.sync_all()
+            .await
+            .map_err(|e| format!("syncing {}: {e}", path.display()))?;
+    }
+    let d = dir.to_path_buf();
+    tokio::task::spawn_blocking(move || std::fs::File::open(&d)?.sync_all())
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("syncing {}: {e}", dir.display()))?;
+    Ok((vote, meta))
+}
+
+/// `POST /raft/snapshot`.
+pub async fn receive(State(app): State<Arc<App>>, body: Body) -> Response {
+    let dir: PathBuf = match store_snapshot::incoming(&app.store) {
+        Ok(d) => d,
+        Err(e) => {
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("no room for a snapshot: {e}"),
+            )
+        }
+    };
+    let mut reader = Reader {
+        stream: body.into_data_stream(),
+        buf: BytesMut::new(),
+    };
+    let (vote, meta) = match read_files(&mut reader, &dir).await {
+        Ok(x) => x,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            tracing::warn!("snapshot refused: {e}");
+            return error(StatusCode::BAD_REQUEST, e);
+        }
+    };
+    tracing::info!(snapshot = %meta.snapshot_id, "snapshot received; installing");
+    let snapshot = Snapshot {
+        meta,
+        snapshot: Box::new(SnapshotDir { path: dir.clone() }),
+    };
+    let answer: Result<SnapshotResponse<NodeId>, String> = app
+        .raft
+        .install_full_snapshot(vote, snapshot)
+        .await
+        .map_err(|e| e.to_string());
+    // Installed snapshots were moved into `snapshots/`; one openraft did not
+    // need (older than what this node has) is still here.
+    // An install a failure interrupted still needs it (`store::snapshot::recover`).
+    if dir.exists() && !store_snapshot::is_installing(&app.store, &dir) {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    match encode(&answer) {
+        Ok(bytes) => Response::new(Body::from(bytes)),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
+    }
+}
