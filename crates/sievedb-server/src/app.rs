@@ -188,17 +188,32 @@ impl Node {
         })
     }
 
-    /// Stops serving, shuts Raft down and closes the database.
+    /// Stops serving, shuts Raft down and closes the database (returns once
+    /// it is closed, so that the directory can be opened again at once).
     pub async fn shutdown(self) -> Result<(), StartError> {
         let _ = self.stop.send(true);
-        // Open keep-alive connections may hold the server: bound the wait.
-        let _ = tokio::time::timeout(Duration::from_secs(2), self.server).await;
-        self.app
-            .raft
-            .shutdown()
+        let stopped = self.app.raft.shutdown().await;
+        // Requests still in flight fail fast once Raft is down.
+        let mut server = self.server;
+        if tokio::time::timeout(Duration::from_secs(5), &mut server)
             .await
-            .map_err(|e| start_err("stopping Raft", e))?;
-        Ok(())
+            .is_err()
+        {
+            server.abort();
+        }
+        let store = Arc::downgrade(&self.app.store);
+        drop(self.app);
+        // The log syncer thread and the last connections let go of it.
+        let since = std::time::Instant::now();
+        while store.strong_count() > 0 {
+            if since.elapsed() > Duration::from_secs(10) {
+                return Err(StartError(
+                    "the database is still in use 10 s after shutdown".into(),
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        stopped.map_err(|e| start_err("stopping Raft", e))
     }
 }
 

@@ -1,0 +1,377 @@
+//! Clusters of nodes in this test process (each with its own data directory,
+//! its own port on 127.0.0.1 and real HTTP between them): writes through
+//! leader changes and restarts, a follower caught up by snapshot after the
+//! log it missed was purged, membership changes online, 421 without
+//! forwarding. Process kills and pauses are in `failures.rs`.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use sievedb_server::app::{Node, NodeOptions};
+use tempfile::TempDir;
+use tokio::runtime::Runtime;
+
+/// Nodes `1..` of a cluster, started and stopped on one runtime.
+struct Cluster {
+    rt: Runtime,
+    dirs: TempDir,
+    opts: Vec<NodeOptions>,
+    nodes: Vec<Option<Node>>,
+    http: ureq::Agent,
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(15)))
+        .build()
+        .into()
+}
+
+impl Cluster {
+    /// `n` nodes, none initialized; `tweak` adjusts every node's options.
+    fn new(n: u64, tweak: impl Fn(&mut NodeOptions)) -> Cluster {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let dirs = tempfile::tempdir().expect("tempdir");
+        let mut c = Cluster {
+            rt,
+            dirs,
+            opts: Vec::new(),
+            nodes: Vec::new(),
+            http: agent(),
+        };
+        for id in 1..=n {
+            c.add_node(id, &tweak);
+        }
+        c
+    }
+
+    /// Starts node `id` (the next one) on a free port.
+    fn add_node(&mut self, id: u64, tweak: &impl Fn(&mut NodeOptions)) {
+        assert_eq!(id as usize, self.opts.len() + 1);
+        let mut o = NodeOptions::new(
+            id,
+            "127.0.0.1:0".parse().expect("addr"),
+            self.dirs.path().join(format!("n{id}")),
+        );
+        o.heartbeat = Duration::from_millis(50);
+        o.election_timeout = (Duration::from_millis(300), Duration::from_millis(600));
+        tweak(&mut o);
+        let node = self
+            .rt
+            .block_on(Node::start(o.clone()))
+            .expect("start node");
+        // Restarts reuse the port it got.
+        o.listen = node.addr;
+        self.opts.push(o);
+        self.nodes.push(Some(node));
+    }
+
+    fn addr(&self, id: u64) -> String {
+        self.opts[id as usize - 1].listen.to_string()
+    }
+
+    fn url(&self, id: u64, path: &str) -> String {
+        format!("http://{}{path}", self.addr(id))
+    }
+
+    /// Initializes the cluster with `members` through node `members[0]`.
+    fn init(&self, members: &[u64]) {
+        let m: serde_json::Map<String, Value> = members
+            .iter()
+            .map(|&id| (id.to_string(), Value::String(self.addr(id))))
+            .collect();
+        let body = serde_json::json!({ "members": m }).to_string();
+        let r = self
+            .http
+            .post(&self.url(members[0], "/cluster/init"))
+            .send(body)
+            .expect("init");
+        assert_eq!(r.status(), 200);
+    }
+
+    fn status(&self, id: u64) -> Value {
+        let mut r = self
+            .http
+            .get(&self.url(id, "/cluster/status"))
+            .call()
+            .expect("status");
+        serde_json::from_str(&r.body_mut().read_to_string().expect("body")).expect("json")
+    }
+
+    /// The leader the running nodes agree on, once there is one.
+    fn leader(&self) -> u64 {
+        let since = Instant::now();
+        loop {
+            let running: Vec<u64> = (1..=self.nodes.len() as u64)
+                .filter(|&i| self.nodes[i as usize - 1].is_some())
+                .collect();
+            let seen: Vec<Option<u64>> = running
+                .iter()
+                .map(|&i| self.status(i)["leader_id"].as_u64())
+                .collect();
+            if let Some(Some(l)) = seen.first() {
+                if running.contains(l) && seen.iter().all(|s| *s == Some(*l)) {
+                    return *l;
+                }
+            }
+            assert!(
+                since.elapsed() < Duration::from_secs(20),
+                "no leader: {seen:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn put(&self, id: u64, key: &str, value: &str) -> u16 {
+        let r = self
+            .http
+            .put(&self.url(id, &format!("/kv/{key}")))
+            .send(value)
+            .expect("put");
+        r.status().as_u16()
+    }
+
+    /// (status, body) of a read of `key` on node `id`.
+    fn get(&self, id: u64, key: &str, stale: bool) -> (u16, String) {
+        let q = if stale { "?consistency=stale" } else { "" };
+        let mut r = self
+            .http
+            .get(&self.url(id, &format!("/kv/{key}{q}")))
+            .call()
+            .expect("get");
+        (
+            r.status().as_u16(),
+            r.body_mut().read_to_string().expect("body"),
+        )
+    }
+
+    /// Waits until node `id`'s state machine has `key` = `value`.
+    fn wait_for(&self, id: u64, key: &str, value: &str) {
+        let since = Instant::now();
+        while self.get(id, key, true) != (200, value.to_string()) {
+            assert!(
+                since.elapsed() < Duration::from_secs(20),
+                "node {id} never got {key}={value}: {:?}",
+                self.get(id, key, true)
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn stop(&mut self, id: u64) {
+        let node = self.nodes[id as usize - 1].take().expect("running");
+        self.rt.block_on(node.shutdown()).expect("shutdown");
+    }
+
+    fn restart(&mut self, id: u64) {
+        let o = self.opts[id as usize - 1].clone();
+        let node = self.rt.block_on(Node::start(o)).expect("restart");
+        self.nodes[id as usize - 1] = Some(node);
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for n in self.nodes.iter_mut().filter_map(Option::take) {
+            let _ = self.rt.block_on(n.shutdown());
+        }
+    }
+}
+
+#[test]
+fn writes_survive_leader_changes_and_full_restarts() {
+    let mut c = Cluster::new(3, |_| {});
+    c.init(&[1, 2, 3]);
+    let first = c.leader();
+    for i in 0..30 {
+        // Any node: followers forward to the leader.
+        assert_eq!(c.put(i % 3 + 1, &format!("k{i}"), &format!("v{i}")), 200);
+    }
+    c.stop(first);
+    let second = c.leader();
+    assert_ne!(first, second);
+    for i in 30..60 {
+        assert_eq!(c.put(second, &format!("k{i}"), &format!("v{i}")), 200);
+    }
+    c.restart(first);
+    c.wait_for(first, "k59", "v59");
+    for id in 1..=3 {
+        c.stop(id);
+    }
+    for id in 1..=3 {
+        c.restart(id);
+    }
+    c.leader();
+    for i in 0..60 {
+        let id = i % 3 + 1;
+        assert_eq!(
+            c.get(id, &format!("k{i}"), false),
+            (200, format!("v{i}")),
+            "k{i} on {id}"
+        );
+    }
+    assert_eq!(c.get(1, "never-written", false).0, 404);
+}
+
+#[test]
+fn a_follower_behind_a_purged_log_catches_up_by_snapshot() {
+    let mut c = Cluster::new(3, |o| {
+        o.snapshot_logs = 20;
+        o.keep_logs = 0;
+    });
+    c.init(&[1, 2, 3]);
+    let leader = c.leader();
+    let behind = leader % 3 + 1;
+    c.stop(behind);
+    for i in 0..200 {
+        assert_eq!(c.put(leader, &format!("k{i:03}"), &format!("v{i}")), 200);
+    }
+    // The leader's log no longer has what `behind` lacks.
+    let since = Instant::now();
+    while c.status(leader)["purged_index"].as_u64().unwrap_or(0) < 100 {
+        assert!(
+            since.elapsed() < Duration::from_secs(20),
+            "{}",
+            c.status(leader)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    c.restart(behind);
+    c.wait_for(behind, "k199", "v199");
+    let s = c.status(behind);
+    assert!(
+        s["snapshot_index"].as_u64().unwrap_or(0) >= 100,
+        "no snapshot installed: {s}"
+    );
+    for i in 0..200 {
+        assert_eq!(
+            c.get(behind, &format!("k{i:03}"), true),
+            (200, format!("v{i}"))
+        );
+    }
+    // It keeps following after the install, and across a restart.
+    assert_eq!(c.put(leader, "after", "x"), 200);
+    c.wait_for(behind, "after", "x");
+    c.stop(behind);
+    c.restart(behind);
+    c.wait_for(behind, "k000", "v0");
+    c.wait_for(behind, "after", "x");
+}
+
+#[test]
+fn membership_changes_online() {
+    let mut c = Cluster::new(3, |o| {
+        o.snapshot_logs = 20;
+        o.keep_logs = 0;
+    });
+    c.init(&[1, 2, 3]);
+    for i in 0..50 {
+        assert_eq!(c.put(1, &format!("k{i}"), &format!("v{i}")), 200);
+    }
+    // A new node joins as a learner (by snapshot: the log was purged),
+    // becomes a voter, and node 1 leaves.
+    c.add_node(4, &|o: &mut NodeOptions| {
+        o.snapshot_logs = 20;
+        o.keep_logs = 0;
+    });
+    let body = serde_json::json!({ "id": 4, "addr": c.addr(4) }).to_string();
+    let r = c
+        .http
+        .post(&c.url(2, "/cluster/learner"))
+        .send(body)
+        .expect("learner");
+    assert_eq!(r.status(), 200);
+    c.wait_for(4, "k49", "v49");
+    assert!(
+        c.status(4)["learners"].get("4").is_some(),
+        "{}",
+        c.status(4)
+    );
+    let body = serde_json::json!({ "members": [2, 3, 4] }).to_string();
+    let r = c
+        .http
+        .post(&c.url(3, "/cluster/membership"))
+        .send(body)
+        .expect("membership");
+    assert_eq!(r.status(), 200);
+    let since = Instant::now();
+    loop {
+        let s = c.status(4);
+        let members: Vec<&String> = s["members"].as_object().expect("members").keys().collect();
+        if members == ["2", "3", "4"] && s["leader_id"].as_u64().is_some_and(|l| l != 1) {
+            break;
+        }
+        assert!(since.elapsed() < Duration::from_secs(20), "{s}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    c.stop(1);
+    let leader = c.leader();
+    assert_ne!(leader, 1);
+    assert_eq!(c.put(4, "after", "y"), 200);
+    for id in 2..=4 {
+        assert_eq!(c.get(id, "after", false), (200, "y".to_string()));
+        assert_eq!(c.get(id, "k0", false), (200, "v0".to_string()));
+    }
+}
+
+#[test]
+fn without_forwarding_a_follower_names_the_leader() {
+    let c = Cluster::new(3, |o| o.forward = false);
+    c.init(&[1, 2, 3]);
+    let leader = c.leader();
+    let follower = leader % 3 + 1;
+    let r = c
+        .http
+        .put(&c.url(follower, "/kv/k"))
+        .send("v")
+        .expect("put");
+    assert_eq!(r.status(), 421);
+    let mut r = r;
+    let v: Value =
+        serde_json::from_str(&r.body_mut().read_to_string().expect("body")).expect("json");
+    assert_eq!(v["leader_id"].as_u64(), Some(leader));
+    assert_eq!(v["leader_addr"].as_str(), Some(c.addr(leader).as_str()));
+    assert_eq!(c.get(follower, "k", false).0, 421);
+    // Stale reads stay local.
+    assert_eq!(c.get(follower, "k", true).0, 404);
+    assert_eq!(c.put(leader, "k", "v"), 200);
+}
+
+#[test]
+fn bad_requests_are_answered_400() {
+    let c = Cluster::new(1, |_| {});
+    c.init(&[1]);
+    c.leader();
+    let post = |path: &str, body: &str| {
+        let mut r = c
+            .http
+            .post(&c.url(1, path))
+            .send(body.to_string())
+            .expect("post");
+        (
+            r.status().as_u16(),
+            r.body_mut().read_to_string().expect("body"),
+        )
+    };
+    let (s, b) = post("/txn", "{not json");
+    assert_eq!(s, 400, "{b}");
+    assert!(b.contains("error"), "{b}");
+    assert_eq!(
+        post("/txn", r#"{"compare":[{"key":"%%%","value":null}]}"#).0,
+        400
+    );
+    assert_eq!(post("/cluster/init", r#"{"members":{"x":"a"}}"#).0, 400);
+    assert_eq!(post("/cluster/init", r#"{"members":{"1":"a"}}"#).0, 409);
+    assert_eq!(c.get(1, "k?consistency=sometimes", false).0, 400);
+    let r = c
+        .http
+        .get(&c.url(1, "/kv?limit=zero"))
+        .call()
+        .expect("scan");
+    assert_eq!(r.status(), 400);
+}
