@@ -11,6 +11,7 @@ use openraft::{Config, SnapshotPolicy};
 use tokio::net::TcpListener;
 
 use crate::network::raft::Network;
+use crate::reads::ReadBatcher;
 use crate::store::{snapshot, LogStore, StateMachine, Store};
 use crate::types::{NodeId, Raft};
 
@@ -68,6 +69,8 @@ pub struct App {
     pub store: Arc<Store>,
     /// Keep-alive HTTP client (forwarding to the leader).
     pub http: reqwest::Client,
+    /// Batches the read-index rounds of linearizable reads.
+    pub reads: Arc<ReadBatcher>,
 }
 
 /// A running node.
@@ -166,6 +169,7 @@ impl Node {
             .map_err(|e| start_err("local address", e))?;
         let app = Arc::new(App {
             opts,
+            reads: ReadBatcher::new(raft.clone()),
             raft,
             store,
             http,

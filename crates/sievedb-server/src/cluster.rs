@@ -185,6 +185,8 @@ async fn status(State(app): State<Arc<App>>) -> Response {
         "last_log_index": m.last_log_index.unwrap_or(0),
         "snapshot_index": m.snapshot.map(|l| l.index),
         "purged_index": m.purged.map(|l| l.index),
+        // A storage failure (a full disk, an I/O error) stops a node's Raft.
+        "error": m.running_state.as_ref().err().map(ToString::to_string),
     }))
     .into_response()
 }

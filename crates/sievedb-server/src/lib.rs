@@ -12,5 +12,6 @@
 pub mod app;
 pub mod cluster;
 pub mod network;
+pub mod reads;
 pub mod store;
 pub mod types;

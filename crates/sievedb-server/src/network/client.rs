@@ -205,11 +205,12 @@ pub async fn write(app: &App, req: &Incoming, request: Request) -> Result<bool, 
 }
 
 /// Waits until this node's state machine may serve a linearizable read (a
-/// read index confirmed by a quorum, and applied), or forwards the request.
+/// read index confirmed by a quorum, and applied: [`crate::reads`]), or
+/// forwards the request.
 async fn linearizable(app: &App, req: &Incoming) -> Result<(), Response> {
     on_leader(app, req, || async move {
-        match app.raft.ensure_linearizable().await {
-            Ok(_) => Attempt::Done(()),
+        match app.reads.linearize().await {
+            Ok(()) => Attempt::Done(()),
             Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(f))) => {
                 Attempt::NotLeader(f)
             }
