@@ -49,6 +49,9 @@ struct Args {
     /// Answer 421 with the leader's address instead of forwarding to it
     #[arg(long)]
     no_forward: bool,
+    /// Async worker threads (default: one per core)
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
 }
 
 fn main() -> ExitCode {
@@ -81,10 +84,11 @@ fn main() -> ExitCode {
     opts.snapshot_logs = a.snapshot_logs;
     opts.keep_logs = a.keep_logs;
     opts.forward = !a.no_forward;
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = a.threads.filter(|&n| n > 0) {
+        builder.worker_threads(n);
+    }
+    let rt = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("sievedb-server: starting the runtime: {e}");

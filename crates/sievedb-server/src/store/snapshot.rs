@@ -127,7 +127,7 @@ fn save_current(store: &Store, meta: &Meta) -> Result<(), StorageError> {
 }
 
 /// The snapshots in `snapshots/`, newest (highest last log index, then
-/// latest made) first, with leftovers of interrupted builds removed.
+/// latest made) first. (A build in progress, `tmp-<n>`, has no `.meta`.)
 fn list(store: &Store) -> Result<Vec<(String, Meta)>, StorageError> {
     let snaps = store.snapshots_dir();
     let Ok(rd) = fs::read_dir(&snaps) else {
@@ -141,9 +141,6 @@ fn list(store: &Store) -> Result<Vec<(String, Meta)>, StorageError> {
             let bytes = fs::read(entry.path()).map_err(|e| snap_err(&e))?;
             let meta: Meta = serde_json::from_slice(&bytes).map_err(|e| snap_err(&e))?;
             out.push((stem.to_string(), meta));
-        } else if name.ends_with(".meta.tmp") || name.starts_with("tmp-") {
-            let _ = fs::remove_file(entry.path());
-            let _ = fs::remove_dir_all(entry.path());
         }
     }
     out.sort_by_key(|(stem, m)| {
@@ -236,7 +233,7 @@ fn adopt(store: &Store, meta: &Meta, src: &Path) -> Result<(), StorageError> {
 }
 
 /// At open: finishes a snapshot install a crash interrupted, and removes
-/// snapshots half received.
+/// snapshots half built or half received.
 pub fn recover(store: &Store) -> Result<(), StorageError> {
     let marker: Option<Installing> =
         meta::get(&store.sm_meta, INSTALLING, ErrorSubject::Snapshot(None))?;
@@ -252,6 +249,17 @@ pub fn recover(store: &Store) -> Result<(), StorageError> {
         tracing::warn!(snapshot = %meta.snapshot_id, "finishing an interrupted snapshot install");
         replace(store, &meta, &m.src)?;
         adopt(store, &meta, &m.src)?;
+    }
+    // Builds a crash interrupted (`tmp-<n>`, the engine's
+    // `tmp-<n>.checkpoint-tmp`, `<id>.meta.tmp`).
+    if let Ok(rd) = fs::read_dir(store.snapshots_dir()) {
+        for entry in rd.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("tmp-") || name.ends_with(".meta.tmp") {
+                let _ = fs::remove_file(entry.path());
+                let _ = fs::remove_dir_all(entry.path());
+            }
+        }
     }
     if let Ok(rd) = fs::read_dir(store.incoming_dir()) {
         for entry in rd.flatten() {

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# A follower 1 GB behind catches up by snapshot: leader RSS during the
+# transfer against its steady RSS (issue 52's bar: peak < 2x steady).
+#
+#   scripts/snapshot-catchup.sh [OUT_DIR]     (about 5-10 minutes)
+#
+# Starts a 3-node loopback cluster of release `sievedb-server`
+# (127.0.0.1:7201-7203, `--snapshot-logs 70000`), stops node 3, writes
+# 16 KiB values to distinct keys through the leader with `sievedb
+# bench-cluster` until 75,000 entries are applied (the snapshot at entry
+# 70,000 holds about 1.1 GB of values, and the log behind it is purged),
+# samples the leader's VmRSS for 10 s (steady), restarts node 3 and samples
+# the leader's and node 3's VmRSS every 100 ms until node 3 has applied
+# everything. Writes OUT_DIR/snapshot-catchup.csv (one row: snapshot bytes
+# on disk, transfer seconds, leader steady and peak RSS, their ratio, node
+# 3's peak RSS) and the nodes' logs. Feeds BENCHMARKS.md "Replication".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${1:-target/snapshot-catchup}"
+mkdir -p "$out"
+cargo build --release -q -p sievedb-server -p sievedb-cli
+server=target/release/sievedb-server
+cli=target/release/sievedb
+dir="$(mktemp -d)"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+start() { # start ID
+  "$server" --id "$1" --listen "127.0.0.1:720$1" --db "$dir/n$1" \
+    --snapshot-logs 70000 >>"$out/n$1.log" 2>&1 &
+  pids[$1]=$!
+  for _ in $(seq 100); do
+    curl -sf "127.0.0.1:720$1/health" >/dev/null && return 0
+    sleep 0.1
+  done
+  echo "node $1 did not start" >&2
+  exit 1
+}
+status() { curl -sf "127.0.0.1:720$1/cluster/status"; }
+field() { python3 -c "import json,sys; v=json.load(sys.stdin).get('$1'); print('' if v is None else v)"; }
+rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+
+rm -f "$out"/n*.log
+for i in 1 2 3; do start "$i"; done
+curl -sf -X POST 127.0.0.1:7201/cluster/init \
+  -d '{"members": {"1": "127.0.0.1:7201", "2": "127.0.0.1:7202", "3": "127.0.0.1:7203"}}' >/dev/null
+leader=""
+for _ in $(seq 100); do
+  leader="$(status 1 | field leader_id)"
+  [ -n "$leader" ] && break
+  sleep 0.1
+done
+[ -n "$leader" ] || { echo "no leader" >&2; exit 1; }
+behind=3
+if [ "$leader" = 3 ]; then behind=2; fi
+kill -9 "${pids[$behind]}"
+echo "leader $leader; node $behind stopped; writing 16 KiB values" >&2
+
+while :; do
+  applied="$(status "$leader" | field last_applied)"
+  [ "$applied" -ge 75000 ] && break
+  "$cli" bench-cluster --endpoints "127.0.0.1:720$leader" --clients 16 --seconds 10 \
+    --value-size 16384 --keys 100000000 --workload put >/dev/null
+  echo "  applied $applied" >&2
+done
+for _ in $(seq 600); do
+  snap="$(status "$leader" | field snapshot_index)"
+  [ -n "$snap" ] && [ "$snap" -ge 70000 ] && break
+  sleep 0.5
+done
+snap_bytes="$(du -sb "$dir/n$leader/snapshots" | cut -f1)"
+purged="$(status "$leader" | field purged_index)"
+echo "snapshot at $snap ($snap_bytes bytes in snapshots/), log purged to $purged" >&2
+
+lp="${pids[$leader]}"
+steady=0
+for _ in $(seq 100); do
+  r="$(rss_kib "$lp")"; [ "$r" -gt "$steady" ] && steady="$r"
+  sleep 0.1
+done
+target="$(status "$leader" | field last_applied)"
+t0="$(date +%s.%N)"
+start "$behind"
+bp="${pids[$behind]}"
+peak=0; bpeak=0
+while :; do
+  r="$(rss_kib "$lp")"; [ "$r" -gt "$peak" ] && peak="$r"
+  b="$(rss_kib "$bp")"; [ "$b" -gt "$bpeak" ] && bpeak="$b"
+  got="$(status "$behind" | field last_applied || echo 0)"
+  [ -n "$got" ] && [ "$got" -ge "$target" ] && break
+  sleep 0.1
+done
+t1="$(date +%s.%N)"
+installed="$(status "$behind" | field snapshot_index)"
+secs="$(python3 -c "print(f'{$t1 - $t0:.1f}')")"
+ratio="$(python3 -c "print(f'{$peak / $steady:.2f}')")"
+{
+  echo "snapshot_index,snapshot_bytes,follower_snapshot_index,transfer_seconds,leader_steady_rss_kib,leader_peak_rss_kib,peak_over_steady,follower_peak_rss_kib"
+  echo "$snap,$snap_bytes,$installed,$secs,$steady,$peak,$ratio,$bpeak"
+} >"$out/snapshot-catchup.csv"
+cat "$out/snapshot-catchup.csv"
