@@ -38,6 +38,7 @@ chapters!(
     FilterBudget => "filter-budget.md",
     Cli => "cli.md",
     Python => "python.md",
+    Replication => "replication.md",
     BulkLoad => "bulk-load.md",
     Tuning => "tuning.md",
     Robustness => "robustness.md",
