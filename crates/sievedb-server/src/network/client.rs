@@ -170,15 +170,27 @@ async fn forward(app: &App, req: &Incoming, id: NodeId, addr: &str) -> Option<Re
     let resp = match sent {
         Ok(r) => r,
         Err(e) if e.is_timeout() => return Some(timed_out(app)),
-        Err(e) => {
+        // Nothing reached the leader: safe to look for it again.
+        Err(e) if e.is_connect() => {
             tracing::debug!(leader = id, addr, "forwarding failed: {e}");
             return None;
+        }
+        // The leader may have applied it: sending it again could apply a
+        // write twice, so its outcome is unknown to the client.
+        Err(e) => {
+            return Some(error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("the leader {id} at {addr} failed mid-request (outcome unknown): {e}"),
+            ))
         }
     };
     let status = resp.status();
     let kind = resp.headers().get(header::CONTENT_TYPE).cloned();
     let Ok(body) = resp.bytes().await else {
-        return None;
+        return Some(error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the leader {id} at {addr} failed mid-answer (outcome unknown)"),
+        ));
     };
     let mut answer = (status, body).into_response();
     if let Some(k) = kind {

@@ -126,13 +126,23 @@ impl Cluster {
         }
     }
 
+    /// Puts `key` = `value` through node `id`; a 503 (no leader yet, or an
+    /// outcome unknown across a leader change) is retried for up to 20 s:
+    /// a put of the same value is idempotent.
     pub fn put(&self, id: u64, key: &str, value: &str) -> u16 {
-        let r = self
-            .http
-            .put(&self.url(id, &format!("/kv/{key}")))
-            .send(value)
-            .expect("put");
-        r.status().as_u16()
+        let since = Instant::now();
+        loop {
+            let r = self
+                .http
+                .put(&self.url(id, &format!("/kv/{key}")))
+                .send(value)
+                .expect("put");
+            let s = r.status().as_u16();
+            if s != 503 || since.elapsed() > Duration::from_secs(20) {
+                return s;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// (status, body) of a read of `key` on node `id`.
