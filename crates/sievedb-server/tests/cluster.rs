@@ -197,6 +197,14 @@ fn bad_requests_are_answered_400() {
     assert_eq!(post("/cluster/init", r#"{"members":{"x":"a"}}"#).0, 400);
     assert_eq!(post("/cluster/init", r#"{"members":{"1":"a"}}"#).0, 409);
     assert_eq!(c.get(1, "k?consistency=sometimes", false).0, 400);
+    // An empty key is refused, not "not found".
+    let mut r = c.http.get(&c.url(1, "/kv/")).call().expect("get");
+    assert_eq!(r.status(), 400);
+    assert!(r
+        .body_mut()
+        .read_to_string()
+        .expect("body")
+        .contains("empty key"));
     let r = c
         .http
         .get(&c.url(1, "/kv?limit=zero"))

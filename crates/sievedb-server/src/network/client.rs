@@ -40,6 +40,7 @@ pub fn routes() -> Router<Arc<App>> {
     Router::new()
         .route("/kv", get(scan))
         .route("/kv/{*key}", get(get_key).put(put_key).delete(delete_key))
+        .route("/kv/", get(get_key).put(put_key).delete(delete_key))
         .route("/txn", post(txn))
         .route("/health", get(|| async { Json(json!({ "ok": true })) }))
 }
@@ -264,6 +265,22 @@ fn stale(params: &[(String, Vec<u8>)]) -> Result<bool, Response> {
     }
 }
 
+/// Waits until this node may answer a read: at once for
+/// `consistency=stale`, else after a read-index round ([`linearizable`]).
+async fn read_ready(
+    app: &App,
+    params: &[(String, Vec<u8>)],
+    method: Method,
+    uri: Uri,
+    headers: &HeaderMap,
+) -> Result<(), Response> {
+    if stale(params)? {
+        return Ok(());
+    }
+    let req = Incoming::new(method, uri, headers, Bytes::new(), app.opts.request_timeout);
+    linearizable(app, &req).await
+}
+
 /// The key of a `/kv/{key}` path, percent-decoded.
 fn path_key(uri: &Uri) -> Result<Vec<u8>, Response> {
     let raw = uri.path().strip_prefix("/kv/").unwrap_or("");
@@ -288,21 +305,8 @@ async fn get_key(
         Ok(k) => k,
         Err(r) => return r,
     };
-    match stale(&query_params(&uri)) {
-        Ok(true) => {}
-        Ok(false) => {
-            let req = Incoming::new(
-                method,
-                uri,
-                &headers,
-                Bytes::new(),
-                app.opts.request_timeout,
-            );
-            if let Err(r) = linearizable(&app, &req).await {
-                return r;
-            }
-        }
-        Err(r) => return r,
+    if let Err(r) = read_ready(&app, &query_params(&uri), method, uri, &headers).await {
+        return r;
     }
     match app.store.sm.get(&key) {
         Ok(Some(v)) => ([(header::CONTENT_TYPE, OCTET_STREAM)], v).into_response(),
@@ -377,21 +381,8 @@ async fn scan(
             Some(n) => n,
         },
     };
-    match stale(&params) {
-        Ok(true) => {}
-        Ok(false) => {
-            let req = Incoming::new(
-                method,
-                uri,
-                &headers,
-                Bytes::new(),
-                app.opts.request_timeout,
-            );
-            if let Err(r) = linearizable(&app, &req).await {
-                return r;
-            }
-        }
-        Err(r) => return r,
+    if let Err(r) = read_ready(&app, &params, method, uri, &headers).await {
+        return r;
     }
     let iter = match app.store.sm.prefix(&prefix) {
         Ok(i) => i,
