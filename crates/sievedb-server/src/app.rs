@@ -14,6 +14,7 @@ use crate::network::raft::Network;
 use crate::reads::ReadBatcher;
 use crate::store::{snapshot, LogStore, StateMachine, Store};
 use crate::types::{NodeId, Raft};
+use crate::writes::WriteBatcher;
 
 /// How a node runs (`sievedb-server`'s flags).
 #[derive(Clone, Debug)]
@@ -71,6 +72,8 @@ pub struct App {
     pub http: reqwest::Client,
     /// Batches the read-index rounds of linearizable reads.
     pub reads: Arc<ReadBatcher>,
+    /// Batches concurrent client writes into one Raft entry.
+    pub writes: Arc<WriteBatcher>,
 }
 
 /// A running node.
@@ -170,6 +173,7 @@ impl Node {
         let app = Arc::new(App {
             opts,
             reads: ReadBatcher::new(raft.clone()),
+            writes: WriteBatcher::new(raft.clone()),
             raft,
             store,
             http,

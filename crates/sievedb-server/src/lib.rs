@@ -15,3 +15,4 @@ pub mod network;
 pub mod reads;
 pub mod store;
 pub mod types;
+pub mod writes;

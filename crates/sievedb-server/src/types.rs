@@ -27,6 +27,9 @@ pub enum Request {
     /// etcd's `Txn`: if every compare holds, the success ops, else the
     /// failure ops, all evaluated and applied as one step.
     Txn(Txn),
+    /// Client writes proposed together ([`crate::writes`]): applied in
+    /// order, atomically, each transaction against the writes before it.
+    Batch(Vec<Request>),
 }
 
 /// A compare-and-swap transaction (`POST /txn`).
@@ -75,8 +78,11 @@ pub enum Op {
 /// compares held (always true for puts, deletes and Raft's own entries).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Response {
-    /// Whether the compares held.
+    /// Whether the compares held (for a [`Request::Batch`]: all of them).
     pub succeeded: bool,
+    /// For a [`Request::Batch`]: `succeeded` of each of its requests, in
+    /// order; empty otherwise.
+    pub batch: Vec<bool>,
 }
 
 /// A snapshot's data: the directory of a `Db::checkpoint` of a node's

@@ -212,3 +212,68 @@ fn bad_requests_are_answered_400() {
         .expect("scan");
     assert_eq!(r.status(), 400);
 }
+
+#[test]
+fn concurrent_writes_share_entries_and_each_gets_its_own_answer() {
+    use base64::Engine;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let c = Cluster::new(3, |_| {});
+    c.init(&[1, 2, 3]);
+    let leader = c.leader();
+    let before = c.status(leader)["last_log_index"].as_u64().expect("index");
+    // 16 clients increment one counter by compare-and-swap, 20 times each:
+    // an increment's transaction may share an entry with others, and must
+    // see the writes before it in that entry.
+    let (threads, each) = (16, 20);
+    let url = c.url(leader, "/txn");
+    let read_url = c.url(leader, "/kv/counter");
+    let attempts: Vec<(u64, u64)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let (url, read_url) = (url.clone(), read_url.clone());
+                s.spawn(move || {
+                    let http = in_process::agent();
+                    let (mut won, mut tried) = (0u64, 0u64);
+                    while won < each {
+                        let mut r = http.get(&read_url).call().expect("get");
+                        let cur: u64 = match r.status().as_u16() {
+                            404 => 0,
+                            200 => r.body_mut().read_to_string().expect("body").parse().expect("n"),
+                            s => panic!("read answered {s}"),
+                        };
+                        let expect = if cur == 0 {
+                            "null".to_string()
+                        } else {
+                            format!("\"{}\"", b64(&cur.to_string()))
+                        };
+                        let body = format!(
+                            r#"{{"compare":[{{"key":"{k}","value":{expect}}}],"success":[{{"put":{{"key":"{k}","value":"{v}"}}}}]}}"#,
+                            k = b64("counter"),
+                            v = b64(&(cur + 1).to_string()),
+                        );
+                        let mut r = http.post(&url).send(body).expect("txn");
+                        assert_eq!(r.status().as_u16(), 200);
+                        let v: Value = serde_json::from_str(&r.body_mut().read_to_string().expect("body"))
+                            .expect("json");
+                        tried += 1;
+                        won += u64::from(v["succeeded"].as_bool().expect("succeeded"));
+                    }
+                    (won, tried)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("client"))
+            .collect()
+    });
+    let won: u64 = attempts.iter().map(|a| a.0).sum();
+    let tried: u64 = attempts.iter().map(|a| a.1).sum();
+    // Each success is one increment, and no failure swapped anything.
+    assert_eq!(c.get(leader, "counter", false), (200, won.to_string()));
+    assert_eq!(won, threads * each);
+    // Fewer entries than writes: concurrent writes shared entries.
+    let entries = c.status(leader)["last_log_index"].as_u64().expect("index") - before;
+    assert!(entries < tried, "{entries} entries for {tried} writes");
+    eprintln!("{tried} transactions ({won} succeeded) in {entries} entries");
+}

@@ -205,8 +205,8 @@ pub async fn write(app: &App, req: &Incoming, request: Request) -> Result<bool, 
     on_leader(app, req, || {
         let r = request.clone();
         async move {
-            match app.raft.client_write(r).await {
-                Ok(resp) => Attempt::Done(resp.data.succeeded),
+            match app.writes.write(r).await {
+                Ok(succeeded) => Attempt::Done(succeeded),
                 Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => {
                     Attempt::NotLeader(f)
                 }

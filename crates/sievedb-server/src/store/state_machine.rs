@@ -71,6 +71,33 @@ impl Pending<'_> {
         }
     }
 
+    /// Applies one client request: whether its compares held (for a batch,
+    /// each request's answer goes to `batch`).
+    fn request(&mut self, r: Request, batch: &mut Vec<bool>) -> Result<bool, sievedb::Error> {
+        Ok(match r {
+            Request::Put { key, value } => {
+                self.put(key, value);
+                true
+            }
+            Request::Delete { key } => {
+                self.delete(key);
+                true
+            }
+            Request::Txn(t) => self.txn(t)?,
+            Request::Batch(rs) => {
+                let mut all = true;
+                for r in rs {
+                    // A batch inside a batch is never proposed; it would
+                    // answer for its requests as one.
+                    let ok = self.request(r, &mut Vec::new())?;
+                    batch.push(ok);
+                    all &= ok;
+                }
+                all
+            }
+        })
+    }
+
     fn txn(&mut self, t: Txn) -> Result<bool, sievedb::Error> {
         let mut holds = true;
         for c in &t.compare {
@@ -121,25 +148,18 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         let mut membership = None;
         for e in entries {
             last = Some(e.log_id);
+            let mut batch = Vec::new();
             let succeeded = match e.payload {
                 EntryPayload::Blank => true,
                 EntryPayload::Membership(m) => {
                     membership = Some(StoredMembership::new(Some(e.log_id), m));
                     true
                 }
-                EntryPayload::Normal(Request::Put { key, value }) => {
-                    p.put(key, value);
-                    true
-                }
-                EntryPayload::Normal(Request::Delete { key }) => {
-                    p.delete(key);
-                    true
-                }
-                EntryPayload::Normal(Request::Txn(t)) => p
-                    .txn(t)
+                EntryPayload::Normal(r) => p
+                    .request(r, &mut batch)
                     .map_err(|err| io_err(ErrorSubject::Apply(e.log_id), ErrorVerb::Read, &err))?,
             };
-            out.push(Response { succeeded });
+            out.push(Response { succeeded, batch });
         }
         let Some(last) = last else { return Ok(out) };
         let mut batch = p.batch;
