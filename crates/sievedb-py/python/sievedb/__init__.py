@@ -54,6 +54,11 @@ is a subclass of :class:`sievedb.Error`; I/O errors are the
 ``PermissionError``, ...) with ``errno``, ``strerror`` and ``filename``. Opening a database whose recovery dropped data (a damaged
 or torn log) warns with :class:`sievedb.RecoveryWarning`; what was dropped
 is in ``Db.recovery_report()``.
+
+``sievedb.Client("host:port")`` is a client of a ``sievedb-server`` cluster
+over its HTTP API (pure Python, see :mod:`sievedb.client`): ``get``, ``put``,
+``delete``, ``scan``, ``txn``, ``compare_and_swap``, ``status`` and the dict
+protocol, raising subclasses of :class:`sievedb.ClientError`.
 """
 
 from collections import abc as _abc
@@ -86,6 +91,15 @@ from ._sievedb import (
     ValuesView,
     WriteBatch,
     __version__,
+)
+from .client import (
+    BadRequestError,
+    Client,
+    ClientError,
+    NotLeaderError,
+    OutcomeUnknownError,
+    UnavailableError,
+    UnreachableError,
 )
 
 # Db and Keyspace are mutable mappings, a Snapshot a read-only one; their
@@ -122,6 +136,13 @@ __all__ = [
     "MergeFailedError",
     "ConflictError",
     "RecoveryWarning",
+    "Client",
+    "ClientError",
+    "BadRequestError",
+    "NotLeaderError",
+    "UnavailableError",
+    "OutcomeUnknownError",
+    "UnreachableError",
     "OPTIONS",
     "KEYSPACE_OPTIONS",
     "FILTER_POLICIES",
