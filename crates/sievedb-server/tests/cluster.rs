@@ -93,6 +93,55 @@ fn a_follower_behind_a_purged_log_catches_up_by_snapshot() {
 }
 
 #[test]
+fn a_snapshot_slower_than_an_election_timeout_does_not_depose_the_leader() {
+    // Short timeouts, and a snapshot of 48 MiB: sending and installing it
+    // takes longer than an election timeout, while openraft's heartbeats to
+    // the follower wait behind it. The receiver renews the leader's lease
+    // meanwhile; without that it campaigned, deposed the leader and the
+    // transfer started over.
+    let tweak = |o: &mut NodeOptions| {
+        o.heartbeat = Duration::from_millis(30);
+        o.election_timeout = (Duration::from_millis(150), Duration::from_millis(300));
+        o.snapshot_logs = 10;
+        o.keep_logs = 0;
+    };
+    let mut c = Cluster::new(3, tweak);
+    c.init(&[1, 2, 3]);
+    let leader = c.leader();
+    let behind = leader % 3 + 1;
+    c.stop(behind);
+    let big = "x".repeat(1 << 20);
+    for i in 0..48 {
+        assert_eq!(c.put(leader, &format!("big{i:02}"), &big), 200);
+    }
+    let since = Instant::now();
+    while c.status(leader)["purged_index"].as_u64().unwrap_or(0) < 20 {
+        assert!(
+            since.elapsed() < Duration::from_secs(20),
+            "{}",
+            c.status(leader)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let term = c.status(leader)["term"].as_u64().expect("term");
+    let started = Instant::now();
+    c.restart(behind);
+    c.wait_for(behind, "big47", &big);
+    let took = started.elapsed();
+    let s = c.status(leader);
+    assert_eq!(s["leader_id"].as_u64(), Some(leader), "{s}");
+    assert_eq!(
+        s["term"].as_u64(),
+        Some(term),
+        "a new election during the catch-up: {s}"
+    );
+    eprintln!(
+        "caught up by snapshot in {} ms at term {term}",
+        took.as_millis()
+    );
+}
+
+#[test]
 fn membership_changes_online() {
     let mut c = Cluster::new(3, |o| {
         o.snapshot_logs = 20;

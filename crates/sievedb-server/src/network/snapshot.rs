@@ -16,7 +16,9 @@
 //! `Result<SnapshotResponse, String>`.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -25,7 +27,7 @@ use axum::response::Response;
 use bytes::{Buf, BytesMut};
 use futures_util::StreamExt;
 use openraft::error::{Fatal, NetworkError, StreamingError, Unreachable};
-use openraft::raft::SnapshotResponse;
+use openraft::raft::{AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse};
 use openraft::{Snapshot, Vote};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -143,6 +145,8 @@ async fn produce(
 struct Reader {
     stream: axum::body::BodyDataStream,
     buf: BytesMut,
+    /// Told of every chunk that arrives.
+    progress: Arc<Progress>,
 }
 
 impl Reader {
@@ -150,7 +154,10 @@ impl Reader {
     async fn need(&mut self, n: usize) -> Result<(), String> {
         while self.buf.len() < n {
             match self.stream.next().await {
-                Some(Ok(b)) => self.buf.extend_from_slice(&b),
+                Some(Ok(b)) => {
+                    *self.progress.last_chunk.lock() = Instant::now();
+                    self.buf.extend_from_slice(&b);
+                }
                 Some(Err(e)) => return Err(format!("reading the snapshot: {e}")),
                 None => return Err("the snapshot stream ended early".into()),
             }
@@ -203,12 +210,75 @@ fn valid_name(name: &str) -> bool {
     !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0'])
 }
 
-/// Reads the files of the body into `dir`; the vote and metadata.
-async fn read_files(r: &mut Reader, dir: &Path) -> Result<(Vote<NodeId>, Meta), String> {
+/// How a transfer is going, for [`renew_lease`].
+struct Progress {
+    /// When the last chunk of the body arrived.
+    last_chunk: parking_lot::Mutex<Instant>,
+    /// Whether the received snapshot is being installed.
+    installing: AtomicBool,
+}
+
+/// Renews the sender's leader lease on this node while its snapshot
+/// streams in and installs.
+///
+/// openraft queues the leader's heartbeats to a follower behind the
+/// snapshot it is sending it, so without this the follower's election timer
+/// fires mid-transfer: it campaigns, its higher term deposes the leader (the
+/// cluster stops serving while it elects), and the transfer starts over: a
+/// snapshot that takes longer than an election timeout to send and install
+/// never gets installed. Every `every`, while chunks keep arriving (the last
+/// within `stale_after`) or the install runs, this hands Raft what the
+/// leader's heartbeat would carry: an `AppendEntries` of the sender's vote
+/// with no entries, no previous log id and no commit index, which renews the
+/// lease and changes neither the log nor the commit index. It stops at the
+/// first answer other than success (a higher vote here, Raft stopped).
+async fn renew_lease(
+    raft: crate::types::Raft,
+    vote: Vote<NodeId>,
+    progress: Arc<Progress>,
+    every: Duration,
+    stale_after: Duration,
+) {
+    let mut tick = tokio::time::interval(every);
+    loop {
+        tick.tick().await;
+        let alive = progress.installing.load(Ordering::Relaxed)
+            || progress.last_chunk.lock().elapsed() < stale_after;
+        if !alive {
+            continue;
+        }
+        let heartbeat = AppendEntriesRequest {
+            vote,
+            prev_log_id: None,
+            leader_commit: None,
+            entries: Vec::new(),
+        };
+        match raft.append_entries(heartbeat).await {
+            Ok(AppendEntriesResponse::Success) => {}
+            _ => return,
+        }
+    }
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Reads the header of the body: the sender's vote and the snapshot's
+/// metadata.
+async fn read_header(r: &mut Reader) -> Result<(Vote<NodeId>, Meta), String> {
     let len = r.u32().await? as usize;
     let header = r.bytes(len).await?;
-    let (vote, meta): (Vote<NodeId>, Meta) =
-        serde_json::from_slice(&header).map_err(|e| format!("bad snapshot header: {e}"))?;
+    serde_json::from_slice(&header).map_err(|e| format!("bad snapshot header: {e}"))
+}
+
+/// Reads the files of the body into `dir`.
+async fn read_files(r: &mut Reader, dir: &Path) -> Result<(), String> {
     loop {
         let name_len = r.u16().await? as usize;
         if name_len == 0 {
@@ -240,7 +310,7 @@ async fn read_files(r: &mut Reader, dir: &Path) -> Result<(Vote<NodeId>, Meta), 
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| format!("syncing {}: {e}", dir.display()))?;
-    Ok((vote, meta))
+    Ok(())
 }
 
 /// `POST /raft/snapshot`.
@@ -254,11 +324,28 @@ pub async fn receive(State(app): State<Arc<App>>, body: Body) -> Response {
             )
         }
     };
+    let progress = Arc::new(Progress {
+        last_chunk: parking_lot::Mutex::new(Instant::now()),
+        installing: AtomicBool::new(false),
+    });
     let mut reader = Reader {
         stream: body.into_data_stream(),
         buf: BytesMut::new(),
+        progress: progress.clone(),
     };
-    let (vote, meta) = match read_files(&mut reader, &dir).await {
+    let received = async {
+        let (vote, meta) = read_header(&mut reader).await?;
+        let lease = AbortOnDrop(tokio::spawn(renew_lease(
+            app.raft.clone(),
+            vote,
+            progress.clone(),
+            app.opts.heartbeat,
+            app.opts.election_timeout.0,
+        )));
+        read_files(&mut reader, &dir).await?;
+        Ok::<_, String>((vote, meta, lease))
+    };
+    let (vote, meta, _lease) = match received.await {
         Ok(x) => x,
         Err(e) => {
             let _ = std::fs::remove_dir_all(&dir);
@@ -266,6 +353,7 @@ pub async fn receive(State(app): State<Arc<App>>, body: Body) -> Response {
             return error(StatusCode::BAD_REQUEST, e);
         }
     };
+    progress.installing.store(true, Ordering::Relaxed);
     tracing::info!(snapshot = %meta.snapshot_id, "snapshot received; installing");
     let snapshot = Snapshot {
         meta,
