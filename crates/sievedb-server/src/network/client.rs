@@ -86,6 +86,9 @@ pub enum Attempt<T> {
     NotLeader(ForwardToLeader<NodeId, BasicNode>),
     /// Failed: the answer.
     Failed(Response),
+    /// Failed in a way that may pass (a quorum that answered late): try
+    /// again until the deadline, then the answer.
+    Retry(Response),
 }
 
 /// 503: the request did not finish in time.
@@ -124,6 +127,12 @@ where
         match attempt {
             Attempt::Done(t) => return Ok(t),
             Attempt::Failed(r) => return Err(r),
+            Attempt::Retry(r) => {
+                if Instant::now() + Duration::from_millis(20) >= req.deadline {
+                    return Err(r);
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
             Attempt::NotLeader(f) => match (f.leader_id, f.leader_node) {
                 (Some(id), Some(node)) => {
                     if let Some(answer) = forward(app, req, id, &node.addr).await {
@@ -226,6 +235,12 @@ async fn linearizable(app: &App, req: &Incoming) -> Result<(), Response> {
             Ok(()) => Attempt::Done(()),
             Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(f))) => {
                 Attempt::NotLeader(f)
+            }
+            // The followers' answers to the read-index round came late (a
+            // loaded machine) or a follower is down: a later round may have
+            // its quorum; a read is safe to retry.
+            Err(e @ RaftError::APIError(CheckIsLeaderError::QuorumNotEnough(_))) => {
+                Attempt::Retry(error(StatusCode::SERVICE_UNAVAILABLE, e))
             }
             Err(e) => Attempt::Failed(error(StatusCode::SERVICE_UNAVAILABLE, e)),
         }
