@@ -136,6 +136,12 @@ fn sievedb_leader(
     for ep in endpoints {
         let s = match Client::new(ep, timeout).status() {
             Ok(s) => s,
+            Err(e) if e.0.contains("HTTP 404") => {
+                last = RemoteError(format!(
+                    "{e} for GET /cluster/status: is {ep} a sievedb-server node?"
+                ));
+                continue;
+            }
             Err(e) => {
                 last = e;
                 continue;
@@ -161,7 +167,14 @@ fn etcd_leader(endpoints: &[String], timeout: Duration) -> Result<(String, Strin
         let a = match c.post_json("/v3/maintenance/status", &json!({})) {
             Ok(a) if a.status == 200 => a,
             Ok(a) => {
-                last = status_error(ep, a.status, &a.body);
+                let e = status_error(ep, a.status, &a.body);
+                last = if a.status == 404 {
+                    RemoteError(format!(
+                        "{e} for POST /v3/maintenance/status: is {ep} an etcd 3.4 client URL?"
+                    ))
+                } else {
+                    e
+                };
                 continue;
             }
             Err(e) => {

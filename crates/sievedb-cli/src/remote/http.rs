@@ -79,6 +79,9 @@ fn error_text(body: &[u8]) -> String {
             // One line, and not a page of HTML.
             let text = String::from_utf8_lossy(body);
             let line: Vec<&str> = text.split_whitespace().collect();
+            if line.is_empty() {
+                return "(empty body)".to_string();
+            }
             line.join(" ").chars().take(300).collect()
         }
     }
