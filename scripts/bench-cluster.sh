@@ -4,7 +4,7 @@
 # fsync before acknowledging a write).
 #
 #   scripts/bench-cluster.sh [OUT_DIR]   (default docs/benchmarks/cluster/;
-#                                         about 4 minutes at the defaults)
+#                                         about 3 minutes at the defaults)
 #
 # Starts a 3-member etcd cluster (/usr/bin/etcd, default fsync, heartbeat
 # 100 ms, election timeout 1000 ms; client ports 23791-23793, peer ports
@@ -22,7 +22,7 @@
 # Knobs: BENCH_SECONDS (per point, default 10), BENCH_CLIENTS (1,16,64),
 # BENCH_KEYS (10000), BENCH_VALUE_SIZE (100), BENCH_ROUTE (leader|spread),
 # KEEP=1 keeps the temporary directory (data and logs). Binaries:
-# SIEVEDB_SERVER, SIEVEDB_CLI (default target/release/*, built here with
+# SIEVEDB_SERVER, SIEVEDB_CLI (default ${CARGO_TARGET_DIR:-target}/release/*, built here with
 # cargo when missing or when BENCH_BUILD=1), ETCD (default /usr/bin/etcd;
 # `apt-get install -y etcd-server etcd-client` if missing).
 set -euo pipefail
@@ -34,8 +34,8 @@ keys="${BENCH_KEYS:-10000}"
 vsize="${BENCH_VALUE_SIZE:-100}"
 route="${BENCH_ROUTE:-leader}"
 etcd="${ETCD:-/usr/bin/etcd}"
-export SIEVEDB_SERVER="${SIEVEDB_SERVER:-target/release/sievedb-server}"
-cli="${SIEVEDB_CLI:-target/release/sievedb}"
+export SIEVEDB_SERVER="${SIEVEDB_SERVER:-${CARGO_TARGET_DIR:-target}/release/sievedb-server}"
+cli="${SIEVEDB_CLI:-${CARGO_TARGET_DIR:-target}/release/sievedb}"
 
 if [ ! -x "$etcd" ]; then
   echo "bench-cluster.sh: $etcd not found: apt-get install -y etcd-server etcd-client" >&2

@@ -77,7 +77,8 @@ fn writer(p: &Probe, shared: &Shared, index: usize, interval: Duration) -> Vec<u
         if next > now {
             thread::sleep(next - now);
         }
-        next = next.max(Instant::now() - interval) + interval;
+        let now = Instant::now();
+        next = next.max(now.checked_sub(interval).unwrap_or(now)) + interval;
         let killed = *lock(&shared.killed_at);
         let live: Vec<&Conn> = conns
             .iter()
