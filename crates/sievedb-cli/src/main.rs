@@ -9,10 +9,12 @@
 // reason = "..")]`.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod bench_cluster;
 mod bulkload;
 mod commands;
 mod escape;
 mod keyspaces;
+mod remote;
 mod shell;
 
 use std::path::PathBuf;
@@ -265,6 +267,23 @@ enum Command {
     /// the filter flags ask for (the same flags as `bench`: --bits-per-key, --filter,
     /// --filter-units, --hash, ...).
     Bulkload(bulkload::BulkloadArgs),
+    /// Ask a running sievedb-server node: get, put, delete, scan, status (over HTTP)
+    ///
+    /// Keys and values are escaped as in the local commands. --addr (default
+    /// 127.0.0.1:7001, node 1 of scripts/cluster.sh) may be any node: a
+    /// follower forwards to the leader. Errors (connection refused, 503 without
+    /// a quorum, 421 naming the leader, 400) are one line and exit status 1.
+    Remote(remote::RemoteArgs),
+    /// Closed-loop load on a sievedb-server or etcd 3.4 cluster over HTTP
+    ///
+    /// N client threads (each point of --clients in turn), each with one
+    /// persistent connection, send puts or linearizable gets of --value-size
+    /// byte values over --keys keys for --seconds. Prints ops/s, p50/p99/max
+    /// latency, errors and (with --io-pids) bytes written to storage per put;
+    /// --failover-probe SIGKILLs the leader and reports the ms until the next
+    /// acknowledged write. A table goes to stderr, CSV rows to stdout, --csv
+    /// and --json to files. scripts/bench-cluster.sh runs it against both.
+    BenchCluster(Box<bench_cluster::BenchClusterArgs>),
     /// Run db_bench-style benchmarks (the default when no subcommand is given)
     Bench(Box<sievedb_bench::BenchArgs>),
     /// Reproduce a table or figure of the papers: CSV, SVG/PNG plot and a Markdown summary
@@ -333,6 +352,8 @@ fn run(command: Command) -> commands::CmdResult {
         Command::Repair { db, json } => commands::repair(&db, json),
         Command::Shell { db, sync } => commands::shell(&db, sync),
         Command::Bulkload(args) => bulkload::bulkload(&args),
+        Command::Remote(args) => remote::run(&args),
+        Command::BenchCluster(args) => bench_cluster::run(&args),
         Command::Bench(args) => bench(&args),
         Command::Experiment(args) => {
             sievedb_bench::experiment::run(&args)
