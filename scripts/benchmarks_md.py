@@ -873,6 +873,62 @@ def guide_drift():
 
 # --- rendering -----------------------------------------------------------------
 
+CLUSTER = "docs/benchmarks/cluster/bench-cluster-ece240a.csv"
+SNAPSHOT_CATCHUP = "docs/benchmarks/snapshot-catchup-3ef5b8d.csv"
+
+
+def cluster_rows():
+    return {(r["target"], r["workload"], r["clients"]): r for r in rows(CLUSTER)}
+
+
+def cluster_points():
+    return [(w, c) for w in ("put", "get") for c in ("1", "16", "64")
+            if ("sievedb", w, c) in cluster_rows()]
+
+
+def cluster_table():
+    rs = cluster_rows()
+    body = []
+    for w, c in cluster_points():
+        s, e = rs[("sievedb", w, c)], rs[("etcd", w, c)]
+        row = [w, c, i(num(s["ops_per_sec"])), i(num(e["ops_per_sec"])),
+               x(num(s["ops_per_sec"]) / num(e["ops_per_sec"])),
+               f(num(s["p50_us"]) / 1000, 1), f(num(e["p50_us"]) / 1000, 1),
+               f(num(s["p99_us"]) / 1000, 1), f(num(e["p99_us"]) / 1000, 1)]
+        row += ([i(num(s["write_bytes_per_put"])), i(num(e["write_bytes_per_put"]))] if w == "put" else ["", ""])
+        body.append(row)
+    return table(["op", "clients", "sievedb ops/s", "etcd ops/s", "sievedb ÷ etcd",
+                  "p50 ms sievedb", "p50 ms etcd", "p99 ms sievedb", "p99 ms etcd",
+                  "bytes written/put sievedb", "etcd"], body,
+                 ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:"])
+
+
+def cluster_put_ratios():
+    rs = cluster_rows()
+    return " and ".join(f"{x(num(rs[('sievedb', 'put', c)]['ops_per_sec']) / num(rs[('etcd', 'put', c)]['ops_per_sec']))}"
+                        f" at {c}" for c in ("16", "64"))
+
+
+def cluster_get_ratios():
+    rs = cluster_rows()
+    return " and ".join(f"{x(num(rs[('sievedb', 'get', c)]['ops_per_sec']) / num(rs[('etcd', 'get', c)]['ops_per_sec']))}"
+                        f" at {c}" for c in ("16", "64"))
+
+
+def cluster_failover():
+    rs = cluster_rows()
+    return (f"{i(num(rs[('sievedb', 'failover', '4')]['failover_ms']))} ms for sievedb-server and "
+            f"{i(num(rs[('etcd', 'failover', '4')]['failover_ms']))} ms for etcd")
+
+
+def snapshot_catchup():
+    r = rows(SNAPSHOT_CATCHUP)[0]
+    return (f"with {f(num(r['snapshot_bytes']) / 1e9, 2)} GB in the leader's snapshots/ (the two newest), the follower received and installed one "
+            f"in {f(num(r['transfer_seconds']), 1)} s; the leader's RSS peaked at "
+            f"{i(num(r['leader_peak_rss_kib']) / 1024)} MiB against {i(num(r['leader_steady_rss_kib']) / 1024)} MiB "
+            f"steady ({r['peak_over_steady']}×), the follower's at {i(num(r['follower_peak_rss_kib']) / 1024)} MiB")
+
+
 def render(text):
     def sub(m):
         name = m.group(1)
