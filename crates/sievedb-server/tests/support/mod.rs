@@ -1,0 +1,10 @@
+//! Helpers of the process-level tests: a recorder of client operations
+//! ([`history`]) and a linearizability checker for them
+//! ([`linearizability`]).
+
+#[allow(dead_code, reason = "not every test binary uses every helper")]
+pub mod history;
+#[allow(dead_code, reason = "not every test binary uses every helper")]
+pub mod linearizability;
+#[allow(dead_code, reason = "not every test binary uses every helper")]
+pub mod rng;
