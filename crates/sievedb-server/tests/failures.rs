@@ -136,6 +136,16 @@ fn chaos_client(
                 pc::put(&agent, addr, KEYS[k], value)
             }),
             _ => {
+                // Mostly right after a read of the key, so that many swaps
+                // succeed (a swap answered `false` after it was applied is a
+                // violation only if it would have succeeded).
+                if rng.chance(70) {
+                    let r = record(h, client, k, Op::Get, || pc::get(&agent, addr, KEYS[k]));
+                    tally.add(&r);
+                    if let Outcome::Ok(Ret::Value(v)) = r.outcome {
+                        seen[k] = v;
+                    }
+                }
                 let expect = seen[k];
                 let r = record(h, client, k, Op::Cas { expect, new: value }, || {
                     pc::cas(&agent, addr, KEYS[k], expect, value)

@@ -4,6 +4,10 @@
 //! blocking HTTP client operations they run against it, classified for a
 //! [`History`](super::history::History).
 //!
+//! The nodes inherit the environment (`RUST_LOG` filters their logs, which go
+//! to `n{id}.log` beside their data); the directory is removed at the end,
+//! unless the test failed or `SIEVEDB_TEST_KEEP` is set.
+//!
 //! Every child is killed when the cluster is dropped (a panicking test
 //! included) and, should the test process die without unwinding, by the
 //! kernel (`PR_SET_PDEATHSIG`). That signal follows the *thread* that
@@ -318,10 +322,13 @@ impl Drop for ProcessCluster {
                 let _ = c.wait();
             }
         }
+        let keep = std::env::var_os("SIEVEDB_TEST_KEEP").is_some();
         if std::thread::panicking() {
             for id in self.ids() {
                 eprintln!("--- node {id}'s log, last lines:\n{}", self.log_tail(id));
             }
+        }
+        if std::thread::panicking() || keep {
             if let Some(root) = self.root.take() {
                 eprintln!(
                     "--- the nodes' directories are kept in {}",
