@@ -414,7 +414,9 @@ fn explain(entries: &[Entry], ops: &[COp], deepest: &[usize], initial: Option<u6
     let mut state = initial;
     let mut done = vec![false; ops.len()];
     for &i in deepest {
-        state = step(state, ops[i].kind).unwrap_or(state);
+        // With the values as written (`UNSEEN` merged some).
+        let o = convert(ops[i].id, &entries[ops[i].id]).expect("a linearized operation");
+        state = step(state, o.kind).unwrap_or(state);
         done[i] = true;
     }
     let bound = (0..ops.len())

@@ -59,11 +59,31 @@ pub fn agent(timeout: Duration) -> ureq::Agent {
 }
 
 /// `n` ports on 127.0.0.1 that were free a moment ago (all bound at once,
-/// so that they differ).
+/// so that they differ), below the kernel's ephemeral range when it leaves
+/// room: a killed node's port must still be free when it restarts, and an
+/// outgoing connection (any process's) may take a port of that range.
 fn free_ports(n: usize) -> Vec<u16> {
-    let held: Vec<TcpListener> = (0..n)
-        .map(|_| TcpListener::bind("127.0.0.1:0").expect("bind a free port"))
-        .collect();
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(0);
+    let mut held: Vec<TcpListener> = Vec::new();
+    if low > 20_000 {
+        let (mut rng, _) = super::rng::Rng::from_time();
+        let span = u64::from(low - 10_000);
+        for _ in 0..200 {
+            if held.len() == n {
+                break;
+            }
+            let port = 10_000 + u16::try_from(rng.below(span)).expect("port");
+            if let Ok(l) = TcpListener::bind(("127.0.0.1", port)) {
+                held.push(l);
+            }
+        }
+    }
+    while held.len() < n {
+        held.push(TcpListener::bind("127.0.0.1:0").expect("bind a free port"));
+    }
     held.iter()
         .map(|l| l.local_addr().expect("local address").port())
         .collect()
