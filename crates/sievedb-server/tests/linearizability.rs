@@ -263,6 +263,36 @@ fn unknown_operations() {
     assert!(r.states < 10_000, "{} states", r.states);
 }
 
+/// Reads after a full restart extend the history: they see the last write,
+/// or an unknown write that may have taken effect later than everything
+/// answered before (the restarted cluster may commit it then).
+#[test]
+fn reads_after_a_restart() {
+    let before = [
+        put(0, 1, 0, 1),
+        unknown(1, Op::Put(2), 2),
+        get(2, Some(1), 3, 4),
+        unknown(1, Op::Put(3), 0),
+    ];
+    let with = |v: Option<u64>| {
+        let mut h = before.to_vec();
+        h.push(get(9, v, 100, 101));
+        h.push(get(9, v, 102, 103));
+        linearizable(&h)
+    };
+    assert!(with(Some(1)));
+    assert!(with(Some(2)));
+    assert!(with(Some(3)));
+    // Acknowledged, and lost by the restart.
+    assert!(!with(None));
+    assert!(!with(Some(4)));
+    // Two reads after the restart that disagree.
+    let mut h = before.to_vec();
+    h.push(get(9, Some(2), 100, 101));
+    h.push(get(9, Some(1), 102, 103));
+    assert!(!linearizable(&h));
+}
+
 #[test]
 fn keys_are_checked_independently() {
     let mut h = vec![put(0, 1, 0, 1), get(1, Some(1), 2, 3)];
