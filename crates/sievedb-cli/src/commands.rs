@@ -5,7 +5,7 @@
 use std::error::Error;
 use std::io::{self, BufWriter, Write};
 use std::ops::Bound;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use sievedb::{Db, LostTable, Options, RepairReport, SalvageMethod, Stats};
@@ -168,6 +168,31 @@ pub(crate) fn open_or_create(dir: &Path) -> Result<Db, Box<dyn Error>> {
     Ok(Db::open(dir, Options::default()).map_err(|e| in_dir(dir, e))?)
 }
 
+/// The value of `put` and `remote put`: VALUE, or `--value-file PATH`.
+#[derive(clap::Args, Debug)]
+pub struct PutValue {
+    /// Value (escaped); give it or --value-file, not both
+    #[arg(value_parser = parse_escaped, required_unless_present = "value_file",
+          conflicts_with = "value_file")]
+    pub value: Option<Escaped>,
+    /// Read the value from PATH, as raw bytes (not escaped); `-` reads stdin
+    #[arg(long, value_name = "PATH")]
+    pub value_file: Option<PathBuf>,
+}
+
+impl PutValue {
+    /// The value's bytes (the file read, or stdin for `-`).
+    pub fn read(&self) -> Result<Vec<u8>, Box<dyn Error>> {
+        match (&self.value, &self.value_file) {
+            (Some(v), None) => Ok(v.0.clone()),
+            (None, Some(path)) => read_value_file(path),
+            _ => Err(Box::new(Message(
+                "give VALUE or --value-file PATH, not both".into(),
+            ))),
+        }
+    }
+}
+
 /// The value of `put --value-file PATH` (`-` = stdin), raw bytes.
 fn read_value_file(path: &Path) -> Result<Vec<u8>, Box<dyn Error>> {
     if path.as_os_str() == "-" {
@@ -192,10 +217,16 @@ pub fn get(dir: &Path, keyspace: Option<&str>, key: &Escaped) -> CmdResult {
     let value = ks.get(&key.0)?;
     drop(ks);
     db.close()?;
+    print_found(value.as_deref())
+}
+
+/// What `get` prints: the value, escaped; or `not found` on stderr and exit
+/// status 1.
+pub fn print_found(value: Option<&[u8]>) -> CmdResult {
     match value {
         Some(v) => {
             let mut out = io::stdout().lock();
-            writeln!(out, "{}", escape::encode(&v))?;
+            writeln!(out, "{}", escape::encode(v))?;
             out.flush()?;
             Ok(ExitCode::SUCCESS)
         }
@@ -210,24 +241,10 @@ pub fn get(dir: &Path, keyspace: Option<&str>, key: &Escaped) -> CmdResult {
 /// = stdin) in `keyspace` (`None`: the default one), creating the database
 /// if needed. A keyspace other than the default must exist (so must the
 /// database, then).
-pub fn put(
-    dir: &Path,
-    keyspace: Option<&str>,
-    key: &Escaped,
-    value: Option<&Escaped>,
-    value_file: Option<&Path>,
-) -> CmdResult {
+pub fn put(dir: &Path, keyspace: Option<&str>, key: &Escaped, value: &PutValue) -> CmdResult {
     // The value is read before the database is touched, so a bad file
     // creates nothing.
-    let value = match (value, value_file) {
-        (Some(v), None) => v.0.clone(),
-        (None, Some(path)) => read_value_file(path)?,
-        _ => {
-            return Err(Box::new(Message(
-                "give VALUE or --value-file PATH, not both".into(),
-            )))
-        }
-    };
+    let value = value.read()?;
     let db = match keyspace {
         // Its keyspace must exist: a new database holds none but the default.
         Some(name) if name != DEFAULT_KEYSPACE => open_existing(dir)?,

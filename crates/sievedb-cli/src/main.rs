@@ -22,7 +22,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use commands::{parse_escaped, Escaped};
+use commands::{parse_escaped, Escaped, PutValue};
 
 /// Command-line interface of the sievedb key-value store.
 #[derive(Parser, Debug)]
@@ -81,13 +81,8 @@ enum Command {
         /// Key (escaped)
         #[arg(value_parser = parse_escaped)]
         key: Escaped,
-        /// Value (escaped); give it or --value-file, not both
-        #[arg(value_parser = parse_escaped, required_unless_present = "value_file",
-              conflicts_with = "value_file")]
-        value: Option<Escaped>,
-        /// Read the value from PATH, as raw bytes (not escaped); `-` reads stdin
-        #[arg(long, value_name = "PATH")]
-        value_file: Option<PathBuf>,
+        #[command(flatten)]
+        value: PutValue,
     },
     /// Delete KEY
     Delete {
@@ -313,14 +308,7 @@ fn run(command: Command) -> commands::CmdResult {
             keyspace,
             key,
             value,
-            value_file,
-        } => commands::put(
-            &db,
-            keyspace.as_deref(),
-            &key,
-            value.as_ref(),
-            value_file.as_deref(),
-        ),
+        } => commands::put(&db, keyspace.as_deref(), &key, &value),
         Command::Delete { db, keyspace, key } => commands::delete(&db, keyspace.as_deref(), &key),
         Command::Scan {
             db,
@@ -446,11 +434,9 @@ mod tests {
             Cli::try_parse_from(v)
         };
         match parse(&["--value-file", "-"]).unwrap().command {
-            Some(Command::Put {
-                value, value_file, ..
-            }) => {
-                assert!(value.is_none());
-                assert_eq!(value_file.as_deref(), Some(std::path::Path::new("-")));
+            Some(Command::Put { value, .. }) => {
+                assert!(value.value.is_none());
+                assert_eq!(value.value_file.as_deref(), Some(std::path::Path::new("-")));
             }
             other => panic!("unexpected {other:?}"),
         }
@@ -466,7 +452,7 @@ mod tests {
         match cli.command {
             Some(Command::Put { key, value, .. }) => {
                 assert_eq!(key.0, b"a\0b");
-                assert_eq!(value.map(|v| v.0), Some(Vec::new()));
+                assert_eq!(value.value.map(|v| v.0), Some(Vec::new()));
             }
             other => panic!("unexpected {other:?}"),
         }

@@ -5,11 +5,10 @@
 pub mod http;
 
 use std::io::{self, BufWriter, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::commands::{parse_escaped, CmdResult, Escaped};
+use crate::commands::{self, parse_escaped, CmdResult, Escaped, PutValue};
 use crate::escape;
 use http::Client;
 
@@ -51,13 +50,8 @@ pub enum RemoteCommand {
         /// Key (escaped)
         #[arg(value_parser = parse_escaped)]
         key: Escaped,
-        /// Value (escaped); give it or --value-file, not both
-        #[arg(value_parser = parse_escaped, required_unless_present = "value_file",
-              conflicts_with = "value_file")]
-        value: Option<Escaped>,
-        /// Read the value from PATH, as raw bytes (not escaped); `-` reads stdin
-        #[arg(long, value_name = "PATH")]
-        value_file: Option<PathBuf>,
+        #[command(flatten)]
+        value: PutValue,
     },
     /// Delete KEY (an absent key is no error)
     Delete {
@@ -85,29 +79,11 @@ pub enum RemoteCommand {
 pub fn run(args: &RemoteArgs) -> CmdResult {
     let client = Client::new(&args.addr, Duration::from_millis(args.timeout_ms.max(1)));
     match &args.command {
-        RemoteCommand::Get { key, stale } => match client.get(&key.0, *stale)? {
-            Some(v) => {
-                let mut out = io::stdout().lock();
-                writeln!(out, "{}", escape::encode(&v))?;
-                out.flush()?;
-                Ok(ExitCode::SUCCESS)
-            }
-            None => {
-                eprintln!("not found");
-                Ok(ExitCode::from(1))
-            }
-        },
-        RemoteCommand::Put {
-            key,
-            value,
-            value_file,
-        } => {
-            let value = match (value, value_file) {
-                (Some(v), None) => v.0.clone(),
-                (None, Some(path)) => read_value_file(path)?,
-                _ => return Err("give VALUE or --value-file PATH, not both".into()),
-            };
-            client.put(&key.0, &value)?;
+        RemoteCommand::Get { key, stale } => {
+            commands::print_found(client.get(&key.0, *stale)?.as_deref())
+        }
+        RemoteCommand::Put { key, value } => {
+            client.put(&key.0, &value.read()?)?;
             Ok(ExitCode::SUCCESS)
         }
         RemoteCommand::Delete { key } => {
@@ -137,18 +113,6 @@ pub fn run(args: &RemoteArgs) -> CmdResult {
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-/// The value of `--value-file PATH` (`-` = stdin), raw bytes.
-fn read_value_file(path: &std::path::Path) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
-    if path.as_os_str() == "-" {
-        let mut v = Vec::new();
-        io::Read::read_to_end(&mut io::stdin().lock(), &mut v)
-            .map_err(|e| format!("cannot read the value from stdin: {e}"))?;
-        return Ok(v);
-    }
-    std::fs::read(path)
-        .map_err(|e| format!("cannot read value file {}: {e}", path.display()).into())
 }
 
 #[cfg(test)]
