@@ -12,8 +12,8 @@
 # snapshot of all of it, samples the leader's VmRSS for 10 s (steady),
 # restarts the follower and samples the leader's and its VmRSS every 100 ms
 # until it has applied everything. Writes OUT_DIR/snapshot-catchup.csv (one row: snapshot bytes
-# on disk, transfer seconds, leader steady and peak RSS, their ratio, node
-# 3's peak RSS) and the nodes' logs. Feeds BENCHMARKS.md "Replication".
+# on disk, transfer seconds, leader steady and peak RSS, their ratio, the
+# follower's peak RSS and peak anonymous RSS) and the nodes' logs. Feeds BENCHMARKS.md "Replication".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-target/snapshot-catchup}"
@@ -42,6 +42,7 @@ start() { # start ID
 status() { curl -sf "127.0.0.1:720$1/cluster/status"; }
 field() { python3 -c "import json,sys; v=json.load(sys.stdin).get('$1'); print('' if v is None else v)"; }
 rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+anon_kib() { awk '/^RssAnon/ {print $2}' "/proc/$1/status"; }
 
 rm -f "$out"/n*.log
 for i in 1 2 3; do start "$i"; done
@@ -100,10 +101,11 @@ target="$(status "$leader" | field last_applied)"
 t0="$(date +%s.%N)"
 start "$behind"
 bp="${pids[$behind]}"
-peak=0; bpeak=0
+peak=0; bpeak=0; banon=0
 while :; do
   r="$(rss_kib "$lp")"; [ "$r" -gt "$peak" ] && peak="$r"
   b="$(rss_kib "$bp")"; [ "$b" -gt "$bpeak" ] && bpeak="$b"
+  a="$(anon_kib "$bp")"; [ "$a" -gt "$banon" ] && banon="$a"
   got="$(status "$behind" | field last_applied || echo 0)"
   [ -n "$got" ] && [ "$got" -ge "$target" ] && break
   sleep 0.1
@@ -113,7 +115,7 @@ installed="$(status "$behind" | field snapshot_index)"
 secs="$(python3 -c "print(f'{$t1 - $t0:.1f}')")"
 ratio="$(python3 -c "print(f'{$peak / $steady:.2f}')")"
 {
-  echo "snapshot_index,snapshot_bytes,follower_snapshot_index,transfer_seconds,leader_steady_rss_kib,leader_peak_rss_kib,peak_over_steady,follower_peak_rss_kib"
-  echo "$snap,$snap_bytes,$installed,$secs,$steady,$peak,$ratio,$bpeak"
+  echo "snapshot_index,snapshot_bytes,follower_snapshot_index,transfer_seconds,leader_steady_rss_kib,leader_peak_rss_kib,peak_over_steady,follower_peak_rss_kib,follower_peak_rss_anon_kib"
+  echo "$snap,$snap_bytes,$installed,$secs,$steady,$peak,$ratio,$bpeak,$banon"
 } >"$out/snapshot-catchup.csv"
 cat "$out/snapshot-catchup.csv"

@@ -29,7 +29,7 @@ use futures_util::StreamExt;
 use openraft::error::{Fatal, NetworkError, StreamingError, Unreachable};
 use openraft::raft::{AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse};
 use openraft::{Snapshot, Vote};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
 use super::error;
@@ -58,9 +58,9 @@ pub async fn send(
     let header = serde_json::to_vec(&(vote, &snapshot.meta)).map_err(net_err)?;
     let (tx, rx) = mpsc::channel::<std::io::Result<Bytes>>(4);
     let dir = snapshot.snapshot.path.clone();
-    tokio::spawn(async move {
-        if let Err(e) = produce(&dir, header, &tx).await {
-            let _ = tx.send(Err(e)).await;
+    tokio::task::spawn_blocking(move || {
+        if let Err(e) = produce(&dir, header, &tx) {
+            let _ = tx.blocking_send(Err(e));
         }
     });
     let body = futures_util::stream::unfold(rx, |mut rx| async move {
@@ -94,17 +94,23 @@ pub async fn send(
     answer.map_err(|e| net_err(format!("{addr} could not install the snapshot: {e}")))
 }
 
-/// Writes the body of `dir`'s snapshot into `tx`.
-async fn produce(
+/// Writes the body of `dir`'s snapshot into `tx`, on one blocking thread for
+/// the whole transfer (`tokio::fs` reads each chunk on whichever pool thread
+/// is free, and each such thread's allocations may stay in its own malloc
+/// arena).
+fn produce(
     dir: &Path,
     header: Vec<u8>,
     tx: &mpsc::Sender<std::io::Result<Bytes>>,
 ) -> std::io::Result<()> {
-    let closed = || std::io::Error::other("the snapshot request was dropped");
+    let send = |b: Bytes| {
+        tx.blocking_send(Ok(b))
+            .map_err(|_| std::io::Error::other("the snapshot request was dropped"))
+    };
     let len = u32::try_from(header.len()).map_err(std::io::Error::other)?;
     let mut first = len.to_le_bytes().to_vec();
     first.extend_from_slice(&header);
-    tx.send(Ok(first.into())).await.map_err(|_| closed())?;
+    send(first.into())?;
     let mut names = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
@@ -114,31 +120,26 @@ async fn produce(
     }
     names.sort();
     for name in names {
-        let mut file = tokio::fs::File::open(dir.join(&name)).await?;
-        let size = file.metadata().await?.len();
+        let mut file = std::fs::File::open(dir.join(&name))?;
+        let size = file.metadata()?.len();
         let name_len = u16::try_from(name.len()).map_err(std::io::Error::other)?;
         let mut head = name_len.to_le_bytes().to_vec();
         head.extend_from_slice(name.as_bytes());
         head.extend_from_slice(&size.to_le_bytes());
-        tx.send(Ok(head.into())).await.map_err(|_| closed())?;
+        send(head.into())?;
         let mut crc = 0u32;
         let mut left = size;
         while left > 0 {
             let want = usize::try_from(left.min(CHUNK as u64)).map_err(std::io::Error::other)?;
             let mut buf = vec![0u8; want];
-            file.read_exact(&mut buf).await?;
+            std::io::Read::read_exact(&mut file, &mut buf)?;
             crc = crc32c::crc32c_append(crc, &buf);
             left -= want as u64;
-            tx.send(Ok(buf.into())).await.map_err(|_| closed())?;
+            send(buf.into())?;
         }
-        tx.send(Ok(Bytes::copy_from_slice(&crc.to_le_bytes())))
-            .await
-            .map_err(|_| closed())?;
+        send(Bytes::copy_from_slice(&crc.to_le_bytes()))?;
     }
-    tx.send(Ok(Bytes::from_static(&[0, 0])))
-        .await
-        .map_err(|_| closed())?;
-    Ok(())
+    send(Bytes::from_static(&[0, 0]))
 }
 
 /// The receiving end of a body: buffers what the parser needs next.

@@ -182,7 +182,16 @@ pub fn install(store: &Store, meta: &Meta, src: &Path) -> Result<(), StorageErro
 
 /// Steps 2 and 3.
 fn replace(store: &Store, meta: &Meta, src: &Path) -> Result<(), StorageError> {
-    let from = Db::open_read_only(src, Options::default()).map_err(|e| snap_err(&e))?;
+    // One pass over the checkpoint's tables, read (not mapped): mapped, every
+    // page read would count in this process's RSS until the install ends.
+    let from = Db::open_read_only(
+        src,
+        Options {
+            use_mmap_reads: false,
+            ..Options::default()
+        },
+    )
+    .map_err(|e| snap_err(&e))?;
     let from_sm = from.keyspace(SM).map_err(|e| snap_err(&e))?;
     let mut batch = WriteBatch::new();
     batch.delete_range_cf::<&[u8], _>(&store.sm, ..);
