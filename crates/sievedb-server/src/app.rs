@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::DefaultBodyLimit;
+use axum::serve::ListenerExt;
 use axum::Router;
 use openraft::{Config, SnapshotPolicy};
 use tokio::net::TcpListener;
@@ -181,6 +182,13 @@ impl Node {
         let router = routes().with_state(app.clone());
         let (stop, mut stopped) = tokio::sync::watch::channel(false);
         let server = tokio::spawn(async move {
+            // Small responses go out at once (no Nagle delay behind an
+            // unacknowledged segment of the same connection).
+            let listener = listener.tap_io(|tcp| {
+                if let Err(e) = tcp.set_nodelay(true) {
+                    tracing::warn!(error = %e, "TCP_NODELAY not set");
+                }
+            });
             axum::serve(listener, router)
                 .with_graceful_shutdown(async move {
                     let _ = stopped.wait_for(|s| *s).await;
