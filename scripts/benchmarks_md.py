@@ -874,7 +874,7 @@ def guide_drift():
 # --- rendering -----------------------------------------------------------------
 
 CLUSTER = "docs/benchmarks/cluster/bench-cluster-ece240a.csv"
-SNAPSHOT_CATCHUP = "docs/benchmarks/snapshot-catchup-8113d85.csv"
+SNAPSHOT_CATCHUP = "docs/benchmarks/snapshot-catchup-06af70b.csv"
 
 
 def cluster_rows():
@@ -926,7 +926,11 @@ def snapshot_catchup():
     return (f"with {f(num(r['snapshot_bytes']) / 1e9, 2)} GB in the leader's snapshots/ (the two newest), the follower received and installed one "
             f"in {f(num(r['transfer_seconds']), 1)} s; the leader's RSS peaked at "
             f"{i(num(r['leader_peak_rss_kib']) / 1024)} MiB against {i(num(r['leader_steady_rss_kib']) / 1024)} MiB "
-            f"steady ({r['peak_over_steady']}×), the follower's at {i(num(r['follower_peak_rss_kib']) / 1024)} MiB "
+            f"steady ({r['peak_over_steady']}×)"
+            + (f", its anonymous memory (RssAnon) at {i(num(r['leader_peak_rss_anon_kib']) / 1024)} MiB against "
+               f"{i(num(r['leader_steady_rss_anon_kib']) / 1024)} MiB steady ({r['anon_peak_over_steady']}×)"
+               if r.get("leader_peak_rss_anon_kib") else "")
+            + f"; the follower's RSS peaked at {i(num(r['follower_peak_rss_kib']) / 1024)} MiB "
             f"({i(num(r['follower_peak_rss_anon_kib']) / 1024)} MiB anonymous)")
 
 
