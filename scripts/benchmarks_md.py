@@ -873,7 +873,7 @@ def guide_drift():
 
 # --- rendering -----------------------------------------------------------------
 
-CLUSTER = "docs/benchmarks/cluster/bench-cluster-ece240a.csv"
+CLUSTER = "docs/benchmarks/cluster/bench-cluster-2f57f8e.csv"
 SNAPSHOT_CATCHUP = "docs/benchmarks/snapshot-catchup-06af70b.csv"
 
 
