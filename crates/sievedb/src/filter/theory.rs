@@ -87,6 +87,19 @@ pub fn ribbon_fpr(r: u32, n: u64) -> f64 {
     (0.5f64.powi(i32::try_from(r).unwrap_or(i32::MAX)) + collision).min(1.0)
 }
 
+/// Wide Ribbon (layout id 5) over `n` keys in `slots` slots with `r` base
+/// result bits and `upper` blocks of `r + 1` columns: an absent key starting
+/// below slot `64 · (upper − 2)` is checked on `r + 1` bits, the others on
+/// `r`, starts uniform over `slots − 127`: `f · 2^-(r+1) + (1 − f) · 2^-r`
+/// plus `n · 2^-64` for digest collisions.
+pub fn ribbon_wide_fpr(r: u32, slots: u64, upper: u64, n: u64) -> f64 {
+    let starts = slots.saturating_sub(127).max(1) as f64;
+    let high = (upper.saturating_sub(2) * 64) as f64;
+    let f = (high / starts).min(1.0);
+    let p = 0.5f64.powi(i32::try_from(r).unwrap_or(i32::MAX));
+    (f * p / 2.0 + (1.0 - f) * p + n as f64 * 0.5f64.powi(64)).min(1.0)
+}
+
 /// Theoretical FPR of `layout` at `bits_per_key` bits per key (in total, over
 /// all units) with `k` probes (per unit for the units layout) and `units` units
 /// (ignored unless the layout is units; all of them probed). For the Ribbon
