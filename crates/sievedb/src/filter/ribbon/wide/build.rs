@@ -106,7 +106,7 @@ impl Band {
                 };
                 *w = shifted | u128::from(bit);
             }
-            if i as u64 % BLOCK == 0 {
+            if (i as u64).is_multiple_of(BLOCK) {
                 let b = i as u64 / BLOCK;
                 let here = r + u32::from(b < upper);
                 let at = block_offset(b, r, upper);

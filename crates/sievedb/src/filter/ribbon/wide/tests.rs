@@ -42,7 +42,14 @@ fn no_false_negatives_at_many_sizes() {
     // Equal digests are consistent rows.
     let s = solve(&[5, 5, 5, 9, 9], 16, 100, 128).expect("bands");
     assert_eq!(s.failed_seeds, 0);
-    assert!(may_contain(&s.words, s.seed, s.slots, 16, upper_blocks(2, 100), 5));
+    assert!(may_contain(
+        &s.words,
+        s.seed,
+        s.slots,
+        16,
+        upper_blocks(2, 100),
+        5
+    ));
 }
 
 #[test]
