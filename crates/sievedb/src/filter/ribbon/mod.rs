@@ -32,10 +32,6 @@
 
 pub(crate) mod build;
 pub(crate) mod query;
-#[allow(
-    dead_code,
-    reason = "layout id 5 is not wired into the filter header yet; its tests use it"
-)]
 pub mod wide;
 
 /// Width of a coefficient row, in slots.

@@ -2,7 +2,7 @@
 //! `r + 1` fingerprint bits, then back-substitution into the interleaved
 //! solution whose first `u` blocks keep `r + 1` columns.
 
-use super::{block_offset, grown, upper_blocks, words_for, WideRow, BLOCK, WIDTH};
+use super::{block_offset, grown, result_bits_for, upper_blocks, words_for, WideRow, BLOCK, WIDTH};
 use crate::filter::ribbon::{result_mask, MAX_SEEDS, TRIES_PER_SIZE};
 
 /// A solved wide Ribbon.
@@ -119,10 +119,56 @@ impl Band {
     }
 }
 
+/// Solves the wide Ribbon for `digests` within `bits_per_key` bits per key,
+/// starting at `slots` (rounded up to a multiple of 64, at least 128) and
+/// seed 0, as [`solve`] does, except that `(r, q)` are recomputed for each
+/// size ([`result_bits_for`]): a band grown after failed seeds spends the
+/// same bits over more slots (fewer per slot, a slightly higher FPR), never
+/// more memory. Returns the solution with its `(r, q)`.
+pub(crate) fn solve_within(
+    digests: &[u64],
+    bits_per_key: f64,
+    slots: u64,
+) -> Option<(Solved, u32, u8)> {
+    let mut slots = slots.max(WIDTH).div_ceil(BLOCK) * BLOCK;
+    let mut band = Band { slots: Vec::new() };
+    for attempt in 0..MAX_SEEDS {
+        if attempt > 0 && attempt % TRIES_PER_SIZE == 0 {
+            slots = grown(slots);
+        }
+        let Ok(seed) = u8::try_from(attempt) else {
+            break;
+        };
+        let (r, q) = result_bits_for(bits_per_key, digests.len(), slots);
+        let upper = upper_blocks(slots / BLOCK, q);
+        let cols = r + u32::from(upper > 0);
+        band.clear(slots);
+        if band.add_all(digests, seed, slots, cols) {
+            let words = band.solve(r, upper, cols);
+            debug_assert_eq!(words.len() as u64, words_for(slots / BLOCK, r, q));
+            let solved = Solved {
+                seed,
+                slots,
+                words,
+                failed_seeds: attempt,
+            };
+            return Some((solved, r, q));
+        }
+    }
+    None
+}
+
 /// Solves the wide Ribbon for `digests` at `r + q/256` result bits per slot,
 /// starting at `slots` (rounded up to a multiple of 64, at least 128) and
 /// seed 0; the next seed after each failure, the band larger every
 /// [`TRIES_PER_SIZE`] seeds. `None` when all [`MAX_SEEDS`] seeds failed.
+#[cfg_attr(
+    not(test),
+    expect(
+        dead_code,
+        reason = "the fixed-(r, q) entry point beside `solve_within`; tests use it"
+    )
+)]
 pub(crate) fn solve(digests: &[u64], r: u32, q: u8, slots: u64) -> Option<Solved> {
     let mut slots = slots.max(WIDTH).div_ceil(BLOCK) * BLOCK;
     let mut band = Band { slots: Vec::new() };

@@ -144,3 +144,103 @@ fn wide_banding_success_by_epsilon() {
         }
     }
 }
+
+/// The wide layout through [`crate::filter::FilterBuilder`]: header id 5,
+/// `q` in the unit-hashing byte, decode(encode) identical, no false
+/// negative, bits per key spent within the budget, FPR near its theory.
+#[test]
+fn layout_5_through_the_builder() {
+    use crate::filter::{
+        Filter, FilterBuilder, FilterLayout, FilterOptions, HashSharing, KeyProbe,
+    };
+    for n in [1, 63, 64, 65, 10_000] {
+        for bpk in [2.0, 7.2, 9.9, 16.0] {
+            let o = FilterOptions {
+                layout: FilterLayout::Ribbon,
+                bits_per_key: bpk,
+                ..FilterOptions::default()
+            };
+            let mut b = FilterBuilder::new(&o);
+            for i in 0..n {
+                b.add(format!("key{i}").as_bytes());
+            }
+            let bytes = b.finish();
+            assert_eq!(bytes[1], 5, "layout id");
+            let f = Filter::decode(&bytes).expect("decodes");
+            assert!(f == b.build());
+            assert_eq!(f.encode(), bytes);
+            assert_eq!(f.layout(), FilterLayout::Ribbon);
+            assert_eq!(f.p.frac, bytes[5]);
+            for i in 0..n {
+                let k = format!("key{i}");
+                assert!(f.may_contain(&mut KeyProbe::new(k.as_bytes(), HashSharing::Levels)));
+            }
+            if n >= 10_000 {
+                assert!(
+                    f.bits_per_key() <= bpk + 1e-9,
+                    "n={n} b={bpk}: {}",
+                    f.bits_per_key()
+                );
+                assert!(
+                    f.bits_per_key() > bpk - 0.05,
+                    "n={n} b={bpk}: {}",
+                    f.bits_per_key()
+                );
+                let fp = (0..200_000)
+                    .filter(|i| {
+                        let k = format!("miss{i}");
+                        f.may_contain(&mut KeyProbe::new(k.as_bytes(), HashSharing::Levels))
+                    })
+                    .count();
+                let (got, want) = (fp as f64 / 200_000.0, f.theoretical_fpr());
+                // At 16 bits/key ≈ 7 false positives: only a loose bound.
+                let tol = if bpk > 12.0 {
+                    1.5
+                } else if bpk > 9.0 {
+                    0.3
+                } else {
+                    0.12
+                };
+                assert!((got / want - 1.0).abs() < tol, "b={bpk}: {got} vs {want}");
+            }
+        }
+    }
+}
+
+/// Hostile wide headers decode to errors, never a panic: a size that is no
+/// block count of `r + q/256` columns, `r` out of range, units other than 1.
+#[test]
+fn bad_layout_5_headers_are_errors() {
+    use crate::filter::{Filter, FilterBuilder, FilterLayout, FilterOptions};
+    let o = FilterOptions {
+        layout: FilterLayout::Ribbon,
+        bits_per_key: 7.5,
+        ..FilterOptions::default()
+    };
+    let mut b = FilterBuilder::new(&o);
+    for i in 0..500 {
+        b.add(format!("key{i}").as_bytes());
+    }
+    let good = b.finish();
+    let mut shorter = good.clone();
+    shorter.truncate(good.len() - 8);
+    let n = shorter.len() as u64 - 24;
+    shorter[16..24].copy_from_slice(&(n * 8).to_le_bytes());
+    let mut frac = good.clone();
+    frac[5] = frac[5].wrapping_add(37);
+    let mut r0 = good.clone();
+    r0[6] = 0;
+    let mut r64 = good.clone();
+    r64[6] = 64;
+    let mut units = good.clone();
+    units[7] = 2;
+    for (what, bytes) in [
+        ("size", shorter),
+        ("frac", frac),
+        ("r0", r0),
+        ("r64", r64),
+        ("units", units),
+    ] {
+        assert!(Filter::decode(&bytes).is_err(), "{what}");
+    }
+}
