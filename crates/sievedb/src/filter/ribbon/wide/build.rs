@@ -90,6 +90,11 @@ impl Band {
     /// Back-substitution of `cols` columns (free slots get 0); block `b`
     /// keeps `r + 1` columns when `b < upper`, else `r`.
     fn solve(&self, r: u32, upper: u64, cols: u32) -> Box<[u64]> {
+        self.solve_free(r, upper, cols, |_| 0)
+    }
+
+    /// [`Band::solve`] with free slot `i` given the result bits `free(i)`.
+    fn solve_free(&self, r: u32, upper: u64, cols: u32, free: impl Fn(usize) -> u64) -> Box<[u64]> {
         let slots = self.slots.len() as u64;
         let blocks = slots / BLOCK;
         let total = (blocks * u64::from(r) + upper.min(blocks)) as usize;
@@ -100,7 +105,7 @@ impl Band {
             for (j, w) in window.iter_mut().enumerate() {
                 let shifted = *w << 1;
                 let bit = if c == 0 {
-                    0
+                    (free(i) >> j) & 1
                 } else {
                     ((res >> j) & 1) ^ u64::from((c & shifted).count_ones() & 1)
                 };
@@ -194,4 +199,23 @@ pub(crate) fn solve(digests: &[u64], r: u32, q: u8, slots: u64) -> Option<Solved
         }
     }
     None
+}
+
+/// The homogeneous variant (the paper's, measured against the standard one
+/// by `homogeneous_fpr_by_epsilon`): every fingerprint 0, so banding never
+/// fails, and free slots random (from `free_seed`); a key matches when its
+/// row's parity is 0 on all `r` columns. Returns the `r`-column solution.
+#[cfg(test)]
+pub(crate) fn solve_homogeneous(digests: &[u64], r: u32, slots: u64, free_seed: u64) -> Box<[u64]> {
+    let slots = slots.max(WIDTH).div_ceil(BLOCK) * BLOCK;
+    let mut band = Band { slots: Vec::new() };
+    band.clear(slots);
+    for &h in digests {
+        let row = WideRow::new(h, 0, slots);
+        let consistent = band.add(row.start as usize, row.coeff, 0);
+        debug_assert!(consistent, "a homogeneous row never contradicts");
+    }
+    band.solve_free(r, 0, r, |i| {
+        crate::filter::hash::fmix64(free_seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+    })
 }

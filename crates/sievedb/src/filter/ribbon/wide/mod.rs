@@ -24,9 +24,28 @@
 //! start `⌊x · (m − 127) / 2^64⌋`, coefficients from two odd multipliers of
 //! `x` (bit 0 forced to 1), fingerprint the low `r + 1` bits of `x`.
 //!
-//! The homogeneous variant (no construction failure) was not chosen: at the
-//! same space its FPR is above `2^-r`, while standard 128-bit rows band in a
-//! few seeds at a small ε (see [`epsilon_for`]).
+//! A band grown after failed seeds keeps the bits per key: `(r, q)` are
+//! recomputed for the larger band (`build::solve_within`), so the filter never
+//! spends more than it was given, at a slightly higher FPR (which
+//! [`crate::filter::theory::ribbon_wide_fpr`] of the stored `r`, slots and
+//! upper blocks states exactly).
+//!
+//! Measured (`scripts/filter-layouts.sh`, 1M keys, release): at 7.2 bits per
+//! key the FPR is 0.811% (theory 0.818%), under Bloom-10's 0.819%; layout 4
+//! needed 7.70 bits. FPR within 1% of theory at every point from 2 to 16
+//! bits per key in fractional steps (20M absent probes each).
+//!
+//! Standard, not homogeneous, for now. The homogeneous variant (every
+//! fingerprint 0, so banding never fails; free slots random) measured
+//! (`homogeneous_fpr_by_epsilon`, r = 7, 4M absent probes, one key set
+//! each): at this module's ε its FPR is `2^-r` within noise (10K keys at
+//! 1.5%: 0.995 × 2^-r; 100K at 2.5%: 0.996×; 1M at 3.5%: 0.994×), but it
+//! falls off a cliff below (100K keys at 1.5%: 3.9×, 1M at 2%: 6.5×, at 1%:
+//! 25×). At 3.5% the standard variant's first seed bands only 2 times in 6
+//! at 1M keys (1/6 at 3%, 6/6 at 5%), so its build bands ~2.5 times where
+//! the homogeneous one would band once: the homogeneous variant is the next
+//! step for build time (the bar of 3× the blocked Bloom's), at the price of
+//! an FPR that is only statistically, not exactly, `2^-r`.
 
 pub(crate) mod build;
 pub(crate) mod query;
@@ -53,9 +72,11 @@ const COEFF_MIX_HI: u64 = 0x94d0_49bb_1331_11eb;
 /// Measured first-seed banding success (`wide_banding_success_by_epsilon`,
 /// release): 10K keys 19/20 at every ε from 0.005 to 0.03; 100K keys 0/20 at
 /// 0.005, 1/20 at 0.01, 6/20 at 0.015, 15/20 at 0.02, 17/20 at 0.03; 1M keys
-/// 0/6 at 0.005 to 0.02 and 1/6 at 0.03. So `ε = 0.015 + 0.01 ·
-/// log10(n / 10⁴)` (1.5% up to 10K keys, 3.5% at 1M) is a first guess that
-/// leans on retries at 100K and above; 1M at 0.035 is not yet measured.
+/// 0/6 at 0.005 to 0.02, 1/6 at 0.03, 2/6 at 0.035 and 0.04, 6/6 at 0.05.
+/// So `ε = 0.015 + 0.01 · log10(n / 10⁴)` (1.5% up to 10K keys, 3.5% at
+/// 1M): the largest ε that still meets Bloom-10's FPR at 7.2 bits per key
+/// at 1M keys (7.2 / 1.035 = 6.96 bits per slot), leaning on retries at 100K
+/// keys and above (ε = 5% would band at once but need ~7.3 bits per key).
 pub fn epsilon_for(n: usize) -> f64 {
     let decades = (n.max(1) as f64 / 1e4).log10().max(0.0);
     (EPS_BASE + EPS_PER_DECADE * decades).min(0.25)

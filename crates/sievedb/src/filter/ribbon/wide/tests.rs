@@ -244,3 +244,55 @@ fn bad_layout_5_headers_are_errors() {
         assert!(Filter::decode(&bytes).is_err(), "{what}");
     }
 }
+
+/// The homogeneous variant's FPR against the standard one's `2^-r` by ε
+/// (`--ignored --nocapture`, release): the measurement behind choosing the
+/// standard variant ([`super`]).
+#[test]
+#[ignore = "measurement"]
+fn homogeneous_fpr_by_epsilon() {
+    let n: usize = std::env::var("RIBBON_N")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
+    let r = 7;
+    let keys = digests(n, 5);
+    let absent = digests(4_000_000, 1 << 41);
+    for eps in [epsilon_for(n), 0.005, 0.01, 0.015, 0.02, 0.025, 0.035, 0.05] {
+        let slots = slots_for(n, eps);
+        let words = build::solve_homogeneous(&keys, r, slots, 77);
+        assert!(keys
+            .iter()
+            .all(|&h| may_contain_homogeneous(&words, slots, r, h)));
+        let fp = absent
+            .iter()
+            .filter(|&&h| may_contain_homogeneous(&words, slots, r, h))
+            .count();
+        let got = fp as f64 / absent.len() as f64;
+        println!(
+            "n={n} r={r} eps={eps}: homogeneous FPR {got:.5} = {:.3} × 2^-r",
+            got * 128.0
+        );
+    }
+}
+
+/// A homogeneous solution's answer: the row's parity 0 on every column.
+fn may_contain_homogeneous(words: &[u64], slots: u64, r: u32, h: u64) -> bool {
+    // The wide query with fingerprint bits forced to 0: x's low bits are
+    // the fingerprint, so probe with a row whose x is masked.
+    let row = WideRow::new(h, 0, slots);
+    let b = (row.start / BLOCK) as usize;
+    let o = (row.start % BLOCK) as u32;
+    let shifted = row.coeff << o;
+    let (c0, c1) = (shifted as u64, (shifted >> 64) as u64);
+    let c2 = if o == 0 {
+        0
+    } else {
+        (row.coeff >> (128 - o)) as u64
+    };
+    let r = r as usize;
+    (0..r).all(|j| {
+        let w = |blk: usize| words.get(blk * r + j).copied().unwrap_or(0);
+        ((w(b) & c0) ^ (w(b + 1) & c1) ^ (w(b + 2) & c2)).count_ones() % 2 == 0
+    })
+}
