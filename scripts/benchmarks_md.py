@@ -395,21 +395,27 @@ def leveldb8_range():
 
 # --- filter layouts (scripts/filter-layouts.sh) ------------------------------
 
-FILTER_LAYOUTS = "docs/benchmarks/filter-layouts-bb0c944.csv"
+FILTER_LAYOUTS = "docs/benchmarks/filter-layouts-920e22d.csv"
 
 
 def _layouts():
     """(layout, bits/key asked) -> the row of its first repeat, with the
-    medians of its build and query times over the repeats."""
-    rs = rows(FILTER_LAYOUTS)
+    medians of its build and query times over the repeats (the side-by-side
+    rows; the FPR sweep's rows have repeat 0)."""
+    rs = [r for r in rows(FILTER_LAYOUTS) if r["repeat"] != "0"]
     out = {}
     for key in dict.fromkeys((r["layout"], r["bits_per_key"]) for r in rs):
         mine = [r for r in rs if (r["layout"], r["bits_per_key"]) == key]
         row = dict(mine[0])
         row["build"] = statistics.median(float(r["build_ns_per_key"]) for r in mine)
         row["query"] = statistics.median(float(r["ns_per_query"]) for r in mine)
+        row["repeats"] = len(mine)
         out[key] = row
     return out
+
+
+def _sweep():
+    return [r for r in rows(FILTER_LAYOUTS) if r["repeat"] == "0"]
 
 
 def filter_layouts_table():
@@ -423,25 +429,58 @@ def filter_layouts_table():
                  ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:"])
 
 
+def filter_layouts_repeats():
+    return str(min(r["repeats"] for r in _layouts().values()))
+
+
+def ribbon_sweep_table():
+    body = []
+    for r in _sweep():
+        m, t = float(r["measured_fpr"]), float(r["theoretical_fpr"])
+        body.append([r["bits_per_key"], f(float(r["bits_per_key_used"]), 3), r["k_or_r"], f"{m:.4g}", f"{t:.4g}",
+                     f"{100 * (m / t - 1):+.2f}%"])
+    return table(["bits/key asked", "bits/key used", "r (base)", "FPR measured", "FPR theory", "off theory"], body)
+
+
+def ribbon_sweep_max_off():
+    return f(max(abs(100 * (float(r["measured_fpr"]) / float(r["theoretical_fpr"]) - 1)) for r in _sweep()), 2) + "%"
+
+
 def ribbon_bits_for_bloom10():
     lay = _layouts()
-    return f(float(lay[("ribbon", "7.7")]["bits_per_key_used"]), 2)
+    return f(float(lay[("ribbon", "7.2")]["bits_per_key_used"]), 2)
+
+
+def ribbon64_bits_for_bloom10():
+    lay = _layouts()
+    return f(float(lay[("ribbon64", "7.7")]["bits_per_key_used"]), 2)
 
 
 def ribbon_fpr_at_bloom10_bits():
     lay = _layouts()
-    return (f"{f(100 * float(lay[('ribbon', '7.7')]['measured_fpr']), 3)}% against Bloom's "
+    return (f"{f(100 * float(lay[('ribbon', '7.2')]['measured_fpr']), 3)}% against Bloom's "
             f"{f(100 * float(lay[('bloom', '10')]['measured_fpr']), 3)}%")
 
 
-def ribbon_vs_blocked_build():
+def _vs_blocked(layout, what):
     lay = _layouts()
-    return rng([lay[("ribbon", b)]["build"] / lay[("blocked", b)]["build"] for b in ("4", "7", "10")])
+    return rng([lay[(layout, b)][what] / lay[("blocked", b)][what] for b in ("4", "7", "10")])
+
+
+def ribbon_vs_blocked_build():
+    return _vs_blocked("ribbon", "build")
 
 
 def ribbon_vs_blocked_query():
-    lay = _layouts()
-    return rng([lay[("ribbon", b)]["query"] / lay[("blocked", b)]["query"] for b in ("4", "7", "10")])
+    return _vs_blocked("ribbon", "query")
+
+
+def ribbon64_vs_blocked_build():
+    return _vs_blocked("ribbon64", "build")
+
+
+def ribbon64_vs_blocked_query():
+    return _vs_blocked("ribbon64", "query")
 
 
 # --- keyspaces, merge, Python ------------------------------------------------

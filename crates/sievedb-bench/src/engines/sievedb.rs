@@ -327,7 +327,7 @@ fn filter_memory_description(m: FilterMemory) -> String {
 /// `layout, k probes, hash, scheme` of the filters sievedb builds (for
 /// Ribbon: `r` result bits of a 1M-key file and the hash).
 fn filter_description(f: &FilterOptions) -> String {
-    if f.layout == FilterLayout::Ribbon {
+    if f.layout.is_ribbon() {
         return format!(
             "{}, r={} result bits (at 1M keys), {} hash",
             f.layout,

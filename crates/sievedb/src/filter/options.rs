@@ -308,13 +308,19 @@ pub enum FilterLayout {
     /// ElasticBF filter units: [`FilterOptions::units`] small Bloom filters of
     /// `b/units` bits per key each; a probe stops at the first unit saying no.
     Units,
-    /// Standard Ribbon filter (Dillinger & Walzer 2021) with 64-bit
-    /// coefficient rows, built from the stored digests and probed with the
-    /// lookup's one digest: `r = ⌊b / (1 + ε)⌋` result bits per slot over
-    /// `n (1 + ε)` slots, ε from 4% (10K keys) to 10% (1M keys), FPR ≈ 2^-r
-    /// (see [`crate::filter::ribbon`]). Index scheme, probe count and units
+    /// Standard Ribbon filter (Dillinger & Walzer 2021) with 128-bit
+    /// coefficient rows and fractional result bits (layout id 5), built from
+    /// the stored digests and probed with the lookup's one digest: `b` bits
+    /// per key spent exactly (any fraction) over `n (1 + ε)` slots, ε from
+    /// 1.5% (10K keys) to 3.5% (1M keys), FPR ≈ 2^-(b / (1 + ε)) (see
+    /// [`crate::filter::ribbon::wide`]). Index scheme, probe count and units
     /// do not apply.
     Ribbon,
+    /// The first Ribbon layout (id 4): 64-bit coefficient rows, `r = ⌊b /
+    /// (1 + ε)⌋` whole result bits per slot, ε from 4% (10K keys) to 10% (1M
+    /// keys), FPR ≈ 2^-r (see [`crate::filter::ribbon`]). Files written with
+    /// it decode and answer as before; kept to be chosen for comparison.
+    Ribbon64,
 }
 
 named_enum!(
@@ -324,7 +330,8 @@ named_enum!(
         (Bloom, "bloom"),
         (Blocked, "blocked"),
         (Units, "units"),
-        (Ribbon, "ribbon")
+        (Ribbon, "ribbon"),
+        (Ribbon64, "ribbon64")
     ]
 );
 
@@ -335,8 +342,15 @@ impl FilterLayout {
             FilterLayout::Bloom => 1,
             FilterLayout::Blocked => 2,
             FilterLayout::Units => 3,
-            FilterLayout::Ribbon => 4,
+            FilterLayout::Ribbon64 => 4,
+            FilterLayout::Ribbon => 5,
         }
+    }
+
+    /// Whether the layout is a Ribbon filter (either width): one digest per
+    /// probe, no index scheme, probe count or units.
+    pub fn is_ribbon(self) -> bool {
+        matches!(self, FilterLayout::Ribbon | FilterLayout::Ribbon64)
     }
 
     /// The layout with id byte `id`.
@@ -345,7 +359,8 @@ impl FilterLayout {
             1 => FilterLayout::Bloom,
             2 => FilterLayout::Blocked,
             3 => FilterLayout::Units,
-            4 => FilterLayout::Ribbon,
+            4 => FilterLayout::Ribbon64,
+            5 => FilterLayout::Ribbon,
             _ => return None,
         })
     }
@@ -611,10 +626,10 @@ impl FilterOptions {
     }
 
     /// The scheme the built filters use: independent when `sharing = none`,
-    /// else `scheme` (rotation, stored but unused, for the Ribbon layout,
-    /// which takes one digest whatever the sharing).
+    /// else `scheme` (rotation, stored but unused, for the Ribbon layouts,
+    /// which take one digest whatever the sharing).
     pub fn effective_scheme(&self) -> IndexScheme {
-        if self.layout == FilterLayout::Ribbon {
+        if self.layout.is_ribbon() {
             IndexScheme::Rotation
         } else if self.sharing == HashSharing::None {
             IndexScheme::Independent
@@ -634,13 +649,22 @@ impl FilterOptions {
     }
 
     /// Probes per unit (per filter outside the units layout) of the built
-    /// filters, so that `probes × units ≤ 64`; for the Ribbon layout, the
-    /// result bits `r` of a file of [`super::ribbon::NOMINAL_KEYS`] keys
-    /// (each file's own depend on its key count; `num_probes` does not
+    /// filters, so that `probes × units ≤ 64`; for the Ribbon layouts, the
+    /// (base) result bits `r` of a file of [`super::ribbon::NOMINAL_KEYS`]
+    /// keys (each file's own depend on its key count; `num_probes` does not
     /// apply).
     pub fn probes_per_unit(&self) -> u32 {
-        if self.layout == FilterLayout::Ribbon {
-            return super::ribbon::result_bits_for(self.bits_per_key, super::ribbon::NOMINAL_KEYS);
+        let n = super::ribbon::NOMINAL_KEYS;
+        match self.layout {
+            FilterLayout::Ribbon64 => {
+                return super::ribbon::result_bits_for(self.bits_per_key, n);
+            }
+            FilterLayout::Ribbon => {
+                use super::ribbon::wide;
+                let slots = wide::slots_for(n, wide::epsilon_for(n));
+                return wide::result_bits_for(self.bits_per_key, n, slots).0;
+            }
+            _ => {}
         }
         let units = self.effective_units();
         let b = self.bits_per_key / f64::from(units);
