@@ -483,6 +483,61 @@ def ribbon64_vs_blocked_query():
     return _vs_blocked("ribbon64", "query")
 
 
+# --- prefix seeks (scripts/prefix-seek.sh) ------------------------------------
+
+PREFIX_SEEK = "docs/benchmarks/prefix-seek-083d8fb.csv"
+
+
+def _prefix_seek():
+    """micros/op per (prefix_len, engine, benchmark), in repeat order."""
+    out = {}
+    for r in rows(PREFIX_SEEK):
+        out.setdefault((r["prefix_len"], r["engine"], r["benchmark"]), []).append(
+            (int(r["repeat"]), float(r["micros_per_op"]), int(r["found"])))
+    return {k: [v for _, v, _ in sorted(vs)] for k, vs in out.items()}
+
+
+def _prefix_seek_median(pl, e, b):
+    return statistics.median(_prefix_seek()[(pl, e, b)])
+
+
+def prefix_seek_table():
+    ps = _prefix_seek()
+    found = {(r["prefix_len"], r["engine"], r["benchmark"]): r["found"] for r in rows(PREFIX_SEEK)}
+    body = []
+    for b in ("seekmissing", "seekrandom"):
+        for e in ("sievedb", "rocksdb"):
+            for pl, what in (("8", "prefix filters" if e == "sievedb" else "prefix Bloom"), ("none", "none")):
+                v = ps[(pl, e, b)]
+                body.append([f"`{b}`", NAMES[e], what, " / ".join(f(u, 2) for u in v), f(statistics.median(v), 2),
+                             i(int(found[(pl, e, b)]))])
+    return table(["benchmark", "engine", "prefix filter", "µs per seek, repeats 1 / 2 / 3", "median",
+                  "seeks that found an entry (last repeat)"], body,
+                 ["---", "---", "---", "---:", "---:", "---:"])
+
+
+def prefix_seek_spread():
+    ps = _prefix_seek()
+    return rng([max(v) / min(v) for v in ps.values()], 1)
+
+
+def prefix_seek_missing_gain():
+    return x(_prefix_seek_median("none", "sievedb", "seekmissing") / _prefix_seek_median("8", "sievedb", "seekmissing"), 1)
+
+
+def prefix_seek_missing_gain_per_repeat():
+    ps = _prefix_seek()
+    return rng([a / b for a, b in zip(ps[("none", "sievedb", "seekmissing")], ps[("8", "sievedb", "seekmissing")])], 1)
+
+
+def prefix_seek_missing_vs_rocksdb():
+    return x(_prefix_seek_median("8", "rocksdb", "seekmissing") / _prefix_seek_median("8", "sievedb", "seekmissing"))
+
+
+def prefix_seek_random_ratio():
+    return x(_prefix_seek_median("8", "sievedb", "seekrandom") / _prefix_seek_median("none", "sievedb", "seekrandom"))
+
+
 # --- keyspaces, merge, Python ------------------------------------------------
 
 KEYSPACES = "docs/benchmarks/keyspaces-4d4a6a8.csv"

@@ -54,6 +54,9 @@ impl SieveDb {
             .build();
         cfg.filters.apply(&mut opts);
         opts.filter.bits_per_key = cfg.bits_per_key;
+        opts.prefix_extractor = cfg
+            .prefix_len
+            .map(|n| Arc::new(sievedb::FixedPrefix::new(n)) as Arc<dyn sievedb::PrefixExtractor>);
         let db = Db::open(path, opts)?;
         // `Db::keyspace` opens or creates a keyspace with the database's
         // options (the merge operator above included): every keyspace is
@@ -158,6 +161,25 @@ impl Engine for SieveDb {
                 std::hint::black_box((k, v));
                 n += 1;
             }
+        }
+        Ok(n)
+    }
+
+    fn seek(&self, key: &[u8], nexts: usize, upper: Option<&[u8]>) -> EngineResult<u64> {
+        let mut ro = sievedb::ReadOptions::default()
+            .prefix_same_as_start(self.db.options().prefix_extractor.is_some());
+        if let Some(u) = upper {
+            ro = ro.upper_bound(u);
+        }
+        let mut it = self.db.iter_opt(&ro)?;
+        it.seek(key)?;
+        let mut n = 0u64;
+        while n <= nexts as u64 {
+            match it.next_ref()? {
+                Some(kv) => std::hint::black_box(kv),
+                None => break,
+            };
+            n += 1;
         }
         Ok(n)
     }

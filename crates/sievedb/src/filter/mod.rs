@@ -8,7 +8,9 @@
 //!   ([`FilterLayout`]);
 //! * [`theory`]: theoretical false-positive rates;
 //! * `builder`: [`FilterBuilder`], which builds and serialises a file's filter;
-//! * `memtable`: a concurrent Bloom filter for memtables.
+//! * `memtable`: a concurrent Bloom filter for memtables;
+//! * [`prefix`]: prefix extractors and the prefix filters of SSTs and
+//!   memtables.
 //!
 //! The filter section of an SST is self-describing (see
 //! `docs/format.md`): a file is always probed with the parameters it was
@@ -25,6 +27,7 @@ mod builder;
 pub mod digest;
 pub mod hash;
 pub mod options;
+pub mod prefix;
 pub mod ribbon;
 pub mod scheme;
 pub mod theory;
