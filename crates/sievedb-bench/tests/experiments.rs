@@ -269,7 +269,7 @@ fn filter_families() {
         &["filters", "filters-query", "filters-build"],
     );
     let layout = csv.col("layout").unwrap();
-    for l in ["bloom", "blocked", "ribbon"] {
+    for l in ["bloom", "blocked", "ribbon", "ribbon64"] {
         assert!(csv.rows.iter().any(|r| r[layout] == l), "no {l} rows");
     }
     // One digest per query, whatever the family.

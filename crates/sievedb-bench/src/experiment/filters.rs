@@ -1,7 +1,8 @@
 //! `sievedb experiment filters`: the filter families side by side — FPR
 //! against bits per key (fractional steps) beside each family's theory, and
 //! the build and query cost per key, for the standard Bloom, the cache-blocked
-//! Bloom and the Ribbon filter, each built and probed from the one digest
+//! Bloom, the Ribbon filter (128-bit rows, fractional bits) and the Ribbon
+//! filter of 64-bit rows (`ribbon64`), each built and probed from the one digest
 //! a lookup computes (through [`crate::bench::filterbench`]).
 
 use super::plot::Chart;
@@ -12,10 +13,11 @@ use crate::workload::keys::KeyGen;
 use sievedb::{FilterLayout, FilterOptions};
 
 /// The families compared.
-const LAYOUTS: [FilterLayout; 3] = [
+const LAYOUTS: [FilterLayout; 4] = [
     FilterLayout::Bloom,
     FilterLayout::Blocked,
     FilterLayout::Ribbon,
+    FilterLayout::Ribbon64,
 ];
 
 /// Key size of every run.
