@@ -4,8 +4,9 @@
 //! * [`digest`]: [`KeyDigest`] and the per-lookup hashing state [`KeyProbe`],
 //!   whose [`HashSharing`] mode decides how often a key is hashed;
 //! * [`scheme`]: index schemes turning hashes into bit positions;
-//! * [`bloom`], [`blocked`], [`units`], [`ribbon`]: the layouts
-//!   ([`FilterLayout`]);
+//! * [`bloom`], [`blocked`], [`units`], [`ribbon`], [`ribbon_units`]: the
+//!   layouts ([`FilterLayout`]);
+//! * [`family`]: what the budget needs from a filter kind (rates, probe cost);
 //! * [`theory`]: theoretical false-positive rates;
 //! * `builder`: [`FilterBuilder`], which builds and serialises a file's filter;
 //! * `memtable`: a concurrent Bloom filter for memtables.
@@ -23,9 +24,11 @@ pub mod blocked;
 pub mod bloom;
 mod builder;
 pub mod digest;
+pub mod family;
 pub mod hash;
 pub mod options;
 pub mod ribbon;
+pub mod ribbon_units;
 pub mod scheme;
 pub mod theory;
 pub mod units;
@@ -90,7 +93,7 @@ pub(crate) struct Params {
 impl Params {
     /// Primary hashes per key: seed indices `0..primaries()`.
     fn primaries(&self) -> usize {
-        if self.layout == FilterLayout::Ribbon {
+        if self.layout.is_ribbon() {
             1
         } else if self.scheme == IndexScheme::Independent {
             (self.k * self.units) as usize
@@ -103,7 +106,7 @@ impl Params {
 
     /// Secondary hashes per key.
     fn secondaries(&self) -> usize {
-        if self.layout == FilterLayout::Ribbon {
+        if self.layout.is_ribbon() {
             return 0;
         }
         match (self.scheme, self.unit_hashing) {
@@ -122,6 +125,9 @@ impl Params {
     #[inline(always)]
     fn run<S: HashSource>(&self, bits: &Bits, src: &mut S, mask: u64) -> bool {
         match bits {
+            Bits::Words(w) if self.layout == FilterLayout::RibbonUnits => {
+                ribbon_units::run(self, w, src.primary(0), mask)
+            }
             Bits::Words(w) => units::run(
                 self,
                 src,
@@ -262,6 +268,11 @@ impl Filter {
         }
         let bytes = r.take(r.remaining()).ok_or_else(truncated)?;
         let bits = Bits::from_le(&p, bytes);
+        if let Bits::Words(w) = &bits {
+            if p.layout == FilterLayout::RibbonUnits {
+                ribbon_units::check_seeds(w, p.wpu)?;
+            }
+        }
         Ok(Filter {
             version,
             resident: units,
@@ -377,7 +388,13 @@ impl Filter {
                 self.p.unit_bits / 8
             ));
         }
-        let bits = match (&self.bits, Bits::from_le(&self.p, unit)) {
+        let unit_bits = Bits::from_le(&self.p, unit);
+        if let Bits::Words(w) = &unit_bits {
+            if self.p.layout == FilterLayout::RibbonUnits {
+                ribbon_units::check_seeds(w, self.p.wpu)?;
+            }
+        }
+        let bits = match (&self.bits, unit_bits) {
             (Bits::Words(w), Bits::Words(u)) => {
                 Bits::Words(w.iter().chain(u.iter()).copied().collect())
             }
@@ -545,15 +562,7 @@ impl Filter {
     /// Theoretical FPR of this filter at its actual bits per key with `enabled`
     /// units probed (1.0 if the key count is unknown).
     pub fn theoretical_fpr_units(&self, enabled: u32) -> f64 {
-        if self.num_keys == 0 {
-            return 1.0;
-        }
-        let b = self.bits_per_key();
-        match self.p.layout {
-            FilterLayout::Units => theory::units_fpr(b, self.p.units, self.p.k, enabled),
-            FilterLayout::Ribbon => theory::ribbon_fpr(self.p.k, self.num_keys),
-            layout => theoretical_fpr(layout, b, self.p.k, 1),
-        }
+        family::fpr(self, enabled)
     }
 
     /// Theoretical FPR of this filter at its actual bits per key.
@@ -587,6 +596,18 @@ pub(crate) fn parse_header(
         .ok_or_else(|| format!("unknown filter index scheme {scheme_id}"))?;
     let unit_hashing = UnitHashing::from_id(unit_hashing_id)
         .ok_or_else(|| format!("unknown filter unit hashing {unit_hashing_id}"))?;
+    if layout == FilterLayout::RibbonUnits {
+        return parse_ribbon_units(
+            hash,
+            secondary_id,
+            scheme,
+            unit_hashing,
+            k,
+            units,
+            unit_bits,
+        )
+        .map(|p| (p, num_keys));
+    }
     if layout == FilterLayout::Ribbon {
         return parse_ribbon(layout, hash, secondary_id, scheme, unit_hashing, k, units)
             .and_then(|p| ribbon_sized(p, unit_bits))
@@ -674,6 +695,47 @@ fn parse_ribbon(
         line_fields: blocked::V3_FIELDS_PER_VALUE,
         seed,
         slots: 0,
+    })
+}
+
+/// The parameters of a Ribbon-units header: `units` units of `k = r`
+/// result bits, each of `unit_bits` bits (see [`ribbon_units`]).
+fn parse_ribbon_units(
+    hash: HashFn,
+    secondary: u8,
+    scheme: IndexScheme,
+    unit_hashing: UnitHashing,
+    r: u32,
+    units: u32,
+    unit_bits: u64,
+) -> std::result::Result<Params, String> {
+    if scheme != IndexScheme::Rotation || unit_hashing != UnitHashing::Shared || secondary != 0 {
+        return Err(format!(
+            "ribbon units with scheme {scheme}, unit hashing {unit_hashing}, secondary {secondary}"
+        ));
+    }
+    if !(1..=MAX_UNITS).contains(&units) {
+        return Err(format!("bad unit count {units} for layout ribbon-units"));
+    }
+    if !(1..=ribbon::MAX_RESULT_BITS).contains(&r) {
+        return Err(format!("bad ribbon result bits {r}"));
+    }
+    let slots = ribbon_units::slots_of(unit_bits, r)
+        .ok_or_else(|| format!("bad ribbon unit size {unit_bits} bits for {r} result bits"))?;
+    Ok(Params {
+        layout: FilterLayout::RibbonUnits,
+        scheme,
+        unit_hashing,
+        hash,
+        secondary: hash,
+        k: r,
+        units,
+        unit_bits,
+        wpu: (unit_bits / 64) as usize,
+        lines: 0,
+        line_fields: blocked::V3_FIELDS_PER_VALUE,
+        seed: 0,
+        slots,
     })
 }
 

@@ -315,6 +315,12 @@ pub enum FilterLayout {
     /// (see [`crate::filter::ribbon`]). Index scheme, probe count and units
     /// do not apply.
     Ribbon,
+    /// ElasticBF units made of Ribbon filters: [`FilterOptions::units`]
+    /// Ribbon filters of `b / units` bits per key each, every one with its
+    /// own seed and `r = ⌊(b / units) / (1 + ε)⌋` result bits (rate `2^-r`
+    /// per unit, the product over the resident ones), loaded, dropped and
+    /// counted as Bloom units (see [`crate::filter::ribbon_units`]).
+    RibbonUnits,
 }
 
 named_enum!(
@@ -324,7 +330,8 @@ named_enum!(
         (Bloom, "bloom"),
         (Blocked, "blocked"),
         (Units, "units"),
-        (Ribbon, "ribbon")
+        (Ribbon, "ribbon"),
+        (RibbonUnits, "ribbon-units")
     ]
 );
 
@@ -336,7 +343,18 @@ impl FilterLayout {
             FilterLayout::Blocked => 2,
             FilterLayout::Units => 3,
             FilterLayout::Ribbon => 4,
+            FilterLayout::RibbonUnits => 5,
         }
+    }
+
+    /// Whether filters of this layout are Ribbon filters (whole or units).
+    pub fn is_ribbon(self) -> bool {
+        matches!(self, FilterLayout::Ribbon | FilterLayout::RibbonUnits)
+    }
+
+    /// Whether filters of this layout are made of units (Bloom or Ribbon).
+    pub fn is_units(self) -> bool {
+        matches!(self, FilterLayout::Units | FilterLayout::RibbonUnits)
     }
 
     /// The layout with id byte `id`.
@@ -346,6 +364,7 @@ impl FilterLayout {
             2 => FilterLayout::Blocked,
             3 => FilterLayout::Units,
             4 => FilterLayout::Ribbon,
+            5 => FilterLayout::RibbonUnits,
             _ => return None,
         })
     }
@@ -525,6 +544,12 @@ pub struct FilterOptions {
     /// digest, so a lookup of a key the memtable lacks skips the skiplist
     /// walk. Writes then hash each key once more. Default false.
     pub memtable_filter: bool,
+    /// The hybrid tree (RocksDB's `bloom_before_level`): files written to
+    /// levels `0..n` get Bloom filters, files of level `n` and below Ribbon
+    /// filters, of the shape of [`layout`](Self::layout) (whole filters stay
+    /// whole, units stay units; see [`FilterOptions::for_level`]). `None`
+    /// (default): every level gets `layout`.
+    pub ribbon_from_level: Option<u32>,
 }
 
 impl Default for FilterOptions {
@@ -541,6 +566,7 @@ impl Default for FilterOptions {
             unit_hashing: UnitHashing::Shared,
             sharing: HashSharing::Levels,
             memtable_filter: false,
+            ribbon_from_level: None,
         }
     }
 }
@@ -601,9 +627,36 @@ impl FilterOptions {
         Ok(())
     }
 
-    /// Units the built filters have: `units` for the units layout, else 1.
+    /// The options a file written to `level` is built with: those of
+    /// [`ribbon_from_level`](Self::ribbon_from_level)'s family for the
+    /// level (the layout only changes), or these options unchanged.
+    ///
+    /// ```
+    /// use sievedb::{FilterLayout, FilterOptions};
+    ///
+    /// let o = FilterOptions { layout: FilterLayout::Units, ribbon_from_level: Some(1), ..Default::default() };
+    /// assert_eq!(o.for_level(0).layout, FilterLayout::Units);
+    /// assert_eq!(o.for_level(3).layout, FilterLayout::RibbonUnits);
+    /// ```
+    #[must_use]
+    pub fn for_level(&self, level: usize) -> FilterOptions {
+        let Some(n) = self.ribbon_from_level else {
+            return self.clone();
+        };
+        let family = if level >= n as usize {
+            super::family::Family::Ribbon
+        } else {
+            super::family::Family::Bloom
+        };
+        FilterOptions {
+            layout: family.layout_like(self.layout),
+            ..self.clone()
+        }
+    }
+
+    /// Units the built filters have: `units` for the units layouts, else 1.
     pub fn effective_units(&self) -> u32 {
-        if self.layout == FilterLayout::Units {
+        if self.layout.is_units() {
             self.units.clamp(1, MAX_UNITS)
         } else {
             1
@@ -614,7 +667,7 @@ impl FilterOptions {
     /// else `scheme` (rotation, stored but unused, for the Ribbon layout,
     /// which takes one digest whatever the sharing).
     pub fn effective_scheme(&self) -> IndexScheme {
-        if self.layout == FilterLayout::Ribbon {
+        if self.layout.is_ribbon() {
             IndexScheme::Rotation
         } else if self.sharing == HashSharing::None {
             IndexScheme::Independent
@@ -637,10 +690,17 @@ impl FilterOptions {
     /// filters, so that `probes × units ≤ 64`; for the Ribbon layout, the
     /// result bits `r` of a file of [`super::ribbon::NOMINAL_KEYS`] keys
     /// (each file's own depend on its key count; `num_probes` does not
-    /// apply).
+    /// apply), and for the Ribbon-units layout each unit's.
     pub fn probes_per_unit(&self) -> u32 {
         if self.layout == FilterLayout::Ribbon {
             return super::ribbon::result_bits_for(self.bits_per_key, super::ribbon::NOMINAL_KEYS);
+        }
+        if self.layout == FilterLayout::RibbonUnits {
+            return super::ribbon_units::result_bits(
+                self.bits_per_key,
+                self.effective_units(),
+                super::ribbon::NOMINAL_KEYS,
+            );
         }
         let units = self.effective_units();
         let b = self.bits_per_key / f64::from(units);

@@ -90,13 +90,15 @@ pub fn ribbon_fpr(r: u32, n: u64) -> f64 {
 /// Theoretical FPR of `layout` at `bits_per_key` bits per key (in total, over
 /// all units) with `k` probes (per unit for the units layout) and `units` units
 /// (ignored unless the layout is units; all of them probed). For the Ribbon
-/// layout `k` is the result bits `r` and the bits per key do not matter.
+/// layout `k` is the result bits `r` and the bits per key do not matter; for
+/// Ribbon units `k` is each unit's `r`.
 pub fn theoretical_fpr(layout: FilterLayout, bits_per_key: f64, k: u32, units: u32) -> f64 {
     match layout {
         FilterLayout::Bloom => bloom_fpr(bits_per_key, k),
         FilterLayout::Blocked => blocked_fpr(bits_per_key, k),
         FilterLayout::Units => units_fpr(bits_per_key, units.max(1), k, units.max(1)),
         FilterLayout::Ribbon => ribbon_fpr(k, 0),
+        FilterLayout::RibbonUnits => ribbon_fpr(k, 0).powf(f64::from(units.max(1))),
     }
 }
 

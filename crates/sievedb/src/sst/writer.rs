@@ -62,7 +62,9 @@ impl TableWriter {
             compression,
             data: BlockBuilder::new(restart_interval),
             index: BlockBuilder::new(1),
-            filter: filter.enabled().then(|| FilterBuilder::new(filter)),
+            filter: filter
+                .enabled()
+                .then(|| FilterBuilder::new(&filter.for_level(level))),
             props: Properties {
                 level: level as u32,
                 bits_per_key: if filter.enabled() {
