@@ -454,21 +454,27 @@ def ribbon_unlimited_table():
 
 # --- filter layouts (scripts/filter-layouts.sh) ------------------------------
 
-FILTER_LAYOUTS = "docs/benchmarks/filter-layouts-bb0c944.csv"
+FILTER_LAYOUTS = "docs/benchmarks/filter-layouts-920e22d.csv"
 
 
 def _layouts():
     """(layout, bits/key asked) -> the row of its first repeat, with the
-    medians of its build and query times over the repeats."""
-    rs = rows(FILTER_LAYOUTS)
+    medians of its build and query times over the repeats (the side-by-side
+    rows; the FPR sweep's rows have repeat 0)."""
+    rs = [r for r in rows(FILTER_LAYOUTS) if r["repeat"] != "0"]
     out = {}
     for key in dict.fromkeys((r["layout"], r["bits_per_key"]) for r in rs):
         mine = [r for r in rs if (r["layout"], r["bits_per_key"]) == key]
         row = dict(mine[0])
         row["build"] = statistics.median(float(r["build_ns_per_key"]) for r in mine)
         row["query"] = statistics.median(float(r["ns_per_query"]) for r in mine)
+        row["repeats"] = len(mine)
         out[key] = row
     return out
+
+
+def _sweep():
+    return [r for r in rows(FILTER_LAYOUTS) if r["repeat"] == "0"]
 
 
 def filter_layouts_table():
@@ -482,25 +488,113 @@ def filter_layouts_table():
                  ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:"])
 
 
+def filter_layouts_repeats():
+    return str(min(r["repeats"] for r in _layouts().values()))
+
+
+def ribbon_sweep_table():
+    body = []
+    for r in _sweep():
+        m, t = float(r["measured_fpr"]), float(r["theoretical_fpr"])
+        body.append([r["bits_per_key"], f(float(r["bits_per_key_used"]), 3), r["k_or_r"], f"{m:.4g}", f"{t:.4g}",
+                     f"{100 * (m / t - 1):+.2f}%"])
+    return table(["bits/key asked", "bits/key used", "r (base)", "FPR measured", "FPR theory", "off theory"], body)
+
+
+def ribbon_sweep_max_off():
+    return f(max(abs(100 * (float(r["measured_fpr"]) / float(r["theoretical_fpr"]) - 1)) for r in _sweep()), 2) + "%"
+
+
 def ribbon_bits_for_bloom10():
     lay = _layouts()
-    return f(float(lay[("ribbon", "7.7")]["bits_per_key_used"]), 2)
+    return f(float(lay[("ribbon", "7.2")]["bits_per_key_used"]), 2)
+
+
+def ribbon64_bits_for_bloom10():
+    lay = _layouts()
+    return f(float(lay[("ribbon64", "7.7")]["bits_per_key_used"]), 2)
 
 
 def ribbon_fpr_at_bloom10_bits():
     lay = _layouts()
-    return (f"{f(100 * float(lay[('ribbon', '7.7')]['measured_fpr']), 3)}% against Bloom's "
+    return (f"{f(100 * float(lay[('ribbon', '7.2')]['measured_fpr']), 3)}% against Bloom's "
             f"{f(100 * float(lay[('bloom', '10')]['measured_fpr']), 3)}%")
 
 
-def ribbon_vs_blocked_build():
+def _vs_blocked(layout, what):
     lay = _layouts()
-    return rng([lay[("ribbon", b)]["build"] / lay[("blocked", b)]["build"] for b in ("4", "7", "10")])
+    return rng([lay[(layout, b)][what] / lay[("blocked", b)][what] for b in ("4", "7", "10")])
+
+
+def ribbon_vs_blocked_build():
+    return _vs_blocked("ribbon", "build")
 
 
 def ribbon_vs_blocked_query():
-    lay = _layouts()
-    return rng([lay[("ribbon", b)]["query"] / lay[("blocked", b)]["query"] for b in ("4", "7", "10")])
+    return _vs_blocked("ribbon", "query")
+
+
+def ribbon64_vs_blocked_build():
+    return _vs_blocked("ribbon64", "build")
+
+
+def ribbon64_vs_blocked_query():
+    return _vs_blocked("ribbon64", "query")
+
+
+# --- prefix seeks (scripts/prefix-seek.sh) ------------------------------------
+
+PREFIX_SEEK = "docs/benchmarks/prefix-seek-083d8fb.csv"
+
+
+def _prefix_seek():
+    """micros/op per (prefix_len, engine, benchmark), in repeat order."""
+    out = {}
+    for r in rows(PREFIX_SEEK):
+        out.setdefault((r["prefix_len"], r["engine"], r["benchmark"]), []).append(
+            (int(r["repeat"]), float(r["micros_per_op"]), int(r["found"])))
+    return {k: [v for _, v, _ in sorted(vs)] for k, vs in out.items()}
+
+
+def _prefix_seek_median(pl, e, b):
+    return statistics.median(_prefix_seek()[(pl, e, b)])
+
+
+def prefix_seek_table():
+    ps = _prefix_seek()
+    found = {(r["prefix_len"], r["engine"], r["benchmark"]): r["found"] for r in rows(PREFIX_SEEK)}
+    body = []
+    for b in ("seekmissing", "seekrandom"):
+        for e in ("sievedb", "rocksdb"):
+            for pl, what in (("8", "prefix filters" if e == "sievedb" else "prefix Bloom"), ("none", "none")):
+                v = ps[(pl, e, b)]
+                body.append([f"`{b}`", NAMES[e], what, " / ".join(f(u, 2) for u in v), f(statistics.median(v), 2),
+                             i(int(found[(pl, e, b)]))])
+    return table(["benchmark", "engine", "prefix filter", "µs per seek, repeats 1 / 2 / 3", "median",
+                  "seeks that found an entry (last repeat)"], body,
+                 ["---", "---", "---", "---:", "---:", "---:"])
+
+
+def prefix_seek_spread():
+    ps = _prefix_seek()
+    return rng([max(v) / min(v) for v in ps.values()], 1)
+
+
+def prefix_seek_missing_gain():
+    return x(_prefix_seek_median("none", "sievedb", "seekmissing") / _prefix_seek_median("8", "sievedb", "seekmissing"), 1)
+
+
+def prefix_seek_missing_gain_per_repeat():
+    ps = _prefix_seek()
+    return rng([a / b for a, b in zip(ps[("none", "sievedb", "seekmissing")], ps[("8", "sievedb", "seekmissing")])], 1)
+
+
+def prefix_seek_missing_vs_rocksdb():
+    return x(_prefix_seek_median("8", "rocksdb", "seekmissing") / _prefix_seek_median("8", "sievedb", "seekmissing"))
+
+
+def prefix_seek_random_ratio():
+    return x(_prefix_seek_median("8", "sievedb", "seekrandom") / _prefix_seek_median("none", "sievedb", "seekrandom"))
 
 
 # --- keyspaces, merge, Python ------------------------------------------------
@@ -932,8 +1026,8 @@ def guide_drift():
 
 # --- rendering -----------------------------------------------------------------
 
-CLUSTER = "docs/benchmarks/cluster/bench-cluster-ece240a.csv"
-SNAPSHOT_CATCHUP = "docs/benchmarks/snapshot-catchup-8113d85.csv"
+CLUSTER = "docs/benchmarks/cluster/bench-cluster-2f57f8e.csv"
+SNAPSHOT_CATCHUP = "docs/benchmarks/snapshot-catchup-06af70b.csv"
 
 
 def cluster_rows():
@@ -985,7 +1079,11 @@ def snapshot_catchup():
     return (f"with {f(num(r['snapshot_bytes']) / 1e9, 2)} GB in the leader's snapshots/ (the two newest), the follower received and installed one "
             f"in {f(num(r['transfer_seconds']), 1)} s; the leader's RSS peaked at "
             f"{i(num(r['leader_peak_rss_kib']) / 1024)} MiB against {i(num(r['leader_steady_rss_kib']) / 1024)} MiB "
-            f"steady ({r['peak_over_steady']}×), the follower's at {i(num(r['follower_peak_rss_kib']) / 1024)} MiB "
+            f"steady ({r['peak_over_steady']}×)"
+            + (f", its anonymous memory (RssAnon) at {i(num(r['leader_peak_rss_anon_kib']) / 1024)} MiB against "
+               f"{i(num(r['leader_steady_rss_anon_kib']) / 1024)} MiB steady ({r['anon_peak_over_steady']}×)"
+               if r.get("leader_peak_rss_anon_kib") else "")
+            + f"; the follower's RSS peaked at {i(num(r['follower_peak_rss_kib']) / 1024)} MiB "
             f"({i(num(r['follower_peak_rss_anon_kib']) / 1024)} MiB anonymous)")
 
 

@@ -12,7 +12,11 @@
 #    at 8 bits/key against Ribbon from level 1 down (`--ribbon-from-level
 #    1`) at 8 bits/key and at RIBBON_BITS (default 6.3: r = 6, Bloom-8's
 #    rate or better), interleaved REPEATS (3) times, with each tree's filter
-#    memory after the run (every file's filter read).
+#    memory after the run (every file's filter read). The whole Ribbon is
+#    `--filter RIBBON_WHOLE` from level 1 down: ribbon64 (default, the
+#    64-bit-row Ribbon, which `ribbon` was when BENCHMARKS.md's figures were
+#    taken) or bloom (the wide Ribbon, what `--ribbon-from-level` picks for
+#    whole Bloom filters).
 # PARTS (default "budget unlimited") chooses the parts run.
 #
 #   scripts/ribbon-units.sh SIEVEDB_BINARY OUT_DIR WORK_DIR NUM
@@ -40,9 +44,10 @@ load bloom-units --bits-per-key 12 --filter units --filter-units 6
 load ribbon-units --bits-per-key 12 --filter ribbon-units --filter-units "$UNITS_RIBBON"
 load mixed --bits-per-key 12 --filter units --filter-units 6 --ribbon-from-level "$MIXED_FROM"
 load bloom8 --bits-per-key 8 --filter bloom
-load ribbon8-from1 --bits-per-key 8 --filter bloom --ribbon-from-level 1
+RIBBON_WHOLE=${RIBBON_WHOLE:-ribbon64}
+load ribbon8-from1 --bits-per-key 8 --filter "$RIBBON_WHOLE" --ribbon-from-level 1
 RIBBON_BITS=${RIBBON_BITS:-6.3}
-load "ribbon$RIBBON_BITS-from1" --bits-per-key "$RIBBON_BITS" --filter bloom --ribbon-from-level 1
+load "ribbon$RIBBON_BITS-from1" --bits-per-key "$RIBBON_BITS" --filter "$RIBBON_WHOLE" --ribbon-from-level 1
 L1=$(grep -o 'level1_size = [0-9]*' "$WORK/bloom-units.load.txt" | grep -o '[0-9]*$' || true)
 [ -n "$L1" ] || L1=${LEVEL1_SIZE:?bulkload printed no level-1 size: set LEVEL1_SIZE}
 

@@ -9,11 +9,15 @@
 # follower, writes 70,000 values of 16 KiB to distinct keys through the
 # leader from 16 client threads (1.1 GB; concurrent writes share entries,
 # and a snapshot every 1,000 entries purges the log behind it), waits for a
-# snapshot of all of it, samples the leader's VmRSS for 10 s (steady),
-# restarts the follower and samples the leader's and its VmRSS every 100 ms
-# until it has applied everything. Writes OUT_DIR/snapshot-catchup.csv (one row: snapshot bytes
-# on disk, transfer seconds, leader steady and peak RSS, their ratio, the
-# follower's peak RSS and peak anonymous RSS) and the nodes' logs. Feeds BENCHMARKS.md "Replication".
+# snapshot of all of it, samples the leader's VmRSS and RssAnon for 10 s
+# (steady), restarts the follower and samples the leader's and its VmRSS
+# every 100 ms until it has applied everything. Writes
+# OUT_DIR/snapshot-catchup.csv (one row: snapshot bytes on disk, transfer
+# seconds, leader steady and peak RSS, their ratio, the follower's peak RSS
+# and peak anonymous RSS, the leader's steady and peak anonymous RSS and
+# their ratio) and the nodes' logs. VmRSS counts the pages of the tables the
+# engine maps for reading (file pages the kernel may drop); RssAnon is the
+# memory the process itself holds. Feeds BENCHMARKS.md "Replication".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-target/snapshot-catchup}"
@@ -92,18 +96,20 @@ purged="$(status "$leader" | field purged_index)"
 echo "snapshot at $snap ($snap_bytes bytes in snapshots/), log purged to $purged" >&2
 
 lp="${pids[$leader]}"
-steady=0
+steady=0; steady_anon=0
 for _ in $(seq 100); do
   r="$(rss_kib "$lp")"; [ "$r" -gt "$steady" ] && steady="$r"
+  a="$(anon_kib "$lp")"; [ "$a" -gt "$steady_anon" ] && steady_anon="$a"
   sleep 0.1
 done
 target="$(status "$leader" | field last_applied)"
 t0="$(date +%s.%N)"
 start "$behind"
 bp="${pids[$behind]}"
-peak=0; bpeak=0; banon=0
+peak=0; peak_anon=0; bpeak=0; banon=0
 while :; do
   r="$(rss_kib "$lp")"; [ "$r" -gt "$peak" ] && peak="$r"
+  a="$(anon_kib "$lp")"; [ "$a" -gt "$peak_anon" ] && peak_anon="$a"
   b="$(rss_kib "$bp")"; [ "$b" -gt "$bpeak" ] && bpeak="$b"
   a="$(anon_kib "$bp")"; [ "$a" -gt "$banon" ] && banon="$a"
   got="$(status "$behind" | field last_applied || echo 0)"
@@ -114,8 +120,9 @@ t1="$(date +%s.%N)"
 installed="$(status "$behind" | field snapshot_index)"
 secs="$(python3 -c "print(f'{$t1 - $t0:.1f}')")"
 ratio="$(python3 -c "print(f'{$peak / $steady:.2f}')")"
+anon_ratio="$(python3 -c "print(f'{$peak_anon / $steady_anon:.2f}')")"
 {
-  echo "snapshot_index,snapshot_bytes,follower_snapshot_index,transfer_seconds,leader_steady_rss_kib,leader_peak_rss_kib,peak_over_steady,follower_peak_rss_kib,follower_peak_rss_anon_kib"
-  echo "$snap,$snap_bytes,$installed,$secs,$steady,$peak,$ratio,$bpeak,$banon"
+  echo "snapshot_index,snapshot_bytes,follower_snapshot_index,transfer_seconds,leader_steady_rss_kib,leader_peak_rss_kib,peak_over_steady,follower_peak_rss_kib,follower_peak_rss_anon_kib,leader_steady_rss_anon_kib,leader_peak_rss_anon_kib,anon_peak_over_steady"
+  echo "$snap,$snap_bytes,$installed,$secs,$steady,$peak,$ratio,$bpeak,$banon,$steady_anon,$peak_anon,$anon_ratio"
 } >"$out/snapshot-catchup.csv"
 cat "$out/snapshot-catchup.csv"

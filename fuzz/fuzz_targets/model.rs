@@ -228,7 +228,8 @@ enum Mode {
     /// Six filter units of 2 bits/key per file under a 3 bits/key budget
     /// divided by the policy, and a short lifeTime (the elastic policies
     /// then call files cold, and move units, within one input); the
-    /// `Append(",")` merge operator.
+    /// `Append(",")` merge operator; and prefix filters of 5-byte prefixes
+    /// (`key00` .. `key23`), which `Prefix` ops of 5 bytes or more use.
     Budget(FilterPolicy),
 }
 
@@ -256,6 +257,7 @@ fn options(mode: &Mode) -> Options {
             .filter_policy(*policy)
             .filter_lifetime(Some(16))
             .filter_access_sample(Some(1))
+            .prefix_extractor(Arc::new(sievedb::FixedPrefix::new(5)))
             .build(),
     }
 }

@@ -251,6 +251,37 @@ fn costmodel() {
 }
 
 #[test]
+fn filter_families() {
+    let (csv, md) = run_md(
+        "filters",
+        None,
+        &[
+            "layout",
+            "bits_per_key",
+            "measured_fpr",
+            "theoretical_fpr",
+            "filter_memory_bytes",
+            "build_ns_per_key",
+            "ns_per_query",
+            "digests_per_query",
+        ],
+        6,
+        &["filters", "filters-query", "filters-build"],
+    );
+    let layout = csv.col("layout").unwrap();
+    for l in ["bloom", "blocked", "ribbon", "ribbon64"] {
+        assert!(csv.rows.iter().any(|r| r[layout] == l), "no {l} rows");
+    }
+    // One digest per query, whatever the family.
+    let d = csv.col("digests_per_query").unwrap();
+    assert!(csv.rows.iter().all(|r| r[d] == "1.00"), "{:?}", csv.rows);
+    assert!(
+        md.contains("for the FPR of the standard Bloom filter at 10"),
+        "{md}"
+    );
+}
+
+#[test]
 fn bpk_sweep() {
     run(
         "bpk-sweep",

@@ -144,6 +144,7 @@ impl Node {
             snapshot_policy: SnapshotPolicy::LogsSinceLast(opts.snapshot_logs),
             max_in_snapshot_log_to_keep: opts.keep_logs,
             install_snapshot_timeout: 10_000,
+            max_payload_entries: crate::writes::MAX_PAYLOAD_ENTRIES,
             ..Config::default()
         }
         .validate()

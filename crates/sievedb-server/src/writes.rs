@@ -32,8 +32,16 @@ pub type WriteError = RaftError<NodeId, ClientWriteError<NodeId, BasicNode>>;
 pub const IN_FLIGHT: usize = 2;
 
 /// A batch stops growing at this many bytes of keys and values (a larger
-/// single write still goes alone).
-pub const MAX_BATCH_BYTES: usize = 1 << 20;
+/// single write still goes alone). With [`MAX_PAYLOAD_ENTRIES`] it bounds
+/// what one replication RPC carries, and so what a leader holds to catch a
+/// follower up from its log: about 16 MiB.
+pub const MAX_BATCH_BYTES: usize = 256 << 10;
+
+/// Entries one `AppendEntries` RPC carries at most (openraft's
+/// `max_payload_entries`; its default, 300, times a batch of up to
+/// [`MAX_BATCH_BYTES`] would make one catch-up RPC 75 MiB, held decoded and
+/// encoded on both sides).
+pub const MAX_PAYLOAD_ENTRIES: u64 = 64;
 
 type Waiter = oneshot::Sender<Result<bool, WriteError>>;
 

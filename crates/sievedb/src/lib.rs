@@ -74,6 +74,7 @@ pub use batch::WriteBatch;
 pub use compaction_filter::{CompactionFilter, Decision};
 pub use db::{Db, Keyspace, ReadOptions, Snapshot};
 pub use error::{ConflictKind, Error, Result};
+pub use filter::prefix::{CappedPrefix, FixedPrefix, PrefixExtractor};
 pub use filter::{
     FilterLayout, FilterMemory, FilterOptions, FilterPolicy, HashFn, HashSharing, IndexScheme,
     UnitHashing,

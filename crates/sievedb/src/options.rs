@@ -391,6 +391,17 @@ pub struct Options {
     /// database written with an operator) is [`Error::MergeFailed`]. Reopen
     /// a database with the same operator (by meaning) it was written with.
     pub merge_operator: Option<std::sync::Arc<dyn crate::merge::MergeOperator>>,
+    /// Maps keys to prefixes for the prefix filters (RocksDB's
+    /// `prefix_extractor`): with one set, every SST written and every
+    /// memtable gets a filter over the prefixes of its keys, which
+    /// [`Db::prefix`](crate::Db::prefix), iterators with
+    /// [`ReadOptions::prefix_same_as_start`](crate::ReadOptions::prefix_same_as_start)
+    /// and iterators bounded within one prefix consult to skip files that
+    /// hold no key of the prefix (see [`crate::filter::prefix`]). Default
+    /// none. It may change between opens: files written under another
+    /// extractor (by [`name`](crate::PrefixExtractor::name)) or none are
+    /// read, never skipped.
+    pub prefix_extractor: Option<Arc<dyn crate::filter::prefix::PrefixExtractor>>,
     /// Called by compactions on the newest version of each key no snapshot
     /// sees, to keep, change or remove it (RocksDB's compaction filter; not
     /// called by flushes). See [`crate::compaction_filter`]. Default none.
@@ -459,6 +470,7 @@ impl Default for Options {
             filter_access_sample: None,
             initial_units: None,
             merge_operator: None,
+            prefix_extractor: None,
             compaction_filter: None,
             ttl: None,
             periodic_compaction: None,
@@ -715,6 +727,13 @@ impl OptionsBuilder {
     #[must_use]
     pub fn merge_operator(mut self, op: std::sync::Arc<dyn crate::merge::MergeOperator>) -> Self {
         self.0.merge_operator = Some(op);
+        self
+    }
+
+    /// Sets [`Options::prefix_extractor`].
+    #[must_use]
+    pub fn prefix_extractor(mut self, x: Arc<dyn crate::filter::prefix::PrefixExtractor>) -> Self {
+        self.0.prefix_extractor = Some(x);
         self
     }
 

@@ -21,8 +21,8 @@ use std::path::Path;
 
 use common::{assert_db_equals, assert_same_items, collect_all, env_usize, seeds, show, Model};
 use model_parts::checks::{
-    check_checkpoint, check_cursor_walk, check_double_ended, check_prefix, check_range,
-    check_range_rev, check_read_options, in_bounds, show_bound,
+    check_checkpoint, check_cursor_walk, check_double_ended, check_prefix, check_prefix_seek,
+    check_range, check_range_rev, check_read_options, in_bounds, show_bound,
 };
 use model_parts::config::{options, Config};
 use model_parts::gen::{
@@ -408,6 +408,7 @@ fn run_ops(
                 let p = gen_prefix(&mut rng, &model);
                 record(format!("{i}: prefix {}", show(&p)));
                 check_prefix(|| d.prefix(&p), &model, &p, &ctx);
+                check_prefix_seek(&mut rng, d, &model, &snapshots, &ctx, &record);
                 if let Some((snap, smodel, at)) = snapshots.first() {
                     check_prefix(
                         || snap.prefix(&p),
@@ -774,6 +775,40 @@ fn model_keyspaces_ttl_tiering() {
         tune: None,
         ttl_keyspace: true,
         seeds: &[92],
+    });
+}
+
+/// Prefix filters under a fixed-length extractor (with a memtable filter)
+/// and a capped one (tiering, Ribbon key filters): `prefix()` and
+/// `prefix_same_as_start` seeks skip files by their prefix filters, and
+/// every answer is the model's.
+#[test]
+fn model_prefix_extractors() {
+    run_config(&Config {
+        name: "leveling-fixed-prefix",
+        style: CompactionStyle::Leveling,
+        bits_per_key: 10.0,
+        compression: Compression::None,
+        filter_hash: None,
+        tune: Some(|o| {
+            o.prefix_extractor = Some(std::sync::Arc::new(sievedb::FixedPrefix::new(4)));
+            o.filter.memtable_filter = true;
+        }),
+        ttl_keyspace: false,
+        seeds: &[121],
+    });
+    run_config(&Config {
+        name: "tiering-capped-prefix-ribbon",
+        style: CompactionStyle::Tiering,
+        bits_per_key: 7.0,
+        compression: Compression::Lz4,
+        filter_hash: Some((HashFn::Xxh3, HashSharing::Levels)),
+        tune: Some(|o| {
+            o.prefix_extractor = Some(std::sync::Arc::new(sievedb::CappedPrefix::new(3)));
+            o.filter.layout = FilterLayout::Ribbon;
+        }),
+        ttl_keyspace: false,
+        seeds: &[122],
     });
 }
 

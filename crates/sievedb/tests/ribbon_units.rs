@@ -232,7 +232,8 @@ fn bloom_and_ribbon_units_share_a_tree_and_a_budget() {
 }
 
 /// `ribbon_from_level(2)`: files written for levels 0 and 1 get Bloom
-/// filters (units), deeper ones Ribbon filters (units), for whole filters and for units alike.
+/// filters (units), deeper ones Ribbon filters (units), for whole filters and for units alike:
+/// the wide Ribbon for whole Bloom filters, an explicit Ribbon64 kept.
 #[test]
 fn the_hybrid_tree_puts_ribbon_from_its_level_down() {
     for (layout, above, below) in [
@@ -250,6 +251,11 @@ fn the_hybrid_tree_puts_ribbon_from_its_level_down() {
             FilterLayout::Ribbon,
             FilterLayout::Bloom,
             FilterLayout::Ribbon,
+        ),
+        (
+            FilterLayout::Ribbon64,
+            FilterLayout::Bloom,
+            FilterLayout::Ribbon64,
         ),
     ] {
         let dir = tempfile::tempdir().unwrap();

@@ -181,7 +181,7 @@ mod tests {
     fn ribbon_measures_two_to_minus_r() {
         let keys = KeyGen::new(16, 1_000_000).unwrap();
         let opts = FilterOptions {
-            layout: sievedb::FilterLayout::Ribbon,
+            layout: sievedb::FilterLayout::Ribbon64,
             bits_per_key: 7.5,
             ..FilterOptions::default()
         };
@@ -190,6 +190,25 @@ mod tests {
         assert_eq!((r.probes, r.digests_per_query), (7, 1.0));
         assert!((r.theoretical_fpr - 0.5f64.powi(7)).abs() < 1e-12);
         let (m, t) = (r.measured_fpr(), r.theoretical_fpr);
+        assert!((m - t).abs() < t * 0.25, "measured {m} vs theory {t}");
+    }
+
+    #[test]
+    fn wide_ribbon_spends_fractional_bits() {
+        let keys = KeyGen::new(16, 1_000_000).unwrap();
+        let opts = FilterOptions {
+            layout: sievedb::FilterLayout::Ribbon,
+            bits_per_key: 7.5,
+            ..FilterOptions::default()
+        };
+        let r = run(&opts, &keys, 20_000, 400_000, &Progress::hidden()).unwrap();
+        // 7.5 bits over 1.018 · n slots: r = 7 plus a fraction of a bit.
+        assert_eq!((r.probes, r.digests_per_query), (7, 1.0));
+        let t = r.theoretical_fpr;
+        assert!(t < 0.5f64.powi(7) && t > 0.5f64.powi(8), "{t}");
+        let used = r.memory_bytes as f64 * 8.0 / 20_000.0;
+        assert!(used <= 7.5 + 0.1 && used > 7.3, "{used}");
+        let m = r.measured_fpr();
         assert!((m - t).abs() < t * 0.25, "measured {m} vs theory {t}");
     }
 }

@@ -190,6 +190,7 @@ mod tests {
             sample_interval: None,
             keyspaces: 1,
             txn: crate::cli::txn_args::TxnArgs::default(),
+            seek_nexts: 0,
         }
     }
 

@@ -76,11 +76,16 @@ pub enum Benchmark {
     TxnRandomHot,
     /// `reads` lookups of existing keys, `--txn-keys` per read-only transaction.
     TxnReadRandom,
+    /// `reads` seeks to random written keys, each then `--seek-nexts` steps.
+    SeekRandom,
+    /// `reads` seeks to prefixes never written (`--keys-per-prefix`), each
+    /// then up to `--seek-nexts` steps within the prefix.
+    SeekMissing,
 }
 
 impl Benchmark {
     /// Every benchmark, in the default order.
-    pub const ALL: [Benchmark; 17] = [
+    pub const ALL: [Benchmark; 19] = [
         Benchmark::FillSeq,
         Benchmark::FillRandom,
         Benchmark::ReadRandom,
@@ -98,6 +103,8 @@ impl Benchmark {
         Benchmark::TxnRandom,
         Benchmark::TxnRandomHot,
         Benchmark::TxnReadRandom,
+        Benchmark::SeekRandom,
+        Benchmark::SeekMissing,
     ];
 
     /// The db_bench name.
@@ -120,6 +127,8 @@ impl Benchmark {
             Benchmark::TxnRandom => "txnrandom",
             Benchmark::TxnRandomHot => "txnrandomhot",
             Benchmark::TxnReadRandom => "txnreadrandom",
+            Benchmark::SeekRandom => "seekrandom",
+            Benchmark::SeekMissing => "seekmissing",
         }
     }
 
@@ -166,6 +175,14 @@ impl Benchmark {
             }
             Benchmark::TxnReadRandom => {
                 "readrandom's lookups through read-only transactions of --txn-keys lookups each"
+            }
+            Benchmark::SeekRandom => {
+                "--reads seeks to written keys, each then --seek-nexts next() steps \
+                 (within the key's prefix with --prefix-len or --keys-per-prefix)"
+            }
+            Benchmark::SeekMissing => {
+                "--reads seeks to prefixes never written (--keys-per-prefix), each then \
+                 --seek-nexts steps within the prefix"
             }
         }
     }
@@ -323,6 +340,8 @@ pub struct Workload {
     pub keyspaces: usize,
     /// The transactional benchmarks' flags (`--txn-*`).
     pub txn: crate::cli::txn_args::TxnArgs,
+    /// `seekrandom`, `seekmissing`: next() steps after each seek.
+    pub seek_nexts: usize,
 }
 
 impl Workload {
@@ -477,6 +496,8 @@ pub fn run_benchmark(
         Benchmark::TxnRandom => txn::txn_random(engine, w, false, label),
         Benchmark::TxnRandomHot => txn::txn_random(engine, w, true, label),
         Benchmark::TxnReadRandom => txn::txn_read_random(engine, w, label),
+        Benchmark::SeekRandom => read::seek_random(engine, w, ReadKind::Existing, label),
+        Benchmark::SeekMissing => read::seek_random(engine, w, ReadKind::Missing, label),
         Benchmark::FilterBench => {
             let pb = Progress::start(w.progress, w.reads, label);
             let r = crate::bench::filterbench::run(&w.filter, &w.keys, w.num, w.reads, &pb)?;

@@ -1,5 +1,6 @@
 //! The read benchmarks: random point lookups (`readrandom`, `readmissing`,
-//! `readmixed`) split across reader threads, and full scans (`readseq`).
+//! `readmixed`) split across reader threads, full scans (`readseq`), and
+//! seeks (`seekrandom`, `seekmissing`).
 
 use super::{join_sum, split_over_threads, Measurement, ReadKind, Workload, PROGRESS_STEP};
 use crate::engines::{Engine, EngineResult};
@@ -124,6 +125,66 @@ pub(super) fn read_random(
     let found: u64 = split_over_threads(engine, w, w.reads, &pb, move |engine, w, n, t, pb| {
         let seed = reader_seed(w.seed, kind, t);
         read_loop(engine, w, kind, ReadLimit::lookups(n), seed, pb).map(|(_, found)| found)
+    })?
+    .into_iter()
+    .sum();
+    let seconds = start.elapsed().as_secs_f64();
+    pb.finish();
+    Ok(Measurement {
+        ops: w.reads,
+        seconds,
+        found: Some(found),
+        threads,
+        extra: None,
+        note: None,
+    })
+}
+
+/// `w.reads` seeks split across `w.threads` threads (`seekrandom`: to
+/// written keys; `seekmissing`: to missing ones, whose prefix is never
+/// written under the grouped key layout), each reading the entry there and
+/// up to `w.seek_nexts` more, before the end of the key's prefix under the
+/// grouped layout; `found` counts the seeks that read an entry.
+pub(super) fn seek_random(
+    engine: &Arc<dyn Engine>,
+    w: &Workload,
+    kind: ReadKind,
+    label: String,
+) -> EngineResult<Measurement> {
+    if w.num == 0 {
+        return Err("seek benchmarks need --num >= 1".into());
+    }
+    if kind == ReadKind::Missing && w.keys.prefix_len().is_none() {
+        return Err("seekmissing needs --keys-per-prefix (keys grouped by prefix)".into());
+    }
+    let pb = Progress::start(w.progress, w.reads, label);
+    let threads = w.threads.max(1);
+    let start = Instant::now();
+    let found: u64 = split_over_threads(engine, w, w.reads, &pb, move |engine, w, n, t, pb| {
+        let mut chooser = w.chooser()?;
+        let mut rng = SmallRng::seed_from_u64(reader_seed(w.seed, kind, t) ^ 0x5eec);
+        let mut key = w.keys.key(0, false);
+        let mut upper = Vec::new();
+        let mut found = 0u64;
+        for j in 0..n {
+            let i = chooser.next(&mut rng);
+            w.keys.refill(&mut key, i, kind == ReadKind::Missing);
+            let bound = w.keys.prefix_len().and_then(|p| {
+                upper.clear();
+                upper.extend_from_slice(&key[..p]);
+                // The digits and marker are never 0xFF: one increment suffices.
+                let last = upper.last_mut()?;
+                *last += 1;
+                Some(upper.as_slice())
+            });
+            if engine.seek(&key, w.seek_nexts, bound)? > 0 {
+                found += 1;
+            }
+            if j % PROGRESS_STEP == PROGRESS_STEP - 1 {
+                pb.inc(PROGRESS_STEP);
+            }
+        }
+        Ok(found)
     })?
     .into_iter()
     .sum();

@@ -251,7 +251,12 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
     args.validate()?;
     let kinds = args.engines()?;
     let benches = Benchmark::parse_list(&args.benchmarks)?;
-    let keys = KeyGen::new(args.key_size, args.num)?;
+    let keys = if args.keys_per_prefix > 0 {
+        let p = args.prefix_len.unwrap_or(args.key_size / 2);
+        KeyGen::grouped(args.key_size, args.num, p, args.keys_per_prefix)?
+    } else {
+        KeyGen::new(args.key_size, args.num)?
+    };
     let workload = Workload {
         keys,
         values: Arc::new(ValueGen::with_compression_ratio(
@@ -278,6 +283,7 @@ fn execute(args: &BenchArgs, out: &mut dyn Write) -> EngineResult<Vec<Record>> {
             .then(|| std::time::Duration::from_millis(args.sample_interval_ms)),
         keyspaces: args.keyspaces,
         txn: args.txn.clone(),
+        seek_nexts: args.seek_nexts,
     };
     let cfg = args.engine_config();
     let page_mode = args.page_cache_mode();

@@ -165,6 +165,21 @@ pub struct BenchArgs {
     /// Share of the lookups that go to the hot range of --distribution hotspot
     #[arg(long, value_name = "F", default_value_t = DEFAULT_HOT_OP_FRACTION)]
     pub hot_op_fraction: f64,
+    /// A fixed-length prefix extractor of N bytes: sievedb's
+    /// `Options::prefix_extractor` (prefix filters per file and memtable) and
+    /// RocksDB's (prefix Bloom in its table filters and memtable); the seek
+    /// benchmarks then keep to the target's prefix (`prefix_same_as_start`)
+    #[arg(long, value_name = "N")]
+    pub prefix_len: Option<usize>,
+    /// Keys come in groups of K sharing their first --prefix-len bytes (half
+    /// the key size without it), so that `seekmissing` seeks to prefixes
+    /// never written; 0 = the plain layout
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    pub keys_per_prefix: u64,
+    /// next() steps after each seek of `seekrandom` and `seekmissing`
+    /// (db_bench's --seek_nexts)
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seek_nexts: usize,
     /// Repeat the whole benchmark list N times (engines interleaved per repeat) and
     /// report medians
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -321,6 +336,9 @@ impl Default for BenchArgs {
             hot_shift_every: None,
             hot_data_fraction: DEFAULT_HOT_DATA_FRACTION,
             hot_op_fraction: DEFAULT_HOT_OP_FRACTION,
+            prefix_len: None,
+            keys_per_prefix: 0,
+            seek_nexts: 0,
             repeats: 1,
             json: false,
             stats_interval: 0,
@@ -398,6 +416,7 @@ impl BenchArgs {
             keyspaces: self.keyspaces,
             background_threads: self.background_threads,
             txn: self.runs_txn().then(|| self.txn.config()),
+            prefix_len: self.prefix_len,
         }
     }
 

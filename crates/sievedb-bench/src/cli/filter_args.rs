@@ -69,8 +69,9 @@ pub struct FilterArgs {
     #[arg(long, value_name = "FN", default_value = "xxh3", value_parser = parse_named::<HashFn>)]
     pub secondary_hash: HashFn,
     /// Filter layout (sievedb): bloom, blocked (one cache line per key), units
-    /// (ElasticBF), ribbon (r = ⌊b/(1+ε)⌋ result bits, ε 4% to 10%) or
-    /// ribbon-units (ElasticBF units of Ribbon filters)
+    /// (ElasticBF), ribbon (128-bit rows, b bits per key spent exactly, ε
+    /// 1.5% to 3.5%), ribbon64 (64-bit rows, r = ⌊b/(1+ε)⌋ result bits, ε 4%
+    /// to 10%) or ribbon-units (ElasticBF units of 64-bit-row Ribbon filters)
     #[arg(long, value_name = "L", default_value = "bloom", value_parser = parse_named::<FilterLayout>)]
     pub filter: FilterLayout,
     /// Filter units per file with --filter units or ribbon-units
@@ -78,7 +79,7 @@ pub struct FilterArgs {
     pub filter_units: u32,
     /// The hybrid tree (sievedb): Bloom filters above level N, Ribbon filters
     /// from level N down, of --filter's shape (bloom/blocked become ribbon,
-    /// units become ribbon-units; RocksDB's bloom_before_level)
+    /// units become ribbon-units, ribbon64 stays; RocksDB's bloom_before_level)
     #[arg(long, value_name = "N")]
     pub ribbon_from_level: Option<u32>,
     /// Hash source of filter units: shared (one digest) or separate (seeded per unit,

@@ -91,6 +91,10 @@ pub struct EngineConfig {
     /// of the run goes through it); `None` opens their plain databases.
     /// sievedb's `Db` has transactions either way.
     pub txn: Option<crate::cli::txn_args::TxnConfig>,
+    /// A fixed-length prefix extractor of this many bytes (`--prefix-len`):
+    /// sievedb's prefix filters, RocksDB's prefix Bloom (tables and
+    /// memtable); the others list it as ignored.
+    pub prefix_len: Option<usize>,
 }
 
 /// Why a transaction attempt aborted (see [`TxnOutcome`]); each engine maps
@@ -286,6 +290,14 @@ pub trait Engine: Send + Sync {
     /// Reads every entry in key order; returns the number of entries read.
     /// With several keyspaces, every keyspace in turn (each in key order).
     fn scan_all(&self) -> EngineResult<u64>;
+    /// Seeks to `key` and reads the entry there and up to `nexts` more (db_bench's
+    /// `seekrandom`), stopping before `upper` (exclusive) and, when the engine
+    /// has a prefix extractor (`--prefix-len`), at the end of `key`'s prefix
+    /// (`prefix_same_as_start`); returns the entries read.
+    fn seek(&self, key: &[u8], nexts: usize, upper: Option<&[u8]>) -> EngineResult<u64> {
+        let _ = (key, nexts, upper);
+        Err(format!("{} has no seek benchmark", self.name()).into())
+    }
     /// Moves memtable contents into table files and waits until they are there
     /// (LevelDB: a full manual compaction, its C API has no plain flush).
     fn flush(&self) -> EngineResult<()>;

@@ -54,6 +54,9 @@ impl SieveDb {
             .build();
         cfg.filters.apply(&mut opts);
         opts.filter.bits_per_key = cfg.bits_per_key;
+        opts.prefix_extractor = cfg
+            .prefix_len
+            .map(|n| Arc::new(sievedb::FixedPrefix::new(n)) as Arc<dyn sievedb::PrefixExtractor>);
         let db = Db::open(path, opts)?;
         // `Db::keyspace` opens or creates a keyspace with the database's
         // options (the merge operator above included): every keyspace is
@@ -158,6 +161,25 @@ impl Engine for SieveDb {
                 std::hint::black_box((k, v));
                 n += 1;
             }
+        }
+        Ok(n)
+    }
+
+    fn seek(&self, key: &[u8], nexts: usize, upper: Option<&[u8]>) -> EngineResult<u64> {
+        let mut ro = sievedb::ReadOptions::default()
+            .prefix_same_as_start(self.db.options().prefix_extractor.is_some());
+        if let Some(u) = upper {
+            ro = ro.upper_bound(u);
+        }
+        let mut it = self.db.iter_opt(&ro)?;
+        it.seek(key)?;
+        let mut n = 0u64;
+        while n <= nexts as u64 {
+            match it.next_ref()? {
+                Some(kv) => std::hint::black_box(kv),
+                None => break,
+            };
+            n += 1;
         }
         Ok(n)
     }
@@ -325,15 +347,20 @@ fn filter_memory_description(m: FilterMemory) -> String {
 }
 
 /// `layout, k probes, hash, scheme` of the filters sievedb builds (for
-/// Ribbon: `r` result bits of a 1M-key file and the hash).
+/// Ribbon: `r` result bits of a 1M-key file (of each unit for Ribbon units)
+/// and the hash).
 fn filter_description(f: &FilterOptions) -> String {
-    if f.layout == FilterLayout::Ribbon {
-        return format!(
+    if f.layout.is_ribbon_family() {
+        let mut s = format!(
             "{}, r={} result bits (at 1M keys), {} hash",
             f.layout,
             f.probes_per_unit(),
             f.hash
         );
+        if f.layout.is_units() {
+            s.push_str(&format!(", {} units", f.effective_units()));
+        }
+        return s;
     }
     let mut s = format!(
         "{}, k={}, {} hash, {} scheme",

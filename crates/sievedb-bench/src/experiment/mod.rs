@@ -22,6 +22,7 @@
 //! 10K keys and 100K queries; trees: 22 GB of 1 KB entries in 5 levels).
 
 mod ctx;
+mod filters;
 mod p000_hash_sharing;
 mod p001_elasticbf;
 mod p004_bpk;
@@ -253,6 +254,12 @@ pub fn registry() -> Vec<Experiment> {
             aliases: &[],
             title: "ElasticBF under a moving hot set: device reads per window, every policy and the oracle",
             run: p001_elasticbf::shift,
+        },
+        Experiment {
+            name: "filters",
+            aliases: &[],
+            title: "Filter families: FPR vs bits/key beside theory, build and query cost (Bloom, blocked, Ribbon)",
+            run: filters::filters,
         },
     ]
 }

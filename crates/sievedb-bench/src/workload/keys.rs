@@ -40,10 +40,20 @@ fn decimal_digits(mut n: u64) -> usize {
     d
 }
 
+/// Writes the zero-padded decimal of `n` into `buf` (its low digits).
+fn decimal_into(buf: &mut [u8], mut n: u64) {
+    for b in buf.iter_mut().rev() {
+        *b = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+}
+
 /// Generates the fixed-size keys of a benchmark run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyGen {
     key_size: usize,
+    /// Grouped layout: prefix bytes and keys per prefix (see the module docs).
+    group: Option<(usize, u64)>,
 }
 
 impl KeyGen {
@@ -59,7 +69,42 @@ impl KeyGen {
                 digits + 1
             ));
         }
-        Ok(KeyGen { key_size })
+        Ok(KeyGen {
+            key_size,
+            group: None,
+        })
+    }
+
+    /// A generator of keys in groups of `per_prefix` sharing their first
+    /// `prefix_len` bytes (see the module docs). Fails when the prefix
+    /// cannot hold the decimal of the last group plus the marker, or the
+    /// rest of the key the decimal of `per_prefix − 1`.
+    pub fn grouped(
+        key_size: usize,
+        num: u64,
+        prefix_len: usize,
+        per_prefix: u64,
+    ) -> Result<Self, String> {
+        let per_prefix = per_prefix.max(1);
+        let groups = num.div_ceil(per_prefix);
+        let gd = decimal_digits(groups.saturating_sub(1));
+        let sd = decimal_digits(per_prefix - 1);
+        if prefix_len < gd + 1 || prefix_len - 1 > MAX_DIGITS || key_size < prefix_len + sd {
+            return Err(format!(
+                "--key-size {key_size} with a {prefix_len}-byte prefix cannot hold --num {num}                  in groups of {per_prefix}: the prefix needs {} bytes ({gd} digits and the                  marker, at most {}), the rest {sd}",
+                gd + 1,
+                MAX_DIGITS + 1
+            ));
+        }
+        Ok(KeyGen {
+            key_size,
+            group: Some((prefix_len, per_prefix)),
+        })
+    }
+
+    /// The bytes of a key's prefix under the grouped layout (`None`: plain keys).
+    pub fn prefix_len(&self) -> Option<usize> {
+        self.group.map(|(p, _)| p)
     }
 
     /// Size of every key in bytes.
@@ -71,8 +116,11 @@ impl KeyGen {
     /// an existing key, or when `missing` is true a key that is never written.
     pub fn fill(&self, buf: &mut [u8], index: u64, missing: bool) {
         debug_assert_eq!(buf.len(), self.key_size);
-        let digits = (buf.len() - 1).min(MAX_DIGITS);
-        buf[digits + 1..].fill(FILLER);
+        let end = match self.group {
+            Some((p, _)) => p + (buf.len() - p).min(MAX_DIGITS),
+            None => (buf.len() - 1).min(MAX_DIGITS) + 1,
+        };
+        buf[end..].fill(FILLER);
         self.refill(buf, index, missing);
     }
 
@@ -81,6 +129,13 @@ impl KeyGen {
     /// keys is the same for every key).
     pub fn refill(&self, buf: &mut [u8], index: u64, missing: bool) {
         debug_assert_eq!(buf.len(), self.key_size);
+        if let Some((p, per)) = self.group {
+            buf[p - 1] = if missing { MISSING } else { EXISTING };
+            decimal_into(&mut buf[..p - 1], index / per);
+            let sd = (buf.len() - p).min(MAX_DIGITS);
+            decimal_into(&mut buf[p..p + sd], index % per);
+            return;
+        }
         let digits = (buf.len() - 1).min(MAX_DIGITS);
         buf[digits] = if missing { MISSING } else { EXISTING };
         let mut n = index;
@@ -312,5 +367,23 @@ mod tests {
         let one = ValueGen::with_compression_ratio(100, 301, 1.0);
         let plain = ValueGen::new(100, 301);
         assert!((0..100).all(|i| one.value(i) == plain.value(i)));
+    }
+
+    #[test]
+    fn grouped_keys_share_prefixes_and_missing_prefixes_interleave() {
+        let g = KeyGen::grouped(16, 1_000_000, 8, 10).unwrap();
+        assert_eq!(g.prefix_len(), Some(8));
+        let k = |i, m| String::from_utf8(g.key(i, m)).unwrap();
+        assert_eq!(k(0, false), "0000000000000000");
+        assert_eq!(k(123_456, false), "0012345000000006");
+        assert_eq!(&k(123_456, false)[..8], "00123450");
+        assert_eq!(&k(123_459, false)[..8], "00123450");
+        assert_eq!(&k(123_456, true)[..8], "00123451");
+        assert!(k(123_459, false) < k(123_456, true) && k(123_456, true) < k(123_460, false));
+        let mut buf = g.key(5, false);
+        g.refill(&mut buf, 999_999, true);
+        assert_eq!(buf, g.key(999_999, true));
+        assert!(KeyGen::grouped(16, 1_000_000_000, 8, 10).is_err());
+        assert!(KeyGen::grouped(8, 1000, 7, 100).is_err());
     }
 }

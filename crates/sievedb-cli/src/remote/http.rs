@@ -29,11 +29,48 @@ impl std::error::Error for RemoteError {}
 /// An agent (a pool of persistent connections) whose non-2xx answers are
 /// answers, not errors, and whose requests give up after `timeout`.
 pub fn agent(timeout: Duration) -> ureq::Agent {
-    ureq::Agent::config_builder()
+    let config = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(timeout))
-        .build()
-        .into()
+        .build();
+    ureq::Agent::with_parts(
+        config,
+        ureq::unversioned::transport::DefaultConnector::default(),
+        LiteralResolver::default(),
+    )
+}
+
+/// Resolves an IP-literal host (`127.0.0.1:7001`, `[::1]:7001`) by parsing
+/// it, and any other name as ureq does. ureq resolves before every request,
+/// even on a kept-alive connection, and with a timeout set its resolver does
+/// so on a new thread: one thread spawned per request (measured with
+/// `strace -c -f` on `bench-cluster`: one `clone3` per put).
+#[derive(Debug, Default)]
+struct LiteralResolver {
+    names: ureq::unversioned::resolver::DefaultResolver,
+}
+
+impl ureq::unversioned::resolver::Resolver for LiteralResolver {
+    fn resolve(
+        &self,
+        uri: &ureq::http::Uri,
+        config: &ureq::config::Config,
+        timeout: ureq::unversioned::transport::NextTimeout,
+    ) -> Result<ureq::unversioned::resolver::ResolvedSocketAddrs, ureq::Error> {
+        let literal = uri.host().and_then(|h| {
+            let ip = h.trim_start_matches('[').trim_end_matches(']');
+            let ip: std::net::IpAddr = ip.parse().ok()?;
+            Some(std::net::SocketAddr::new(ip, uri.port_u16()?))
+        });
+        match literal {
+            Some(addr) => {
+                let mut out = self.empty();
+                out.push(addr);
+                Ok(out)
+            }
+            None => self.names.resolve(uri, config, timeout),
+        }
+    }
 }
 
 /// `bytes` percent-encoded for a path segment or a query value: every byte
@@ -322,5 +359,32 @@ mod tests {
         let c = Client::new(&format!("127.0.0.1:{port}"), Duration::from_secs(5));
         let e = c.get(b"k", false).unwrap_err();
         assert!(e.0.contains("connection refused"), "{e}");
+    }
+
+    #[test]
+    fn ip_literals_resolve_without_a_lookup() {
+        use ureq::unversioned::resolver::Resolver;
+        let r = LiteralResolver::default();
+        let config = ureq::config::Config::default();
+        let timeout = ureq::unversioned::transport::NextTimeout {
+            after: ureq::unversioned::transport::time::Duration::Exact(Duration::from_secs(5)),
+            ..Default::default()
+        };
+        let resolve = |u: &str| -> Vec<std::net::SocketAddr> {
+            let uri: ureq::http::Uri = u.parse().unwrap();
+            r.resolve(&uri, &config, timeout).unwrap().to_vec()
+        };
+        assert_eq!(
+            resolve("http://127.0.0.1:7001/kv/a"),
+            ["127.0.0.1:7001".parse().unwrap()]
+        );
+        assert_eq!(
+            resolve("http://[::1]:7002/health"),
+            ["[::1]:7002".parse().unwrap()]
+        );
+        // A name still goes through the system's resolver.
+        assert!(resolve("http://localhost:7003/")
+            .iter()
+            .all(|a| a.port() == 7003 && a.ip().is_loopback()));
     }
 }

@@ -99,6 +99,7 @@ fn new_writer(ctx: &OutputCtx<'_>, created: &mut Vec<u64>) -> Result<(TableWrite
         &ctx.opts.filter,
     );
     w.set_keyspace(ctx.keyspace.0, ctx.keyspace.1);
+    w.set_prefix_extractor(ctx.opts.prefix_extractor.clone());
     Ok((w, n))
 }
 

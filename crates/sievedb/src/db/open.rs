@@ -401,7 +401,11 @@ pub(super) fn new_memtable(opts: &Options, wal_number: u64) -> Memtable {
         let keys = (opts.write_buffer_size / MEMTABLE_BYTES_PER_FILTER_KEY).max(1024);
         MemtableFilter::new(keys, &opts.filter)
     });
-    Memtable::with_filter(wal_number, filter)
+    let prefix = opts.prefix_extractor.as_ref().map(|x| {
+        let keys = (opts.write_buffer_size / MEMTABLE_BYTES_PER_FILTER_KEY).max(1024);
+        crate::filter::prefix::MemtablePrefixFilter::new(x.clone(), keys, &opts.filter)
+    });
+    Memtable::with_filter(wal_number, filter).with_prefix_filter(prefix)
 }
 
 /// The options a keyspace recovered at open runs on until its own are given

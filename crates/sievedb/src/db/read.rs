@@ -101,7 +101,11 @@ impl DbInner {
             Some(s) => s.pin(),
             None => Box::new(Held::new(this.clone(), HandleKind::Iterator)),
         };
-        this.iter_in(&view, seq, (lo, hi), vec![pin], block_policy(ro))
+        let mut it = this.iter_in(&view, seq, (lo, hi), vec![pin], block_policy(ro))?;
+        if let (true, Some(x)) = (ro.prefix_same_as_start, &view.opts.prefix_extractor) {
+            it.set_prefix_extractor(x.clone(), true);
+        }
+        Ok(it)
     }
 
     /// Looks `key` up in `view` as of `seq`. One [`KeyProbe`] serves the
@@ -278,8 +282,17 @@ impl DbInner {
         let range_dels = range_dels_of(view, seq)?;
         let opts = view.opts.clone();
         let view = view.clone();
-        let factory: CursorFactory = Box::new(move || merged_cursor(&view, policy));
+        let prefix = opts.prefix_extractor.as_ref().map(|x| PrefixCtx {
+            name: x.name().to_string(),
+            sharing: self.opts.filter.sharing,
+            counters: self.counters.clone(),
+        });
+        let factory: CursorFactory =
+            Box::new(move |p| merged_cursor(&view, policy, p.zip(prefix.as_ref())));
         let mut it = DbIterator::new(factory, seq, lo, hi, pins);
+        if let Some(x) = &opts.prefix_extractor {
+            it.set_prefix_extractor(x.clone(), false);
+        }
         it.set_merge_operator(opts.merge_operator.clone());
         if let Some(rd) = range_dels {
             it.set_range_dels(rd);
@@ -328,17 +341,82 @@ fn range_dels_of(view: &View, seq: SeqNo) -> Result<Option<Arc<Fragments>>> {
     Ok((!frags.is_empty()).then(|| Arc::new(frags)))
 }
 
-/// One merged cursor over every memtable and run of `view`, newest first.
-fn merged_cursor(view: &View, policy: ReadCtx) -> MergingIterator {
-    let mut children: Vec<Box<dyn InternalIterator>> = vec![Box::new(view.mem.iter())];
-    for m in view.imm.iter().rev() {
-        children.push(Box::new(m.iter()));
-    }
-    for (level, runs) in view.version.levels.iter().enumerate() {
-        for run in runs {
-            let ctx = ReadCtx { level, ..policy };
-            children.push(Box::new(RunIter::new(run.files.clone(), ctx)));
+/// What an iterator's cursors need to consult the prefix filters.
+struct PrefixCtx {
+    /// The extractor's name (filters built under another answer "maybe").
+    name: String,
+    sharing: crate::filter::HashSharing,
+    counters: Arc<Counters>,
+}
+
+/// One merged cursor over every memtable and run of `view`, newest first;
+/// with a prefix `p`, over those whose prefix filter lets `p` through (and
+/// of each run only the files that overlap the keys starting with `p`,
+/// which the caller's bounds keep the cursor within). The prefix is hashed
+/// once, for every memtable and level: one [`KeyProbe`].
+fn merged_cursor(
+    view: &View,
+    policy: ReadCtx,
+    prefix: Option<(&[u8], &PrefixCtx)>,
+) -> MergingIterator {
+    let Some((p, px)) = prefix else {
+        let mut children: Vec<Box<dyn InternalIterator>> = vec![Box::new(view.mem.iter())];
+        for m in view.imm.iter().rev() {
+            children.push(Box::new(m.iter()));
+        }
+        for (level, runs) in view.version.levels.iter().enumerate() {
+            for run in runs {
+                let ctx = ReadCtx { level, ..policy };
+                children.push(Box::new(RunIter::new(run.files.clone(), ctx)));
+            }
+        }
+        return MergingIterator::new(children);
+    };
+    let mut probe = KeyProbe::new(p, px.sharing);
+    let mut skips = 0u64;
+    let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+    for m in std::iter::once(&view.mem).chain(view.imm.iter().rev()) {
+        if m.is_empty() {
+            continue; // no entry to read (its range tombstones are the iterator's)
+        } else if m.may_contain_prefix(&px.name, &mut probe) {
+            children.push(Box::new(m.iter()));
+        } else {
+            skips += 1;
         }
     }
+    let end = crate::iter::prefix_successor(p);
+    for (level, runs) in view.version.levels.iter().enumerate() {
+        for run in runs {
+            let files = run.files.as_slice();
+            let lo = files.partition_point(|f| f.largest_user() < p);
+            let hi = match &end {
+                Some(e) => files.partition_point(|f| f.smallest_user() < e.as_slice()),
+                None => files.len(),
+            };
+            let kept: Vec<_> = files[lo..hi.max(lo)]
+                .iter()
+                .filter(|f| {
+                    // A file that does not open is kept: reading it reports the error.
+                    let keep = f
+                        .tables()
+                        .get(f.number)
+                        .map_or(true, |t| t.may_contain_prefix(&px.name, &mut probe));
+                    skips += u64::from(!keep);
+                    keep
+                })
+                .cloned()
+                .collect();
+            if !kept.is_empty() {
+                let ctx = ReadCtx { level, ..policy };
+                children.push(Box::new(RunIter::new(kept, ctx)));
+            }
+        }
+    }
+    bump(&px.counters.prefix_seeks, 1);
+    bump(
+        &px.counters.prefix_seek_digests,
+        u64::from(probe.digests_computed),
+    );
+    bump(&px.counters.prefix_filter_skips, skips);
     MergingIterator::new(children)
 }

@@ -45,6 +45,15 @@ pub struct ReadOptions<'a> {
     pub lower_bound: Option<Vec<u8>>,
     /// Iterators stop before this key (exclusive). Point lookups ignore it.
     pub upper_bound: Option<Vec<u8>>,
+    /// Iterators' [`seek`](crate::DbIterator::seek) and
+    /// [`seek_for_prev`](crate::DbIterator::seek_for_prev) yield only the
+    /// keys of the target's prefix under [`crate::Options::prefix_extractor`]
+    /// (within the bounds), and skip the files and memtables whose prefix
+    /// filter rules that prefix out. A target out of the extractor's domain,
+    /// `seek_to_first`, `seek_to_last` and the `Iterator` steps from no seek
+    /// read the whole range. Default false; without an extractor it does
+    /// nothing. (The `rocksdb` crate's name.)
+    pub prefix_same_as_start: bool,
 }
 
 impl Default for ReadOptions<'_> {
@@ -55,6 +64,7 @@ impl Default for ReadOptions<'_> {
             snapshot: None,
             lower_bound: None,
             upper_bound: None,
+            prefix_same_as_start: false,
         }
     }
 }
@@ -85,6 +95,13 @@ impl<'a> ReadOptions<'a> {
     #[must_use]
     pub fn lower_bound(mut self, key: impl AsRef<[u8]>) -> Self {
         self.lower_bound = Some(key.as_ref().to_vec());
+        self
+    }
+
+    /// Sets [`prefix_same_as_start`](Self::prefix_same_as_start).
+    #[must_use]
+    pub fn prefix_same_as_start(mut self, on: bool) -> Self {
+        self.prefix_same_as_start = on;
         self
     }
 

@@ -41,6 +41,8 @@ impl FilterBuilder {
                 line_fields: blocked::V3_FIELDS_PER_VALUE,
                 seed: 0,
                 slots: 0,
+                frac: 0,
+                upper: 0,
             },
             bits_per_key: if opts.bits_per_key.is_finite() {
                 opts.bits_per_key.max(0.0)
@@ -91,6 +93,15 @@ impl FilterBuilder {
                 p.unit_bits = p.lines * blocked::LINE_BITS;
             }
             FilterLayout::Ribbon => {
+                use ribbon::wide;
+                p.slots = wide::slots_for(n, wide::epsilon_for(n));
+                let (r, q) = wide::result_bits_for(self.bits_per_key, n, p.slots);
+                p.k = r;
+                p.frac = q;
+                p.upper = wide::upper_blocks(p.slots / wide::BLOCK, q);
+                p.unit_bits = 64 * wide::words_for(p.slots / wide::BLOCK, r, q);
+            }
+            FilterLayout::Ribbon64 => {
                 p.k = ribbon::result_bits_for(self.bits_per_key, n);
                 p.slots = ribbon::slots_for(n, ribbon::epsilon_for(n));
                 p.unit_bits = p.slots * u64::from(p.k);
@@ -126,21 +137,21 @@ impl FilterBuilder {
     /// Builds the in-memory filter for the keys added so far.
     pub fn build(&self) -> Filter {
         let mut p = self.params_for(self.n);
-        if p.layout.is_ribbon() {
-            let built = if p.layout == FilterLayout::Ribbon {
-                self.build_ribbon(p)
-            } else {
+        if p.layout.is_ribbon_family() {
+            let built = if p.layout == FilterLayout::RibbonUnits {
                 self.build_ribbon_units(p)
+            } else {
+                self.build_ribbon(p)
             };
             if let Some(f) = built {
                 return f;
             }
             // No seed banded (practically impossible): a Bloom filter (Bloom
             // units) of the same bits per key answers for the file instead.
-            let (layout, per_unit) = if p.layout == FilterLayout::Ribbon {
-                (FilterLayout::Bloom, self.bits_per_key)
-            } else {
+            let (layout, per_unit) = if p.layout == FilterLayout::RibbonUnits {
                 (FilterLayout::Units, self.bits_per_key / f64::from(p.units))
+            } else {
+                (FilterLayout::Bloom, self.bits_per_key)
             };
             p = FilterBuilder {
                 params: Params {
@@ -201,20 +212,31 @@ impl FilterBuilder {
     /// The Ribbon filter of the stored digests (one per key), `None` if no
     /// seed banded.
     fn build_ribbon(&self, p: Params) -> Option<Filter> {
-        let solved = ribbon::build::solve(&self.rows, p.k, p.slots)?;
         let mut p = p;
+        let solved = if p.layout == FilterLayout::Ribbon {
+            use ribbon::wide;
+            let (solved, r, q) = wide::build::solve_within(&self.rows, self.bits_per_key, p.slots)?;
+            p.k = r;
+            p.frac = q;
+            p.upper = wide::upper_blocks(solved.slots / wide::BLOCK, q);
+            (solved.seed, solved.slots, solved.words)
+        } else {
+            let solved = ribbon::build::solve(&self.rows, p.k, p.slots)?;
+            (solved.seed, solved.slots, solved.words)
+        };
+        let (seed, slots, words) = solved;
         p.scheme = IndexScheme::Rotation;
         p.secondary = p.hash;
-        p.seed = solved.seed;
-        p.slots = solved.slots;
-        p.unit_bits = solved.slots * u64::from(p.k);
+        p.seed = seed;
+        p.slots = slots;
+        p.unit_bits = words.len() as u64 * 64;
         p.wpu = (p.unit_bits / 64) as usize;
         Some(Filter {
             version: FILTER_FORMAT_VERSION,
             resident: 1,
             p,
             num_keys: self.n as u64,
-            bits: Bits::Solution(solved.words),
+            bits: Bits::Solution(words),
         })
     }
 

@@ -5,15 +5,22 @@
 //!
 //! The budget (`filter/budget/`) and its policies (`filter/elastic/`) see a
 //! file as a [`Family`] and a curve of rates, `fpr[n]` with `n` units
-//! resident ([`rates`]); they never look at a concrete filter's layout. Two
+//! resident ([`rates`]); they never look at a concrete filter's layout. Three
 //! families exist:
 //!
 //! * [`Family::Bloom`]: standard, blocked and ElasticBF units of Bloom
 //!   filters; `b` bits per key at the best probe count give
 //!   `p ≈ e^{−b·ln²2}` (`(1 − e^{−k/b})^k` exactly, see [`super::theory`]);
-//! * [`Family::Ribbon`]: Ribbon filters and Ribbon units; `r` result bits
-//!   cost `r·(1 + ε(n))` bits per key ([`super::ribbon::epsilon_for`]) and
-//!   give `p = 2^{−r}`: at the same rate about 30% fewer bits than Bloom.
+//! * [`Family::Ribbon`]: the wide Ribbon ([`FilterLayout::Ribbon`], 128-bit
+//!   rows, fractional result bits): `b` bits per key over `n` keys give
+//!   [`theory::ribbon_wide_fpr_for`], about `2^{−b/(1 + ε(n))}` with the
+//!   wide `ε` ([`super::ribbon::wide::epsilon_for`], 1.5% to 3.5%);
+//! * [`Family::Ribbon64`]: the 64-bit-row Ribbon, whole
+//!   ([`FilterLayout::Ribbon64`]) or units ([`FilterLayout::RibbonUnits`]);
+//!   `r` result bits cost `r·(1 + ε(n))` bits per key
+//!   ([`super::ribbon::epsilon_for`], 4% to 10%) and give `p = 2^{−r}`.
+//!
+//! Either Ribbon spends about 30% fewer bits than Bloom at the same rate.
 //!
 //! A unit's probe cost is stated in *Bloom unit probes*: 1 for a Bloom unit
 //! (its `k` bits, mostly one cache line for the small `k` of units), and
@@ -35,23 +42,33 @@ pub enum Family {
     /// Bloom filters: standard, blocked, ElasticBF units of Bloom filters.
     #[default]
     Bloom,
-    /// Ribbon filters: whole, or units of Ribbon filters.
+    /// The wide Ribbon filter (128-bit rows, fractional result bits).
     Ribbon,
+    /// 64-bit-row Ribbon filters: whole, or units of them.
+    Ribbon64,
 }
 
 impl Family {
     /// The family of filters of `layout`.
     pub fn of(layout: FilterLayout) -> Family {
         match layout {
-            FilterLayout::Ribbon | FilterLayout::RibbonUnits => Family::Ribbon,
+            FilterLayout::Ribbon => Family::Ribbon,
+            FilterLayout::Ribbon64 | FilterLayout::RibbonUnits => Family::Ribbon64,
             _ => Family::Bloom,
         }
     }
 
+    /// Whether this is a Ribbon family (either width).
+    pub fn is_ribbon(self) -> bool {
+        self != Family::Bloom
+    }
+
     /// The best false-positive rate of one filter (or unit) of this family
     /// with `bits_per_key` bits per key over `n` keys: Bloom at its optimal
-    /// real probe count `(1 − e^{−k/b})^k`, Ribbon at `2^{−b/(1+ε(n))}`
-    /// (fractional result bits, as a Ribbon of mixed widths would give).
+    /// real probe count `(1 − e^{−k/b})^k`; the wide Ribbon as its builder
+    /// sizes it ([`theory::ribbon_wide_fpr_for`]); the 64-bit Ribbon at
+    /// `2^{−b/(1+ε(n))}` (fractional result bits: the continuous curve
+    /// through its whole-`r` points).
     pub fn unit_fpr(self, bits_per_key: f64, n: u64) -> f64 {
         if bits_per_key.is_nan() || bits_per_key <= 0.0 {
             return 1.0;
@@ -62,7 +79,10 @@ impl Family {
                 (1.0 - (-k / bits_per_key).exp()).powf(k).min(1.0)
             }
             Family::Ribbon => {
-                let r = bits_per_key / (1.0 + epsilon(n));
+                theory::ribbon_wide_fpr_for(bits_per_key, usize::try_from(n).unwrap_or(usize::MAX))
+            }
+            Family::Ribbon64 => {
+                let r = bits_per_key / (1.0 + epsilon64(n));
                 0.5f64.powf(r).min(1.0)
             }
         }
@@ -70,8 +90,8 @@ impl Family {
 
     /// Bits per key a filter of this family needs for the rate `p` over `n`
     /// keys (`0` for `p ≥ 1`): Bloom `−ln p / ln²2`, Ribbon
-    /// `log2(1/p)·(1 + ε(n))`. Monkey's closed form turns its rates into
-    /// units with it.
+    /// `log2(1/p)·(1 + ε(n))` with the family's `ε` (wide or 64-bit).
+    /// Monkey's closed form turns its rates into units with it.
     pub fn bits_for_fpr(self, p: f64, n: u64) -> f64 {
         if p.is_nan() || p >= 1.0 {
             return 0.0;
@@ -79,7 +99,8 @@ impl Family {
         let nats = -p.max(f64::MIN_POSITIVE).ln();
         match self {
             Family::Bloom => nats / (std::f64::consts::LN_2 * std::f64::consts::LN_2),
-            Family::Ribbon => nats / std::f64::consts::LN_2 * (1.0 + epsilon(n)),
+            Family::Ribbon => nats / std::f64::consts::LN_2 * (1.0 + epsilon_wide(n)),
+            Family::Ribbon64 => nats / std::f64::consts::LN_2 * (1.0 + epsilon64(n)),
         }
     }
 
@@ -87,27 +108,38 @@ impl Family {
     pub fn probe_cost(self) -> f64 {
         match self {
             Family::Bloom => 1.0,
-            Family::Ribbon => RIBBON_PROBE_COST,
+            Family::Ribbon | Family::Ribbon64 => RIBBON_PROBE_COST,
         }
     }
 
-    /// The layout of this family made of units of `layout`'s shape: a whole
-    /// filter stays whole (standard Bloom for Bloom, Ribbon for Ribbon; a
-    /// blocked Bloom filter stays blocked), units stay units.
+    /// The layout of this family's kind (Bloom or Ribbon) of `layout`'s
+    /// shape, as the hybrid tree ([`super::FilterOptions::for_level`]) picks
+    /// it: a whole filter stays whole (standard Bloom for Bloom, the wide
+    /// Ribbon for Ribbon; a blocked Bloom filter stays blocked, a Ribbon64
+    /// stays Ribbon64 under either Ribbon family), units stay units (Bloom
+    /// units, Ribbon units).
     pub fn layout_like(self, layout: FilterLayout) -> FilterLayout {
         match (self, layout) {
-            (Family::Bloom, FilterLayout::Ribbon) => FilterLayout::Bloom,
+            (Family::Bloom, FilterLayout::Ribbon | FilterLayout::Ribbon64) => FilterLayout::Bloom,
             (Family::Bloom, FilterLayout::RibbonUnits) => FilterLayout::Units,
             (Family::Ribbon, FilterLayout::Bloom | FilterLayout::Blocked) => FilterLayout::Ribbon,
-            (Family::Ribbon, FilterLayout::Units) => FilterLayout::RibbonUnits,
+            (Family::Ribbon64, FilterLayout::Bloom | FilterLayout::Blocked) => {
+                FilterLayout::Ribbon64
+            }
+            (Family::Ribbon | Family::Ribbon64, FilterLayout::Units) => FilterLayout::RibbonUnits,
             (_, l) => l,
         }
     }
 }
 
-/// Ribbon's slot overhead for `n` keys.
-fn epsilon(n: u64) -> f64 {
+/// The 64-bit-row Ribbon's slot overhead for `n` keys.
+fn epsilon64(n: u64) -> f64 {
     ribbon::epsilon_for(usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// The wide Ribbon's slot overhead for `n` keys.
+fn epsilon_wide(n: u64) -> f64 {
+    ribbon::wide::epsilon_for(usize::try_from(n).unwrap_or(usize::MAX))
 }
 
 /// The rate of `filter` with its first `enabled` units probed (1 for none,
@@ -119,13 +151,13 @@ pub fn fpr(filter: &Filter, enabled: u32) -> f64 {
         return 1.0;
     }
     let b = filter.bits_per_key();
-    let k = filter.probes_per_unit();
-    let units = filter.units();
-    match filter.layout() {
+    let p = &filter.p;
+    let (k, units) = (p.k, p.units);
+    match p.layout {
         FilterLayout::Units => theory::units_fpr(b, units, k, enabled.min(units)),
-        FilterLayout::Ribbon | FilterLayout::RibbonUnits => {
-            theory::ribbon_fpr(k, n).powf(f64::from(enabled.min(units)))
-        }
+        FilterLayout::Ribbon64 => theory::ribbon_fpr(k, n),
+        FilterLayout::Ribbon => theory::ribbon_wide_fpr(k, p.slots, p.upper, n),
+        FilterLayout::RibbonUnits => theory::ribbon_units_fpr(k, enabled.min(units), n),
         layout => theory::theoretical_fpr(layout, b, k, 1),
     }
 }
@@ -144,30 +176,115 @@ mod tests {
     fn ribbon_needs_fewer_bits_for_a_rate() {
         for p in [0.5, 0.1, 0.01, 0.001] {
             let bloom = Family::Bloom.bits_for_fpr(p, 100_000);
-            let ribbon = Family::Ribbon.bits_for_fpr(p, 100_000);
-            assert!(ribbon < 0.85 * bloom, "{p}: {ribbon} vs {bloom}");
-            // The inverse of the rate, up to Bloom's integer-probe loss.
-            let back = Family::Ribbon.unit_fpr(ribbon, 100_000);
-            assert!((back / p - 1.0).abs() < 1e-9, "{back} {p}");
             let back = Family::Bloom.unit_fpr(bloom, 100_000);
             assert!(back >= p * 0.99 && back < p * 1.2, "{back} {p}");
+            // The inverse of the rate: exact for the 64-bit Ribbon's
+            // continuous curve, up to the wide one's mix of `r` and `r + 1`
+            // columns (at most ~6% above `2^-x` for a fraction x).
+            for (fam, tol) in [(Family::Ribbon64, 1e-9), (Family::Ribbon, 0.1)] {
+                let ribbon = fam.bits_for_fpr(p, 100_000);
+                assert!(ribbon < 0.85 * bloom, "{fam:?} {p}: {ribbon} vs {bloom}");
+                let back = fam.unit_fpr(ribbon, 100_000);
+                assert!((back / p - 1.0).abs() < tol, "{fam:?} {back} {p}");
+            }
+            // The wide Ribbon's smaller ε: fewer bits for the rate.
+            assert!(
+                Family::Ribbon.bits_for_fpr(p, 100_000) < Family::Ribbon64.bits_for_fpr(p, 100_000)
+            );
         }
         assert_eq!(Family::Bloom.bits_for_fpr(1.0, 10), 0.0);
         assert_eq!(Family::Ribbon.unit_fpr(0.0, 10), 1.0);
+        assert_eq!(Family::Ribbon64.unit_fpr(0.0, 10), 1.0);
         assert_eq!(Family::Bloom.unit_fpr(f64::NAN, 10), 1.0);
         assert!(Family::Ribbon.probe_cost() > Family::Bloom.probe_cost());
+        assert!(Family::Ribbon64.probe_cost() > Family::Bloom.probe_cost());
     }
 
     #[test]
     fn layouts_map_across_families() {
         for &l in FilterLayout::ALL {
-            for fam in [Family::Bloom, Family::Ribbon] {
+            for fam in [Family::Bloom, Family::Ribbon, Family::Ribbon64] {
                 let m = fam.layout_like(l);
-                assert_eq!(Family::of(m), fam, "{l} as {fam:?}");
-                let units = matches!(l, FilterLayout::Units | FilterLayout::RibbonUnits);
-                let m_units = matches!(m, FilterLayout::Units | FilterLayout::RibbonUnits);
-                assert_eq!(units, m_units, "{l} as {fam:?}");
+                assert_eq!(Family::of(m).is_ribbon(), fam.is_ribbon(), "{l} as {fam:?}");
+                assert_eq!(l.is_units(), m.is_units(), "{l} as {fam:?}");
             }
         }
+        // The hybrid tree's "Ribbon": the wide Ribbon for whole filters,
+        // Ribbon units for units; an explicit Ribbon64 stays.
+        assert_eq!(
+            Family::Ribbon.layout_like(FilterLayout::Bloom),
+            FilterLayout::Ribbon
+        );
+        assert_eq!(
+            Family::Ribbon.layout_like(FilterLayout::Blocked),
+            FilterLayout::Ribbon
+        );
+        assert_eq!(
+            Family::Ribbon.layout_like(FilterLayout::Units),
+            FilterLayout::RibbonUnits
+        );
+        assert_eq!(
+            Family::Ribbon.layout_like(FilterLayout::Ribbon64),
+            FilterLayout::Ribbon64
+        );
+        assert_eq!(
+            Family::Bloom.layout_like(FilterLayout::Ribbon64),
+            FilterLayout::Bloom
+        );
+        assert_eq!(Family::of(FilterLayout::RibbonUnits), Family::Ribbon64);
+        assert_eq!(Family::of(FilterLayout::Ribbon), Family::Ribbon);
+    }
+
+    #[test]
+    fn each_ribbon_layout_has_its_own_curve() {
+        use crate::filter::{FilterBuilder, FilterOptions};
+        let n = 20_000u64;
+        for (layout, units) in [
+            (FilterLayout::Ribbon, 1),
+            (FilterLayout::Ribbon64, 1),
+            (FilterLayout::RibbonUnits, 3),
+        ] {
+            let o = FilterOptions {
+                layout,
+                units,
+                bits_per_key: 9.0,
+                ..FilterOptions::default()
+            };
+            let f = FilterBuilder::new(&o).shape_for(n);
+            let got = rates(&f);
+            assert_eq!(got.len(), units as usize + 1);
+            assert_eq!(got[0], 1.0);
+            let p = &f.p;
+            let want: Vec<f64> = (1..=units)
+                .map(|e| match layout {
+                    FilterLayout::Ribbon => theory::ribbon_wide_fpr(p.k, p.slots, p.upper, n),
+                    FilterLayout::Ribbon64 => theory::ribbon_fpr(p.k, n),
+                    _ => theory::ribbon_units_fpr(p.k, e, n),
+                })
+                .collect();
+            assert_eq!(&got[1..], &want[..], "{layout}");
+        }
+        // 9 bits per key: the wide Ribbon spends the fraction (r = 8 plus
+        // most of a bit), the 64-bit one rounds down to r = 8, three units
+        // of 3 bits per key get r = 2 each.
+        let at = |layout, units| {
+            let o = FilterOptions {
+                layout,
+                units,
+                bits_per_key: 9.0,
+                ..FilterOptions::default()
+            };
+            rates(&FilterBuilder::new(&o).shape_for(n))
+        };
+        let (wide, r64, ru) = (
+            at(FilterLayout::Ribbon, 1)[1],
+            at(FilterLayout::Ribbon64, 1)[1],
+            at(FilterLayout::RibbonUnits, 3),
+        );
+        assert!(wide < r64 && r64 <= 0.5f64.powi(8) * 1.001, "{wide} {r64}");
+        assert!(
+            (ru[1] / 0.25 - 1.0).abs() < 1e-6 && (ru[3] / 0.25f64.powi(3) - 1.0).abs() < 1e-6,
+            "{ru:?}"
+        );
     }
 }

@@ -62,6 +62,8 @@ impl MemtableFilter {
                 line_fields: blocked::V3_FIELDS_PER_VALUE,
                 seed: 0,
                 slots: 0,
+                frac: 0,
+                upper: 0,
             },
             lines: (0..lines).map(|_| AtomicLine::default()).collect(),
             saturated: AtomicBool::new(false),

@@ -9,7 +9,9 @@
 //! * [`family`]: what the budget needs from a filter kind (rates, probe cost);
 //! * [`theory`]: theoretical false-positive rates;
 //! * `builder`: [`FilterBuilder`], which builds and serialises a file's filter;
-//! * `memtable`: a concurrent Bloom filter for memtables.
+//! * `memtable`: a concurrent Bloom filter for memtables;
+//! * [`prefix`]: prefix extractors and the prefix filters of SSTs and
+//!   memtables.
 //!
 //! The filter section of an SST is self-describing (see
 //! `docs/format.md`): a file is always probed with the parameters it was
@@ -27,6 +29,7 @@ pub mod digest;
 pub mod family;
 pub mod hash;
 pub mod options;
+pub mod prefix;
 pub mod ribbon;
 pub mod ribbon_units;
 pub mod scheme;
@@ -86,14 +89,19 @@ pub(crate) struct Params {
     /// Seed the digests are remixed with (Ribbon layout; its `k` is the
     /// result bits `r`, its `unit_bits` are `slots · r`).
     pub seed: u8,
-    /// Slots of the band (Ribbon layout).
+    /// Slots of the band (Ribbon layouts).
     pub slots: u64,
+    /// The wide Ribbon's fraction `q` of a result bit per slot, in 256ths
+    /// (its first [`Params::upper`] blocks keep `r + 1` columns).
+    pub frac: u8,
+    /// Blocks of `r + 1` columns (wide Ribbon layout).
+    pub upper: u64,
 }
 
 impl Params {
     /// Primary hashes per key: seed indices `0..primaries()`.
     fn primaries(&self) -> usize {
-        if self.layout.is_ribbon() {
+        if self.layout.is_ribbon_family() {
             1
         } else if self.scheme == IndexScheme::Independent {
             (self.k * self.units) as usize
@@ -106,7 +114,7 @@ impl Params {
 
     /// Secondary hashes per key.
     fn secondaries(&self) -> usize {
-        if self.layout.is_ribbon() {
+        if self.layout.is_ribbon_family() {
             return 0;
         }
         match (self.scheme, self.unit_hashing) {
@@ -138,9 +146,17 @@ impl Params {
                 mask,
             ),
             Bits::Lines(l) => blocked::run(self, src, &mut blocked::Check { lines: l }),
-            Bits::Solution(w) => {
+            Bits::Solution(w) if self.layout == FilterLayout::Ribbon64 => {
                 ribbon::query::may_contain(w, self.seed, self.slots, self.k, src.primary(0))
             }
+            Bits::Solution(w) => ribbon::wide::query::may_contain(
+                w,
+                self.seed,
+                self.slots,
+                self.k,
+                self.upper,
+                src.primary(0),
+            ),
         }
     }
 }
@@ -152,7 +168,8 @@ enum Bits {
     Words(Box<[u64]>),
     /// Blocked Bloom: cache-aligned lines.
     Lines(Box<[Line]>),
-    /// Ribbon: the solution, interleaved column-major (`slots / 64 · r` words).
+    /// Ribbon: the solution, interleaved column-major (`slots / 64 · r`
+    /// words; the wide layout's first `upper` blocks one word more).
     Solution(Box<[u64]>),
 }
 
@@ -168,7 +185,7 @@ impl Bits {
     fn empty(layout: FilterLayout) -> Bits {
         match layout {
             FilterLayout::Blocked => Bits::Lines(Box::new([])),
-            FilterLayout::Ribbon => Bits::Solution(Box::new([])),
+            l if l.is_ribbon() => Bits::Solution(Box::new([])),
             _ => Bits::Words(Box::new([])),
         }
     }
@@ -248,6 +265,8 @@ impl Filter {
                 line_fields: 1,
                 seed: 0,
                 slots: 0,
+                frac: 0,
+                upper: 0,
             },
             num_keys: 0,
             bits: Bits::Words(words),
@@ -314,7 +333,7 @@ impl Filter {
         out.push(version);
         out.push(p.layout.id());
         out.push(p.hash.id());
-        out.push(if p.layout == FilterLayout::Ribbon {
+        out.push(if p.layout.is_ribbon() {
             p.seed
         } else if p.scheme == IndexScheme::Double {
             p.secondary.id()
@@ -322,7 +341,12 @@ impl Filter {
             0
         });
         out.push(p.scheme.id());
-        out.push(p.unit_hashing.id());
+        // The wide Ribbon's unit-hashing byte holds its fraction `q`.
+        out.push(if p.layout == FilterLayout::Ribbon {
+            p.frac
+        } else {
+            p.unit_hashing.id()
+        });
         out.push(p.k as u8);
         out.push(p.units as u8);
         out.extend_from_slice(&self.num_keys.to_le_bytes());
@@ -594,6 +618,19 @@ pub(crate) fn parse_header(
         .ok_or_else(|| format!("unknown filter hash function {hash_id}"))?;
     let scheme = IndexScheme::from_id(scheme_id)
         .ok_or_else(|| format!("unknown filter index scheme {scheme_id}"))?;
+    if layout == FilterLayout::Ribbon {
+        // The unit-hashing byte is the fraction `q` (shared hashing).
+        let p = parse_ribbon(
+            layout,
+            hash,
+            secondary_id,
+            scheme,
+            UnitHashing::Shared,
+            k,
+            units,
+        )?;
+        return ribbon_wide_sized(p, unit_hashing_id, unit_bits).map(|p| (p, num_keys));
+    }
     let unit_hashing = UnitHashing::from_id(unit_hashing_id)
         .ok_or_else(|| format!("unknown filter unit hashing {unit_hashing_id}"))?;
     if layout == FilterLayout::RibbonUnits {
@@ -608,7 +645,7 @@ pub(crate) fn parse_header(
         )
         .map(|p| (p, num_keys));
     }
-    if layout == FilterLayout::Ribbon {
+    if layout == FilterLayout::Ribbon64 {
         return parse_ribbon(layout, hash, secondary_id, scheme, unit_hashing, k, units)
             .and_then(|p| ribbon_sized(p, unit_bits))
             .map(|p| (p, num_keys));
@@ -658,6 +695,8 @@ pub(crate) fn parse_header(
         },
         seed: 0,
         slots: 0,
+        frac: 0,
+        upper: 0,
     };
     Ok((p, num_keys))
 }
@@ -678,7 +717,12 @@ fn parse_ribbon(
             "ribbon filter with scheme {scheme}, unit hashing {unit_hashing}, {units} units"
         ));
     }
-    if !(1..=ribbon::MAX_RESULT_BITS).contains(&r) {
+    let max_r = if layout == FilterLayout::Ribbon {
+        ribbon::wide::MAX_RESULT_BITS
+    } else {
+        ribbon::MAX_RESULT_BITS
+    };
+    if !(1..=max_r).contains(&r) {
         return Err(format!("bad ribbon result bits {r}"));
     }
     Ok(Params {
@@ -695,6 +739,8 @@ fn parse_ribbon(
         line_fields: blocked::V3_FIELDS_PER_VALUE,
         seed,
         slots: 0,
+        frac: 0,
+        upper: 0,
     })
 }
 
@@ -736,6 +782,8 @@ fn parse_ribbon_units(
         line_fields: blocked::V3_FIELDS_PER_VALUE,
         seed: 0,
         slots,
+        frac: 0,
+        upper: 0,
     })
 }
 
@@ -755,11 +803,37 @@ pub(crate) fn ribbon_sized(mut p: Params, unit_bits: u64) -> std::result::Result
     Ok(p)
 }
 
+/// `p` (a wide Ribbon's, `r = p.k`) at fraction `q` with `unit_bits` bits:
+/// `64 ·` [`ribbon::wide::words_for`] of some block count of at least 2.
+pub(crate) fn ribbon_wide_sized(
+    mut p: Params,
+    q: u8,
+    unit_bits: u64,
+) -> std::result::Result<Params, String> {
+    use ribbon::wide::{blocks_for_words, upper_blocks, BLOCK};
+    let bad = || {
+        format!(
+            "bad ribbon size {unit_bits} bits for {} + {q}/256 result bits",
+            p.k
+        )
+    };
+    if unit_bits == 0 || !unit_bits.is_multiple_of(64) {
+        return Err(bad());
+    }
+    let blocks = blocks_for_words(unit_bits / 64, p.k, q).ok_or_else(bad)?;
+    p.frac = q;
+    p.upper = upper_blocks(blocks, q);
+    p.unit_bits = unit_bits;
+    p.wpu = (unit_bits / 64) as usize;
+    p.slots = blocks * BLOCK;
+    Ok(p)
+}
+
 impl Bits {
     /// Bits from little-endian bytes (whole units of `p`'s layout).
     fn from_le(p: &Params, bytes: &[u8]) -> Bits {
         let words = words_from_le(bytes);
-        if p.layout == FilterLayout::Ribbon {
+        if p.layout.is_ribbon() {
             return Bits::Solution(words);
         }
         if p.layout == FilterLayout::Blocked {

@@ -308,18 +308,26 @@ pub enum FilterLayout {
     /// ElasticBF filter units: [`FilterOptions::units`] small Bloom filters of
     /// `b/units` bits per key each; a probe stops at the first unit saying no.
     Units,
-    /// Standard Ribbon filter (Dillinger & Walzer 2021) with 64-bit
-    /// coefficient rows, built from the stored digests and probed with the
-    /// lookup's one digest: `r = ⌊b / (1 + ε)⌋` result bits per slot over
-    /// `n (1 + ε)` slots, ε from 4% (10K keys) to 10% (1M keys), FPR ≈ 2^-r
-    /// (see [`crate::filter::ribbon`]). Index scheme, probe count and units
+    /// Standard Ribbon filter (Dillinger & Walzer 2021) with 128-bit
+    /// coefficient rows and fractional result bits (layout id 5), built from
+    /// the stored digests and probed with the lookup's one digest: `b` bits
+    /// per key spent exactly (any fraction) over `n (1 + ε)` slots, ε from
+    /// 1.5% (10K keys) to 3.5% (1M keys), FPR ≈ 2^-(b / (1 + ε)) (see
+    /// [`crate::filter::ribbon::wide`]). Index scheme, probe count and units
     /// do not apply.
     Ribbon,
-    /// ElasticBF units made of Ribbon filters: [`FilterOptions::units`]
-    /// Ribbon filters of `b / units` bits per key each, every one with its
-    /// own seed and `r = ⌊(b / units) / (1 + ε)⌋` result bits (rate `2^-r`
-    /// per unit, the product over the resident ones), loaded, dropped and
-    /// counted as Bloom units (see [`crate::filter::ribbon_units`]).
+    /// The first Ribbon layout (id 4): 64-bit coefficient rows, `r = ⌊b /
+    /// (1 + ε)⌋` whole result bits per slot, ε from 4% (10K keys) to 10% (1M
+    /// keys), FPR ≈ 2^-r (see [`crate::filter::ribbon`]). Files written with
+    /// it decode and answer as before; kept to be chosen for comparison.
+    Ribbon64,
+    /// ElasticBF units made of Ribbon filters (layout id 6):
+    /// [`FilterOptions::units`] 64-bit-row Ribbon filters (as
+    /// [`FilterLayout::Ribbon64`]'s) of `b / units` bits per key each, every
+    /// one with its own seed and `r = ⌊(b / units) / (1 + ε)⌋` result bits
+    /// (rate `2^-r` per unit, the product over the resident ones), loaded,
+    /// dropped and counted as Bloom units (see
+    /// [`crate::filter::ribbon_units`]).
     RibbonUnits,
 }
 
@@ -331,6 +339,7 @@ named_enum!(
         (Blocked, "blocked"),
         (Units, "units"),
         (Ribbon, "ribbon"),
+        (Ribbon64, "ribbon64"),
         (RibbonUnits, "ribbon-units")
     ]
 );
@@ -342,14 +351,24 @@ impl FilterLayout {
             FilterLayout::Bloom => 1,
             FilterLayout::Blocked => 2,
             FilterLayout::Units => 3,
-            FilterLayout::Ribbon => 4,
-            FilterLayout::RibbonUnits => 5,
+            FilterLayout::Ribbon64 => 4,
+            FilterLayout::Ribbon => 5,
+            FilterLayout::RibbonUnits => 6,
         }
     }
 
-    /// Whether filters of this layout are Ribbon filters (whole or units).
+    /// Whether the layout is a whole Ribbon filter (either width): one
+    /// digest per probe, no index scheme, probe count or units.
     pub fn is_ribbon(self) -> bool {
-        matches!(self, FilterLayout::Ribbon | FilterLayout::RibbonUnits)
+        matches!(self, FilterLayout::Ribbon | FilterLayout::Ribbon64)
+    }
+
+    /// Whether filters of this layout are made of Ribbon filters, whole
+    /// ([`is_ribbon`](Self::is_ribbon)) or units
+    /// ([`FilterLayout::RibbonUnits`]): one digest per probe, no index
+    /// scheme or probe count.
+    pub fn is_ribbon_family(self) -> bool {
+        self.is_ribbon() || self == FilterLayout::RibbonUnits
     }
 
     /// Whether filters of this layout are made of units (Bloom or Ribbon).
@@ -363,8 +382,9 @@ impl FilterLayout {
             1 => FilterLayout::Bloom,
             2 => FilterLayout::Blocked,
             3 => FilterLayout::Units,
-            4 => FilterLayout::Ribbon,
-            5 => FilterLayout::RibbonUnits,
+            4 => FilterLayout::Ribbon64,
+            5 => FilterLayout::Ribbon,
+            6 => FilterLayout::RibbonUnits,
             _ => return None,
         })
     }
@@ -664,10 +684,10 @@ impl FilterOptions {
     }
 
     /// The scheme the built filters use: independent when `sharing = none`,
-    /// else `scheme` (rotation, stored but unused, for the Ribbon layout,
-    /// which takes one digest whatever the sharing).
+    /// else `scheme` (rotation, stored but unused, for the Ribbon layouts,
+    /// which take one digest whatever the sharing).
     pub fn effective_scheme(&self) -> IndexScheme {
-        if self.layout.is_ribbon() {
+        if self.layout.is_ribbon_family() {
             IndexScheme::Rotation
         } else if self.sharing == HashSharing::None {
             IndexScheme::Independent
@@ -687,20 +707,29 @@ impl FilterOptions {
     }
 
     /// Probes per unit (per filter outside the units layout) of the built
-    /// filters, so that `probes × units ≤ 64`; for the Ribbon layout, the
-    /// result bits `r` of a file of [`super::ribbon::NOMINAL_KEYS`] keys
-    /// (each file's own depend on its key count; `num_probes` does not
+    /// filters, so that `probes × units ≤ 64`; for the Ribbon layouts, the
+    /// (base) result bits `r` of a file of [`super::ribbon::NOMINAL_KEYS`]
+    /// keys (each file's own depend on its key count; `num_probes` does not
     /// apply), and for the Ribbon-units layout each unit's.
     pub fn probes_per_unit(&self) -> u32 {
-        if self.layout == FilterLayout::Ribbon {
-            return super::ribbon::result_bits_for(self.bits_per_key, super::ribbon::NOMINAL_KEYS);
-        }
-        if self.layout == FilterLayout::RibbonUnits {
-            return super::ribbon_units::result_bits(
-                self.bits_per_key,
-                self.effective_units(),
-                super::ribbon::NOMINAL_KEYS,
-            );
+        let n = super::ribbon::NOMINAL_KEYS;
+        match self.layout {
+            FilterLayout::Ribbon64 => {
+                return super::ribbon::result_bits_for(self.bits_per_key, n);
+            }
+            FilterLayout::Ribbon => {
+                use super::ribbon::wide;
+                let slots = wide::slots_for(n, wide::epsilon_for(n));
+                return wide::result_bits_for(self.bits_per_key, n, slots).0;
+            }
+            FilterLayout::RibbonUnits => {
+                return super::ribbon_units::result_bits(
+                    self.bits_per_key,
+                    self.effective_units(),
+                    n,
+                );
+            }
+            _ => {}
         }
         let units = self.effective_units();
         let b = self.bits_per_key / f64::from(units);
@@ -736,6 +765,36 @@ mod tests {
             assert_eq!(l.to_string().parse::<FilterLayout>().unwrap(), l);
             assert_eq!(FilterLayout::from_id(l.id()), Some(l));
         }
+        // The ids files store: pinned (files of ids 1-5 decode unchanged).
+        let ids: Vec<(FilterLayout, u8)> = FilterLayout::ALL.iter().map(|&l| (l, l.id())).collect();
+        assert_eq!(
+            ids,
+            [
+                (FilterLayout::Bloom, 1),
+                (FilterLayout::Blocked, 2),
+                (FilterLayout::Units, 3),
+                (FilterLayout::Ribbon, 5),
+                (FilterLayout::Ribbon64, 4),
+                (FilterLayout::RibbonUnits, 6),
+            ]
+        );
+        assert_eq!(FilterLayout::from_id(0), None);
+        assert_eq!(FilterLayout::from_id(7), None);
+        let family: Vec<FilterLayout> = FilterLayout::ALL
+            .iter()
+            .copied()
+            .filter(|l| l.is_ribbon_family())
+            .collect();
+        assert_eq!(
+            family,
+            [
+                FilterLayout::Ribbon,
+                FilterLayout::Ribbon64,
+                FilterLayout::RibbonUnits
+            ]
+        );
+        assert!(!FilterLayout::RibbonUnits.is_ribbon());
+        assert!(FilterLayout::Ribbon64.is_ribbon() && FilterLayout::Ribbon.is_ribbon());
         for &u in UnitHashing::ALL {
             assert_eq!(u.to_string().parse::<UnitHashing>().unwrap(), u);
             assert_eq!(UnitHashing::from_id(u.id()), Some(u));

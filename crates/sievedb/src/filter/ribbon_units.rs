@@ -10,7 +10,7 @@
 //! `j` with its one digest remixed with the salt of `j` and the unit's seed.
 //!
 //! A unit's bits, in memory and in its block on disk, are its solution
-//! (`slots / 64 · r` words, interleaved column-major as the Ribbon layout's)
+//! (`slots / 64 · r` words, interleaved column-major as the Ribbon64 layout's)
 //! followed by one word holding its seed (`0..=255`): `unit_bits =
 //! slots · r + 64`. Units are loaded, dropped and counted as Bloom units
 //! are: whole words per unit, the first `n` resident.
@@ -181,6 +181,8 @@ mod tests {
             line_fields: 0,
             seed: 0,
             slots: s,
+            frac: 0,
+            upper: 0,
         };
         assert_eq!(words.len(), p.wpu * units as usize);
         check_seeds(&words, p.wpu).unwrap();

@@ -214,6 +214,7 @@ mod tests {
             (FilterLayout::Bloom, 1),
             (FilterLayout::Blocked, 1),
             (FilterLayout::Ribbon, 1),
+            (FilterLayout::Ribbon64, 1),
             (FilterLayout::RibbonUnits, 5),
         ] {
             let f = built(layout_kind, units, 3000);

@@ -87,19 +87,59 @@ pub fn ribbon_fpr(r: u32, n: u64) -> f64 {
     (0.5f64.powi(i32::try_from(r).unwrap_or(i32::MAX)) + collision).min(1.0)
 }
 
+/// Wide Ribbon (layout id 5) over `n` keys in `slots` slots with `r` base
+/// result bits and `upper` blocks of `r + 1` columns: an absent key starting
+/// below slot `64 · (upper − 2)` is checked on `r + 1` bits, the others on
+/// `r`, starts uniform over `slots − 127`: `f · 2^-(r+1) + (1 − f) · 2^-r`
+/// plus `n · 2^-64` for digest collisions.
+pub fn ribbon_wide_fpr(r: u32, slots: u64, upper: u64, n: u64) -> f64 {
+    let starts = slots.saturating_sub(127).max(1) as f64;
+    let high = (upper.saturating_sub(2) * 64) as f64;
+    let f = (high / starts).min(1.0);
+    let p = 0.5f64.powi(i32::try_from(r).unwrap_or(i32::MAX));
+    (f * p / 2.0 + (1.0 - f) * p + n as f64 * 0.5f64.powi(64)).min(1.0)
+}
+
+/// Ribbon units (layout id 6) of `r` result bits each over `n` keys with
+/// `enabled` of them probed: the units see independently remixed digests, so
+/// their rates multiply, `2^-(r · enabled)`, plus `n · 2^-64` for a digest
+/// equal to a key's (which every unit then accepts).
+pub fn ribbon_units_fpr(r: u32, enabled: u32, n: u64) -> f64 {
+    let bits = u64::from(r) * u64::from(enabled);
+    let collision = n as f64 * 0.5f64.powi(64);
+    (0.5f64.powi(i32::try_from(bits).unwrap_or(i32::MAX)) + collision).min(1.0)
+}
+
 /// Theoretical FPR of `layout` at `bits_per_key` bits per key (in total, over
 /// all units) with `k` probes (per unit for the units layout) and `units` units
-/// (ignored unless the layout is units; all of them probed). For the Ribbon
-/// layout `k` is the result bits `r` and the bits per key do not matter; for
-/// Ribbon units `k` is each unit's `r`.
+/// (ignored unless the layout is units; all of them probed). For the 64-bit
+/// Ribbon layout `k` is the result bits `r` and the bits per key do not
+/// matter; for Ribbon units `k` is each unit's `r`; for the wide Ribbon `k`
+/// does not matter: its result bits are the bits per key spread over the
+/// slots of a file of [`crate::filter::ribbon::NOMINAL_KEYS`] keys
+/// ([`ribbon_wide_fpr_for`]).
 pub fn theoretical_fpr(layout: FilterLayout, bits_per_key: f64, k: u32, units: u32) -> f64 {
     match layout {
         FilterLayout::Bloom => bloom_fpr(bits_per_key, k),
         FilterLayout::Blocked => blocked_fpr(bits_per_key, k),
         FilterLayout::Units => units_fpr(bits_per_key, units.max(1), k, units.max(1)),
-        FilterLayout::Ribbon => ribbon_fpr(k, 0),
-        FilterLayout::RibbonUnits => ribbon_fpr(k, 0).powf(f64::from(units.max(1))),
+        FilterLayout::Ribbon64 => ribbon_fpr(k, 0),
+        FilterLayout::Ribbon => {
+            ribbon_wide_fpr_for(bits_per_key, crate::filter::ribbon::NOMINAL_KEYS)
+        }
+        FilterLayout::RibbonUnits => ribbon_units_fpr(k, units.max(1), 0),
     }
+}
+
+/// Wide Ribbon at `bits_per_key` over `n` keys, sized as the builder sizes
+/// it when the first seed bands (`ε(n)`, [`crate::filter::ribbon::wide`]):
+/// [`ribbon_wide_fpr`] of its `r`, slots and upper blocks.
+pub fn ribbon_wide_fpr_for(bits_per_key: f64, n: usize) -> f64 {
+    use crate::filter::ribbon::wide;
+    let slots = wide::slots_for(n, wide::epsilon_for(n));
+    let (r, q) = wide::result_bits_for(bits_per_key, n, slots);
+    let upper = wide::upper_blocks(slots / wide::BLOCK, q);
+    ribbon_wide_fpr(r, slots, upper, n as u64)
 }
 
 #[cfg(test)]

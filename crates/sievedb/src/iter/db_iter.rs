@@ -12,14 +12,41 @@ use std::sync::Arc;
 use super::user_cursor::UserCursor;
 use super::{MergingIterator, Pin};
 use crate::error::Result;
+use crate::filter::prefix::{prefix_of, PrefixExtractor};
 use crate::key::SeqNo;
 use crate::merge::MergeOperator;
 use crate::range_del::Fragments;
 use crate::ttl::Expiry;
 
 /// Builds a fresh merged cursor over the data an iterator reads (the same
-/// pinned memtables and version every time).
-pub(crate) type CursorFactory = Box<dyn Fn() -> MergingIterator + Send + Sync>;
+/// pinned memtables and version every time); with a prefix, the cursor
+/// leaves out the memtables and files whose prefix filter rules it out
+/// (the caller bounds the cursor within the keys of that prefix).
+pub(crate) type CursorFactory = Box<dyn Fn(Option<&[u8]>) -> MergingIterator + Send + Sync>;
+
+/// What an iterator knows of the prefixes of its keys.
+struct PrefixMode {
+    extractor: Arc<dyn PrefixExtractor>,
+    /// Seeks keep to their target's prefix
+    /// ([`crate::ReadOptions::prefix_same_as_start`]).
+    same_as_start: bool,
+    /// The prefix every key of the iterator's own bounds has, if one does.
+    of_bounds: Option<Vec<u8>>,
+}
+
+/// The range an iterator's cursors are made for: the iterator's bounds, or
+/// after a `prefix_same_as_start` seek those of the target's prefix.
+#[derive(Clone, PartialEq, Eq, Debug)]
+struct Scope {
+    lower: Bound<Vec<u8>>,
+    upper: Bound<Vec<u8>>,
+    /// The prefix whose filters the cursors consult (`None`: none).
+    filter: Option<Vec<u8>>,
+    /// Yield only keys of this prefix (a prefix whose keys are not all the
+    /// keys starting with it, see
+    /// [`PrefixExtractor::same_result_when_appended`]).
+    only: Option<Vec<u8>>,
+}
 
 /// Where one end of a [`DbIterator`] stands.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -147,6 +174,10 @@ pub struct DbIterator {
     seq: SeqNo,
     lower: Bound<Vec<u8>>,
     upper: Bound<Vec<u8>>,
+    /// Where the cursors are made (the bounds, unless a prefix seek narrowed them).
+    scope: Scope,
+    /// The prefix extractor, when one is set.
+    prefix: Option<PrefixMode>,
     front: Option<End>,
     back: Option<End>,
     /// The two ends met, or one of them ran out: `Iterator` steps yield
@@ -172,6 +203,13 @@ impl DbIterator {
         DbIterator {
             factory,
             seq,
+            scope: Scope {
+                lower: lower.clone(),
+                upper: upper.clone(),
+                filter: None,
+                only: None,
+            },
+            prefix: None,
             lower,
             upper,
             front: None,
@@ -201,13 +239,103 @@ impl DbIterator {
         self.expiry = Some(e);
     }
 
+    /// Uses the prefix filters under `extractor` (set before the first
+    /// step): for every cursor when every key of the bounds has one prefix
+    /// (`Db::prefix`, bounds within one prefix), and for each seek's target
+    /// prefix when `same_as_start`.
+    pub(crate) fn set_prefix_extractor(
+        &mut self,
+        extractor: Arc<dyn PrefixExtractor>,
+        same_as_start: bool,
+    ) {
+        let of_bounds = bounds_prefix(extractor.as_ref(), &self.lower, &self.upper);
+        self.scope.filter.clone_from(&of_bounds);
+        self.prefix = Some(PrefixMode {
+            extractor,
+            same_as_start,
+            of_bounds,
+        });
+    }
+
+    /// The scope of a seek to `target` (`None`: not a prefix seek, the
+    /// iterator's bounds).
+    fn scope_for(&self, target: Option<&[u8]>) -> Scope {
+        let base = Scope {
+            lower: self.lower.clone(),
+            upper: self.upper.clone(),
+            filter: self.prefix.as_ref().and_then(|m| m.of_bounds.clone()),
+            only: None,
+        };
+        let (Some(m), Some(t)) = (&self.prefix, target) else {
+            return base;
+        };
+        if !m.same_as_start {
+            return base;
+        }
+        let Some(p) = prefix_of(m.extractor.as_ref(), t) else {
+            return base;
+        };
+        let whole = m.extractor.same_result_when_appended(p);
+        Scope {
+            lower: max_lower(&self.lower, p),
+            upper: match prefix_successor(p) {
+                Some(s) => min_upper(&self.upper, s),
+                None => self.upper.clone(),
+            },
+            filter: Some(p.to_vec()),
+            only: (!whole).then(|| p.to_vec()),
+        }
+    }
+
+    /// Makes `scope` the iterator's, dropping cursors made for another.
+    fn enter(&mut self, scope: Scope) {
+        if scope != self.scope {
+            self.scope = scope;
+            self.front = None;
+            self.back = None;
+        }
+    }
+
+    /// Whether `key` may be yielded in the current scope.
+    fn in_scope(&self, key: &[u8]) -> bool {
+        match (&self.scope.only, &self.prefix) {
+            (Some(p), Some(m)) => prefix_of(m.extractor.as_ref(), key) == Some(p.as_slice()),
+            _ => true,
+        }
+    }
+
+    /// Whether the entry under `end` (a valid one) may be yielded.
+    fn end_in_scope(&self, end: Option<&End>) -> bool {
+        end.is_none_or(|e| self.in_scope(e.cursor.key()))
+    }
+
+    /// Moves the front cursor past keys out of the scope (forward or back).
+    fn skip_out_of_scope(&mut self, forward: bool) -> Result<()> {
+        if self.scope.only.is_none() {
+            return Ok(());
+        }
+        loop {
+            let Some(f) = &self.front else { return Ok(()) };
+            if !f.cursor.valid() || self.in_scope(f.cursor.key()) {
+                return Ok(());
+            }
+            #[expect(clippy::expect_used, reason = "checked just above")]
+            let c = &mut self.front.as_mut().expect("front").cursor;
+            let r = if forward { c.next() } else { c.prev() };
+            if let Err(e) = r {
+                c.valid = false;
+                return Err(e);
+            }
+        }
+    }
+
     fn make_end(&self) -> End {
         End {
             cursor: UserCursor::new(
-                (self.factory)(),
+                (self.factory)(self.scope.filter.as_deref()),
                 self.seq,
-                self.lower.clone(),
-                self.upper.clone(),
+                self.scope.lower.clone(),
+                self.scope.upper.clone(),
                 self.range_dels.clone(),
                 self.merge.clone(),
                 self.expiry,
@@ -243,24 +371,34 @@ impl DbIterator {
 
     /// Positions the cursor on the first key of the range.
     pub fn seek_to_first(&mut self) -> Result<()> {
+        self.enter(self.scope_for(None));
         self.reposition(|c| c.seek_to_first())
     }
 
     /// Positions the cursor on the last key of the range.
     pub fn seek_to_last(&mut self) -> Result<()> {
+        self.enter(self.scope_for(None));
         self.reposition(|c| c.seek_to_last())
     }
 
-    /// Positions the cursor on the first key `>= key` (within the range).
+    /// Positions the cursor on the first key `>= key` (within the range;
+    /// with [`prefix_same_as_start`](crate::ReadOptions::prefix_same_as_start),
+    /// within `key`'s prefix).
     pub fn seek(&mut self, key: impl AsRef<[u8]>) -> Result<()> {
         let key = key.as_ref();
-        self.reposition(|c| c.seek(key))
+        self.enter(self.scope_for(Some(key)));
+        self.reposition(|c| c.seek(key))?;
+        self.skip_out_of_scope(true)
     }
 
-    /// Positions the cursor on the last key `<= key` (within the range).
+    /// Positions the cursor on the last key `<= key` (within the range;
+    /// with [`prefix_same_as_start`](crate::ReadOptions::prefix_same_as_start),
+    /// within `key`'s prefix).
     pub fn seek_for_prev(&mut self, key: impl AsRef<[u8]>) -> Result<()> {
         let key = key.as_ref();
-        self.reposition(|c| c.seek_for_prev(key))
+        self.enter(self.scope_for(Some(key)));
+        self.reposition(|c| c.seek_for_prev(key))?;
+        self.skip_out_of_scope(false)
     }
 
     /// Whether the cursor is on an entry (false before the first seek or step).
@@ -327,17 +465,20 @@ impl DbIterator {
         if self.done {
             return Ok(false);
         }
-        let end = self.front();
-        let stepped = if forward {
-            end.step_forward()
-        } else {
-            end.step_backward()
-        };
-        let ok = match stepped {
-            Ok(ok) => ok,
-            Err(e) => {
-                self.done = true;
-                return Err(e);
+        let ok = loop {
+            let end = self.front();
+            let stepped = if forward {
+                end.step_forward()
+            } else {
+                end.step_backward()
+            };
+            match stepped {
+                Ok(true) if !self.end_in_scope(self.front.as_ref()) => continue,
+                Ok(ok) => break ok,
+                Err(e) => {
+                    self.done = true;
+                    return Err(e);
+                }
             }
         };
         if !ok || (forward && self.met_back()) {
@@ -388,13 +529,16 @@ impl DbIterator {
                 Some(self.make_end())
             };
         }
-        #[expect(clippy::expect_used, reason = "made just above when there was none")]
-        let stepped = self.back.as_mut().expect("made").step_backward();
-        let ok = match stepped {
-            Ok(ok) => ok,
-            Err(e) => {
-                self.done = true;
-                return Err(e);
+        let ok = loop {
+            #[expect(clippy::expect_used, reason = "made just above when there was none")]
+            let stepped = self.back.as_mut().expect("made").step_backward();
+            match stepped {
+                Ok(true) if !self.end_in_scope(self.back.as_ref()) => continue,
+                Ok(ok) => break ok,
+                Err(e) => {
+                    self.done = true;
+                    return Err(e);
+                }
             }
         };
         if !ok || self.met_front() {
@@ -435,6 +579,46 @@ impl DoubleEndedIterator for DbIterator {
 }
 
 impl std::iter::FusedIterator for DbIterator {}
+
+/// The prefix every key within `lower..upper` has under `x`, if one does:
+/// the lower bound's prefix `p`, when every key starting with `p` has it
+/// and the upper bound is at most the end of the keys starting with `p`.
+fn bounds_prefix(
+    x: &dyn PrefixExtractor,
+    lower: &Bound<Vec<u8>>,
+    upper: &Bound<Vec<u8>>,
+) -> Option<Vec<u8>> {
+    let (Bound::Included(k) | Bound::Excluded(k)) = lower else {
+        return None;
+    };
+    let p = prefix_of(x, k)?;
+    if !x.same_result_when_appended(p) {
+        return None;
+    }
+    let within = match (prefix_successor(p), upper) {
+        (None, _) => true,
+        (Some(s), Bound::Excluded(u)) => *u <= s,
+        (Some(s), Bound::Included(u)) => *u < s,
+        (Some(_), Bound::Unbounded) => false,
+    };
+    within.then(|| p.to_vec())
+}
+
+/// The larger of lower bound `b` and `Included(p)`.
+fn max_lower(b: &Bound<Vec<u8>>, p: &[u8]) -> Bound<Vec<u8>> {
+    match b {
+        Bound::Included(k) | Bound::Excluded(k) if k.as_slice() >= p => b.clone(),
+        _ => Bound::Included(p.to_vec()),
+    }
+}
+
+/// The smaller of upper bound `b` and `Excluded(s)`.
+fn min_upper(b: &Bound<Vec<u8>>, s: Vec<u8>) -> Bound<Vec<u8>> {
+    match b {
+        Bound::Included(k) | Bound::Excluded(k) if *k < s => b.clone(),
+        _ => Bound::Excluded(s),
+    }
+}
 
 /// The smallest key greater than every key starting with `prefix`, if any:
 /// trailing 0xFF bytes are dropped and the last byte left is incremented.

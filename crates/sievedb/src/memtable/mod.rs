@@ -14,6 +14,7 @@ use parking_lot::RwLock;
 use self::skiplist::{Cursor, SkipList};
 use crate::batch::{BatchEntry, EntryKind};
 use crate::error::Result;
+use crate::filter::prefix::MemtablePrefixFilter;
 use crate::filter::{KeyProbe, MemtableFilter};
 use crate::iter::InternalIterator;
 use crate::key::{self, Kind, SeqNo};
@@ -54,6 +55,9 @@ pub struct Memtable {
     /// Filter over the user keys inserted, if enabled. Invariant: a key is in
     /// the filter before its entry is in the list.
     filter: Option<MemtableFilter>,
+    /// Filter over the prefixes of the user keys inserted, if a prefix
+    /// extractor is set (same invariant as `filter`).
+    prefix_filter: Option<MemtablePrefixFilter>,
     /// Range tombstones, kept beside the list sorted by start (see
     /// [`range_del::sort`]); reads look at them only when `has_range_dels`.
     range_dels: RwLock<Vec<RangeTombstone>>,
@@ -81,11 +85,35 @@ impl Memtable {
             list: SkipList::new(key::compare),
             wal_number: AtomicU64::new(wal_number),
             filter,
+            prefix_filter: None,
             range_dels: RwLock::new(Vec::new()),
             has_range_dels: AtomicBool::new(false),
             range_del_bytes: AtomicUsize::new(0),
             sealed_seq: AtomicU64::new(0),
         }
+    }
+
+    /// The memtable with `f` over the prefixes of the keys inserted from now
+    /// on (set while it is empty).
+    #[must_use]
+    pub fn with_prefix_filter(mut self, f: Option<MemtablePrefixFilter>) -> Self {
+        debug_assert!(self.is_empty());
+        self.prefix_filter = f;
+        self
+    }
+
+    /// Whether the memtable may hold a key of `probe`'s prefix under the
+    /// extractor named `extractor`: false only when its prefix filter rules
+    /// the prefix out (a memtable of no entry, range tombstones aside, holds
+    /// none).
+    #[inline]
+    pub fn may_contain_prefix(&self, extractor: &str, probe: &mut KeyProbe<'_>) -> bool {
+        if self.list.is_empty() {
+            return false;
+        }
+        self.prefix_filter
+            .as_ref()
+            .is_none_or(|f| f.may_contain(extractor, probe))
     }
 
     /// Records that the memtable is frozen with the database at sequence
@@ -169,6 +197,9 @@ impl Memtable {
     pub fn insert(&self, seq: SeqNo, kind: Kind, user_key: &[u8], value: &[u8]) {
         if let Some(f) = &self.filter {
             // Before the list insert, which publishes the entry (release).
+            f.insert_key(user_key);
+        }
+        if let Some(f) = &self.prefix_filter {
             f.insert_key(user_key);
         }
         let trailer = key::trailer(seq, kind as u8).to_le_bytes();

@@ -1,6 +1,6 @@
 //! What opening an SST reads from its file and keeps in memory: the index
-//! block and its fences, the properties, the range tombstones and the
-//! filter index (never the filter's units). It is shared by every open of
+//! block and its fences, the properties, the range tombstones, the
+//! filter index (never the filter's units) and the prefix filter. It is shared by every open of
 //! the file, so a table-cache miss on a file whose metadata is still held
 //! (the table cache's metadata cache) opens the file and reads nothing.
 //!
@@ -19,6 +19,7 @@ use super::fences::IndexFences;
 use super::reader::TableReader;
 use super::{BlockHandle, Footer, Properties, FOOTER_LEN, TRAILER_LEN};
 use crate::error::{Error, Result};
+use crate::filter::prefix::PrefixFilter;
 use crate::filter::FilterIndex;
 use crate::io::RandomAccessFile;
 use crate::range_del::{Fragments, RangeTombstone};
@@ -46,6 +47,9 @@ pub struct TableMeta {
     /// when the index is not all restart points).
     pub(super) fences: Option<IndexFences>,
     pub(super) filter: Option<Arc<FilterIndex>>,
+    /// The prefix filter, resident while the metadata is (small: one
+    /// digest per distinct prefix).
+    pub(super) prefix_filter: Option<Arc<PrefixFilter>>,
     pub(super) props: Properties,
     /// Offset just past the last data block (data blocks come first in the
     /// file: the filter section, or else the properties block, follows them).
@@ -149,6 +153,17 @@ impl TableMeta {
                 .map_err(|d| corrupt(format!("filter: {d}")))?;
             meta.filter = Some(Arc::new(index));
         }
+        let h = meta.props.prefix_filter_block;
+        if h.size > 0 {
+            if !h.fits(body) {
+                return Err(corrupt(
+                    "prefix filter block beyond the end of the file".into(),
+                ));
+            }
+            let f = PrefixFilter::decode(&read(h)?).map_err(corrupt)?;
+            meta.prefix_filter = Some(Arc::new(f));
+            meta.data_end = meta.data_end.min(h.offset);
+        }
         meta.read_bytes = held;
         bump(&counters.table_open_reads, reads);
         bump(&counters.table_open_bytes, bytes);
@@ -165,6 +180,7 @@ impl TableMeta {
             index: Arc::new(Block::new(vec![0, 0, 0, 0, 1, 0, 0, 0]).expect("empty block")),
             fences: None,
             filter: None,
+            prefix_filter: None,
             props: Properties::default(),
             data_end: 0,
             range_dels: Vec::new(),

@@ -4,6 +4,8 @@
 //! ```text
 //! data block 0 | trailer … data block n | trailer
 //! filter section | trailer        (absent when filters are off: zero handle)
+//! prefix filter | trailer         (absent without a prefix extractor; its
+//!                                  handle is in the properties)
 //! properties block | trailer
 //! index block | trailer           (one fence pointer per data block)
 //! footer (64 bytes)

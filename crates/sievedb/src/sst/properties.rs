@@ -9,7 +9,11 @@
 //! range-tombstone block (see [`crate::range_del::encode_block`]), then
 //! (optional: absent in files of the default keyspace and in files written
 //! before keyspaces, read as the default keyspace) `keyspace: varint` and the
-//! keyspace's length-prefixed UTF-8 name, which repair rebuilds keyspaces from.
+//! keyspace's length-prefixed UTF-8 name, which repair rebuilds keyspaces from
+//! (written with id 0 and an empty name when a prefix filter follows), then
+//! (optional: absent in files without a prefix filter) varints
+//! `prefix_filter_offset, prefix_filter_size`, the handle of the prefix
+//! filter block (see [`crate::filter::prefix`]).
 
 use crate::coding::{put_bytes, put_varint, Reader};
 
@@ -44,6 +48,8 @@ pub struct Properties {
     pub keyspace: u32,
     /// That keyspace's name (empty for the default one).
     pub keyspace_name: String,
+    /// The prefix filter block (zero handle: the file has none).
+    pub prefix_filter_block: super::BlockHandle,
 }
 
 impl Properties {
@@ -71,9 +77,14 @@ impl Properties {
         ] {
             put_varint(&mut b, v);
         }
-        if self.keyspace != 0 {
+        let prefix = self.prefix_filter_block;
+        if self.keyspace != 0 || prefix.size != 0 {
             put_varint(&mut b, u64::from(self.keyspace));
             put_bytes(&mut b, self.keyspace_name.as_bytes());
+        }
+        if prefix.size != 0 {
+            put_varint(&mut b, prefix.offset);
+            put_varint(&mut b, prefix.size);
         }
         b
     }
@@ -105,13 +116,26 @@ impl Properties {
         }
         if r.remaining() > 0 {
             let id = r.varint().ok_or_else(bad)?;
-            p.keyspace = u32::try_from(id)
-                .ok()
-                .filter(|&id| id > 0)
-                .ok_or_else(|| format!("bad keyspace id {id}"))?;
+            p.keyspace = u32::try_from(id).map_err(|_| format!("bad keyspace id {id}"))?;
             p.keyspace_name = std::str::from_utf8(r.bytes().ok_or_else(bad)?)
                 .map_err(|_| "keyspace name is not UTF-8".to_string())?
                 .to_string();
+            if p.keyspace == 0 && !p.keyspace_name.is_empty() {
+                return Err("the default keyspace has a name".into());
+            }
+        }
+        if r.remaining() > 0 {
+            p.prefix_filter_block.offset = r.varint().ok_or_else(bad)?;
+            p.prefix_filter_block.size = r.varint().ok_or_else(bad)?;
+            if p.prefix_filter_block.size == 0 {
+                return Err("empty prefix filter block".into());
+            }
+        }
+        if r.remaining() > 0 {
+            return Err(format!(
+                "{} stray bytes in the properties block",
+                r.remaining()
+            ));
         }
         if p.entries > 0 && (p.smallest.len() < 8 || p.largest.len() < 8) {
             return Err("properties key range malformed".into());
@@ -152,5 +176,32 @@ mod tests {
         assert_eq!(Properties::decode(&ob[..ob.len() - 3]).unwrap(), old);
         assert_eq!(&ob[..ob.len() - 3], &b[..b.len() - 4]);
         assert!(Properties::decode(&b[..b.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn prefix_filter_handle_round_trips_in_either_keyspace() {
+        for (keyspace, name) in [(0, ""), (3, "ks")] {
+            let p = Properties {
+                entries: 1,
+                smallest: vec![b'a'; 9],
+                largest: vec![b'z'; 9],
+                keyspace,
+                keyspace_name: name.to_string(),
+                prefix_filter_block: BlockHandle {
+                    offset: 300,
+                    size: 70,
+                },
+                ..Properties::default()
+            };
+            let b = p.encode();
+            assert_eq!(Properties::decode(&b).unwrap(), p);
+            // Without it the block ends where it did before prefix filters.
+            let none = Properties {
+                prefix_filter_block: BlockHandle::default(),
+                ..p.clone()
+            };
+            assert_eq!(Properties::decode(&none.encode()).unwrap(), none);
+            assert!(Properties::decode(&b[..b.len() - 1]).is_err());
+        }
     }
 }

@@ -1,4 +1,7 @@
-//! Writes an SST section by section: data blocks, filter, properties, index, footer.
+//! Writes an SST section by section: data blocks, filter, prefix filter,
+//! properties, index, footer.
+
+use std::sync::Arc;
 
 use super::block::BlockBuilder;
 use super::{
@@ -7,6 +10,7 @@ use super::{
 };
 use crate::coding::put_varint;
 use crate::error::Result;
+use crate::filter::prefix::{PrefixExtractor, PrefixFilterBuilder};
 use crate::filter::section::unit_padding;
 use crate::filter::{Filter, FilterBuilder, FilterIndex, FilterOptions};
 use crate::io::WritableFile;
@@ -23,6 +27,10 @@ pub struct TableWriter {
     data: BlockBuilder,
     index: BlockBuilder,
     filter: Option<FilterBuilder>,
+    /// The prefixes of the keys, when a prefix extractor is set.
+    prefix: Option<PrefixFilterBuilder>,
+    /// The key filter's options (the prefix filter derives its own).
+    filter_opts: FilterOptions,
     props: Properties,
     last_user_key: Vec<u8>,
     scratch: Vec<u8>,
@@ -65,6 +73,8 @@ impl TableWriter {
             filter: filter
                 .enabled()
                 .then(|| FilterBuilder::new(&filter.for_level(level))),
+            prefix: None,
+            filter_opts: filter.clone(),
             props: Properties {
                 level: level as u32,
                 bits_per_key: if filter.enabled() {
@@ -97,6 +107,12 @@ impl TableWriter {
         };
     }
 
+    /// Builds a prefix filter of the keys' prefixes under `extractor` (see
+    /// [`crate::filter::prefix`]); call before the first [`add`](Self::add).
+    pub fn set_prefix_extractor(&mut self, extractor: Option<Arc<dyn PrefixExtractor>>) {
+        self.prefix = extractor.map(|x| PrefixFilterBuilder::new(x, &self.filter_opts));
+    }
+
     /// Adds an entry; internal keys must strictly increase.
     pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
         debug_assert!(
@@ -111,6 +127,9 @@ impl TableWriter {
             if let Some(f) = &mut self.filter {
                 f.add(user_key);
                 self.props.filter_keys += 1;
+            }
+            if let Some(p) = &mut self.prefix {
+                p.add(user_key);
             }
             self.last_user_key.clear();
             self.last_user_key.extend_from_slice(user_key);
@@ -281,6 +300,12 @@ impl TableWriter {
             Some(f) if !f.is_empty() => self.write_filter(&f.build())?,
             _ => BlockHandle::default(),
         };
+        if let Some(p) = self.prefix.take() {
+            if !p.is_empty() {
+                self.props.prefix_filter_block =
+                    self.write_block(&p.finish(), Compression::None)?;
+            }
+        }
         self.write_range_dels()?;
         let props = self.props.encode();
         let properties = self.write_block(&props, Compression::None)?;

@@ -100,6 +100,9 @@ pub struct Counters {
     pub table_opens: AtomicU64,
     pub table_open_reads: AtomicU64,
     pub table_open_bytes: AtomicU64,
+    pub prefix_seeks: AtomicU64,
+    pub prefix_seek_digests: AtomicU64,
+    pub prefix_filter_skips: AtomicU64,
     pub write_slowdowns: AtomicU64,
     pub write_slowdown_micros: AtomicU64,
     pub write_stops: AtomicU64,
@@ -146,6 +149,9 @@ impl Counters {
             table_opens: AtomicU64::new(0),
             table_open_reads: AtomicU64::new(0),
             table_open_bytes: AtomicU64::new(0),
+            prefix_seeks: AtomicU64::new(0),
+            prefix_seek_digests: AtomicU64::new(0),
+            prefix_filter_skips: AtomicU64::new(0),
             write_slowdowns: AtomicU64::new(0),
             write_slowdown_micros: AtomicU64::new(0),
             write_stops: AtomicU64::new(0),
@@ -258,6 +264,9 @@ impl Counters {
         s.table_opens = get(&self.table_opens);
         s.table_open_reads = get(&self.table_open_reads);
         s.table_open_bytes = get(&self.table_open_bytes);
+        s.prefix_seeks = get(&self.prefix_seeks);
+        s.prefix_seek_digests = get(&self.prefix_seek_digests);
+        s.prefix_filter_skips = get(&self.prefix_filter_skips);
         s.write_slowdowns = get(&self.write_slowdowns);
         s.write_slowdown_micros = get(&self.write_slowdown_micros);
         s.write_stops = get(&self.write_stops);

@@ -180,6 +180,16 @@ pub struct Stats {
     pub table_open_reads: u64,
     /// Bytes the table opens read.
     pub table_open_bytes: u64,
+    /// Iterator seeks that consulted the prefix filters (see
+    /// [`crate::Options::prefix_extractor`]): one per cursor made over one
+    /// prefix.
+    pub prefix_seeks: u64,
+    /// Prefix digests those seeks computed: one per seek, for every level,
+    /// under `levels` hash sharing.
+    pub prefix_seek_digests: u64,
+    /// Files and memtables those seeks skipped because their prefix filter
+    /// ruled the prefix out (none of their blocks read).
+    pub prefix_filter_skips: u64,
     /// The filter allocator's estimate of the data block reads false positives
     /// cost, ElasticBF's `E[Extra_IO] = Σ f_i·fp_i` over live files, `f_i`
     /// the file's (decayed) access count and `fp_i` the theoretical
@@ -259,6 +269,9 @@ impl Stats {
             table_opens,
             table_open_reads,
             table_open_bytes,
+            prefix_seeks,
+            prefix_seek_digests,
+            prefix_filter_skips,
             memtable_filter_probes,
             memtable_filter_negatives,
             write_slowdowns,

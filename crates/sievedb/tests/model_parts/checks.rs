@@ -330,3 +330,67 @@ pub fn check_checkpoint(
     );
     std::fs::remove_dir_all(&cp).unwrap();
 }
+
+/// Seeks with `prefix_same_as_start` (when the database has a prefix
+/// extractor), forward and backward, optionally from a snapshot: they yield
+/// the model's keys of the target's prefix from the target on (every key
+/// from it on when the target is out of the extractor's domain).
+pub fn check_prefix_seek(
+    rng: &mut SmallRng,
+    d: &Db,
+    model: &Model,
+    snapshots: &[(Snapshot, Model, usize)],
+    ctx: &str,
+    record: &dyn Fn(String),
+) {
+    let Some(x) = d.options().prefix_extractor.clone() else {
+        return;
+    };
+    let t = if !model.is_empty() && rng.gen_bool(0.5) {
+        let n = rng.gen_range(0..model.len());
+        let k = model.keys().nth(n).expect("nth key");
+        k[..rng.gen_range(0..=k.len().min(7))].to_vec()
+    } else {
+        gen_key(rng)
+    };
+    let mut ro = ReadOptions::default().prefix_same_as_start(true);
+    let mut seen = model;
+    let mut desc = String::new();
+    if !snapshots.is_empty() && rng.gen_bool(0.3) {
+        let (snap, smodel, at) = &snapshots[rng.gen_range(0..snapshots.len())];
+        ro = ro.snapshot(snap);
+        seen = smodel;
+        desc.push_str(&format!("snapshot@{at} "));
+    }
+    record(format!("  prefix seek {desc}{}", show(&t)));
+    let ctx = format!("{ctx} prefix seek {desc}{}", show(&t));
+    let p = sievedb::filter::prefix::prefix_of(x.as_ref(), &t).map(<[u8]>::to_vec);
+    let keeps = |k: &[u8]| {
+        p.as_deref()
+            .is_none_or(|p| sievedb::filter::prefix::prefix_of(x.as_ref(), k) == Some(p))
+    };
+    let mut it = d
+        .iter_opt(&ro)
+        .unwrap_or_else(|e| panic!("{ctx}: creating iterator failed: {e}"));
+    it.seek(&t).unwrap_or_else(|e| panic!("{ctx} seek: {e}"));
+    let mut got = Vec::new();
+    while let Some((k, v)) = it.next_ref().unwrap_or_else(|e| panic!("{ctx} next: {e}")) {
+        got.push((k.to_vec(), v.to_vec()));
+    }
+    assert_same_items(
+        &got,
+        seen.range(t.clone()..).filter(|(k, _)| keeps(k)),
+        &ctx,
+    );
+    it.seek_for_prev(&t)
+        .unwrap_or_else(|e| panic!("{ctx} seek_for_prev: {e}"));
+    let mut got = Vec::new();
+    while let Some((k, v)) = it.prev_ref().unwrap_or_else(|e| panic!("{ctx} prev: {e}")) {
+        got.push((k.to_vec(), v.to_vec()));
+    }
+    assert_same_items(
+        &got,
+        seen.range(..=t.clone()).rev().filter(|(k, _)| keeps(k)),
+        &format!("{ctx} backward"),
+    );
+}

@@ -257,6 +257,9 @@ pub(crate) fn num_label(v: f64) -> String {
         format!("{v:.0}")
     } else if a >= 1.0 {
         format!("{v:.1}")
+    } else if a < 0.001 {
+        // Small rates on a log axis: 0.0001 would print as 0 below.
+        format!("{v:.0e}")
     } else {
         let s = format!("{v:.3}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -283,6 +286,7 @@ mod tests {
         assert_eq!(num_label(0.8), "0.8");
         assert_eq!(num_label(0.853), "0.853");
         assert_eq!(num_label(-19.5), "-19.5");
+        assert_eq!(num_label(0.0001), "1e-4");
         assert_eq!(num_label(f64::NAN), "");
     }
 

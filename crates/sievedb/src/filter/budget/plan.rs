@@ -172,7 +172,7 @@ impl Provisional {
         {
             return placed(d);
         }
-        let at = usize::from(fam == Family::Ribbon);
+        let at = usize::from(fam.is_ribbon());
         let f = self.builders[at]
             .get_or_insert_with(|| FilterBuilder::new(&opts))
             .shape_for(shape.entries);

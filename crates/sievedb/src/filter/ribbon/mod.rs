@@ -32,6 +32,7 @@
 
 pub(crate) mod build;
 pub(crate) mod query;
+pub mod wide;
 
 /// Width of a coefficient row, in slots.
 pub const W: u64 = 64;

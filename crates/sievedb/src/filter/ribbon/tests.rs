@@ -132,3 +132,56 @@ fn the_early_exit_query_matches_the_plain_result() {
         }
     }
 }
+
+/// A layout-4 section written by the Ribbon code before the wide layout
+/// (git 294da87, `FilterLayout::Ribbon` then): keys `key0..key39` at 8 bits
+/// per key, default options; and the keys among `probe0..probe399` it let
+/// through.
+const LAYOUT4_GOLDEN: &str =
+    "030401000000070128000000000000008003000000000000388206864f2e200a300326426662354030c101824b\
+    28854220402e06922b144238c327c2a40b200230812582bd233440300103c6d440950801000000000000002000\
+    000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000\
+    00";
+const LAYOUT4_THROUGH: &[u32] = &[12, 295];
+
+#[test]
+fn layout_4_files_decode_and_answer_as_before() {
+    use crate::filter::{
+        Filter, FilterBuilder, FilterLayout, FilterOptions, HashSharing, KeyProbe,
+    };
+    let hex: String = LAYOUT4_GOLDEN.split_whitespace().collect();
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    let f = Filter::decode(&bytes).expect("decodes");
+    assert_eq!(
+        (f.layout(), f.probes_per_unit(), f.num_keys()),
+        (FilterLayout::Ribbon64, 7, 40)
+    );
+    assert_eq!(f.encode(), bytes, "re-encodes to the same bytes");
+    for i in 0..40 {
+        assert!(f.may_contain(&mut KeyProbe::new(
+            format!("key{i}").as_bytes(),
+            HashSharing::Levels
+        )));
+    }
+    let through: Vec<u32> = (0..400u32)
+        .filter(|i| {
+            let k = format!("probe{i}");
+            f.may_contain(&mut KeyProbe::new(k.as_bytes(), HashSharing::Levels))
+        })
+        .collect();
+    assert_eq!(through, LAYOUT4_THROUGH);
+    // And `ribbon64` still writes exactly these bytes.
+    let o = FilterOptions {
+        layout: FilterLayout::Ribbon64,
+        bits_per_key: 8.0,
+        ..FilterOptions::default()
+    };
+    let mut b = FilterBuilder::new(&o);
+    for i in 0..40 {
+        b.add(format!("key{i}").as_bytes());
+    }
+    assert_eq!(b.finish(), bytes);
+}

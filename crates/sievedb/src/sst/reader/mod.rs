@@ -19,6 +19,7 @@ use crate::cache::BlockCache;
 use crate::coding::u32_at;
 use crate::error::{Error, Result};
 use crate::filter::digest::Phase;
+use crate::filter::prefix::PrefixFilter;
 use crate::filter::section::UnitSource;
 use crate::filter::{Filter, FilterIndex, KeyProbe};
 use crate::io::{Access, FileMap, FileSystem, RandomAccessFile};
@@ -227,6 +228,21 @@ impl TableReader {
     /// The table's filter index, if it has a filter.
     pub fn filter_index(&self) -> Option<&Arc<FilterIndex>> {
         self.meta.filter.as_ref()
+    }
+
+    /// The table's prefix filter, if it has one.
+    pub fn prefix_filter(&self) -> Option<&Arc<PrefixFilter>> {
+        self.meta.prefix_filter.as_ref()
+    }
+
+    /// Whether the file may hold a key of `probe`'s prefix under the
+    /// extractor named `extractor`: false only when its prefix filter, built
+    /// under that extractor, rules the prefix out (no block is read).
+    pub fn may_contain_prefix(&self, extractor: &str, probe: &mut KeyProbe<'_>) -> bool {
+        self.meta
+            .prefix_filter
+            .as_ref()
+            .is_none_or(|f| f.may_contain(extractor, probe))
     }
 
     /// `current` (a filter of this table) with units `current.resident()..to`

@@ -400,3 +400,84 @@ fn separators_index_long_keys_and_every_lookup_matches_the_entries() {
         }
     }
 }
+
+/// A table of keys `p00..p49` × 4 suffixes with a 3-byte prefix filter
+/// (`filter_bits` 0: no key filter).
+fn prefix_table(path: &Path, filter_bits: f64) -> u64 {
+    let fs = StdFs;
+    let opts = FilterOptions {
+        bits_per_key: filter_bits,
+        ..FilterOptions::default()
+    };
+    let mut w = TableWriter::new(
+        fs.create(path).unwrap(),
+        1,
+        256,
+        4,
+        Compression::None,
+        &opts,
+    );
+    w.set_prefix_extractor(Some(Arc::new(crate::filter::prefix::FixedPrefix::new(3))));
+    for p in 0..50 {
+        for s in 0..4 {
+            let k = internal_key(format!("p{p:02}{s}").as_bytes(), 1, Kind::Put);
+            w.add(&k, b"v").unwrap();
+        }
+    }
+    w.add(&internal_key(b"q", 1, Kind::Put), b"v").unwrap(); // out of the domain
+    w.finish().unwrap().1
+}
+
+#[test]
+fn prefix_filters_open_with_and_without_key_filters_and_damage_is_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    for bits in [10.0, 0.0] {
+        let path = dir.path().join(format!("prefix-{bits}.sst"));
+        let size = prefix_table(&path, bits);
+        let t = open_plain(&path);
+        let f = t.prefix_filter().expect("a prefix filter");
+        assert_eq!((f.extractor_name(), f.filter().num_keys()), ("fixed:3", 50));
+        assert_eq!(t.properties().filter_keys, if bits > 0.0 { 201 } else { 0 });
+        for p in 0..50 {
+            let k = format!("p{p:02}");
+            let mut probe = KeyProbe::new(k.as_bytes(), HashSharing::Levels);
+            assert!(t.may_contain_prefix("fixed:3", &mut probe), "{k}");
+        }
+        let absent = (0..1000)
+            .filter(|i| {
+                let k = format!("x{i:02}");
+                !t.may_contain_prefix(
+                    "fixed:3",
+                    &mut KeyProbe::new(k.as_bytes(), HashSharing::Levels),
+                )
+            })
+            .count();
+        assert!(absent > 900, "{absent}");
+        // Another extractor's seeks never skip the file.
+        assert!(t.may_contain_prefix("fixed:4", &mut KeyProbe::new(b"x000", HashSharing::Levels)));
+        // The data ends where the prefix filter (or the key filter) starts.
+        let h = t.properties().prefix_filter_block;
+        assert!(t.data_end() <= h.offset && h.offset + h.size < size);
+        // A flipped byte in the block is corruption, named, at open.
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[h.offset as usize + 3] ^= 0x40;
+        let bad = dir.path().join("bad.sst");
+        std::fs::write(&bad, &bytes).unwrap();
+        let err = TableReader::open(
+            &StdFs,
+            &bad,
+            1,
+            false,
+            true,
+            None,
+            Arc::new(Counters::new(4)),
+        )
+        .err()
+        .expect("corruption");
+        assert!(matches!(err, Error::Corruption { .. }), "{err}");
+    }
+    // A table without a prefix extractor has no prefix filter and is never skipped.
+    let t = table(dir.path(), false);
+    assert!(t.prefix_filter().is_none());
+    assert!(t.may_contain_prefix("fixed:3", &mut KeyProbe::new(b"zzz", HashSharing::Levels)));
+}
