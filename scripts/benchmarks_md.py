@@ -393,6 +393,65 @@ def leveldb8_range():
     return rng([num(r["ldb8_requests_per_get"]) / num(r["sv_reads_per_get"]) for r in rows(LDB8)])
 
 
+# --- Ribbon units (scripts/ribbon-units.sh) ------------------------------------
+
+RIBBON_UNITS_BUDGET = "docs/benchmarks/ribbon-units-budget-f19c718.csv"
+RIBBON_UNITS_UNLIMITED = "docs/benchmarks/ribbon-units-unlimited-f19c718.csv"
+RIBBON_TREES = [("bloom-units", "Bloom units"), ("ribbon-units", "Ribbon units"), ("mixed", "mixed")]
+
+
+def _ribbon_budget():
+    """policy -> tree -> (device reads per Get, ops/s), in the CSV's order."""
+    out = {}
+    for r in rows(RIBBON_UNITS_BUDGET):
+        out.setdefault(r["policy"], {})[r["tree"]] = (
+            float(r["device_reads"]) / float(r["reads"]), float(r["ops_per_sec"]))
+    return out
+
+
+def ribbon_units_budget_table():
+    body = []
+    for p, t in _ribbon_budget().items():
+        cells = [f"`{p}`"]
+        cells += [f(t[k][0], 3) for k, _ in RIBBON_TREES]
+        cells += [x(t["bloom-units"][0] / t["ribbon-units"][0])]
+        cells += [i(t[k][1]) for k, _ in RIBBON_TREES]
+        body.append(cells)
+    head = (["policy"] + [f"{n} reads/Get" for _, n in RIBBON_TREES] + ["Bloom ÷ Ribbon reads"]
+            + [f"{n} ops/s" for _, n in RIBBON_TREES])
+    return table(head, body)
+
+
+def ribbon_units_read_ratio():
+    return rng([t["bloom-units"][0] / t["ribbon-units"][0] for t in _ribbon_budget().values()])
+
+
+def ribbon_units_mixed_vs_best():
+    return rng([t["mixed"][0] / min(t["bloom-units"][0], t["ribbon-units"][0])
+                for t in _ribbon_budget().values()])
+
+
+def _ribbon_unlimited():
+    """tree -> (median µs per op, filter bytes, false positives per lookup)."""
+    rs = rows(RIBBON_UNITS_UNLIMITED)
+    out = {}
+    for t in dict.fromkeys(r["tree"] for r in rs):
+        mine = [r for r in rs if r["tree"] == t]
+        out[t] = (statistics.median(float(r["micros_per_op"]) for r in mine),
+                  float(mine[0]["filter_memory_bytes"]),
+                  float(mine[0]["filter_false_positives"]) / float(mine[0]["reads"]))
+    return out
+
+
+def ribbon_unlimited_table():
+    u = _ribbon_unlimited()
+    base = u["bloom8"]
+    body = [[f"`{t}`", f(us, 2), x(us / base[0]), f(mem / 1e6, 2), x(mem / base[1]), f(100 * fp, 2) + "%"]
+            for t, (us, mem, fp) in u.items()]
+    return table(["tree", "µs per lookup (median)", "÷ bloom8", "filter MB", "÷ bloom8",
+                  "false positives per lookup"], body)
+
+
 # --- filter layouts (scripts/filter-layouts.sh) ------------------------------
 
 FILTER_LAYOUTS = "docs/benchmarks/filter-layouts-920e22d.csv"

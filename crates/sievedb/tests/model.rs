@@ -708,6 +708,28 @@ fn model_leveling_ribbon() {
 }
 
 #[test]
+fn model_leveling_hybrid_ribbon_units_under_a_budget() {
+    run_config(&Config {
+        name: "leveling-hybrid-ribbon-units-budget",
+        style: CompactionStyle::Leveling,
+        bits_per_key: 9.0,
+        compression: Compression::None,
+        filter_hash: None,
+        tune: Some(|o| {
+            // Bloom units above level 1, Ribbon units from level 1 down,
+            // under a budget of half the bits.
+            o.filter.layout = FilterLayout::Units;
+            o.filter.units = 3;
+            o.filter.ribbon_from_level = Some(1);
+            o.filter_memory = sievedb::FilterMemory::BitsPerKey(4.5);
+            o.filter_policy = sievedb::FilterPolicy::Elastic;
+        }),
+        ttl_keyspace: false,
+        seeds: &[97],
+    });
+}
+
+#[test]
 fn model_tiering_units_memtable_filter() {
     run_config(&Config {
         name: "tiering-units-separate-memtable-filter",

@@ -69,12 +69,19 @@ pub struct FilterArgs {
     #[arg(long, value_name = "FN", default_value = "xxh3", value_parser = parse_named::<HashFn>)]
     pub secondary_hash: HashFn,
     /// Filter layout (sievedb): bloom, blocked (one cache line per key), units
-    /// (ElasticBF) or ribbon (r = ⌊b/(1+ε)⌋ result bits, ε 4% to 10%)
+    /// (ElasticBF), ribbon (128-bit rows, b bits per key spent exactly, ε
+    /// 1.5% to 3.5%), ribbon64 (64-bit rows, r = ⌊b/(1+ε)⌋ result bits, ε 4%
+    /// to 10%) or ribbon-units (ElasticBF units of 64-bit-row Ribbon filters)
     #[arg(long, value_name = "L", default_value = "bloom", value_parser = parse_named::<FilterLayout>)]
     pub filter: FilterLayout,
-    /// Filter units per file with --filter units
+    /// Filter units per file with --filter units or ribbon-units
     #[arg(long, value_name = "N", default_value_t = 7)]
     pub filter_units: u32,
+    /// The hybrid tree (sievedb): Bloom filters above level N, Ribbon filters
+    /// from level N down, of --filter's shape (bloom/blocked become ribbon,
+    /// units become ribbon-units, ribbon64 stays; RocksDB's bloom_before_level)
+    #[arg(long, value_name = "N")]
+    pub ribbon_from_level: Option<u32>,
     /// Hash source of filter units: shared (one digest) or separate (seeded per unit,
     /// ElasticBF's original)
     #[arg(long, value_name = "M", default_value = "shared", value_parser = parse_named::<UnitHashing>)]
@@ -129,6 +136,7 @@ impl Default for FilterArgs {
             secondary_hash: HashFn::Xxh3,
             filter: FilterLayout::Bloom,
             filter_units: 7,
+            ribbon_from_level: None,
             unit_hashing: UnitHashing::Shared,
             num_probes: None,
             leveldb_probes: false,
@@ -159,6 +167,7 @@ impl FilterArgs {
             unit_hashing: self.unit_hashing,
             sharing: self.hash_sharing,
             memtable_filter: self.memtable_filter,
+            ribbon_from_level: self.ribbon_from_level,
         }
     }
 

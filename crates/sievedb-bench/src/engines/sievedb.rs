@@ -347,15 +347,20 @@ fn filter_memory_description(m: FilterMemory) -> String {
 }
 
 /// `layout, k probes, hash, scheme` of the filters sievedb builds (for
-/// Ribbon: `r` result bits of a 1M-key file and the hash).
+/// Ribbon: `r` result bits of a 1M-key file (of each unit for Ribbon units)
+/// and the hash).
 fn filter_description(f: &FilterOptions) -> String {
-    if f.layout.is_ribbon() {
-        return format!(
+    if f.layout.is_ribbon_family() {
+        let mut s = format!(
             "{}, r={} result bits (at 1M keys), {} hash",
             f.layout,
             f.probes_per_unit(),
             f.hash
         );
+        if f.layout.is_units() {
+            s.push_str(&format!(", {} units", f.effective_units()));
+        }
+        return s;
     }
     let mut s = format!(
         "{}, k={}, {} hash, {} scheme",

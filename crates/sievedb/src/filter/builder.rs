@@ -5,8 +5,8 @@ use super::blocked::{self, Line};
 use super::digest::RowSource;
 use super::hash::{self, seed_at, PRIMARY_SEED, SECONDARY_SEED};
 use super::{
-    bloom, ribbon, units, Bits, Filter, FilterLayout, FilterOptions, IndexScheme, Params,
-    ALL_UNITS, FILTER_FORMAT_VERSION,
+    bloom, ribbon, ribbon_units, units, Bits, Filter, FilterLayout, FilterOptions, IndexScheme,
+    Params, ALL_UNITS, FILTER_FORMAT_VERSION,
 };
 
 /// Accumulates the keys of one SST and serialises its filter section.
@@ -106,6 +106,11 @@ impl FilterBuilder {
                 p.slots = ribbon::slots_for(n, ribbon::epsilon_for(n));
                 p.unit_bits = p.slots * u64::from(p.k);
             }
+            FilterLayout::RibbonUnits => {
+                p.k = ribbon_units::result_bits(self.bits_per_key, p.units, n);
+                p.slots = ribbon_units::slots(n);
+                p.unit_bits = ribbon_units::unit_bits(p.slots, p.k);
+            }
             _ => {
                 let per_unit = self.bits_per_key / f64::from(p.units);
                 p.unit_bits = bloom::unit_bits_for(n, per_unit);
@@ -132,16 +137,26 @@ impl FilterBuilder {
     /// Builds the in-memory filter for the keys added so far.
     pub fn build(&self) -> Filter {
         let mut p = self.params_for(self.n);
-        if p.layout.is_ribbon() {
-            if let Some(f) = self.build_ribbon(p) {
+        if p.layout.is_ribbon_family() {
+            let built = if p.layout == FilterLayout::RibbonUnits {
+                self.build_ribbon_units(p)
+            } else {
+                self.build_ribbon(p)
+            };
+            if let Some(f) = built {
                 return f;
             }
-            // No seed banded (practically impossible): a Bloom filter of the
-            // same bits per key answers for the file instead.
+            // No seed banded (practically impossible): a Bloom filter (Bloom
+            // units) of the same bits per key answers for the file instead.
+            let (layout, per_unit) = if p.layout == FilterLayout::RibbonUnits {
+                (FilterLayout::Units, self.bits_per_key / f64::from(p.units))
+            } else {
+                (FilterLayout::Bloom, self.bits_per_key)
+            };
             p = FilterBuilder {
                 params: Params {
-                    layout: FilterLayout::Bloom,
-                    k: super::options::optimal_probes(self.bits_per_key),
+                    layout,
+                    k: super::options::optimal_probes(per_unit),
                     ..self.params
                 },
                 bits_per_key: self.bits_per_key,
@@ -222,6 +237,25 @@ impl FilterBuilder {
             p,
             num_keys: self.n as u64,
             bits: Bits::Solution(words),
+        })
+    }
+
+    /// The Ribbon units of the stored digests (one per key), `None` if some
+    /// unit banded under no seed.
+    fn build_ribbon_units(&self, p: Params) -> Option<Filter> {
+        let (slots, words) = ribbon_units::build(&self.rows, p.units, p.k, p.slots)?;
+        let mut p = p;
+        p.scheme = IndexScheme::Rotation;
+        p.secondary = p.hash;
+        p.slots = slots;
+        p.unit_bits = ribbon_units::unit_bits(slots, p.k);
+        p.wpu = (p.unit_bits / 64) as usize;
+        Some(Filter {
+            version: FILTER_FORMAT_VERSION,
+            resident: p.units,
+            p,
+            num_keys: self.n as u64,
+            bits: Bits::Words(words.into()),
         })
     }
 

@@ -143,11 +143,7 @@ impl FilterIndex {
 
     /// Theoretical false-positive rate with `n` units resident (1 for none).
     pub fn fpr(&self, n: u32) -> f64 {
-        if n == 0 {
-            1.0
-        } else {
-            self.empty.theoretical_fpr_units(n)
-        }
+        super::family::fpr(&self.empty, n)
     }
 }
 
@@ -219,6 +215,7 @@ mod tests {
             (FilterLayout::Blocked, 1),
             (FilterLayout::Ribbon, 1),
             (FilterLayout::Ribbon64, 1),
+            (FilterLayout::RibbonUnits, 5),
         ] {
             let f = built(layout_kind, units, 3000);
             let (file, index) = layout(&f);

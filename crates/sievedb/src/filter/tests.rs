@@ -142,11 +142,15 @@ fn all_combinations() -> Vec<FilterOptions> {
 #[test]
 fn no_false_negatives_in_any_combination() {
     let combos = all_combinations();
-    // Bloom, blocked, units × 2 unit hashings, Ribbon, Ribbon64.
-    assert_eq!(combos.len(), (1 + 1 + 2 + 1 + 1) * 4 * 8);
+    // Bloom, blocked, units × 2 unit hashings, Ribbon, Ribbon64, Ribbon
+    // units.
+    assert_eq!(combos.len(), (1 + 1 + 2 + 1 + 1 + 1) * 4 * 8);
     let n = 300;
     let filters: Vec<Filter> = combos.iter().map(|o| build(o, n)).collect();
     for (o, f) in combos.iter().zip(&filters) {
+        // The header's layout byte is the built layout's id.
+        assert_eq!(f.encode()[1], f.layout().id(), "{o:?}");
+        assert_eq!(f.layout(), o.layout, "{o:?}");
         assert_eq!(f.layout(), o.layout);
         // Ribbon takes one digest whatever the scheme.
         assert_eq!(f.scheme(), o.effective_scheme());

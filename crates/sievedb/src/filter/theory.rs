@@ -100,13 +100,24 @@ pub fn ribbon_wide_fpr(r: u32, slots: u64, upper: u64, n: u64) -> f64 {
     (f * p / 2.0 + (1.0 - f) * p + n as f64 * 0.5f64.powi(64)).min(1.0)
 }
 
+/// Ribbon units (layout id 6) of `r` result bits each over `n` keys with
+/// `enabled` of them probed: the units see independently remixed digests, so
+/// their rates multiply, `2^-(r · enabled)`, plus `n · 2^-64` for a digest
+/// equal to a key's (which every unit then accepts).
+pub fn ribbon_units_fpr(r: u32, enabled: u32, n: u64) -> f64 {
+    let bits = u64::from(r) * u64::from(enabled);
+    let collision = n as f64 * 0.5f64.powi(64);
+    (0.5f64.powi(i32::try_from(bits).unwrap_or(i32::MAX)) + collision).min(1.0)
+}
+
 /// Theoretical FPR of `layout` at `bits_per_key` bits per key (in total, over
 /// all units) with `k` probes (per unit for the units layout) and `units` units
 /// (ignored unless the layout is units; all of them probed). For the 64-bit
 /// Ribbon layout `k` is the result bits `r` and the bits per key do not
-/// matter; for the wide Ribbon `k` does not matter: its result bits are the
-/// bits per key spread over the slots of a file of
-/// [`crate::filter::ribbon::NOMINAL_KEYS`] keys ([`ribbon_wide_fpr_for`]).
+/// matter; for Ribbon units `k` is each unit's `r`; for the wide Ribbon `k`
+/// does not matter: its result bits are the bits per key spread over the
+/// slots of a file of [`crate::filter::ribbon::NOMINAL_KEYS`] keys
+/// ([`ribbon_wide_fpr_for`]).
 pub fn theoretical_fpr(layout: FilterLayout, bits_per_key: f64, k: u32, units: u32) -> f64 {
     match layout {
         FilterLayout::Bloom => bloom_fpr(bits_per_key, k),
@@ -116,6 +127,7 @@ pub fn theoretical_fpr(layout: FilterLayout, bits_per_key: f64, k: u32, units: u
         FilterLayout::Ribbon => {
             ribbon_wide_fpr_for(bits_per_key, crate::filter::ribbon::NOMINAL_KEYS)
         }
+        FilterLayout::RibbonUnits => ribbon_units_fpr(k, units.max(1), 0),
     }
 }
 

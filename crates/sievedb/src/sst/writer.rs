@@ -70,7 +70,9 @@ impl TableWriter {
             compression,
             data: BlockBuilder::new(restart_interval),
             index: BlockBuilder::new(1),
-            filter: filter.enabled().then(|| FilterBuilder::new(filter)),
+            filter: filter
+                .enabled()
+                .then(|| FilterBuilder::new(&filter.for_level(level))),
             prefix: None,
             filter_opts: filter.clone(),
             props: Properties {

@@ -5,6 +5,7 @@
 
 use super::{FileShape, FilterBudget, State, Tracked};
 use crate::filter::elastic::FileDesc;
+use crate::filter::family::{self, Family};
 use crate::filter::{Filter, FilterBuilder, FilterIndex, FilterOptions};
 
 impl FilterBudget {
@@ -85,7 +86,10 @@ impl FilterBudget {
         // one filter (its bits per key, rounded up to whole words) are a
         // little off for files of other sizes.
         let o = &self.config.filter;
-        if !(o.bits_per_key > 0.0 && o.layout == f.layout() && o.effective_units() == f.units()) {
+        let same_layout = [Family::Bloom, Family::Ribbon]
+            .iter()
+            .any(|fam| fam.layout_like(o.layout) == f.layout());
+        if !(o.bits_per_key > 0.0 && same_layout && o.effective_units() == f.units()) {
             st.unread_shape = shape_options(f);
         }
         st.shape_learnt = true;
@@ -130,9 +134,12 @@ impl FilterBudget {
 }
 
 /// The allocator's view of files whose filter index was not read: the shape
-/// of the filter the options build for a file's entries.
+/// of the filter the options build for a file's entries at its level (see
+/// [`FilterOptions::for_level`]).
 struct Provisional {
-    builder: FilterBuilder,
+    opts: FilterOptions,
+    /// The builder of each family's options, made when first needed.
+    builders: [Option<FilterBuilder>; 2],
     filters: bool,
     /// The last description made: files of one size share their shape (a
     /// bulk-loaded or compacted level is mostly files of one size).
@@ -142,7 +149,8 @@ struct Provisional {
 impl Provisional {
     fn new(opts: &FilterOptions) -> Self {
         Provisional {
-            builder: FilterBuilder::new(opts),
+            opts: opts.clone(),
+            builders: [None, None],
             filters: opts.bits_per_key > 0.0,
             last: None,
         }
@@ -155,20 +163,31 @@ impl Provisional {
             run: shape.run,
             ..d.clone()
         };
-        if let Some(d) = self.last.as_ref().filter(|d| d.entries == shape.entries) {
+        let opts = self.opts.for_level(shape.level);
+        let fam = Family::of(opts.layout);
+        if let Some(d) = self
+            .last
+            .as_ref()
+            .filter(|d| d.entries == shape.entries && d.family == fam)
+        {
             return placed(d);
         }
-        let f = self.builder.shape_for(shape.entries);
-        let units = if self.filters { f.units() } else { 0 };
+        let at = usize::from(fam.is_ribbon());
+        let f = self.builders[at]
+            .get_or_insert_with(|| FilterBuilder::new(&opts))
+            .shape_for(shape.entries);
+        let mut fpr = family::rates(&f);
+        if !self.filters {
+            fpr.truncate(1);
+        }
         let d = FileDesc {
             id: shape.number,
             level: shape.level,
             run: shape.run,
             entries: shape.entries,
             unit_bytes: f.unit_memory_bytes() as u64,
-            fpr: std::iter::once(1.0)
-                .chain((1..=units).map(|j| f.theoretical_fpr_units(j)))
-                .collect(),
+            fpr,
+            family: fam,
         };
         self.last = Some(d.clone());
         d
@@ -195,6 +214,7 @@ pub(super) fn describe(shape: FileShape, index: &FilterIndex) -> FileDesc {
         run: shape.run,
         entries: shape.entries,
         unit_bytes: index.unit_bytes(),
-        fpr: (0..=index.units()).map(|n| index.fpr(n)).collect(),
+        fpr: family::rates(index.empty()),
+        family: Family::of(index.empty().layout()),
     }
 }

@@ -50,6 +50,8 @@ use skew::SkewPrice;
 use trim::TrimOrder;
 use uniform::UniformPlan;
 
+use super::family::Family;
+
 pub use inherit::{inherit, InheritInput, InheritOutput};
 pub use policy::FilterPolicy;
 
@@ -111,6 +113,9 @@ pub struct FileDesc {
     /// `fpr[n]` with `n` units enabled, `n = 0..=units`: `fpr[0] = 1`,
     /// non-increasing. `units = fpr.len() − 1` (0: the file has no filter).
     pub fpr: Vec<f64>,
+    /// The family of the file's filter (its rate model and probe cost, see
+    /// [`crate::filter::family`]).
+    pub family: Family,
 }
 
 /// Settings of an [`Allocator`].
@@ -173,6 +178,7 @@ impl FileState {
             run: (self.desc.level, self.desc.run),
             entries: self.desc.entries,
             unit_bytes: self.desc.unit_bytes,
+            family: self.desc.family,
             fpr: if first_set_aside && self.units > 0 {
                 &self.desc.fpr[1..]
             } else {

@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 
 use super::greedy::{self, Item};
+use crate::filter::family::Family;
 
 /// `ln² 2`: bits per key needed per nat of false-positive reduction.
 const LN2_SQ: f64 = std::f64::consts::LN_2 * std::f64::consts::LN_2;
@@ -58,7 +59,9 @@ pub fn optimal_fprs(entries: &[f64], total_bits: f64) -> Vec<f64> {
     }
 }
 
-/// Bits per key for a false-positive rate `p` (`0` for `p ≥ 1`).
+/// Bits per key for a false-positive rate `p` (`0` for `p ≥ 1`), in
+/// Monkey's (Bloom) model.
+#[cfg(test)]
 pub fn bits_per_key(p: f64) -> f64 {
     if p >= 1.0 {
         0.0
@@ -78,10 +81,13 @@ pub struct MonkeyFile<'a> {
     pub unit_bytes: u64,
     /// `fpr[n]` for `n = 0..=units`.
     pub fpr: &'a [f64],
+    /// The family of its filter: the bits per key a rate costs.
+    pub family: Family,
 }
 
-/// Units per file from the closed form alone: the run's bits per key divided
-/// by the bits per key one unit of the file holds, rounded, capped at the
+/// Units per file from the closed form alone: the bits per key the run's
+/// rate costs in the file's filter family ([`Family::bits_for_fpr`]; Bloom's
+/// is `bits_per_key`) divided by the bits per key one unit of the file holds, rounded, capped at the
 /// file's units. `run_p` is the rate [`optimal_fprs`] gave the file's run.
 #[expect(clippy::cast_sign_loss, reason = "clamped at zero before the cast")]
 pub fn closed_form_units(file: &MonkeyFile<'_>, run_p: f64) -> u32 {
@@ -90,7 +96,7 @@ pub fn closed_form_units(file: &MonkeyFile<'_>, run_p: f64) -> u32 {
         return 0;
     }
     let per_unit = file.unit_bytes as f64 * 8.0 / file.entries as f64;
-    let n = (bits_per_key(run_p) / per_unit).round();
+    let n = (file.family.bits_for_fpr(run_p, file.entries) / per_unit).round();
     (n.max(0.0) as u32).min(units)
 }
 
@@ -209,18 +215,21 @@ mod tests {
                 entries: 100,
                 unit_bytes: 25,
                 fpr: &fpr_a,
+                family: Default::default(),
             },
             MonkeyFile {
                 run: (2, 0),
                 entries: 400,
                 unit_bytes: 100,
                 fpr: &fpr_b,
+                family: Default::default(),
             },
             MonkeyFile {
                 run: (2, 0),
                 entries: 400,
                 unit_bytes: 100,
                 fpr: &fpr_c,
+                family: Default::default(),
             },
         ];
         let weights = [1.0, 0.5, 0.5];

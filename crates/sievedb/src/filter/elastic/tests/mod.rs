@@ -29,6 +29,7 @@ fn desc(id: u64, level: usize, run: u64, entries: u64, unit_bytes: u64, units: u
         entries,
         unit_bytes,
         fpr: model_fpr(units, bits),
+        family: Default::default(),
     }
 }
 
@@ -379,6 +380,7 @@ fn monkey_gives_small_runs_more_bits() {
             entries: f.entries,
             unit_bytes: f.unit_bytes,
             fpr: &f.fpr,
+            family: Default::default(),
         })
         .collect();
     let want = monkey::plan(&mf, a.budget());
@@ -523,6 +525,7 @@ fn elastic_gain_threshold() {
                 entries: 10,
                 unit_bytes: 100,
                 fpr: fpr.clone(),
+                family: Default::default(),
             },
             1_000.0,
         );
@@ -535,6 +538,7 @@ fn elastic_gain_threshold() {
                 entries: 10,
                 unit_bytes: 100,
                 fpr: fpr.clone(),
+                family: Default::default(),
             },
             b_hot,
         );

@@ -41,6 +41,7 @@ fn elastic_monkey_start_and_prior() {
             entries: 4_000,
             unit_bytes: 500,
             fpr: &f3.fpr,
+            family: Default::default(),
         },
         p[1],
     );
@@ -77,6 +78,7 @@ fn elastic_monkey_never_starts_a_file_at_zero_units() {
             entries: 1_000_000,
             unit_bytes: 10_000,
             fpr: &big.fpr,
+            family: Default::default(),
         },
         p[1],
     );

@@ -321,6 +321,14 @@ pub enum FilterLayout {
     /// keys), FPR ≈ 2^-r (see [`crate::filter::ribbon`]). Files written with
     /// it decode and answer as before; kept to be chosen for comparison.
     Ribbon64,
+    /// ElasticBF units made of Ribbon filters (layout id 6):
+    /// [`FilterOptions::units`] 64-bit-row Ribbon filters (as
+    /// [`FilterLayout::Ribbon64`]'s) of `b / units` bits per key each, every
+    /// one with its own seed and `r = ⌊(b / units) / (1 + ε)⌋` result bits
+    /// (rate `2^-r` per unit, the product over the resident ones), loaded,
+    /// dropped and counted as Bloom units (see
+    /// [`crate::filter::ribbon_units`]).
+    RibbonUnits,
 }
 
 named_enum!(
@@ -331,7 +339,8 @@ named_enum!(
         (Blocked, "blocked"),
         (Units, "units"),
         (Ribbon, "ribbon"),
-        (Ribbon64, "ribbon64")
+        (Ribbon64, "ribbon64"),
+        (RibbonUnits, "ribbon-units")
     ]
 );
 
@@ -344,13 +353,27 @@ impl FilterLayout {
             FilterLayout::Units => 3,
             FilterLayout::Ribbon64 => 4,
             FilterLayout::Ribbon => 5,
+            FilterLayout::RibbonUnits => 6,
         }
     }
 
-    /// Whether the layout is a Ribbon filter (either width): one digest per
-    /// probe, no index scheme, probe count or units.
+    /// Whether the layout is a whole Ribbon filter (either width): one
+    /// digest per probe, no index scheme, probe count or units.
     pub fn is_ribbon(self) -> bool {
         matches!(self, FilterLayout::Ribbon | FilterLayout::Ribbon64)
+    }
+
+    /// Whether filters of this layout are made of Ribbon filters, whole
+    /// ([`is_ribbon`](Self::is_ribbon)) or units
+    /// ([`FilterLayout::RibbonUnits`]): one digest per probe, no index
+    /// scheme or probe count.
+    pub fn is_ribbon_family(self) -> bool {
+        self.is_ribbon() || self == FilterLayout::RibbonUnits
+    }
+
+    /// Whether filters of this layout are made of units (Bloom or Ribbon).
+    pub fn is_units(self) -> bool {
+        matches!(self, FilterLayout::Units | FilterLayout::RibbonUnits)
     }
 
     /// The layout with id byte `id`.
@@ -361,6 +384,7 @@ impl FilterLayout {
             3 => FilterLayout::Units,
             4 => FilterLayout::Ribbon64,
             5 => FilterLayout::Ribbon,
+            6 => FilterLayout::RibbonUnits,
             _ => return None,
         })
     }
@@ -540,6 +564,12 @@ pub struct FilterOptions {
     /// digest, so a lookup of a key the memtable lacks skips the skiplist
     /// walk. Writes then hash each key once more. Default false.
     pub memtable_filter: bool,
+    /// The hybrid tree (RocksDB's `bloom_before_level`): files written to
+    /// levels `0..n` get Bloom filters, files of level `n` and below Ribbon
+    /// filters, of the shape of [`layout`](Self::layout) (whole filters stay
+    /// whole, units stay units; see [`FilterOptions::for_level`]). `None`
+    /// (default): every level gets `layout`.
+    pub ribbon_from_level: Option<u32>,
 }
 
 impl Default for FilterOptions {
@@ -556,6 +586,7 @@ impl Default for FilterOptions {
             unit_hashing: UnitHashing::Shared,
             sharing: HashSharing::Levels,
             memtable_filter: false,
+            ribbon_from_level: None,
         }
     }
 }
@@ -616,9 +647,36 @@ impl FilterOptions {
         Ok(())
     }
 
-    /// Units the built filters have: `units` for the units layout, else 1.
+    /// The options a file written to `level` is built with: those of
+    /// [`ribbon_from_level`](Self::ribbon_from_level)'s family for the
+    /// level (the layout only changes), or these options unchanged.
+    ///
+    /// ```
+    /// use sievedb::{FilterLayout, FilterOptions};
+    ///
+    /// let o = FilterOptions { layout: FilterLayout::Units, ribbon_from_level: Some(1), ..Default::default() };
+    /// assert_eq!(o.for_level(0).layout, FilterLayout::Units);
+    /// assert_eq!(o.for_level(3).layout, FilterLayout::RibbonUnits);
+    /// ```
+    #[must_use]
+    pub fn for_level(&self, level: usize) -> FilterOptions {
+        let Some(n) = self.ribbon_from_level else {
+            return self.clone();
+        };
+        let family = if level >= n as usize {
+            super::family::Family::Ribbon
+        } else {
+            super::family::Family::Bloom
+        };
+        FilterOptions {
+            layout: family.layout_like(self.layout),
+            ..self.clone()
+        }
+    }
+
+    /// Units the built filters have: `units` for the units layouts, else 1.
     pub fn effective_units(&self) -> u32 {
-        if self.layout == FilterLayout::Units {
+        if self.layout.is_units() {
             self.units.clamp(1, MAX_UNITS)
         } else {
             1
@@ -629,7 +687,7 @@ impl FilterOptions {
     /// else `scheme` (rotation, stored but unused, for the Ribbon layouts,
     /// which take one digest whatever the sharing).
     pub fn effective_scheme(&self) -> IndexScheme {
-        if self.layout.is_ribbon() {
+        if self.layout.is_ribbon_family() {
             IndexScheme::Rotation
         } else if self.sharing == HashSharing::None {
             IndexScheme::Independent
@@ -652,7 +710,7 @@ impl FilterOptions {
     /// filters, so that `probes × units ≤ 64`; for the Ribbon layouts, the
     /// (base) result bits `r` of a file of [`super::ribbon::NOMINAL_KEYS`]
     /// keys (each file's own depend on its key count; `num_probes` does not
-    /// apply).
+    /// apply), and for the Ribbon-units layout each unit's.
     pub fn probes_per_unit(&self) -> u32 {
         let n = super::ribbon::NOMINAL_KEYS;
         match self.layout {
@@ -663,6 +721,13 @@ impl FilterOptions {
                 use super::ribbon::wide;
                 let slots = wide::slots_for(n, wide::epsilon_for(n));
                 return wide::result_bits_for(self.bits_per_key, n, slots).0;
+            }
+            FilterLayout::RibbonUnits => {
+                return super::ribbon_units::result_bits(
+                    self.bits_per_key,
+                    self.effective_units(),
+                    n,
+                );
             }
             _ => {}
         }
@@ -680,106 +745,4 @@ impl FilterOptions {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_round_trip() {
-        for &f in HashFn::ALL {
-            assert_eq!(f.to_string().parse::<HashFn>().unwrap(), f);
-            assert_eq!(HashFn::from_id(f.id()), Some(f));
-        }
-        for &s in IndexScheme::ALL {
-            assert_eq!(s.to_string().parse::<IndexScheme>().unwrap(), s);
-            assert_eq!(IndexScheme::from_id(s.id()), Some(s));
-        }
-        for &s in HashSharing::ALL {
-            assert_eq!(s.to_string().parse::<HashSharing>().unwrap(), s);
-        }
-        for &l in FilterLayout::ALL {
-            assert_eq!(l.to_string().parse::<FilterLayout>().unwrap(), l);
-            assert_eq!(FilterLayout::from_id(l.id()), Some(l));
-        }
-        for &u in UnitHashing::ALL {
-            assert_eq!(u.to_string().parse::<UnitHashing>().unwrap(), u);
-            assert_eq!(UnitHashing::from_id(u.id()), Some(u));
-        }
-        let names: Vec<String> = HashFn::ALL.iter().map(|f| f.to_string()).collect();
-        assert_eq!(
-            names,
-            [
-                "murmur64a",
-                "xxh3",
-                "xxh64",
-                "murmur3",
-                "crc32c",
-                "city64",
-                "md5",
-                "sha256"
-            ]
-        );
-        assert_eq!(
-            "enhanced-double".parse::<IndexScheme>().unwrap(),
-            IndexScheme::EnhancedDouble
-        );
-        assert_eq!("SHA256".parse::<HashFn>().unwrap(), HashFn::Sha256);
-        let e = "blake3".parse::<HashFn>().unwrap_err().to_string();
-        assert!(e.contains("murmur64a"), "{e}");
-        assert_eq!(HashSharing::default(), HashSharing::Levels);
-    }
-
-    #[test]
-    fn hash_aliases_are_the_papers_table_names() {
-        for (alias, f) in [
-            ("mm64", HashFn::Murmur64A),
-            ("MM64", HashFn::Murmur64A),
-            ("xx", HashFn::Xxh64),
-            ("crc", HashFn::Crc32c),
-            ("city", HashFn::City64),
-        ] {
-            assert_eq!(alias.parse::<HashFn>().unwrap(), f, "{alias}");
-        }
-        // Aliases never shadow a name, and are listed in the error of an unknown name.
-        for (alias, _) in HashFn::ALIASES {
-            assert!(HashFn::ALL.iter().all(|f| f.name() != *alias));
-        }
-        let e = "blake3".parse::<HashFn>().unwrap_err().to_string();
-        assert!(
-            e.contains("aliases: mm64 = murmur64a, xx = xxh64, crc = crc32c, city = city64"),
-            "{e}"
-        );
-        assert!(IndexScheme::ALIASES.is_empty());
-        let e = "x".parse::<IndexScheme>().unwrap_err().to_string();
-        assert!(!e.contains("aliases"), "{e}");
-    }
-
-    #[test]
-    fn probes() {
-        let mut o = FilterOptions::default();
-        assert_eq!(o.probes_per_unit(), 7);
-        o.leveldb_probes = true;
-        assert_eq!(o.probes_per_unit(), 6); // ⌊6.9⌋
-        o.bits_per_key = 1.0;
-        assert_eq!(o.probes_per_unit(), 1);
-        o.bits_per_key = 100.0;
-        assert_eq!(o.probes_per_unit(), 30);
-        o.leveldb_probes = false;
-        o.bits_per_key = 10.0;
-        o.layout = FilterLayout::Units;
-        assert_eq!(o.effective_units(), 7);
-        assert_eq!(o.probes_per_unit(), 1);
-        o.num_probes = Some(10);
-        assert!(o.validate().is_err());
-        o.num_probes = Some(9);
-        assert!(o.validate().is_ok());
-        o.units = 0;
-        assert!(o.validate().is_err());
-        o = FilterOptions {
-            sharing: HashSharing::None,
-            ..FilterOptions::default()
-        };
-        assert_eq!(o.effective_scheme(), IndexScheme::Independent);
-        o.bits_per_key = f64::NAN;
-        assert!(o.validate().is_err());
-    }
-}
+mod tests;
