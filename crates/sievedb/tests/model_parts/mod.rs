@@ -5,6 +5,7 @@
 
 pub mod checks;
 pub mod config;
+mod filters;
 pub mod gen;
 pub mod keyspaces;
 pub mod ks_ops;
