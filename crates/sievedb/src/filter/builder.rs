@@ -43,6 +43,7 @@ impl FilterBuilder {
                 slots: 0,
                 frac: 0,
                 upper: 0,
+                homogeneous: false,
             },
             bits_per_key: if opts.bits_per_key.is_finite() {
                 opts.bits_per_key.max(0.0)
@@ -100,6 +101,7 @@ impl FilterBuilder {
                 p.frac = q;
                 p.upper = wide::upper_blocks(p.slots / wide::BLOCK, q);
                 p.unit_bits = 64 * wide::words_for(p.slots / wide::BLOCK, r, q);
+                p.homogeneous = true;
             }
             FilterLayout::Ribbon64 => {
                 p.k = ribbon::result_bits_for(self.bits_per_key, n);
@@ -210,12 +212,14 @@ impl FilterBuilder {
     }
 
     /// The Ribbon filter of the stored digests (one per key), `None` if no
-    /// seed banded.
+    /// seed banded (the 64-bit layout only: the homogeneous wide one always
+    /// bands).
     fn build_ribbon(&self, p: Params) -> Option<Filter> {
         let mut p = p;
         let solved = if p.layout == FilterLayout::Ribbon {
             use ribbon::wide;
-            let (solved, r, q) = wide::build::solve_within(&self.rows, self.bits_per_key, p.slots)?;
+            let (solved, r, q) =
+                wide::build::solve_homogeneous_within(&self.rows, self.bits_per_key, p.slots);
             p.k = r;
             p.frac = q;
             p.upper = wide::upper_blocks(solved.slots / wide::BLOCK, q);

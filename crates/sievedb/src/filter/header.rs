@@ -42,6 +42,10 @@ pub(crate) fn parse_header(
             k,
             units,
         )?;
+        let p = Params {
+            homogeneous: layout_id == FilterLayout::Ribbon.id(),
+            ..p
+        };
         return ribbon_wide_sized(p, unit_hashing_id, unit_bits).map(|p| (p, num_keys));
     }
     let unit_hashing = UnitHashing::from_id(unit_hashing_id)
@@ -110,6 +114,7 @@ pub(crate) fn parse_header(
         slots: 0,
         frac: 0,
         upper: 0,
+        homogeneous: false,
     };
     Ok((p, num_keys))
 }
@@ -154,6 +159,7 @@ fn parse_ribbon(
         slots: 0,
         frac: 0,
         upper: 0,
+        homogeneous: false,
     })
 }
 
@@ -197,6 +203,7 @@ fn parse_ribbon_units(
         slots,
         frac: 0,
         upper: 0,
+        homogeneous: false,
     })
 }
 

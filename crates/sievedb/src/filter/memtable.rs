@@ -64,6 +64,7 @@ impl MemtableFilter {
                 slots: 0,
                 frac: 0,
                 upper: 0,
+                homogeneous: false,
             },
             lines: (0..lines).map(|_| AtomicLine::default()).collect(),
             saturated: AtomicBool::new(false),

@@ -99,6 +99,9 @@ pub(crate) struct Params {
     pub frac: u8,
     /// Blocks of `r + 1` columns (wide Ribbon layout).
     pub upper: u64,
+    /// Whether a wide Ribbon is homogeneous (layout id 7: every key's
+    /// fingerprint is 0) rather than standard (layout id 5).
+    pub homogeneous: bool,
 }
 
 impl Params {
@@ -158,6 +161,7 @@ impl Params {
                 self.slots,
                 self.k,
                 self.upper,
+                self.homogeneous,
                 src.primary(0),
             ),
         }
@@ -270,6 +274,7 @@ impl Filter {
                 slots: 0,
                 frac: 0,
                 upper: 0,
+                homogeneous: false,
             },
             num_keys: 0,
             bits: Bits::Words(words),
@@ -334,7 +339,11 @@ impl Filter {
     pub(crate) fn encode_header(&self, version: u8, out: &mut Vec<u8>) {
         let p = &self.p;
         out.push(version);
-        out.push(p.layout.id());
+        out.push(if p.layout == FilterLayout::Ribbon && !p.homogeneous {
+            5
+        } else {
+            p.layout.id()
+        });
         out.push(p.hash.id());
         out.push(if p.layout.is_ribbon() {
             p.seed

@@ -183,6 +183,7 @@ mod tests {
             slots: s,
             frac: 0,
             upper: 0,
+            homogeneous: false,
         };
         assert_eq!(words.len(), p.wpu * units as usize);
         check_seeds(&words, p.wpu).unwrap();

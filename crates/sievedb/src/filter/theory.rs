@@ -87,7 +87,7 @@ pub fn ribbon_fpr(r: u32, n: u64) -> f64 {
     (0.5f64.powi(i32::try_from(r).unwrap_or(i32::MAX)) + collision).min(1.0)
 }
 
-/// Wide Ribbon (layout id 5) over `n` keys in `slots` slots with `r` base
+/// Wide Ribbon (layout ids 7 and 5) over `n` keys in `slots` slots with `r` base
 /// result bits and `upper` blocks of `r + 1` columns: an absent key starting
 /// below slot `64 · (upper − 2)` is checked on `r + 1` bits, the others on
 /// `r`, starts uniform over `slots − 127`: `f · 2^-(r+1) + (1 − f) · 2^-r`

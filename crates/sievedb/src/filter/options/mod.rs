@@ -308,13 +308,15 @@ pub enum FilterLayout {
     /// ElasticBF filter units: [`FilterOptions::units`] small Bloom filters of
     /// `b/units` bits per key each; a probe stops at the first unit saying no.
     Units,
-    /// Standard Ribbon filter (Dillinger & Walzer 2021) with 128-bit
-    /// coefficient rows and fractional result bits (layout id 5), built from
-    /// the stored digests and probed with the lookup's one digest: `b` bits
-    /// per key spent exactly (any fraction) over `n (1 + ε)` slots, ε from
-    /// 1.5% (10K keys) to 3.5% (1M keys), FPR ≈ 2^-(b / (1 + ε)) (see
-    /// [`crate::filter::ribbon::wide`]). Index scheme, probe count and units
-    /// do not apply.
+    /// Homogeneous Ribbon filter (Dillinger & Walzer 2021) with 128-bit
+    /// coefficient rows and fractional result bits (layout id 7), built from
+    /// the stored digests in one pass (it never needs a new seed) and probed
+    /// with the lookup's one digest: `b` bits per key spent exactly (any
+    /// fraction) over `n (1 + ε)` slots, ε from 1.5% (10K keys) to 3.5% (1M
+    /// keys), FPR ≈ 2^-(b / (1 + ε)) (see [`crate::filter::ribbon::wide`]).
+    /// Files of the standard wide Ribbon (layout id 5, written before) decode
+    /// as this layout and answer unchanged. Index scheme, probe count and
+    /// units do not apply.
     Ribbon,
     /// The first Ribbon layout (id 4): 64-bit coefficient rows, `r = ⌊b /
     /// (1 + ε)⌋` whole result bits per slot, ε from 4% (10K keys) to 10% (1M
@@ -352,8 +354,8 @@ impl FilterLayout {
             FilterLayout::Blocked => 2,
             FilterLayout::Units => 3,
             FilterLayout::Ribbon64 => 4,
-            FilterLayout::Ribbon => 5,
             FilterLayout::RibbonUnits => 6,
+            FilterLayout::Ribbon => 7,
         }
     }
 
@@ -383,7 +385,8 @@ impl FilterLayout {
             2 => FilterLayout::Blocked,
             3 => FilterLayout::Units,
             4 => FilterLayout::Ribbon64,
-            5 => FilterLayout::Ribbon,
+            // 5: the standard wide Ribbon, read as its homogeneous successor.
+            5 | 7 => FilterLayout::Ribbon,
             6 => FilterLayout::RibbonUnits,
             _ => return None,
         })

@@ -19,7 +19,8 @@ fn names_round_trip() {
         assert_eq!(l.to_string().parse::<FilterLayout>().unwrap(), l);
         assert_eq!(FilterLayout::from_id(l.id()), Some(l));
     }
-    // The ids files store: pinned (files of ids 1-5 decode unchanged).
+    // The ids files store: pinned (files of ids 1-7 decode unchanged; 5, the
+    // standard wide Ribbon, is no longer written and reads as `Ribbon`).
     let ids: Vec<(FilterLayout, u8)> = FilterLayout::ALL.iter().map(|&l| (l, l.id())).collect();
     assert_eq!(
         ids,
@@ -27,13 +28,14 @@ fn names_round_trip() {
             (FilterLayout::Bloom, 1),
             (FilterLayout::Blocked, 2),
             (FilterLayout::Units, 3),
-            (FilterLayout::Ribbon, 5),
+            (FilterLayout::Ribbon, 7),
             (FilterLayout::Ribbon64, 4),
             (FilterLayout::RibbonUnits, 6),
         ]
     );
     assert_eq!(FilterLayout::from_id(0), None);
-    assert_eq!(FilterLayout::from_id(7), None);
+    assert_eq!(FilterLayout::from_id(5), Some(FilterLayout::Ribbon));
+    assert_eq!(FilterLayout::from_id(8), None);
     let family: Vec<FilterLayout> = FilterLayout::ALL
         .iter()
         .copied()

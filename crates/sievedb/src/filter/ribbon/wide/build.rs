@@ -1,35 +1,100 @@
-//! Building a wide Ribbon solution: on-the-fly banding of 128-bit rows with
-//! `r + 1` fingerprint bits, then back-substitution into the interleaved
-//! solution whose first `u` blocks keep `r + 1` columns.
+//! Building a wide Ribbon solution: on-the-fly banding of 128-bit rows, then
+//! back-substitution into the interleaved solution whose first `u` blocks
+//! keep `r + 1` columns.
+//!
+//! Two variants share the band ([`Band`], generic over what a slot keeps):
+//! the **homogeneous** one ([`solve_homogeneous_within`], layout 7, what the
+//! builder writes) bands coefficients only, every right-hand side 0, so a
+//! row that reduces to zero is redundant and dropped, never a contradiction:
+//! one pass, no retry; its free slots get pseudo-random bits
+//! ([`free_bits`]), which make an absent key's parities random. The
+//! **standard** one (`solve_within`, layout 5, kept for tests of the files
+//! written with it) bands each row with its `r + 1` fingerprint bits and
+//! retries with a new seed on a contradiction.
 
-use super::{block_offset, grown, result_bits_for, upper_blocks, words_for, WideRow, BLOCK, WIDTH};
-use crate::filter::ribbon::{result_mask, MAX_SEEDS, TRIES_PER_SIZE};
+#[cfg(test)]
+use super::grown;
+use super::{block_offset, result_bits_for, upper_blocks, words_for, WideRow, BLOCK, WIDTH};
+use crate::filter::ribbon::result_mask;
+#[cfg(test)]
+use crate::filter::ribbon::{MAX_SEEDS, TRIES_PER_SIZE};
 
 /// A solved wide Ribbon.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Solved {
-    /// Seed the digests were remixed with.
+    /// Seed the digests were remixed with (0 for the homogeneous variant).
     pub seed: u8,
     /// Slots (a multiple of 64, at least 128).
     pub slots: u64,
     /// [`words_for`] words, interleaved column-major.
     pub words: Box<[u64]>,
-    /// Seeds that failed before this one.
+    /// Seeds that failed before this one (0 for the homogeneous variant).
     pub failed_seeds: u32,
 }
 
 /// Rows computed (and prefetched) ahead of the one added.
 const AHEAD: usize = 16;
 
-/// The band: per slot, the pivot's coefficients (0 = empty) and fingerprint.
-struct Band {
-    slots: Vec<(u128, u64)>,
+/// What a band slot keeps: the pivot row's coefficients (0 = empty) and,
+/// for the standard variant, its accumulated fingerprint.
+trait Pivot: Copy {
+    /// An empty slot.
+    const EMPTY: Self;
+    /// A pivot of coefficients `c` and fingerprint `fp`.
+    fn new(c: u128, fp: u64) -> Self;
+    /// The coefficients (0 when empty).
+    fn coeff(self) -> u128;
+    /// The fingerprint (always 0 for the homogeneous variant).
+    fn fp(self) -> u64;
 }
 
-impl Band {
+/// Homogeneous slot: coefficients only (16 bytes a slot, not 32).
+impl Pivot for u128 {
+    const EMPTY: Self = 0;
+    #[inline(always)]
+    fn new(c: u128, _fp: u64) -> Self {
+        c
+    }
+    #[inline(always)]
+    fn coeff(self) -> u128 {
+        self
+    }
+    #[inline(always)]
+    fn fp(self) -> u64 {
+        0
+    }
+}
+
+/// Standard slot: coefficients and fingerprint.
+impl Pivot for (u128, u64) {
+    const EMPTY: Self = (0, 0);
+    #[inline(always)]
+    fn new(c: u128, fp: u64) -> Self {
+        (c, fp)
+    }
+    #[inline(always)]
+    fn coeff(self) -> u128 {
+        self.0
+    }
+    #[inline(always)]
+    fn fp(self) -> u64 {
+        self.1
+    }
+}
+
+/// The band: per slot, the pivot row (one at most) starting there.
+struct Band<P> {
+    slots: Vec<P>,
+}
+
+impl<P: Pivot> Band<P> {
+    fn new() -> Self {
+        Band { slots: Vec::new() }
+    }
+
     fn clear(&mut self, slots: u64) {
         self.slots.clear();
-        self.slots.resize(slots as usize, (0, 0));
+        self.slots.resize(slots as usize, P::EMPTY);
     }
 
     #[inline(always)]
@@ -41,7 +106,9 @@ impl Band {
         }
     }
 
-    /// Adds every digest's row; false at the first contradiction.
+    /// Adds every digest's row with the low `fp_bits` bits of its remix as
+    /// the fingerprint (0 bits: homogeneous); false at the first
+    /// contradiction (never with 0 bits).
     fn add_all(&mut self, digests: &[u64], seed: u8, slots: u64, fp_bits: u32) -> bool {
         let mask = result_mask(fp_bits);
         let mut ring = [WideRow {
@@ -67,17 +134,30 @@ impl Band {
         true
     }
 
-    /// Adds one row; false when it reduces to zero with a nonzero result.
+    /// Adds the rows of `xs`, remixed digests ([`super::remix`]) in order of
+    /// start slot by bucket ([`by_start`]): each row lands near the previous
+    /// one's, so the band is walked once in order instead of probed at random
+    /// (a 1M-key band is 16 MB; banding in digest order spent most of its
+    /// time waiting on those loads). False at the first contradiction.
+    fn add_sorted(&mut self, xs: &[u64], slots: u64) -> bool {
+        xs.iter().all(|&x| {
+            let row = WideRow::from_x(x, slots);
+            self.add(row.start as usize, row.coeff, 0)
+        })
+    }
+
+    /// Adds one row; false when it reduces to zero with a nonzero result
+    /// (a row that reduces to zero with result 0 is implied by the others).
     #[inline]
     fn add(&mut self, mut s: usize, mut c: u128, mut fp: u64) -> bool {
         loop {
-            let (pivot, result) = self.slots[s];
-            if pivot == 0 {
-                self.slots[s] = (c, fp);
+            let pivot = self.slots[s];
+            if pivot.coeff() == 0 {
+                self.slots[s] = P::new(c, fp);
                 return true;
             }
-            c ^= pivot;
-            fp ^= result;
+            c ^= pivot.coeff();
+            fp ^= pivot.fp();
             if c == 0 {
                 return fp == 0;
             }
@@ -87,25 +167,23 @@ impl Band {
         }
     }
 
-    /// Back-substitution of `cols` columns (free slots get 0); block `b`
-    /// keeps `r + 1` columns when `b < upper`, else `r`.
-    fn solve(&self, r: u32, upper: u64, cols: u32) -> Box<[u64]> {
-        self.solve_free(r, upper, cols, |_| 0)
-    }
-
-    /// [`Band::solve`] with free slot `i` given the result bits `free(i)`.
-    fn solve_free(&self, r: u32, upper: u64, cols: u32, free: impl Fn(usize) -> u64) -> Box<[u64]> {
+    /// Back-substitution of `cols` columns, free slot `i` given the result
+    /// bits `free(i)`; block `b` keeps `r + 1` columns when `b < upper`,
+    /// else `r`.
+    fn solve(&self, r: u32, upper: u64, cols: u32, free: impl Fn(usize) -> u64) -> Box<[u64]> {
         let slots = self.slots.len() as u64;
         let blocks = slots / BLOCK;
         let total = (blocks * u64::from(r) + upper.min(blocks)) as usize;
         let mut words = vec![0u64; total];
         let mut window = vec![0u128; cols as usize];
         for i in (0..slots as usize).rev() {
-            let (c, res) = self.slots[i];
+            let pivot = self.slots[i];
+            let (c, res) = (pivot.coeff(), pivot.fp());
+            let given = if c == 0 { free(i) } else { 0 };
             for (j, w) in window.iter_mut().enumerate() {
                 let shifted = *w << 1;
                 let bit = if c == 0 {
-                    (free(i) >> j) & 1
+                    (given >> j) & 1
                 } else {
                     ((res >> j) & 1) ^ u64::from((c & shifted).count_ones() & 1)
                 };
@@ -124,98 +202,151 @@ impl Band {
     }
 }
 
-/// Solves the wide Ribbon for `digests` within `bits_per_key` bits per key,
-/// starting at `slots` (rounded up to a multiple of 64, at least 128) and
-/// seed 0, as [`solve`] does, except that `(r, q)` are recomputed for each
-/// size ([`result_bits_for`]): a band grown after failed seeds spends the
-/// same bits over more slots (fewer per slot, a slightly higher FPR), never
-/// more memory. Returns the solution with its `(r, q)`.
+/// Keys from which the homogeneous build sorts its rows by start first (a
+/// smaller band, at most 256 KB, stays in cache).
+const SORT_FROM_KEYS: usize = 16 * 1024;
+
+/// Start slots per bucket of [`by_start`], at most: the band rows of one
+/// bucket (16 bytes a slot, 16 KB) stay in the L1 cache.
+const SLOTS_PER_BUCKET: u64 = 1024;
+
+/// The digests remixed with seed 0 ([`super::remix`]), bucketed by their
+/// high bits, i.e. by start slot, in one stable counting pass: bucket `d`
+/// holds the rows starting in the `d`-th of `2^bits` equal ranges of start
+/// slots, `bits` the least (at most 16) that puts at most
+/// [`SLOTS_PER_BUCKET`] starts in a range. Rows of one bucket stay in digest
+/// order, which is all the banding needs.
+fn by_start(digests: &[u64], slots: u64) -> Vec<u64> {
+    let bits = (slots
+        .div_ceil(SLOTS_PER_BUCKET)
+        .next_power_of_two()
+        .trailing_zeros())
+    .clamp(1, 16);
+    let shift = 64 - bits;
+    let mut at = vec![0usize; 1 << bits];
+    let xs: Vec<u64> = digests
+        .iter()
+        .map(|&h| {
+            let x = super::remix(h, 0);
+            at[(x >> shift) as usize] += 1;
+            x
+        })
+        .collect();
+    let mut sum = 0;
+    for a in &mut at {
+        (*a, sum) = (sum, sum + *a);
+    }
+    let mut out = vec![0u64; xs.len()];
+    for x in xs {
+        let d = (x >> shift) as usize;
+        out[at[d]] = x;
+        at[d] += 1;
+    }
+    out
+}
+
+/// The pseudo-random result bits of free slot `i` in a homogeneous solution
+/// (any fixed function of the slot works; these are reproducible).
+#[inline]
+pub(crate) fn free_bits(i: usize) -> u64 {
+    crate::filter::hash::fmix64(FREE_SEED ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
+/// Mixed into the slot index for [`free_bits`].
+const FREE_SEED: u64 = 0x6a09_e667_f3bc_c908;
+
+/// Solves the homogeneous wide Ribbon for `digests` within `bits_per_key`
+/// bits per key over `slots` slots (rounded up to a multiple of 64, at least
+/// 128), seed 0, `(r, q)` from [`result_bits_for`]: one banding pass, which
+/// never fails. Returns the solution with its `(r, q)`.
+pub(crate) fn solve_homogeneous_within(
+    digests: &[u64],
+    bits_per_key: f64,
+    slots: u64,
+) -> (Solved, u32, u8) {
+    let slots = slots.max(WIDTH).div_ceil(BLOCK) * BLOCK;
+    let (r, q) = result_bits_for(bits_per_key, digests.len(), slots);
+    let upper = upper_blocks(slots / BLOCK, q);
+    let mut band = Band::<u128>::new();
+    band.clear(slots);
+    let consistent = if digests.len() < SORT_FROM_KEYS {
+        band.add_all(digests, 0, slots, 0)
+    } else {
+        band.add_sorted(&by_start(digests, slots), slots)
+    };
+    debug_assert!(consistent, "a homogeneous row never contradicts");
+    let words = band.solve(r, upper, r + u32::from(upper > 0), free_bits);
+    debug_assert_eq!(words.len() as u64, words_for(slots / BLOCK, r, q));
+    let solved = Solved {
+        seed: 0,
+        slots,
+        words,
+        failed_seeds: 0,
+    };
+    (solved, r, q)
+}
+
+/// Solves the standard wide Ribbon (layout 5) for `digests` within
+/// `bits_per_key` bits per key, starting at `slots` (rounded up to a
+/// multiple of 64, at least 128) and seed 0; `(r, q)` are recomputed for
+/// each size ([`result_bits_for`]): a band grown after failed seeds spends
+/// the same bits over more slots (fewer per slot, a slightly higher FPR),
+/// never more memory. Returns the solution with its `(r, q)`; `None` when
+/// all [`MAX_SEEDS`] seeds failed.
+#[cfg(test)]
 pub(crate) fn solve_within(
     digests: &[u64],
     bits_per_key: f64,
     slots: u64,
 ) -> Option<(Solved, u32, u8)> {
     let mut slots = slots.max(WIDTH).div_ceil(BLOCK) * BLOCK;
-    let mut band = Band { slots: Vec::new() };
     for attempt in 0..MAX_SEEDS {
         if attempt > 0 && attempt % TRIES_PER_SIZE == 0 {
             slots = grown(slots);
         }
-        let Ok(seed) = u8::try_from(attempt) else {
-            break;
-        };
         let (r, q) = result_bits_for(bits_per_key, digests.len(), slots);
-        let upper = upper_blocks(slots / BLOCK, q);
-        let cols = r + u32::from(upper > 0);
-        band.clear(slots);
-        if band.add_all(digests, seed, slots, cols) {
-            let words = band.solve(r, upper, cols);
-            debug_assert_eq!(words.len() as u64, words_for(slots / BLOCK, r, q));
-            let solved = Solved {
-                seed,
-                slots,
-                words,
-                failed_seeds: attempt,
-            };
+        if let Some(solved) = solve_at(digests, r, q, slots, attempt) {
             return Some((solved, r, q));
         }
     }
     None
 }
 
-/// Solves the wide Ribbon for `digests` at `r + q/256` result bits per slot,
-/// starting at `slots` (rounded up to a multiple of 64, at least 128) and
-/// seed 0; the next seed after each failure, the band larger every
+/// Solves the standard wide Ribbon for `digests` at `r + q/256` result bits
+/// per slot, starting at `slots` (rounded up to a multiple of 64, at least
+/// 128) and seed 0; the next seed after each failure, the band larger every
 /// [`TRIES_PER_SIZE`] seeds. `None` when all [`MAX_SEEDS`] seeds failed.
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "the fixed-(r, q) entry point beside `solve_within`; tests use it"
-    )
-)]
+#[cfg(test)]
 pub(crate) fn solve(digests: &[u64], r: u32, q: u8, slots: u64) -> Option<Solved> {
     let mut slots = slots.max(WIDTH).div_ceil(BLOCK) * BLOCK;
-    let mut band = Band { slots: Vec::new() };
     for attempt in 0..MAX_SEEDS {
         if attempt > 0 && attempt % TRIES_PER_SIZE == 0 {
             slots = grown(slots);
         }
-        let Ok(seed) = u8::try_from(attempt) else {
-            break;
-        };
-        let upper = upper_blocks(slots / BLOCK, q);
-        let cols = r + u32::from(upper > 0);
-        band.clear(slots);
-        if band.add_all(digests, seed, slots, cols) {
-            let words = band.solve(r, upper, cols);
-            debug_assert_eq!(words.len() as u64, words_for(slots / BLOCK, r, q));
-            return Some(Solved {
-                seed,
-                slots,
-                words,
-                failed_seeds: attempt,
-            });
+        if let Some(solved) = solve_at(digests, r, q, slots, attempt) {
+            return Some(solved);
         }
     }
     None
 }
 
-/// The homogeneous variant (the paper's, measured against the standard one
-/// by `homogeneous_fpr_by_epsilon`): every fingerprint 0, so banding never
-/// fails, and free slots random (from `free_seed`); a key matches when its
-/// row's parity is 0 on all `r` columns. Returns the `r`-column solution.
+/// One standard banding of `digests` at `slots` with seed `attempt`.
 #[cfg(test)]
-pub(crate) fn solve_homogeneous(digests: &[u64], r: u32, slots: u64, free_seed: u64) -> Box<[u64]> {
-    let slots = slots.max(WIDTH).div_ceil(BLOCK) * BLOCK;
-    let mut band = Band { slots: Vec::new() };
+fn solve_at(digests: &[u64], r: u32, q: u8, slots: u64, attempt: u32) -> Option<Solved> {
+    let seed = u8::try_from(attempt).ok()?;
+    let upper = upper_blocks(slots / BLOCK, q);
+    let cols = r + u32::from(upper > 0);
+    let mut band = Band::<(u128, u64)>::new();
     band.clear(slots);
-    for &h in digests {
-        let row = WideRow::new(h, 0, slots);
-        let consistent = band.add(row.start as usize, row.coeff, 0);
-        debug_assert!(consistent, "a homogeneous row never contradicts");
+    if !band.add_all(digests, seed, slots, cols) {
+        return None;
     }
-    band.solve_free(r, 0, r, |i| {
-        crate::filter::hash::fmix64(free_seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+    let words = band.solve(r, upper, cols, |_| 0);
+    debug_assert_eq!(words.len() as u64, words_for(slots / BLOCK, r, q));
+    Some(Solved {
+        seed,
+        slots,
+        words,
+        failed_seeds: attempt,
     })
 }

@@ -1,7 +1,10 @@
-//! The wide Ribbon filter (layout id 5): standard Ribbon (Dillinger & Walzer
-//! 2021) with 128-bit coefficient rows and fractional result bits per slot,
-//! built from the stored digests and probed with the lookup's one digest
-//! remixed with the seed, as the 64-bit variant ([`super`], layout id 4).
+//! The wide Ribbon filter: homogeneous Ribbon (Dillinger & Walzer 2021,
+//! layout id 7, what [`crate::FilterLayout::Ribbon`] writes) with 128-bit
+//! coefficient rows and fractional result bits per slot, built from the
+//! stored digests and probed with the lookup's one digest remixed with the
+//! seed, as the 64-bit variant ([`super`], layout id 4). Files of its
+//! standard predecessor (layout id 5: fingerprints, seed retries) decode and
+//! answer unchanged.
 //!
 //! Two changes make it smaller than layout 4 at the same FPR:
 //!
@@ -22,30 +25,33 @@
 //!
 //! Row of digest `h1` under seed `σ`: `x = fmix64(h1 ^ ((σ + 1) · φ))`,
 //! start `⌊x · (m − 127) / 2^64⌋`, coefficients from two odd multipliers of
-//! `x` (bit 0 forced to 1), fingerprint the low `r + 1` bits of `x`.
+//! `x` (bit 0 forced to 1); the standard variant's fingerprint is the low
+//! `r + 1` bits of `x`, the homogeneous one's 0.
 //!
-//! A band grown after failed seeds keeps the bits per key: `(r, q)` are
-//! recomputed for the larger band (`build::solve_within`), so the filter never
-//! spends more than it was given, at a slightly higher FPR (which
-//! [`crate::filter::theory::ribbon_wide_fpr`] of the stored `r`, slots and
-//! upper blocks states exactly).
+//! The standard variant's band, grown after failed seeds, kept the bits per
+//! key: `(r, q)` were recomputed for the larger band (`build::solve_within`),
+//! so a filter never spent more than it was given, at a slightly higher FPR
+//! (which [`crate::filter::theory::ribbon_wide_fpr`] of the stored `r`,
+//! slots and upper blocks states exactly).
 //!
 //! Measured (`scripts/filter-layouts.sh`, 1M keys, release): at 7.2 bits per
 //! key the FPR is 0.811% (theory 0.818%), under Bloom-10's 0.819%; layout 4
 //! needed 7.70 bits. FPR within 1% of theory at every point from 2 to 16
 //! bits per key in fractional steps (20M absent probes each).
 //!
-//! Standard, not homogeneous, for now. The homogeneous variant (every
-//! fingerprint 0, so banding never fails; free slots random) measured
-//! (`homogeneous_fpr_by_epsilon`, r = 7, 4M absent probes, one key set
-//! each): at this module's ε its FPR is `2^-r` within noise (10K keys at
-//! 1.5%: 0.995 × 2^-r; 100K at 2.5%: 0.996×; 1M at 3.5%: 0.994×), but it
-//! falls off a cliff below (100K keys at 1.5%: 3.9×, 1M at 2%: 6.5×, at 1%:
-//! 25×). At 3.5% the standard variant's first seed bands only 2 times in 6
-//! at 1M keys (1/6 at 3%, 6/6 at 5%), so its build bands ~2.5 times where
-//! the homogeneous one would band once: the homogeneous variant is the next
-//! step for build time (the bar of 3× the blocked Bloom's), at the price of
-//! an FPR that is only statistically, not exactly, `2^-r`.
+//! **Homogeneous, not standard.** The standard variant checks each key's
+//! row parity against a fingerprint, and banding fails when a row reduces to
+//! zero with a nonzero fingerprint; at this module's ε its first seed bands
+//! only 2 times in 6 at 1M keys (1/6 at 3%, 6/6 at 5%), so a build bands
+//! about 2.5 times. The homogeneous variant sets every fingerprint to 0, so
+//! a row that reduces to zero is implied by the others: it bands once, never
+//! fails, and its free slots get pseudo-random bits, which make an absent
+//! key's parities random. Its FPR is `2^-r` only statistically (a locally
+//! overloaded band lets more absent keys through), so it needs the same ε:
+//! measured (`homogeneous_fpr_by_epsilon`, r = 7, 4M absent probes, one key
+//! set each) 1M keys at 3.5%: 1.001 × 2^-r, at 2.5%: 1.85×, at 2%: 6.5×;
+//! 100K keys at 2.5%: 1.000×, at 2%: 1.02×, at 1.5%: 3.97×. Same memory and
+//! FPR as the standard variant, one banding instead of ~2.5.
 
 pub(crate) mod build;
 pub(crate) mod query;
@@ -176,7 +182,13 @@ impl WideRow {
     /// The row of digest `h1` in a band of `slots ≥ 128` slots under `seed`.
     #[inline(always)]
     pub fn new(h1: u64, seed: u8, slots: u64) -> WideRow {
-        let x = crate::filter::hash::fmix64(h1 ^ seed_word(seed));
+        WideRow::from_x(remix(h1, seed), slots)
+    }
+
+    /// The row of remixed digest `x` ([`remix`]) in a band of `slots ≥ 128`
+    /// slots; its start is `⌊x · (slots − 127) / 2^64⌋`, nondecreasing in `x`.
+    #[inline(always)]
+    pub fn from_x(x: u64, slots: u64) -> WideRow {
         let starts = slots - (WIDTH - 1);
         let start = ((u128::from(x) * u128::from(starts)) >> 64) as u64;
         let a = (x ^ (x >> 29)).wrapping_mul(COEFF_MIX);
@@ -195,6 +207,12 @@ impl WideRow {
     pub fn fp(&self, bits: u32) -> u64 {
         self.x & result_mask(bits)
     }
+}
+
+/// Digest `h1` remixed with `seed`: `fmix64(h1 ^ ((seed + 1) · φ))`.
+#[inline(always)]
+pub fn remix(h1: u64, seed: u8) -> u64 {
+    crate::filter::hash::fmix64(h1 ^ seed_word(seed))
 }
 
 /// Result bits a key starting at `start` is checked on.

@@ -6,7 +6,8 @@ use super::{block_offset, checked_bits, WideRow, BLOCK};
 /// `slots` slots, `r` base result bits, `upper` blocks of `r + 1` columns and
 /// seed `seed`: for each checked column `j`, the parity of the solution bits
 /// under the row's 128 coefficients (spread over up to three 64-slot blocks)
-/// against fingerprint bit `j`, four columns at a time with an early exit.
+/// against fingerprint bit `j` (0 when `homogeneous`), four columns at a
+/// time with an early exit.
 #[inline(always)]
 pub(crate) fn may_contain(
     words: &[u64],
@@ -14,6 +15,7 @@ pub(crate) fn may_contain(
     slots: u64,
     r: u32,
     upper: u64,
+    homogeneous: bool,
     h1: u64,
 ) -> bool {
     let row = WideRow::new(h1, seed, slots);
@@ -34,7 +36,7 @@ pub(crate) fn may_contain(
     let w0 = &words[block_offset(b, r, upper)..][..n];
     let w1 = &words[block_offset(b + 1, r, upper)..][..n];
     let w2 = &words[block_offset(b2, r, upper)..][..n];
-    let mut fp = row.fp(bits);
+    let mut fp = if homogeneous { 0 } else { row.fp(bits) };
     for ((x, y), z) in w0.chunks(GROUP).zip(w1.chunks(GROUP)).zip(w2.chunks(GROUP)) {
         let mut diff = 0u64;
         for (j, ((a, bb), c)) in x.iter().zip(y).zip(z).enumerate() {
