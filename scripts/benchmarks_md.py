@@ -395,8 +395,8 @@ def leveldb8_range():
 
 # --- Ribbon units (scripts/ribbon-units.sh) ------------------------------------
 
-RIBBON_UNITS_BUDGET = "docs/benchmarks/ribbon-units-budget-f19c718.csv"
-RIBBON_UNITS_UNLIMITED = "docs/benchmarks/ribbon-units-unlimited-f19c718.csv"
+RIBBON_UNITS_BUDGET = "docs/benchmarks/ribbon-units-budget-1f94cfa.csv"
+RIBBON_UNITS_UNLIMITED = "docs/benchmarks/ribbon-units-unlimited-1f94cfa.csv"
 RIBBON_TREES = [("bloom-units", "Bloom units"), ("ribbon-units", "Ribbon units"), ("mixed", "mixed")]
 
 
@@ -431,6 +431,23 @@ def ribbon_units_mixed_vs_best():
                 for t in _ribbon_budget().values()])
 
 
+def ribbon_units_files():
+    # Every run opens every file once: its table-open reads.
+    return i(max(float(r["table_open_reads"]) for r in rows(RIBBON_UNITS_BUDGET)))
+
+
+def ribbon_units_miss_share():
+    shares = [100 * float(r["block_cache_misses"]) / float(r["device_reads"]) for r in rows(RIBBON_UNITS_BUDGET)]
+    return f"{min(shares):.0f}–{max(shares):.0f}%"
+
+
+def ribbon_units_miss_ratio():
+    misses = {}
+    for r in rows(RIBBON_UNITS_BUDGET):
+        misses.setdefault(r["policy"], {})[r["tree"]] = float(r["block_cache_misses"])
+    return rng([t["bloom-units"] / t["ribbon-units"] for t in misses.values()])
+
+
 def _ribbon_unlimited():
     """tree -> (median µs per op, filter bytes, false positives per lookup)."""
     rs = rows(RIBBON_UNITS_UNLIMITED)
@@ -454,7 +471,7 @@ def ribbon_unlimited_table():
 
 # --- filter layouts (scripts/filter-layouts.sh) ------------------------------
 
-FILTER_LAYOUTS = "docs/benchmarks/filter-layouts-920e22d.csv"
+FILTER_LAYOUTS = "docs/benchmarks/filter-layouts-1f94cfa.csv"
 
 
 def _layouts():
@@ -522,8 +539,16 @@ def ribbon_fpr_at_bloom10_bits():
 
 
 def _vs_blocked(layout, what):
-    lay = _layouts()
-    return rng([lay[(layout, b)][what] / lay[("blocked", b)][what] for b in ("4", "7", "10")])
+    """Per bits/key, the median over repeats of the layout's time ÷ the
+    blocked Bloom's in the same repeat (run next to it); the range of those."""
+    col = {"build": "build_ns_per_key", "query": "ns_per_query"}[what]
+    by = {(r["layout"], r["bits_per_key"], r["repeat"]): float(r[col])
+          for r in rows(FILTER_LAYOUTS) if r["repeat"] != "0"}
+    meds = []
+    for b in ("4", "7", "10"):
+        reps = [rep for (l, bb, rep) in by if l == layout and bb == b]
+        meds.append(statistics.median(by[(layout, b, rep)] / by[("blocked", b, rep)] for rep in reps))
+    return rng(meds)
 
 
 def ribbon_vs_blocked_build():

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Ribbon units against Bloom units (issue 55), on bulk-loaded 5-level trees
-# of 24 + 100 B entries in 64 KiB files:
+# of 24 + 100 B entries in 64 KiB files (TARGET_FILE_SIZE bytes if set):
 #
 # 1. under a 4 bits/key budget (O_DIRECT, zipf 0.99, half absent, cold
 #    start), every policy on three trees: Bloom units (6 of 2 bits/key),
@@ -34,7 +34,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 UNITS_RIBBON=${UNITS_RIBBON:-8}; MIXED_FROM=${MIXED_FROM:-2}; REPEATS=${REPEATS:-3}
 export READS=${READS:-100000}
 mkdir -p "$OUT" "$WORK"
-SHAPE=(--num "$NUM" --key-size 24 --value-size 100 --levels 5 --size-ratio 10 --target-file-size 65536)
+SHAPE=(--num "$NUM" --key-size 24 --value-size 100 --levels 5 --size-ratio 10 --target-file-size "${TARGET_FILE_SIZE:-65536}")
 load() { # tree name, filter flags...
   local t=$1; shift
   [ -d "$WORK/$t/sievedb" ] && return
@@ -69,7 +69,7 @@ for r in $(seq 1 "$REPEATS"); do
   [[ " $PARTS " == *" unlimited "* ]] || break
   for t in bloom8 ribbon8-from1 "ribbon$RIBBON_BITS-from1"; do
     "$BIN" bench --db "$WORK/$t" --use-existing-db --benchmarks readmissing --num "$NUM" \
-      --key-size 24 --value-size 100 --size-ratio 10 --target-file-size 65536 --level1-size "$L1" \
+      --key-size 24 --value-size 100 --size-ratio 10 --target-file-size "${TARGET_FILE_SIZE:-65536}" --level1-size "$L1" \
       --reads "$READS" --json > "$OUT/last.json"
     python3 - "$OUT/last.json" "$t" "$r" >> "$U" <<'PY'
 import json, sys

@@ -34,10 +34,11 @@
 //! (which [`crate::filter::theory::ribbon_wide_fpr`] of the stored `r`,
 //! slots and upper blocks states exactly).
 //!
-//! Measured (`scripts/filter-layouts.sh`, 1M keys, release): at 7.2 bits per
-//! key the FPR is 0.811% (theory 0.818%), under Bloom-10's 0.819%; layout 4
-//! needed 7.70 bits. FPR within 1% of theory at every point from 2 to 16
-//! bits per key in fractional steps (20M absent probes each).
+//! Measured (`scripts/filter-layouts.sh`, 1M keys, release, BENCHMARKS.md
+//! "Filter layouts"): at 7.2 bits per key the FPR is 0.817% (theory
+//! 0.818%), Bloom-10's 0.819%; layout 4 needed 7.70 bits. FPR within 1% of
+//! theory from 2 to 11.3 bits per key in fractional steps and within 4.2%
+//! up to 16 (20M absent probes each: 460 false positives at 16 bits, ±5%).
 //!
 //! **Homogeneous, not standard.** The standard variant checks each key's
 //! row parity against a fingerprint, and banding fails when a row reduces to
