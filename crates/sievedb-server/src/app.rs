@@ -218,9 +218,10 @@ impl Node {
         {
             server.abort();
         }
-        let store = Arc::downgrade(&self.app.store);
+        let store = self.app.store.watch();
         drop(self.app);
-        // The log syncer thread and the last connections let go of it.
+        // The log syncer thread and the last connections let go of it, and
+        // whichever is last closes the database.
         let since = std::time::Instant::now();
         while store.strong_count() > 0 {
             if since.elapsed() > Duration::from_secs(10) {
