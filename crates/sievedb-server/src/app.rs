@@ -75,6 +75,9 @@ pub struct App {
     pub reads: Arc<ReadBatcher>,
     /// Batches concurrent client writes into one Raft entry.
     pub writes: Arc<WriteBatcher>,
+    /// Becomes `true` when the node shuts down (ends the connections that
+    /// outlive HTTP, the upgraded Raft streams).
+    pub stopped: tokio::sync::watch::Receiver<bool>,
 }
 
 /// A running node.
@@ -172,7 +175,9 @@ impl Node {
         let addr = listener
             .local_addr()
             .map_err(|e| start_err("local address", e))?;
+        let (stop, mut stopped) = tokio::sync::watch::channel(false);
         let app = Arc::new(App {
+            stopped: stopped.clone(),
             opts,
             reads: ReadBatcher::new(raft.clone()),
             writes: WriteBatcher::new(raft.clone()),
@@ -181,7 +186,6 @@ impl Node {
             http,
         });
         let router = routes().with_state(app.clone());
-        let (stop, mut stopped) = tokio::sync::watch::channel(false);
         let server = tokio::spawn(async move {
             // Small responses go out at once (no Nagle delay behind an
             // unacknowledged segment of the same connection).
@@ -218,9 +222,10 @@ impl Node {
         {
             server.abort();
         }
-        let store = Arc::downgrade(&self.app.store);
+        let store = self.app.store.watch();
         drop(self.app);
-        // The log syncer thread and the last connections let go of it.
+        // The log syncer thread and the last connections let go of it, and
+        // whichever is last closes the database.
         let since = std::time::Instant::now();
         while store.strong_count() > 0 {
             if since.elapsed() > Duration::from_secs(10) {

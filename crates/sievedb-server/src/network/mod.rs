@@ -1,10 +1,12 @@
-//! HTTP on one address per node: Raft's RPCs between nodes ([`raft`], with
+//! HTTP on one address per node: Raft's RPCs between nodes ([`raft`]:
+//! AppendEntries and Vote as frames on upgraded connections in [`stream`],
 //! snapshots streamed file by file in [`snapshot`]) and the client API
 //! ([`client`]).
 
 pub mod client;
 pub mod raft;
 pub mod snapshot;
+pub mod stream;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -1,14 +1,22 @@
-//! Raft's RPCs over HTTP: `POST /raft/append`, `POST /raft/vote` (bodies and
-//! answers in postcard), and `POST /raft/snapshot` (see
+//! Raft's RPCs between nodes: AppendEntries and Vote as frames on one
+//! persistent upgraded connection per peer (`GET /raft/stream`, see
+//! [`super::stream`]), snapshots as `POST /raft/snapshot` (see
 //! [`super::snapshot`]). [`Network`] sends them; [`routes`] serves them.
+//!
+//! The older `POST /raft/append` and `POST /raft/vote` (postcard bodies and
+//! answers) are still served, for senders of earlier versions during a
+//! rolling upgrade; this version no longer sends them.
 
+use std::collections::HashMap;
+use std::io;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::Router;
 use openraft::error::{
     Fatal, NetworkError, RPCError, RaftError, RemoteError, ReplicationClosed, StreamingError,
@@ -21,22 +29,54 @@ use openraft::raft::{
 use openraft::{BasicNode, OptionalSend, Snapshot, Vote};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use tokio::time::{timeout, timeout_at, Instant};
 
+use super::stream::{self, encode_frame, Conn, Rpc};
 use super::{error, OCTET_STREAM};
 use crate::app::App;
 use crate::store::{decode, encode};
 use crate::types::{NodeId, TypeConfig};
 
-/// Sends Raft RPCs to the other nodes (one keep-alive pool for all).
+/// How long connecting (and the upgrade handshake) may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// Idle connections kept per node for the next [`Peer`].
+const MAX_IDLE: usize = 8;
+
+/// Sends Raft RPCs to the other nodes.
 #[derive(Clone)]
 pub struct Network {
     http: reqwest::Client,
+    idle: Arc<Idle>,
 }
 
 impl Network {
-    /// A network over `http`.
+    /// A network that streams snapshots over `http`.
     pub fn new(http: reqwest::Client) -> Network {
-        Network { http }
+        Network {
+            http,
+            idle: Arc::default(),
+        }
+    }
+}
+
+/// Upgraded connections that no [`Peer`] holds, by address. A replication
+/// stream's peer keeps its connection as long as it lives, but openraft
+/// makes a new peer for every election's votes and every read-index round:
+/// those take a connection from here and give it back when dropped.
+#[derive(Default)]
+struct Idle(parking_lot::Mutex<HashMap<String, Vec<Conn>>>);
+
+impl Idle {
+    fn take(&self, addr: &str) -> Option<Conn> {
+        self.0.lock().get_mut(addr).and_then(Vec::pop)
+    }
+
+    fn put(&self, addr: &str, conn: Conn) {
+        let mut idle = self.0.lock();
+        let conns = idle.entry(addr.to_owned()).or_default();
+        if conns.len() < MAX_IDLE {
+            conns.push(conn);
+        }
     }
 }
 
@@ -48,59 +88,96 @@ impl RaftNetworkFactory<TypeConfig> for Network {
             target,
             addr: node.addr.clone(),
             http: self.http.clone(),
+            idle: self.idle.clone(),
+            conn: None,
         }
     }
 }
 
-/// The connection to one node.
+/// The connection to one node: opened on the first RPC, kept between RPCs,
+/// dropped on any error or timeout (and opened again by the next RPC).
 pub struct Peer {
     target: NodeId,
     addr: String,
     http: reqwest::Client,
+    idle: Arc<Idle>,
+    conn: Option<Conn>,
 }
 
-/// An RPC error of a failed HTTP exchange: unreachable when nothing was
-/// sent, a network error otherwise.
-fn http_error<E: std::error::Error>(e: &reqwest::Error) -> RPCError<NodeId, BasicNode, E> {
-    if e.is_connect() {
-        RPCError::Unreachable(Unreachable::new(e))
-    } else {
-        RPCError::Network(NetworkError::new(e))
+impl Drop for Peer {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.idle.put(&self.addr, conn);
+        }
     }
 }
 
+type RpcError = RPCError<NodeId, BasicNode, RaftError<NodeId>>;
+
+fn network_error(e: &io::Error) -> RpcError {
+    RPCError::Network(NetworkError::new(e))
+}
+
+fn timed_out(addr: &str, what: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::TimedOut, format!("{what} {addr} timed out"))
+}
+
 impl Peer {
-    /// POSTs `req` to `path` and decodes the node's `Result`.
-    async fn call<Req, Resp>(
-        &self,
-        path: &str,
-        req: &Req,
+    /// Sends `rpc` and decodes the node's `Result`.
+    ///
+    /// The connection is out of `self.conn` while the exchange runs, so
+    /// that a call openraft abandons (drops) mid-way takes its
+    /// half-finished connection with it.
+    async fn call<Resp: DeserializeOwned>(
+        &mut self,
+        rpc: &Rpc,
         option: &RPCOption,
-    ) -> Result<Resp, RPCError<NodeId, BasicNode, RaftError<NodeId>>>
-    where
-        Req: Serialize,
-        Resp: DeserializeOwned,
-    {
-        let body = encode(req).map_err(|e| RPCError::Network(NetworkError::new(&e)))?;
-        let resp = self
-            .http
-            .post(format!("http://{}{path}", self.addr))
-            .header(header::CONTENT_TYPE, OCTET_STREAM)
-            .timeout(option.hard_ttl())
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| http_error(&e))?;
-        if !resp.status().is_success() {
-            let msg = format!("{} answered {}", self.addr, resp.status());
-            return Err(RPCError::Network(NetworkError::new(
-                &std::io::Error::other(msg),
-            )));
-        }
-        let bytes = resp.bytes().await.map_err(|e| http_error(&e))?;
+    ) -> Result<Resp, RpcError> {
+        let frame = encode_frame(rpc).map_err(|e| network_error(&e))?;
+        let deadline = Instant::now() + option.hard_ttl();
+        let kept = self.conn.take().or_else(|| self.idle.take(&self.addr));
+        let (conn, bytes) = match kept {
+            Some(mut conn) => match timeout_at(deadline, conn.exchange(&frame)).await {
+                Ok(Ok(bytes)) => (conn, bytes),
+                // A kept connection that failed was most likely closed by
+                // the node (it restarted, or shut down idle connections):
+                // once more on a new connection. Raft's RPCs may arrive
+                // twice.
+                Ok(Err(e)) => {
+                    tracing::debug!(target = self.target, error = %e, "raft connection lost");
+                    self.fresh_exchange(&frame, deadline).await?
+                }
+                Err(_) => return Err(network_error(&timed_out(&self.addr, "an RPC to"))),
+            },
+            None => self.fresh_exchange(&frame, deadline).await?,
+        };
         let answer: Result<Resp, RaftError<NodeId>> =
             decode(&bytes).map_err(|e| RPCError::Network(NetworkError::new(&e)))?;
+        self.conn = Some(conn);
         answer.map_err(|e| RPCError::RemoteError(RemoteError::new(self.target, e)))
+    }
+
+    /// Connects (unreachable if that fails: nothing was sent), then sends
+    /// `frame` and reads the answer (a network error if that fails).
+    async fn fresh_exchange(
+        &self,
+        frame: &[u8],
+        deadline: Instant,
+    ) -> Result<(Conn, Vec<u8>), RpcError> {
+        let connect = timeout(CONNECT_TIMEOUT, Conn::connect(&self.addr));
+        let mut conn = match timeout_at(deadline, connect).await {
+            Ok(Ok(Ok(conn))) => conn,
+            Ok(Ok(Err(e))) => return Err(RPCError::Unreachable(Unreachable::new(&e))),
+            Ok(Err(_)) | Err(_) => {
+                let e = timed_out(&self.addr, "connecting to");
+                return Err(RPCError::Unreachable(Unreachable::new(&e)));
+            }
+        };
+        match timeout_at(deadline, conn.exchange(frame)).await {
+            Ok(Ok(bytes)) => Ok((conn, bytes)),
+            Ok(Err(e)) => Err(network_error(&e)),
+            Err(_) => Err(network_error(&timed_out(&self.addr, "an RPC to"))),
+        }
     }
 }
 
@@ -110,7 +187,7 @@ impl RaftNetwork<TypeConfig> for Peer {
         rpc: AppendEntriesRequest<TypeConfig>,
         option: RPCOption,
     ) -> Result<AppendEntriesResponse<NodeId>, RPCError<NodeId, BasicNode, RaftError<NodeId>>> {
-        self.call("/raft/append", &rpc, &option).await
+        self.call(&Rpc::Append(rpc), &option).await
     }
 
     async fn vote(
@@ -118,7 +195,7 @@ impl RaftNetwork<TypeConfig> for Peer {
         rpc: VoteRequest<NodeId>,
         option: RPCOption,
     ) -> Result<VoteResponse<NodeId>, RPCError<NodeId, BasicNode, RaftError<NodeId>>> {
-        self.call("/raft/vote", &rpc, &option).await
+        self.call(&Rpc::Vote(rpc), &option).await
     }
 
     async fn full_snapshot(
@@ -139,6 +216,7 @@ impl RaftNetwork<TypeConfig> for Peer {
 /// The Raft RPC routes of a node.
 pub fn routes() -> Router<Arc<App>> {
     Router::new()
+        .route(stream::PATH, get(stream::upgrade))
         .route("/raft/append", post(append))
         .route("/raft/vote", post(vote))
         .route("/raft/snapshot", post(super::snapshot::receive))

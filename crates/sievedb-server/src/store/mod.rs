@@ -48,6 +48,9 @@ pub struct Store {
     pub sm: Keyspace,
     /// Last applied log id and membership of the state machine.
     pub sm_meta: Keyspace,
+    /// Dropped last, after the database has closed (fields drop in order):
+    /// see [`Store::watch`].
+    alive: Arc<()>,
 }
 
 /// Keyspace names.
@@ -75,7 +78,16 @@ impl Store {
             meta,
             sm,
             sm_meta,
+            alive: Arc::new(()),
         }))
+    }
+
+    /// A handle that has no strong count left once this `Store` has been
+    /// dropped and its database closed (its lock released). The count of
+    /// the `Arc<Store>` would not do: it is 0 before the database's drop,
+    /// which syncs and joins its threads, even begins.
+    pub fn watch(&self) -> std::sync::Weak<()> {
+        Arc::downgrade(&self.alive)
     }
 
     /// `dir/snapshots`.
