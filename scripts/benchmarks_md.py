@@ -1051,7 +1051,10 @@ def guide_drift():
 
 # --- rendering -----------------------------------------------------------------
 
-CLUSTER = "docs/benchmarks/cluster/bench-cluster-2f57f8e.csv"
+# Five runs of one build, one after the other; the table shows the run of
+# median 16-client put ratio (run 2), the text every run's ratios.
+CLUSTER_RUNS = [f"docs/benchmarks/cluster/bench-cluster-35971ad-run{n}.csv" for n in range(1, 6)]
+CLUSTER = CLUSTER_RUNS[1]
 SNAPSHOT_CATCHUP = "docs/benchmarks/snapshot-catchup-06af70b.csv"
 
 
@@ -1091,6 +1094,22 @@ def cluster_get_ratios():
     rs = cluster_rows()
     return " and ".join(f"{x(num(rs[('sievedb', 'get', c)]['ops_per_sec']) / num(rs[('etcd', 'get', c)]['ops_per_sec']))}"
                         f" at {c}" for c in ("16", "64"))
+
+
+def _cluster_run_ratio(path, w, c):
+    rs = {(r["target"], r["workload"], r["clients"]): r for r in rows(path)}
+    return num(rs[("sievedb", w, c)]["ops_per_sec"]) / num(rs[("etcd", w, c)]["ops_per_sec"])
+
+
+def cluster_runs():
+    """The sievedb ÷ etcd put ratios of every run of CLUSTER_RUNS, at 16 and
+    at 64 clients, in run order."""
+    return "; ".join(f"at {c} clients " + ", ".join(x(_cluster_run_ratio(p, "put", c)) for p in CLUSTER_RUNS)
+                     for c in ("16", "64"))
+
+
+def cluster_runs_count():
+    return str(len(CLUSTER_RUNS))
 
 
 def cluster_failover():
