@@ -144,35 +144,38 @@ const LAYOUT4_GOLDEN: &str =
     00";
 const LAYOUT4_THROUGH: &[u32] = &[12, 295];
 
-#[test]
-fn layout_4_files_decode_and_answer_as_before() {
-    use crate::filter::{
-        Filter, FilterBuilder, FilterLayout, FilterOptions, HashSharing, KeyProbe,
-    };
-    let hex: String = LAYOUT4_GOLDEN.split_whitespace().collect();
+/// Decodes the golden filter `hex` (whitespace ignored), checks that it
+/// re-encodes to the same bytes, that keys `key0..key{keys}` all pass, and
+/// that of `probe0..probe399` exactly `through` pass; returns it and its bytes.
+pub(super) fn golden(hex: &str, keys: u32, through: &[u32]) -> (crate::filter::Filter, Vec<u8>) {
+    use crate::filter::{Filter, HashSharing, KeyProbe};
+    let hex: String = hex.split_whitespace().collect();
     let bytes: Vec<u8> = (0..hex.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
         .collect();
     let f = Filter::decode(&bytes).expect("decodes");
+    assert_eq!(f.encode(), bytes, "re-encodes to the same bytes");
+    let passes = |k: String| f.may_contain(&mut KeyProbe::new(k.as_bytes(), HashSharing::Levels));
+    assert!(
+        (0..keys).all(|i| passes(format!("key{i}"))),
+        "a false negative"
+    );
+    let got: Vec<u32> = (0..400u32)
+        .filter(|i| passes(format!("probe{i}")))
+        .collect();
+    assert_eq!(got, through);
+    (f, bytes)
+}
+
+#[test]
+fn layout_4_files_decode_and_answer_as_before() {
+    use crate::filter::{FilterBuilder, FilterLayout, FilterOptions};
+    let (f, bytes) = golden(LAYOUT4_GOLDEN, 40, LAYOUT4_THROUGH);
     assert_eq!(
         (f.layout(), f.probes_per_unit(), f.num_keys()),
         (FilterLayout::Ribbon64, 7, 40)
     );
-    assert_eq!(f.encode(), bytes, "re-encodes to the same bytes");
-    for i in 0..40 {
-        assert!(f.may_contain(&mut KeyProbe::new(
-            format!("key{i}").as_bytes(),
-            HashSharing::Levels
-        )));
-    }
-    let through: Vec<u32> = (0..400u32)
-        .filter(|i| {
-            let k = format!("probe{i}");
-            f.may_contain(&mut KeyProbe::new(k.as_bytes(), HashSharing::Levels))
-        })
-        .collect();
-    assert_eq!(through, LAYOUT4_THROUGH);
     // And `ribbon64` still writes exactly these bytes.
     let o = FilterOptions {
         layout: FilterLayout::Ribbon64,
