@@ -203,9 +203,8 @@ fn reopen_old_files_and_extractor_changes() {
     {
         let db = Db::open(dir.path(), opts(None)).unwrap();
         fill(&db, &mut model, 20);
-        db.flush().unwrap();
-        // Level 0 now holds two files, the compaction trigger: settle it here,
-        // or the reopened database would rewrite these files under its
+        // Flushed, level 0 holds two files, the compaction trigger: settle it
+        // here, or the reopened database would rewrite these files under its
         // extractor while the skips below are counted.
         db.wait_for_compactions().unwrap();
     }
