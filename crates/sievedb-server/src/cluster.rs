@@ -178,6 +178,10 @@ async fn status(State(app): State<Arc<App>>) -> Response {
         "id": m.id,
         "leader_id": m.current_leader,
         "term": m.current_term,
+        // Whom this node's vote is for, and whether that node is known to
+        // have won it (a vote for a candidate still campaigning is not).
+        "voted_for": m.vote.leader_id().voted_for(),
+        "vote_committed": m.vote.is_committed(),
         "state": format!("{:?}", m.state),
         "members": members,
         "learners": learners,

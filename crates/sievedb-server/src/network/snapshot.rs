@@ -16,7 +16,6 @@
 //! `Result<SnapshotResponse, String>`.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -154,11 +153,11 @@ impl Reader {
     /// Ensures `n` bytes are buffered.
     async fn need(&mut self, n: usize) -> Result<(), String> {
         while self.buf.len() < n {
-            match self.stream.next().await {
-                Some(Ok(b)) => {
-                    *self.progress.last_chunk.lock() = Instant::now();
-                    self.buf.extend_from_slice(&b);
-                }
+            *self.progress.waiting_since.lock() = Some(Instant::now());
+            let next = self.stream.next().await;
+            *self.progress.waiting_since.lock() = None;
+            match next {
+                Some(Ok(b)) => self.buf.extend_from_slice(&b),
                 Some(Err(e)) => return Err(format!("reading the snapshot: {e}")),
                 None => return Err("the snapshot stream ended early".into()),
             }
@@ -213,10 +212,12 @@ fn valid_name(name: &str) -> bool {
 
 /// How a transfer is going, for [`renew_lease`].
 struct Progress {
-    /// When the last chunk of the body arrived.
-    last_chunk: parking_lot::Mutex<Instant>,
-    /// Whether the received snapshot is being installed.
-    installing: AtomicBool,
+    /// Since when the receiver has been waiting for the sender's next
+    /// chunk; `None` while it writes, syncs or installs what it has. Only
+    /// the sender's silence ends the lease: this node's own slow disk does
+    /// not (a 48 MiB file's fsync on a busy machine outlasts an election
+    /// timeout, and an election then would depose a live leader).
+    waiting_since: parking_lot::Mutex<Option<Instant>>,
 }
 
 /// Renews the sender's leader lease on this node while its snapshot
@@ -227,12 +228,13 @@ struct Progress {
 /// fires mid-transfer: it campaigns, its higher term deposes the leader (the
 /// cluster stops serving while it elects), and the transfer starts over: a
 /// snapshot that takes longer than an election timeout to send and install
-/// never gets installed. Every `every`, while chunks keep arriving (the last
-/// within `stale_after`) or the install runs, this hands Raft what the
+/// never gets installed. Every `every`, unless this node has waited for the
+/// sender's next chunk for `stale_after` or longer, this hands Raft what the
 /// leader's heartbeat would carry: an `AppendEntries` of the sender's vote
 /// with no entries, no previous log id and no commit index, which renews the
 /// lease and changes neither the log nor the commit index. It stops at the
-/// first answer other than success (a higher vote here, Raft stopped).
+/// first answer other than success (a higher vote here, Raft stopped);
+/// dropping it (the transfer ended) aborts the heartbeats still unanswered.
 async fn renew_lease(
     raft: crate::types::Raft,
     vote: Vote<NodeId>,
@@ -241,10 +243,23 @@ async fn renew_lease(
     stale_after: Duration,
 ) {
     let mut tick = tokio::time::interval(every);
+    // Raft renews the lease when it handles a heartbeat, but answers it
+    // only after the commands queued before it: during the install, after
+    // the install itself. So heartbeats are not sent one answer at a time
+    // (one would wait out the whole install, the lease lapsing behind it);
+    // each is its own task, and the answers are checked as they come.
+    let mut sent = tokio::task::JoinSet::new();
     loop {
         tick.tick().await;
-        let alive = progress.installing.load(Ordering::Relaxed)
-            || progress.last_chunk.lock().elapsed() < stale_after;
+        while let Some(answer) = sent.try_join_next() {
+            if !matches!(answer, Ok(Ok(AppendEntriesResponse::Success))) {
+                return;
+            }
+        }
+        let alive = progress
+            .waiting_since
+            .lock()
+            .is_none_or(|since| since.elapsed() < stale_after);
         if !alive {
             continue;
         }
@@ -254,10 +269,8 @@ async fn renew_lease(
             leader_commit: None,
             entries: Vec::new(),
         };
-        match raft.append_entries(heartbeat).await {
-            Ok(AppendEntriesResponse::Success) => {}
-            _ => return,
-        }
+        let raft = raft.clone();
+        sent.spawn(async move { raft.append_entries(heartbeat).await });
     }
 }
 
@@ -326,8 +339,7 @@ pub async fn receive(State(app): State<Arc<App>>, body: Body) -> Response {
         }
     };
     let progress = Arc::new(Progress {
-        last_chunk: parking_lot::Mutex::new(Instant::now()),
-        installing: AtomicBool::new(false),
+        waiting_since: parking_lot::Mutex::new(None),
     });
     let mut reader = Reader {
         stream: body.into_data_stream(),
@@ -354,7 +366,6 @@ pub async fn receive(State(app): State<Arc<App>>, body: Body) -> Response {
             return error(StatusCode::BAD_REQUEST, e);
         }
     };
-    progress.installing.store(true, Ordering::Relaxed);
     tracing::info!(snapshot = %meta.snapshot_id, "snapshot received; installing");
     let snapshot = Snapshot {
         meta,
