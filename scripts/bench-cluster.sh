@@ -10,12 +10,13 @@
 # 100 ms, election timeout 1000 ms; client ports 23791-23793, peer ports
 # 23801-23803) and a 3-node sievedb-server cluster (scripts/cluster.sh on
 # ports 7401-7403; heartbeat 100 ms, election timeout 500-1000 ms), data in
-# one temporary directory; it stops when one of these ports is in use. Then, for sievedb and then etcd: puts and
-# linearizable gets of 100 B values at 1, 16 and 64 clients, every client
-# on the leader (found through the endpoints), after a preload of the key
-# space; bytes written to storage per put (/proc/PID/io of the three
-# servers); and the failover probe (SIGKILL the leader while writing at
-# 200/s, ms until a write sent after the kill is acknowledged through
+# one temporary directory; it stops when one of these ports is in use. Then
+# puts and linearizable gets of 100 B values at 1, 16 and 64 clients, every
+# client on the leader (found through the endpoints), the gets after a
+# preload of the key space, the two engines taking turns point by point;
+# bytes written to storage per put (/proc/PID/io of the three servers);
+# and, last, the failover probe of each (SIGKILL the leader while writing
+# at 200/s, ms until a write sent after the kill is acknowledged through
 # another node). Writes OUT_DIR/bench-cluster.csv and .json, and stops
 # everything it started on exit.
 #
@@ -109,15 +110,34 @@ done
 epids_csv="$(IFS=,; echo "${epids[*]}")"
 
 rm -f "$out/bench-cluster.csv" "$out/bench-cluster.json"
-run() { # run TARGET ENDPOINTS PIDS
-  echo "== $1" >&2
-  "$cli" bench-cluster --target "$1" --endpoints "$2" --route "$route" \
-    --clients "$clients" --seconds "$secs" --value-size "$vsize" --keys "$keys" \
-    --workload both --preload --io-pids "$3" --failover-probe --pids "$3" \
+run() { # run TARGET WORKLOAD CLIENTS [FLAG...]: one point of one engine
+  local target="$1" workload="$2" c="$3"
+  shift 3
+  local eps="$eps_sievedb" pids="$spids"
+  [ "$target" = etcd ] && eps="$eps_etcd" pids="$epids_csv"
+  echo "== $target $workload, $c clients $*" >&2
+  "$cli" bench-cluster --target "$target" --endpoints "$eps" --route "$route" \
+    --clients "$c" --seconds "$secs" --value-size "$vsize" --keys "$keys" \
+    --workload "$workload" --io-pids "$pids" --pids "$pids" "$@" \
     --csv "$out/bench-cluster.csv" --json "$out/bench-cluster.json" --append >/dev/null
 }
-run sievedb "$eps_sievedb" "$spids"
-run etcd "$eps_etcd" "$epids_csv"
+# The two engines take turns point by point (the first of each pair
+# alternating), so a change of the machine's pace (its disk's fsync
+# latency drifts by 2x over minutes) moves both alike.
+IFS=, read -r -a counts <<<"$clients"
+turn=0
+pair() { # pair WORKLOAD CLIENTS [FLAG...]
+  if [ $((turn % 2)) -eq 0 ]; then run sievedb "$@"; run etcd "$@"; else run etcd "$@"; run sievedb "$@"; fi
+  turn=$((turn + 1))
+}
+for c in "${counts[@]}"; do pair put "$c"; done
+last=$((${#counts[@]} - 1))
+for n in "${!counts[@]}"; do
+  flags=()
+  [ "$n" -eq 0 ] && flags+=(--preload)           # the key space, once, before the first get point
+  [ "$n" -eq "$last" ] && flags+=(--failover-probe)  # last: it kills a node of each cluster
+  pair get "${counts[$n]}" "${flags[@]}"
+done
 {
   echo "date: $(date -u +%FT%TZ)"
   echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
