@@ -465,8 +465,10 @@ impl FilterBudget {
                 Some((_, Some(rf))) => rf,
                 Some((true, None)) => {
                     // Not read yet: the units stay reserved for its first
-                    // lookup, which loads them.
-                    st.alloc.applied(number, target);
+                    // lookup, which loads them. `take_changes` counts what
+                    // it hands out as applied, so nothing is reported (an
+                    // `applied` of the count just handed changes nothing, at
+                    // two lookups per file: every file at open).
                     continue;
                 }
                 _ => continue,

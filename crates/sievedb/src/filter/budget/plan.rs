@@ -3,6 +3,8 @@
 //! filter read), the batch planning of a version's files, the release of a
 //! file found to have no filter, and a file's move to another level or run.
 
+use std::collections::btree_map::Entry;
+
 use super::{FileShape, FilterBudget, State, Tracked};
 use crate::filter::elastic::FileDesc;
 use crate::filter::family::{self, Family};
@@ -47,19 +49,20 @@ impl FilterBudget {
         let mut st = self.state.lock();
         self.drain_forgotten(&mut st);
         let mut planned = Provisional::new(&st.unread_shape);
-        let mut batch = Vec::new();
+        let mut batch = Vec::with_capacity(shapes.len());
         for &shape in shapes {
-            if st.files.contains_key(&shape.number) {
-                self.relocate_locked(&mut st, shape);
-                continue;
+            match st.files.entry(shape.number) {
+                Entry::Occupied(_) => {
+                    self.relocate_locked(&mut st, shape);
+                    continue;
+                }
+                Entry::Vacant(v) => {
+                    v.insert(Tracked {
+                        filter: None,
+                        shape,
+                    });
+                }
             }
-            st.files.insert(
-                shape.number,
-                Tracked {
-                    filter: None,
-                    shape,
-                },
-            );
             let hotness = st.pending.remove(&shape.number).unwrap_or(0.0);
             batch.push((planned.desc(shape), hotness));
         }

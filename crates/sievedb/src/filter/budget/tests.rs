@@ -222,6 +222,53 @@ fn a_50000_file_tree_costs_n_log_n_work() {
     }
 }
 
+/// Opening a 50,000-file tree of 6-unit filters at 12 bits/key under a 4
+/// bits/key budget (the tree of `scripts/open-time.sh`) moves each file's
+/// target at most once under every policy: from 0 to its planned units, one
+/// queue move and one entry in the pending list each. Uniform first placed
+/// the new files in the free memory (all 6 units for the first third of the
+/// tree), then moved every file again to its level when the plan was made
+/// again (`4n/3` moves); skew-at-write's warm start after the open's batch
+/// solved its optimum again, and now does nothing (no work).
+#[test]
+fn an_open_moves_each_file_once() {
+    let n = 50_000u64;
+    let (_, full) = filter();
+    for &policy in FilterPolicy::ALL {
+        let budget = FilterBudget::new(
+            BudgetConfig {
+                memory: FilterMemory::BitsPerKey(4.0),
+                policy,
+                lifetime: None,
+                access_sample: ACCESS_SAMPLE,
+                initial_units: None,
+                filter: FilterOptions {
+                    bits_per_key: 12.0,
+                    layout: FilterLayout::Units,
+                    units: 6,
+                    ..FilterOptions::default()
+                },
+            },
+            Arc::new(CountingUnits(full.clone(), AtomicUsize::new(0))),
+            Arc::new(Counters::new(7)),
+        );
+        budget.set_tree_entries(n * 256);
+        budget.add_files(&shapes(n));
+        let (moves, work) = {
+            let st = budget.state.lock();
+            (st.alloc.moves(), st.alloc.work())
+        };
+        assert!(moves > 0, "{policy}: nothing planned");
+        assert!(moves <= n, "{policy}: open moved {moves} targets > {n}");
+        budget.warm_start();
+        let st = budget.state.lock();
+        if policy == FilterPolicy::SkewAtWrite {
+            assert_eq!(st.alloc.work(), work, "{policy}: warm start solved again");
+        }
+        assert_eq!(st.alloc.moves(), moves, "{policy}: warm start moved targets");
+    }
+}
+
 /// Compactions on a 50,000-file tree under the elastic policies: each
 /// replaces 10 files of the last level by 10 new ones (their filters read,
 /// as a compaction's outputs are at their first lookups). The work is in

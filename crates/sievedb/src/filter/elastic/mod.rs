@@ -41,7 +41,7 @@ mod uniform;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use monkey_plan::MonkeyPlan;
 use mq::MultiQueue;
@@ -164,6 +164,9 @@ struct FileState {
     last: u64,
     /// Its key in the shrink order while that order is kept (`trim`).
     filed: Option<u64>,
+    /// Whether its id is in the allocator's `pending` list (so that a file
+    /// is listed there at most once).
+    queued: bool,
 }
 
 impl FileState {
@@ -233,8 +236,15 @@ pub struct Allocator {
     /// top-up serves them from the front, so that it costs the files it
     /// serves, not a pass over the tree or over every short file.
     short: ShortFiles,
-    /// Files whose target may differ from their handed count.
-    pending: BTreeSet<u64>,
+    /// Files whose target may differ from their handed count, in no order.
+    /// Invariant: holds every live file whose `queued` is set, once; it may
+    /// also hold ids of files that left or were registered again since,
+    /// which [`take_changes`](Self::take_changes) skips (their `queued`
+    /// is not set, or was cleared by the entry met first). A `Vec` and a
+    /// flag rather than an ordered set: the changes are sorted once when
+    /// taken, and a set cost a B-tree insert per target moved (every file
+    /// at open).
+    pending: Vec<u64>,
     /// Accesses since `E` was last recomputed exactly.
     since_recompute: u64,
     /// Bytes [`reshape`](Self::reshape) freed since the plan last took them
@@ -253,6 +263,15 @@ pub struct Allocator {
     /// Files visited so far (one per file an operation touches; a pass over
     /// every file counts them all): what tests pin complexity by.
     work: u64,
+    /// Targets moved so far (each [`set_target`](Self::set_target) that
+    /// changes one: a move in the multi-queue under the elastic policies,
+    /// an entry in `pending`): what tests pin a plan's moves by.
+    moves: u64,
+    /// Bumped by every change to what a whole-tree plan is made of (a file
+    /// registered, removed or reshaped, a count, the budget) and to any
+    /// target: equal epochs mean the same plan and the same targets (see
+    /// `SkewPrice::in_force`).
+    epoch: u64,
 }
 
 impl Allocator {
@@ -272,7 +291,7 @@ impl Allocator {
             dirty: false,
             top_up: false,
             short: ShortFiles::default(),
-            pending: BTreeSet::new(),
+            pending: Vec::new(),
             since_recompute: 0,
             reshaped_free: 0,
             runs: BTreeMap::new(),
@@ -281,6 +300,8 @@ impl Allocator {
             skew: SkewPrice::default(),
             trim: TrimOrder::default(),
             work: 0,
+            moves: 0,
+            epoch: 0,
         }
     }
 
@@ -289,6 +310,12 @@ impl Allocator {
     /// work, not of time, so that tests can pin an operation's complexity.
     pub fn work(&self) -> u64 {
         self.work
+    }
+
+    #[cfg(test)]
+    /// Targets moved so far by every operation (see the field).
+    pub fn moves(&self) -> u64 {
+        self.moves
     }
 
     /// Counts a pass over every live file.
@@ -316,6 +343,9 @@ impl Allocator {
     /// order kept between shrinks, see `trim`).
     pub fn set_budget(&mut self, bytes: u64) {
         self.top_up |= bytes > self.budget;
+        if bytes != self.budget {
+            self.epoch += 1;
+        }
         self.budget = bytes;
         if self.cfg.policy.is_planned() {
             self.dirty = true;
@@ -362,23 +392,31 @@ impl Allocator {
 
     /// Gives a file that just registered `want` units, or what fits of them;
     /// under the elastic policies a file that got fewer joins `short`.
-    fn start_at(&mut self, id: u64, want: u32) {
+    /// Returns the units it got.
+    fn start_at(&mut self, id: u64, want: u32) -> u32 {
         let fit = self.fitting(id, want);
         self.set_target(id, fit);
         let f = &self.files[&id];
         if fit < want.min(f.units) && self.cfg.policy.is_elastic() {
             self.short.insert(id, f.hot);
         }
+        fit
     }
 
     /// Inserts file `f` with 0 units (replacing a file of the same id) and
     /// its count or prior; uniform and monkey are marked for a re-plan.
     /// Returns its id.
     fn insert_file(&mut self, f: FileDesc, hotness: f64) -> u64 {
-        if self.files.contains_key(&f.id) {
+        // File numbers grow: a file above the last one is new (no search).
+        let known = self
+            .files
+            .last_key_value()
+            .is_some_and(|(&last, _)| last >= f.id);
+        if known && self.files.contains_key(&f.id) {
             self.remove_file(f.id);
         }
         self.work += 1;
+        self.epoch += 1;
         let desc = sanitise(f);
         let id = desc.id;
         let run = (desc.level, desc.run);
@@ -408,12 +446,16 @@ impl Allocator {
             stamp,
             last: stamp,
             filed: None,
+            queued: false,
         };
-        self.mq.insert(0, stamp, id);
+        if self.cfg.policy.is_elastic() {
+            self.mq.insert(0, stamp, id);
+        }
         self.extra_io += hot * state.fp(0);
         self.total_hot += hot;
+        let ub = state.desc.unit_bytes;
         self.files.insert(id, state);
-        self.uniform_add(id);
+        self.uniform_add(id, units, ub);
         self.monkey_add(id);
         self.skew_changed();
         if self.cfg.policy.is_planned() {
@@ -453,6 +495,7 @@ impl Allocator {
             }
             return;
         }
+        let was_empty = self.files.is_empty();
         let mut ids = Vec::with_capacity(files.len());
         for (f, hotness) in files {
             ids.push(f.id);
@@ -462,17 +505,29 @@ impl Allocator {
         // only the runs registered before it (at open, the upper levels
         // first, which took the budget before the last level came).
         if self.cfg.policy == FilterPolicy::SkewAtWrite {
-            let units = self.skew_units(&ids);
+            let (units, solved) = self.skew_solve_or_price(&ids);
+            let mut all_fit = true;
+            let batch = ids.len();
             for (id, n) in ids.into_iter().zip(units) {
-                self.start_at(id, n);
+                all_fit &= self.start_at(id, n) == n;
+            }
+            // The batch was the whole tree (no file before it, none twice)
+            // and every file got its count in the optimum just solved: the
+            // targets are that optimum, until anything changes.
+            if was_empty && batch == self.files.len() && solved && all_fit {
+                self.skew.in_force = Some(self.epoch);
             }
             return;
         }
         self.visit_all();
         let units = self.monkey_start_plan();
-        let plan: BTreeMap<u64, u32> = self.files.keys().copied().zip(units).collect();
+        // In id order, as `files`: looked up by binary search.
+        let plan: Vec<(u64, u32)> = self.files.keys().copied().zip(units).collect();
         for id in ids {
-            self.start_at(id, plan.get(&id).copied().unwrap_or(0));
+            let n = plan
+                .binary_search_by_key(&id, |&(id, _)| id)
+                .map_or(0, |i| plan[i].1);
+            self.start_at(id, n);
         }
     }
 
@@ -496,6 +551,7 @@ impl Allocator {
             return false;
         }
         let (units, old_unit) = (s.units, s.desc.unit_bytes);
+        self.epoch += 1;
         let t = u64::from(s.target);
         self.reshaped_free += t * s.desc.unit_bytes.saturating_sub(f.unit_bytes);
         self.used = self.used - t * s.desc.unit_bytes + t * f.unit_bytes;
@@ -506,7 +562,7 @@ impl Allocator {
         let id = f.id;
         self.trim_refile(id);
         self.uniform_remove(id, units, old_unit);
-        self.uniform_add(id);
+        self.uniform_add(id, units, f.unit_bytes);
         self.monkey_changed();
         while self.used > self.budget && self.files[&id].target > 0 {
             let t = self.files[&id].target;
@@ -532,6 +588,7 @@ impl Allocator {
             return;
         };
         self.work += 1;
+        self.epoch += 1;
         self.trim_unfile(id, &f);
         self.uniform_remove(id, f.units, f.desc.unit_bytes);
         self.monkey_changed();
@@ -539,8 +596,10 @@ impl Allocator {
         self.used -= f.target as u64 * f.desc.unit_bytes;
         self.extra_io -= f.hot * f.fp(f.target);
         self.total_hot -= f.hot;
-        self.mq.remove(f.target, f.stamp);
-        self.pending.remove(&id);
+        if self.cfg.policy.is_elastic() {
+            self.mq.remove(f.target, f.stamp);
+        }
+        // Its id may stay in `pending`: `take_changes` skips it.
         self.short.remove(id);
         let run = (f.desc.level, f.desc.run);
         if let Some(agg) = self.runs.get_mut(&run) {
@@ -575,7 +634,8 @@ impl Allocator {
         let mut out: Vec<(bool, u64, u32)> = Vec::new();
         self.work += self.pending.len() as u64;
         for id in std::mem::take(&mut self.pending) {
-            if let Some(f) = self.files.get_mut(&id) {
+            if let Some(f) = self.files.get_mut(&id).filter(|f| f.queued) {
+                f.queued = false;
                 if f.target != f.handed {
                     out.push((f.target > f.handed, id, f.target));
                     f.handed = f.target;
@@ -600,8 +660,17 @@ impl Allocator {
         if units < attempted && f.target == attempted {
             self.set_target(id, units);
         }
-        if self.files[&id].target != units {
-            self.pending.insert(id);
+        self.queue_if_pending(id);
+    }
+
+    /// Lists file `id` in `pending` if its target differs from its handed
+    /// count and it is not listed yet.
+    fn queue_if_pending(&mut self, id: u64) {
+        if let Some(f) = self.files.get_mut(&id) {
+            if f.target != f.handed && !f.queued {
+                f.queued = true;
+                self.pending.push(id);
+            }
         }
     }
 
@@ -654,12 +723,21 @@ impl Allocator {
         self.used = self.used - f.target as u64 * ub + n as u64 * ub;
         self.extra_io += f.hot * (f.fp(n) - f.fp(f.target));
         // Filed at its latest access in its new queue: a demoted file keeps
-        // its recency rank.
-        self.mq.remove(f.target, f.stamp);
+        // its recency rank. Only the elastic policies read the queues
+        // (`elastic_grow`); the others keep none.
+        if self.cfg.policy.is_elastic() {
+            self.mq.remove(f.target, f.stamp);
+            self.mq.insert(n, f.last, id);
+        }
         f.stamp = f.last;
-        self.mq.insert(n, f.stamp, id);
         f.target = n;
-        self.pending.insert(id);
+        // Listed once, whatever its handed count: `take_changes` compares.
+        if !f.queued {
+            f.queued = true;
+            self.pending.push(id);
+        }
+        self.moves += 1;
+        self.epoch += 1;
         self.trim_refile(id);
     }
 

@@ -12,8 +12,10 @@ const RESCUE_LOOKS: usize = 8;
 
 /// Queues `Q_0..=Q_64`, each mapping a recency stamp to a file id.
 ///
-/// Invariant: every live file is in exactly one queue, the one of its target
-/// unit count, filed under a stamp no later than its latest access's
+/// Invariant: under the elastic policies (the only ones that read the
+/// queues; under the others they stay empty, saving a B-tree move per
+/// target moved) every live file is in exactly one queue, the one of its
+/// target unit count, filed under a stamp no later than its latest access's
 /// (`FileState::stamp <= FileState::last`); stamps are unique. The order is
 /// lazy: an access only sets the file's `last`, and a scan from the LRU side
 /// re-files each stale file it meets under its `last`

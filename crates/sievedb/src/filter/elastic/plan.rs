@@ -196,6 +196,9 @@ impl Allocator {
             FilterPolicy::ElasticUniform | FilterPolicy::Elastic if self.total_hot > 0.0 => {
                 (0.0, true)
             }
+            // Nothing changed since an open's batch placed every file at
+            // the optimum this would solve again (see `SkewPrice::in_force`).
+            FilterPolicy::SkewAtWrite if self.skew.in_force == Some(self.epoch) => return,
             FilterPolicy::SkewAtWrite => (SKEW_TIE_WEIGHT, false),
             _ => return,
         };

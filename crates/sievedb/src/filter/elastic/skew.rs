@@ -26,6 +26,12 @@ pub(super) struct SkewPrice {
     pub(super) changed: u64,
     /// The budget it was solved for.
     budget: u64,
+    /// The allocator's epoch when every live file's target was its count in
+    /// the optimum last solved, set by a batch that registered the whole
+    /// tree (an open): while the epoch is the same, solving again gives
+    /// the same counts and moves nothing, so the warm start that follows
+    /// an open skips it (a second greedy solve over every file).
+    pub(super) in_force: Option<u64>,
 }
 
 impl Allocator {
@@ -40,6 +46,12 @@ impl Allocator {
     /// optimum over every live file (solved again if due, else read off the
     /// last optimum's price).
     pub(super) fn skew_units(&mut self, ids: &[u64]) -> Vec<u32> {
+        self.skew_solve_or_price(ids).0
+    }
+
+    /// [`skew_units`](Self::skew_units), and whether the optimum was solved
+    /// for them (not read off the last one's price).
+    pub(super) fn skew_solve_or_price(&mut self, ids: &[u64]) -> (Vec<u32>, bool) {
         let (at, changed, planned) = (self.skew.at, self.skew.changed, self.skew.budget);
         let due = self.whole_plan_due(at.is_some(), changed, planned);
         if let (false, Some((price, hot))) = (due, at) {
@@ -49,22 +61,29 @@ impl Allocator {
                 1.0
             };
             self.work += ids.len() as u64;
-            return ids
+            let units = ids
                 .iter()
                 .map(|&id| self.priced_units(id, price * scale))
                 .collect();
+            return (units, false);
         }
         let (plan, price) = self.greedy_plan(SKEW_TIE_WEIGHT, false);
         self.skew = SkewPrice {
             at: Some((price, self.total_hot.max(0.0))),
             changed: 0,
             budget: self.budget,
+            in_force: None,
         };
-        let plan: std::collections::BTreeMap<u64, u32> =
-            self.files.keys().copied().zip(plan).collect();
-        ids.iter()
-            .map(|id| plan.get(id).copied().unwrap_or(0))
-            .collect()
+        // In id order, as `files`: looked up by binary search.
+        let plan: Vec<(u64, u32)> = self.files.keys().copied().zip(plan).collect();
+        let units = ids
+            .iter()
+            .map(|&id| {
+                plan.binary_search_by_key(&id, |&(id, _)| id)
+                    .map_or(0, |i| plan[i].1)
+            })
+            .collect();
+        (units, true)
     }
 
     /// The units of file `id` whose gain per byte is at least `price` (all

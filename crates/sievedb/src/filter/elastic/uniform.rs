@@ -109,14 +109,14 @@ impl UniformPlan {
 }
 
 impl Allocator {
-    /// Uniform: counts file `id`, just registered, in the plan; its units
-    /// are set at the next plan.
-    pub(super) fn uniform_add(&mut self, id: u64) {
+    /// Uniform: counts file `id` of `units` units of `unit_bytes` each,
+    /// just registered (or reshaped), in the plan; its units are set at the
+    /// next plan.
+    pub(super) fn uniform_add(&mut self, id: u64, units: u32, unit_bytes: u64) {
         if self.cfg.policy != FilterPolicy::Uniform {
             return;
         }
-        let f = &self.files[&id];
-        self.uniform.count(id, f.units, f.desc.unit_bytes, true);
+        self.uniform.count(id, units, unit_bytes, true);
         self.uniform.fresh.push(id);
     }
 
@@ -145,7 +145,12 @@ impl Allocator {
         // units, and room made for them would take units from other files
         // (or the whole tree's level) that the inputs give back moments
         // later, to be loaded again. They wait while what they lack is at
-        // most 1/64 of the budget.
+        // most 1/64 of the budget. When they would not wait and the level
+        // falls, the plan is made again at once, without placing them
+        // first: the remake sets every target whatever the fresh files had.
+        if new < level && self.uniform_fresh_wait() == Some(false) {
+            return self.uniform_remake(new);
+        }
         let mut fresh = std::mem::take(&mut self.uniform.fresh);
         let missing = self.place_fresh(&mut fresh, Self::uniform_units);
         self.uniform.fresh = fresh;
@@ -217,6 +222,52 @@ impl Allocator {
             }
         }
         self.uniform.extra_end = end;
+    }
+
+    /// Uniform: whether the files registered since the plan, placed in free
+    /// memory as [`place_fresh`](Self::place_fresh) places them (in list
+    /// order, each `uniform_units` or what fits of it), would wait for
+    /// memory (what they lack is above 0, at most `budget / WAIT_FRACTION`,
+    /// and the plan fits the budget), worked out without moving a target.
+    /// A tree opened registers every file at once, the budget sized before:
+    /// placing them for real moved the first third of the tree into the
+    /// free memory, then the remake moved every file again (`4n/3` moves
+    /// and four lookups per file for nothing). `None` when the list holds a
+    /// file twice (reshaped twice since the plan), whose second placement
+    /// would start from the first's: then the placement is made for real.
+    fn uniform_fresh_wait(&mut self) -> Option<bool> {
+        let fresh = &self.uniform.fresh;
+        // A file is listed twice only if reshaped again since the plan; a
+        // batch comes in level order, not in id order, so a sorted copy
+        // tells.
+        if !fresh.windows(2).all(|w| w[0] < w[1]) {
+            let mut ids = fresh.clone();
+            ids.sort_unstable();
+            if ids.windows(2).any(|w| w[0] == w[1]) {
+                return None;
+            }
+        }
+        let (mut used, mut missing) = (self.used, 0u64);
+        for &id in fresh {
+            let Some(f) = self.files.get(&id) else {
+                continue;
+            };
+            let ub = f.desc.unit_bytes;
+            // `uniform_units`, with the file at hand.
+            let level = self.uniform.level.unwrap_or(0);
+            let planned = level.min(f.units) + u32::from(self.uniform.in_extra(id, f.units));
+            let want = planned.min(f.units);
+            // As `fitting`, with the memory the files before it took.
+            let free = self.budget.saturating_sub(used) + u64::from(f.target) * ub;
+            let fit = match free.checked_div(ub) {
+                Some(fit) => want.min(fit.min(u64::from(u32::MAX)) as u32),
+                None => want,
+            };
+            used = used - u64::from(f.target) * ub + u64::from(fit) * ub;
+            missing = missing.saturating_add(u64::from(want - fit) * ub);
+        }
+        self.work += fresh.len() as u64;
+        Some(missing > 0 && missing <= self.budget / WAIT_FRACTION && used <= self.budget)
     }
 
     /// Uniform: the count file `id` has under the plan in force.
