@@ -39,6 +39,7 @@ const AHEAD: usize = 16;
 /// for the standard variant, its accumulated fingerprint.
 trait Pivot: Copy {
     /// An empty slot.
+    #[cfg(test)]
     const EMPTY: Self;
     /// A pivot of coefficients `c` and fingerprint `fp`.
     fn new(c: u128, fp: u64) -> Self;
@@ -50,6 +51,7 @@ trait Pivot: Copy {
 
 /// Homogeneous slot: coefficients only (16 bytes a slot, not 32).
 impl Pivot for u128 {
+    #[cfg(test)]
     const EMPTY: Self = 0;
     #[inline(always)]
     fn new(c: u128, _fp: u64) -> Self {
@@ -67,6 +69,7 @@ impl Pivot for u128 {
 
 /// Standard slot: coefficients and fingerprint.
 impl Pivot for (u128, u64) {
+    #[cfg(test)]
     const EMPTY: Self = (0, 0);
     #[inline(always)]
     fn new(c: u128, fp: u64) -> Self {
@@ -88,10 +91,12 @@ struct Band<P> {
 }
 
 impl<P: Pivot> Band<P> {
+    #[cfg(test)]
     fn new() -> Self {
         Band { slots: Vec::new() }
     }
 
+    #[cfg(test)]
     fn clear(&mut self, slots: u64) {
         self.slots.clear();
         self.slots.resize(slots as usize, P::EMPTY);
@@ -132,18 +137,6 @@ impl<P: Pivot> Band<P> {
             }
         }
         true
-    }
-
-    /// Adds the rows of `xs`, remixed digests ([`super::remix`]) in order of
-    /// start slot by bucket ([`by_start`]): each row lands near the previous
-    /// one's, so the band is walked once in order instead of probed at random
-    /// (a 1M-key band is 16 MB; banding in digest order spent most of its
-    /// time waiting on those loads). False at the first contradiction.
-    fn add_sorted(&mut self, xs: &[u64], slots: u64) -> bool {
-        xs.iter().all(|&x| {
-            let row = WideRow::from_x(x, slots);
-            self.add(row.start as usize, row.coeff, 0)
-        })
     }
 
     /// Adds one row; false when it reduces to zero with a nonzero result
@@ -202,6 +195,95 @@ impl<P: Pivot> Band<P> {
     }
 }
 
+impl Band<u128> {
+    /// A homogeneous band of `slots` empty slots, fresh from [`zeroed`].
+    fn zeroed(slots: u64) -> Band<u128> {
+        Band {
+            slots: zeroed(slots as usize),
+        }
+    }
+
+    /// Adds the rows of `xs`, remixed digests ([`super::remix`]) in order of
+    /// start slot by bucket ([`by_start`]): each row lands near the previous
+    /// one's, so the band is walked once in order instead of probed at random
+    /// (a 1M-key band is 16 MB; banding in digest order spent most of its
+    /// time waiting on those loads). Homogeneous only (every right-hand
+    /// side 0, so no row contradicts).
+    ///
+    /// A row's elimination is a chain of dependent steps (load the pivot at
+    /// `s`, XOR, find the next set bit, move `s`; about 9 per key at 1M
+    /// keys), so each step is kept short: the row as two 64-bit halves, the
+    /// emptiness test on the pivot's low word (a pivot has bit 0 set), the
+    /// next set bit found in the low half (the high half only when the low
+    /// one cancelled out, which random rows practically never do).
+    fn add_sorted(&mut self, xs: &[u64], slots: u64) {
+        let band = &mut self.slots[..];
+        for &x in xs {
+            let row = WideRow::from_x(x, slots);
+            let mut s = row.start as usize;
+            let (mut lo, mut hi) = (row.coeff as u64, (row.coeff >> 64) as u64);
+            loop {
+                let pivot = band[s];
+                let p_lo = pivot as u64;
+                if p_lo & 1 == 0 {
+                    band[s] = (u128::from(hi) << 64) | u128::from(lo);
+                    break;
+                }
+                lo ^= p_lo;
+                hi ^= (pivot >> 64) as u64;
+                if lo == 0 {
+                    if hi == 0 {
+                        // Implied by the rows before: dropped.
+                        break;
+                    }
+                    // Bit 0 of `hi` is slot s + 64 (at most 63 more).
+                    let tz = hi.trailing_zeros();
+                    s += 64 + tz as usize;
+                    (lo, hi) = (hi >> tz, 0);
+                    continue;
+                }
+                // lo != 0 and its bit 0 is 0 (both rows had it): 1 ≤ tz ≤ 63.
+                let tz = lo.trailing_zeros();
+                s += tz as usize;
+                lo = (lo >> tz) | (hi << (64 - tz));
+                hi >>= tz;
+            }
+        }
+    }
+}
+
+/// `n` zeros, in memory advised for transparent huge pages when large.
+///
+/// The homogeneous build touches about 24 bytes per key for the first time
+/// (the band and the sorted remixes), and with 4 KB pages the page faults
+/// cost a third of the build (measured, `timing::build_stages`: ~10 ns per
+/// key of 1M keys for the band's 16 MB alone, against under 1 ns with 2 MB
+/// pages). `vec!` of zeros takes fresh pages (untouched) for large sizes, so
+/// the advice applies before their first fault; on reused memory it is
+/// harmless.
+fn zeroed<T: Copy + Default>(n: usize) -> Vec<T> {
+    const HUGE: usize = 2 << 20;
+    let v = vec![T::default(); n];
+    #[cfg(target_os = "linux")]
+    {
+        let bytes = n * std::mem::size_of::<T>();
+        let at = v.as_ptr() as usize;
+        let from = at.next_multiple_of(HUGE);
+        let to = (at + bytes) / HUGE * HUGE;
+        if to > from {
+            // SAFETY: `madvise` with MADV_HUGEPAGE only changes how the
+            // kernel backs the pages of `from..to` (whole 2 MB pages inside
+            // `v`'s allocation, which `v` owns for its whole life); it reads
+            // and writes no memory and leaves the contents (zeros) as they
+            // are. A failure (no THP support) only leaves 4 KB pages.
+            unsafe {
+                libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    v
+}
+
 /// Keys from which the homogeneous build sorts its rows by start first (a
 /// smaller band, at most 256 KB, stays in cache).
 const SORT_FROM_KEYS: usize = 16 * 1024;
@@ -211,7 +293,7 @@ const SORT_FROM_KEYS: usize = 16 * 1024;
 const SLOTS_PER_BUCKET: u64 = 1024;
 
 /// The digests remixed with seed 0 ([`super::remix`]), bucketed by their
-/// high bits, i.e. by start slot, in one stable counting pass: bucket `d`
+/// high bits, i.e. by start slot, in a stable counting sort: bucket `d`
 /// holds the rows starting in the `d`-th of `2^bits` equal ranges of start
 /// slots, `bits` the least (at most 16) that puts at most
 /// [`SLOTS_PER_BUCKET`] starts in a range. Rows of one bucket stay in digest
@@ -224,20 +306,19 @@ fn by_start(digests: &[u64], slots: u64) -> Vec<u64> {
     .clamp(1, 16);
     let shift = 64 - bits;
     let mut at = vec![0usize; 1 << bits];
-    let xs: Vec<u64> = digests
-        .iter()
-        .map(|&h| {
-            let x = super::remix(h, 0);
-            at[(x >> shift) as usize] += 1;
-            x
-        })
-        .collect();
+    // Two passes over the digests, remixing each twice (a few cycles), rather
+    // than one pass keeping the remixes: a buffer as large as the output
+    // would cost more in first-touch page faults than the remixes.
+    for &h in digests {
+        at[(super::remix(h, 0) >> shift) as usize] += 1;
+    }
     let mut sum = 0;
     for a in &mut at {
         (*a, sum) = (sum, sum + *a);
     }
-    let mut out = vec![0u64; xs.len()];
-    for x in xs {
+    let mut out = zeroed::<u64>(digests.len());
+    for &h in digests {
+        let x = super::remix(h, 0);
         let d = (x >> shift) as usize;
         out[at[d]] = x;
         at[d] += 1;
@@ -267,14 +348,13 @@ pub(crate) fn solve_homogeneous_within(
     let slots = slots.max(WIDTH).div_ceil(BLOCK) * BLOCK;
     let (r, q) = result_bits_for(bits_per_key, digests.len(), slots);
     let upper = upper_blocks(slots / BLOCK, q);
-    let mut band = Band::<u128>::new();
-    band.clear(slots);
-    let consistent = if digests.len() < SORT_FROM_KEYS {
-        band.add_all(digests, 0, slots, 0)
+    let mut band = Band::<u128>::zeroed(slots);
+    if digests.len() < SORT_FROM_KEYS {
+        let consistent = band.add_all(digests, 0, slots, 0);
+        debug_assert!(consistent, "a homogeneous row never contradicts");
     } else {
-        band.add_sorted(&by_start(digests, slots), slots)
-    };
-    debug_assert!(consistent, "a homogeneous row never contradicts");
+        band.add_sorted(&by_start(digests, slots), slots);
+    }
     let words = band.solve(r, upper, r + u32::from(upper > 0), free_bits);
     debug_assert_eq!(words.len() as u64, words_for(slots / BLOCK, r, q));
     let solved = Solved {
@@ -349,4 +429,41 @@ fn solve_at(digests: &[u64], r: u32, q: u8, slots: u64, attempt: u32) -> Option<
         words,
         failed_seeds: attempt,
     })
+}
+
+/// Time of each build stage at 1M keys (`--ignored --nocapture`, release).
+#[cfg(test)]
+mod timing {
+    use super::*;
+    use std::time::Instant;
+
+    #[test]
+    #[ignore = "measurement"]
+    fn build_stages() {
+        let n = 1_000_000;
+        let keys: Vec<u64> = (0..n as u64)
+            .map(|i| crate::filter::hash::fmix64(i.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1))
+            .collect();
+        for bpk in [4.0, 7.0, 10.0] {
+            for _ in 0..3 {
+                let slots = super::super::slots_for(n, super::super::epsilon_for(n));
+                let (r, q) = result_bits_for(bpk, n, slots);
+                let upper = upper_blocks(slots / BLOCK, q);
+                let t0 = Instant::now();
+                let xs = by_start(&keys, slots);
+                let t1 = Instant::now();
+                let mut band = Band::<u128>::zeroed(slots);
+                let t2 = Instant::now();
+                band.add_sorted(&xs, slots);
+                let t3 = Instant::now();
+                let words = band.solve(r, upper, r + u32::from(upper > 0), free_bits);
+                let t4 = Instant::now();
+                let ns = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e9 / n as f64;
+                println!(
+                    "bpk {bpk} r {r}: by_start {:.1} clear {:.1} band {:.1} solve {:.1} total {:.1} ns/key ({})",
+                    ns(t0, t1), ns(t1, t2), ns(t2, t3), ns(t3, t4), ns(t0, t4), words.len()
+                );
+            }
+        }
+    }
 }

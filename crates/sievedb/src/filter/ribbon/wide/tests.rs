@@ -320,3 +320,62 @@ fn layout_5_files_decode_and_answer_as_before() {
     );
     assert!(!f.p.homogeneous);
 }
+
+/// A digest of the homogeneous solutions of several key sets and budgets
+/// (the bytes layout 7 writes): the banding and back-substitution may be
+/// reorganised, never change a bit of what they produce.
+#[test]
+fn homogeneous_solutions_are_pinned() {
+    let mut acc = 0u64;
+    for n in [0usize, 1, 100, 5000, 20_000, 300_000] {
+        for bpk in [2.0, 4.0, 7.0, 7.2, 10.0, 16.0, 40.0] {
+            let keys = digests(n, 1000 + n as u64);
+            let (s, r, q) = solved(&keys, bpk, true);
+            acc = crate::filter::hash::fmix64(
+                acc ^ s.slots ^ u64::from(r) << 32 ^ u64::from(q) << 40,
+            );
+            for &w in s.words.iter() {
+                acc = crate::filter::hash::fmix64(acc ^ w).wrapping_add(w);
+            }
+            let mut through = 0u64;
+            for (i, &h) in digests(20_000, 1 << 44).iter().enumerate() {
+                if probe(&s, r, q, true, h) {
+                    through = crate::filter::hash::fmix64(through ^ i as u64);
+                }
+            }
+            acc ^= through;
+        }
+    }
+    assert_eq!(acc, 0x455e_2995_9c36_3607, "{acc:#x}");
+}
+
+/// The query against a plain evaluation of the row on every checked column
+/// (no early exit, no masked group), both variants, many `(r, q)`.
+#[test]
+fn the_query_matches_the_plain_parities() {
+    let keys = digests(3000, 5);
+    let absent = digests(20_000, 1 << 46);
+    for homogeneous in [true, false] {
+        for bpk in [1.5, 2.0, 3.3, 4.0, 5.2, 7.0, 8.9, 10.0, 13.7, 33.0, 70.0] {
+            let (s, r, q) = solved(&keys, bpk, homogeneous);
+            let upper = upper_blocks(s.slots / BLOCK, q);
+            let word = |b: u64, j: u32| s.words[block_offset(b, r, upper) + j as usize];
+            for &h in keys.iter().chain(&absent) {
+                let row = WideRow::new(h, s.seed, s.slots);
+                let bits = checked_bits(row.start, r, upper);
+                let (b, o) = (row.start / BLOCK, (row.start % BLOCK) as u32);
+                let want = (0..bits).all(|j| {
+                    let c = row.coeff << o;
+                    let mut v = (word(b, j) & c as u64) ^ (word(b + 1, j) & (c >> 64) as u64);
+                    if o > 0 {
+                        v ^= word(b + 2, j) & (row.coeff >> (128 - o)) as u64;
+                    }
+                    let fp = if homogeneous { 0 } else { (row.x >> j) & 1 };
+                    u64::from(v.count_ones() & 1) == fp
+                });
+                let got = may_contain(&s.words, s.seed, s.slots, r, upper, homogeneous, h);
+                assert_eq!(got, want, "b={bpk} homogeneous={homogeneous}");
+            }
+        }
+    }
+}
