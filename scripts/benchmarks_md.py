@@ -471,7 +471,7 @@ def ribbon_unlimited_table():
 
 # --- filter layouts (scripts/filter-layouts.sh) ------------------------------
 
-FILTER_LAYOUTS = "docs/benchmarks/filter-layouts-1f94cfa.csv"
+FILTER_LAYOUTS = "docs/benchmarks/filter-layouts-dea6846.csv"
 
 
 def _layouts():
