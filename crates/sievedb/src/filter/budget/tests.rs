@@ -134,6 +134,17 @@ fn opened_tree(
     loader: Arc<CountingUnits>,
     counters: Arc<Counters>,
 ) -> (FilterBudget, Vec<FileShape>) {
+    opened_tree_of(n, policy, FilterOptions::default(), loader, counters)
+}
+
+/// [`opened_tree`], planned with `filter` as the configured options.
+fn opened_tree_of(
+    n: u64,
+    policy: FilterPolicy,
+    filter: FilterOptions,
+    loader: Arc<CountingUnits>,
+    counters: Arc<Counters>,
+) -> (FilterBudget, Vec<FileShape>) {
     let budget = FilterBudget::new(
         BudgetConfig {
             memory: FilterMemory::BitsPerKey(4.0),
@@ -141,7 +152,7 @@ fn opened_tree(
             lifetime: None,
             access_sample: ACCESS_SAMPLE,
             initial_units: None,
-            filter: FilterOptions::default(),
+            filter,
         },
         loader,
         counters,
@@ -235,25 +246,14 @@ fn an_open_moves_each_file_once() {
     let n = 50_000u64;
     let (_, full) = filter();
     for &policy in FilterPolicy::ALL {
-        let budget = FilterBudget::new(
-            BudgetConfig {
-                memory: FilterMemory::BitsPerKey(4.0),
-                policy,
-                lifetime: None,
-                access_sample: ACCESS_SAMPLE,
-                initial_units: None,
-                filter: FilterOptions {
-                    bits_per_key: 12.0,
-                    layout: FilterLayout::Units,
-                    units: 6,
-                    ..FilterOptions::default()
-                },
-            },
-            Arc::new(CountingUnits(full.clone(), AtomicUsize::new(0))),
-            Arc::new(Counters::new(7)),
-        );
-        budget.set_tree_entries(n * 256);
-        budget.add_files(&shapes(n));
+        let filter = FilterOptions {
+            bits_per_key: 12.0,
+            layout: FilterLayout::Units,
+            units: 6,
+            ..FilterOptions::default()
+        };
+        let loader = Arc::new(CountingUnits(full.clone(), AtomicUsize::new(0)));
+        let (budget, _) = opened_tree_of(n, policy, filter, loader, Arc::new(Counters::new(7)));
         let (moves, work) = {
             let st = budget.state.lock();
             (st.alloc.moves(), st.alloc.work())
