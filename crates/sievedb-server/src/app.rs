@@ -163,7 +163,7 @@ impl Node {
         let raft = Raft::new(
             opts.id,
             Arc::new(config),
-            Network::new(http.clone()),
+            Network::new(http.clone(), opts.heartbeat),
             log,
             sm,
         )

@@ -31,7 +31,7 @@ fn a_peer_reconnects_after_the_node_restarts() {
     c.leader();
     let node = BasicNode::new(c.addr(2));
     let mut peer: Peer = c.rt.block_on(async {
-        let mut net = Network::new(reqwest::Client::new());
+        let mut net = Network::new(reqwest::Client::new(), std::time::Duration::from_millis(50));
         net.new_client(2, &node).await
     });
     let r = c.rt.block_on(peer.vote(stale_vote(), option()));

@@ -22,7 +22,7 @@ use openraft::error::{
     Fatal, NetworkError, RPCError, RaftError, RemoteError, ReplicationClosed, StreamingError,
     Unreachable,
 };
-use openraft::network::{RPCOption, RaftNetwork, RaftNetworkFactory};
+use openraft::network::{Backoff, RPCOption, RaftNetwork, RaftNetworkFactory};
 use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, VoteRequest, VoteResponse,
 };
@@ -47,14 +47,17 @@ const MAX_IDLE: usize = 8;
 pub struct Network {
     http: reqwest::Client,
     idle: Arc<Idle>,
+    retry: Duration,
 }
 
 impl Network {
-    /// A network that streams snapshots over `http`.
-    pub fn new(http: reqwest::Client) -> Network {
+    /// A network that streams snapshots over `http` and tries a node it
+    /// could not reach again after `retry` (the heartbeat interval).
+    pub fn new(http: reqwest::Client, retry: Duration) -> Network {
         Network {
             http,
             idle: Arc::default(),
+            retry,
         }
     }
 }
@@ -90,6 +93,7 @@ impl RaftNetworkFactory<TypeConfig> for Network {
             http: self.http.clone(),
             idle: self.idle.clone(),
             conn: None,
+            retry: self.retry,
         }
     }
 }
@@ -102,6 +106,10 @@ pub struct Peer {
     http: reqwest::Client,
     idle: Arc<Idle>,
     conn: Option<Conn>,
+    /// The pause after an RPC found the node unreachable ([`backoff`]).
+    ///
+    /// [`backoff`]: RaftNetwork::backoff
+    retry: Duration,
 }
 
 impl Drop for Peer {
@@ -196,6 +204,17 @@ impl RaftNetwork<TypeConfig> for Peer {
         option: RPCOption,
     ) -> Result<VoteResponse<NodeId>, RPCError<NodeId, BasicNode, RaftError<NodeId>>> {
         self.call(&Rpc::Vote(rpc), &option).await
+    }
+
+    /// After an unreachable node, the leader's replication to it pauses
+    /// for one heartbeat interval, not openraft's default 500 ms: a node
+    /// that restarts hears from the leader within a heartbeat. With 500 ms
+    /// (as long as the shortest election timeout, or longer) a restarted
+    /// node could time out first and campaign; with the log it missed it
+    /// cannot win, but its higher term deposes the leader, and the cluster
+    /// stops serving while it elects one.
+    fn backoff(&self) -> Backoff {
+        Backoff::new(std::iter::repeat(self.retry))
     }
 
     async fn full_snapshot(

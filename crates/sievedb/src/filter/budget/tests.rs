@@ -265,7 +265,11 @@ fn an_open_moves_each_file_once() {
         if policy == FilterPolicy::SkewAtWrite {
             assert_eq!(st.alloc.work(), work, "{policy}: warm start solved again");
         }
-        assert_eq!(st.alloc.moves(), moves, "{policy}: warm start moved targets");
+        assert_eq!(
+            st.alloc.moves(),
+            moves,
+            "{policy}: warm start moved targets"
+        );
     }
 }
 
