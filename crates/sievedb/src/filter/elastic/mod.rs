@@ -701,10 +701,16 @@ impl Allocator {
     /// `want` capped at the file's units and at what fits in the free budget.
     fn fitting(&self, id: u64, want: u32) -> u32 {
         let f = &self.files[&id];
-        let want = want.min(f.units);
-        let free = self.budget.saturating_sub(self.used) + f.target as u64 * f.desc.unit_bytes;
-        match free.checked_div(f.desc.unit_bytes) {
-            Some(fit) => want.min(fit.min(u32::MAX as u64) as u32),
+        self.units_fitting(self.used, f.target, f.desc.unit_bytes, want.min(f.units))
+    }
+
+    /// Of `want` units of `unit_bytes` each, for a file holding `target`
+    /// of them, those that fit in the budget with `used` bytes of it taken
+    /// (the file's own units included).
+    fn units_fitting(&self, used: u64, target: u32, unit_bytes: u64, want: u32) -> u32 {
+        let free = self.budget.saturating_sub(used) + u64::from(target) * unit_bytes;
+        match free.checked_div(unit_bytes) {
+            Some(fit) => want.min(fit.min(u64::from(u32::MAX)) as u32),
             None => want, // units that take no memory always fit
         }
     }

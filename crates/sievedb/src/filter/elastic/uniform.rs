@@ -253,16 +253,9 @@ impl Allocator {
                 continue;
             };
             let ub = f.desc.unit_bytes;
-            // `uniform_units`, with the file at hand.
-            let level = self.uniform.level.unwrap_or(0);
-            let planned = level.min(f.units) + u32::from(self.uniform.in_extra(id, f.units));
-            let want = planned.min(f.units);
+            let want = self.uniform_units(id).min(f.units);
             // As `fitting`, with the memory the files before it took.
-            let free = self.budget.saturating_sub(used) + u64::from(f.target) * ub;
-            let fit = match free.checked_div(ub) {
-                Some(fit) => want.min(fit.min(u64::from(u32::MAX)) as u32),
-                None => want,
-            };
+            let fit = self.units_fitting(used, f.target, ub, want);
             used = used - u64::from(f.target) * ub + u64::from(fit) * ub;
             missing = missing.saturating_add(u64::from(want - fit) * ub);
         }
