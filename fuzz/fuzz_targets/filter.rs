@@ -2,8 +2,10 @@
 //! Filter decoding and probing: any section or filter-index bytes decode to an
 //! error or a filter that answers probes without panicking; and a filter of
 //! every layout (Ribbon included) built over keys cut from the input decodes
-//! back to itself and finds every key.
+//! back to itself and finds every key, and a partitioned filter's index over
+//! them decodes to its partitions.
 use libfuzzer_sys::fuzz_target;
+use sievedb::filter::partitioned::{Part, PartitionIndex, PartitionedBuilder};
 use sievedb::filter::{Filter, FilterBuilder, FilterIndex, KeyDigest, KeyProbe};
 use sievedb::{FilterLayout, FilterOptions, HashSharing};
 
@@ -54,4 +56,28 @@ fuzz_target!(|data: &[u8]| {
     for k in &keys {
         assert!(f.may_contain(&mut KeyProbe::new(k, HashSharing::Levels)));
     }
+
+    // A partitioned filter's index over the same keys decodes to its parts.
+    if layout.is_units() || keys.is_empty() {
+        return;
+    }
+    let mut pb = PartitionedBuilder::new(&opts, u64::from(bits % 8 + 1) * 64);
+    for k in &keys {
+        pb.add(k);
+    }
+    let built = pb.finish();
+    let parts: Vec<Part> = built
+        .iter()
+        .enumerate()
+        .map(|(i, (last, keys, _))| Part {
+            last: last.clone(),
+            keys: *keys,
+            offset: i as u64 * 4096,
+            size: 100,
+        })
+        .collect();
+    let index = PartitionIndex::encode(&built[0].2, keys.len() as u64, &parts);
+    let (decoded, whole) = FilterIndex::decode(&index, 0, index.len() as u64).expect("decodes");
+    assert!(whole.is_none());
+    assert!(decoded.partitions().map(|p| p.parts()) == Some(&parts[..]));
 });

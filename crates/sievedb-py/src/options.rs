@@ -67,6 +67,7 @@ pub const NAMES: &[&str] = &[
     "unit_hashing",
     "sharing",
     "memtable_filter",
+    "partition_bytes",
 ];
 
 fn int<T: TryFrom<i128>>(name: &str, v: &Bound<'_, PyAny>) -> PyResult<T> {
@@ -235,6 +236,7 @@ fn set(o: &mut Options, name: &str, v: &Bound<'_, PyAny>) -> PyResult<()> {
         "unit_hashing" => f.unit_hashing = named(name, v)?,
         "sharing" => f.sharing = named(name, v)?,
         "memtable_filter" => f.memtable_filter = flag(name, v)?,
+        "partition_bytes" => f.partition_bytes = opt_int(name, v)?,
         _ => {
             return Err(bad_option(
                 name,

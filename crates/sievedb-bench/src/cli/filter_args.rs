@@ -82,6 +82,11 @@ pub struct FilterArgs {
     /// units become ribbon-units, ribbon64 stays; RocksDB's bloom_before_level)
     #[arg(long, value_name = "N")]
     pub ribbon_from_level: Option<u32>,
+    /// Partitioned filters (sievedb): each file's filter cut by key range
+    /// into partitions of about N bytes, only a top-level index held while
+    /// the file is open (RocksDB's partition_filters + metadata_block_size)
+    #[arg(long, value_name = "N")]
+    pub filter_partition_bytes: Option<u64>,
     /// Hash source of filter units: shared (one digest) or separate (seeded per unit,
     /// ElasticBF's original)
     #[arg(long, value_name = "M", default_value = "shared", value_parser = parse_named::<UnitHashing>)]
@@ -137,6 +142,7 @@ impl Default for FilterArgs {
             filter: FilterLayout::Bloom,
             filter_units: 7,
             ribbon_from_level: None,
+            filter_partition_bytes: None,
             unit_hashing: UnitHashing::Shared,
             num_probes: None,
             leveldb_probes: false,
@@ -168,6 +174,7 @@ impl FilterArgs {
             sharing: self.hash_sharing,
             memtable_filter: self.memtable_filter,
             ribbon_from_level: self.ribbon_from_level,
+            partition_bytes: self.filter_partition_bytes,
         }
     }
 

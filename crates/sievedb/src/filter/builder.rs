@@ -19,6 +19,10 @@ pub struct FilterBuilder {
     bits_per_key: f64,
     rows: Vec<u64>,
     n: usize,
+    /// The options' partition size: [`FilterBuilder::shape_for`] then gives
+    /// a partitioned filter's shape (a partitioned filter is built by
+    /// [`super::partitioned::PartitionedBuilder`]).
+    partition_bytes: Option<u64>,
 }
 
 impl FilterBuilder {
@@ -52,6 +56,7 @@ impl FilterBuilder {
             },
             rows: Vec::new(),
             n: 0,
+            partition_bytes: opts.partition_bytes,
         }
     }
 
@@ -127,6 +132,21 @@ impl FilterBuilder {
     pub fn shape_for(&self, n: u64) -> Filter {
         let mut p = self.params_for(usize::try_from(n).unwrap_or(usize::MAX));
         p.wpu = (p.unit_bits / 64) as usize;
+        if let Some(b) = self.partition_bytes {
+            use super::partitioned::{Part, PartitionIndex, PARTITION_UNITS};
+            let total = p.unit_bits.div_ceil(8).max(1);
+            let count = total.div_ceil(b.max(1));
+            let parts = (0..count)
+                .map(|_| Part {
+                    last: Box::new([]),
+                    keys: n / count,
+                    offset: 0,
+                    size: total.div_ceil(count),
+                })
+                .collect();
+            let index = std::sync::Arc::new(PartitionIndex::new(parts));
+            return Filter::partitioned(p, PARTITION_UNITS, n, index);
+        }
         Filter {
             version: FILTER_FORMAT_VERSION,
             resident: 0,
@@ -164,6 +184,7 @@ impl FilterBuilder {
                 bits_per_key: self.bits_per_key,
                 rows: Vec::new(),
                 n: 0,
+                partition_bytes: None,
             }
             .params_for(self.n);
         }

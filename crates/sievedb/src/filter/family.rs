@@ -153,6 +153,16 @@ pub fn fpr(filter: &Filter, enabled: u32) -> f64 {
     let b = filter.bits_per_key();
     let p = &filter.p;
     let (k, units) = (p.k, p.units);
+    if filter.partition_index().is_some() {
+        // `enabled` shares of the partitions resident: the whole filter's
+        // rate on that share of the lookups, 1 on the rest.
+        let share = f64::from(enabled.min(units)) / f64::from(units);
+        let whole = match p.layout {
+            FilterLayout::Ribbon => theory::ribbon_wide_fpr(k, p.slots, p.upper, p.slots.max(1)),
+            layout => theory::theoretical_fpr(layout, b, k, 1),
+        };
+        return share * whole + (1.0 - share);
+    }
     match p.layout {
         FilterLayout::Units => theory::units_fpr(b, units, k, enabled.min(units)),
         FilterLayout::Ribbon64 => theory::ribbon_fpr(k, n),

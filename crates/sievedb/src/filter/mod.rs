@@ -12,7 +12,9 @@
 //! * `header`: the filter header's fields parsed into a filter's parameters;
 //! * `memtable`: a concurrent Bloom filter for memtables;
 //! * [`prefix`]: prefix extractors and the prefix filters of SSTs and
-//!   memtables.
+//!   memtables;
+//! * [`partitioned`]: a file's filter cut by key range, with its top-level
+//!   index.
 //!
 //! The filter section of an SST is self-describing (see
 //! `docs/format.md`): a file is always probed with the parameters it was
@@ -31,6 +33,7 @@ pub mod family;
 pub mod hash;
 mod header;
 pub mod options;
+pub mod partitioned;
 pub mod prefix;
 pub mod ribbon;
 pub mod ribbon_units;
@@ -40,6 +43,8 @@ pub mod units;
 
 #[cfg(test)]
 mod tests;
+
+use std::sync::Arc;
 
 use crate::coding::Reader;
 use blocked::Line;
@@ -164,6 +169,8 @@ impl Params {
                 self.homogeneous,
                 src.primary(0),
             ),
+            // Probed by key (`Filter::try_may_contain`), never from a source.
+            Bits::Parts(_) => true,
         }
     }
 }
@@ -178,6 +185,8 @@ enum Bits {
     /// Ribbon: the solution, interleaved column-major (`slots / 64 · r`
     /// words; the wide layout's first `upper` blocks one word more).
     Solution(Box<[u64]>),
+    /// A partitioned filter: its resident partitions.
+    Parts(partitioned::Parts),
 }
 
 impl Bits {
@@ -185,6 +194,7 @@ impl Bits {
         match self {
             Bits::Words(w) | Bits::Solution(w) => w.len() * 8,
             Bits::Lines(l) => l.len() * 64,
+            Bits::Parts(p) => p.bytes(),
         }
     }
 
@@ -389,6 +399,9 @@ impl Filter {
                     }
                 }
             }
+            // A partitioned filter's partitions are whole filters, written
+            // by `Filter::encode` (see `partitioned`), never as units.
+            Bits::Parts(_) => unreachable!("a partitioned filter has no unit bytes"),
         }
         out.truncate(start + unit_bytes);
     }
@@ -402,6 +415,12 @@ impl Filter {
             Bits::Words(w) => Bits::Words(w[..n as usize * self.p.wpu].into()),
             Bits::Lines(l) => Bits::Lines(if n == 0 { Box::new([]) } else { l.clone() }),
             Bits::Solution(w) => Bits::Solution(if n == 0 { Box::new([]) } else { w.clone() }),
+            Bits::Parts(p) => {
+                // The hottest resident partitions that fit in `n` shares.
+                let allowance = u64::from(n) * self.unit_memory_bytes() as u64;
+                let keep = p.index.hottest(allowance, |i| p.filters[i].is_some());
+                Bits::Parts(p.kept(&keep))
+            }
         };
         Filter {
             resident: n,
@@ -414,6 +433,9 @@ impl Filter {
     /// [`resident`](Filter::resident), given as its little-endian bytes (the
     /// payload of its block). The error says what is wrong with the bytes.
     pub fn with_unit(&self, unit: &[u8]) -> std::result::Result<Filter, String> {
+        if matches!(self.bits, Bits::Parts(_)) {
+            return Err("a partitioned filter loads partitions, not units".into());
+        }
         if self.resident >= self.p.units {
             return Err(format!("all {} units are resident already", self.p.units));
         }
@@ -447,12 +469,73 @@ impl Filter {
 
     /// The filter's parameters without bits.
     fn clone_header(&self) -> Filter {
+        let bits = match &self.bits {
+            Bits::Parts(p) => Bits::Parts(partitioned::Parts::none(p.index.clone())),
+            _ => Bits::empty(self.p.layout),
+        };
         Filter {
             version: self.version,
             p: self.p,
             num_keys: self.num_keys,
             resident: 0,
-            bits: Bits::empty(self.p.layout),
+            bits,
+        }
+    }
+
+    /// The partitioned filter of parameters `p` (partition 0's, with
+    /// `units` shares), `num_keys` keys in all, with no partition resident.
+    pub(crate) fn partitioned(
+        p: Params,
+        units: u32,
+        num_keys: u64,
+        index: Arc<partitioned::PartitionIndex>,
+    ) -> Filter {
+        let share = index.total_bytes().div_ceil(u64::from(units));
+        let p = Params {
+            units,
+            unit_bits: share * 8,
+            wpu: 0,
+            ..p
+        };
+        Filter {
+            version: partitioned::PARTITIONED_INDEX_VERSION,
+            p,
+            num_keys,
+            resident: 0,
+            bits: Bits::Parts(partitioned::Parts::none(index)),
+        }
+    }
+
+    /// The partition index, for a partitioned filter.
+    pub fn partition_index(&self) -> Option<&Arc<partitioned::PartitionIndex>> {
+        match &self.bits {
+            Bits::Parts(p) => Some(&p.index),
+            _ => None,
+        }
+    }
+
+    /// This partitioned filter with `units` shares and partition `i`'s
+    /// filter resident where `filters[i]` is `Some` (the caller keeps them
+    /// within the shares).
+    pub(crate) fn with_partitions(&self, units: u32, filters: Vec<Option<Arc<Filter>>>) -> Filter {
+        let Bits::Parts(p) = &self.bits else {
+            unreachable!("with_partitions on a filter that is not partitioned");
+        };
+        Filter {
+            resident: units.min(self.p.units),
+            bits: Bits::Parts(partitioned::Parts {
+                index: p.index.clone(),
+                filters: filters.into(),
+            }),
+            ..self.clone_header()
+        }
+    }
+
+    /// Partition `i`'s filter, when this partitioned filter holds it.
+    pub(crate) fn partition(&self, i: usize) -> Option<&Arc<Filter>> {
+        match &self.bits {
+            Bits::Parts(p) => p.filters.get(i).and_then(Option::as_ref),
+            _ => None,
         }
     }
 
@@ -471,6 +554,20 @@ impl Filter {
         }
     }
 
+    /// Whether the resident bits rule on the key of `probe`: `None` when
+    /// none covers it (no unit resident, or its partition is not), else
+    /// whether the key may be in the file.
+    #[inline]
+    pub fn try_may_contain(&self, probe: &mut KeyProbe<'_>) -> Option<bool> {
+        if self.resident == 0 {
+            return None;
+        }
+        if let Bits::Parts(p) = &self.bits {
+            return p.may_contain(probe);
+        }
+        Some(self.may_contain_units(probe, ALL_UNITS))
+    }
+
     /// Whether the key of `probe` may be in the file (false = surely not).
     #[inline]
     pub fn may_contain(&self, probe: &mut KeyProbe<'_>) -> bool {
@@ -485,6 +582,9 @@ impl Filter {
         let enabled = enabled & self.resident_mask();
         if enabled == 0 {
             return true;
+        }
+        if let Bits::Parts(p) = &self.bits {
+            return p.may_contain(probe).unwrap_or(true);
         }
         probe.begin_filter();
         let mut src = ProbeSource {
@@ -501,7 +601,11 @@ impl Filter {
     /// needs further seeded hashes (independent scheme, separate unit hashing).
     #[inline]
     pub fn may_contain_digest(&self, d: &KeyDigest) -> Option<bool> {
-        if d.hash_fn != self.p.hash || !self.p.digest_suffices() {
+        // A partition is found by the key, which a digest does not carry.
+        if d.hash_fn != self.p.hash
+            || !self.p.digest_suffices()
+            || matches!(self.bits, Bits::Parts(_))
+        {
             return None;
         }
         if self.p.scheme == IndexScheme::Double

@@ -178,12 +178,13 @@ impl ResidentFilter {
 
     #[inline(always)]
     fn probe(&self, filter: &Filter, probe: &mut KeyProbe<'_>, level: usize) -> (bool, bool) {
-        if filter.resident() == 0 {
-            return (false, false);
-        }
         let before = probe.digests_computed;
         let start = probe.phase_start();
-        let maybe = filter.may_contain(probe);
+        // `None`: no resident bits cover the key (no unit, or its partition
+        // is not resident), which is no probe at all.
+        let Some(maybe) = filter.try_may_contain(probe) else {
+            return (false, false);
+        };
         probe.phase_end(start, Phase::Filter);
         let counts = [1, u32::from(!maybe), probe.digests_computed - before, 0];
         match probe.tally.levels.get_mut(level) {

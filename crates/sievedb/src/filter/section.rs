@@ -19,10 +19,15 @@
 //! Units keep sharing the lookup's one digest: unit `j` uses positions
 //! `j·k … (j+1)·k − 1` of the index scheme whichever units are resident.
 //!
+//! Version 5 is the partitioned filter's index (`super::partitioned`).
+//!
 //! Sections of versions 1 to 3 (one block holding header and all bits) still
 //! open: their index names the section itself, and loading any unit reads it
 //! whole.
 
+use std::sync::Arc;
+
+use super::partitioned::{PartitionIndex, PARTITIONED_INDEX_VERSION};
 use super::{parse_header, truncated, Filter, Params};
 use crate::coding::Reader;
 
@@ -47,6 +52,9 @@ pub enum UnitSource {
         /// Bytes before unit 0's bits in the section.
         header_len: usize,
     },
+    /// Version 5: a partitioned filter (see [`super::partitioned`]); each
+    /// partition is a block holding a whole filter section.
+    Partitions(Arc<PartitionIndex>),
 }
 
 /// A file's filter index: the filter's parameters and where its units are,
@@ -68,7 +76,17 @@ impl FilterIndex {
         size: u64,
     ) -> std::result::Result<(FilterIndex, Option<Filter>), String> {
         let mut r = Reader::new(data);
-        if r.u8().ok_or_else(truncated)? != FILTER_INDEX_VERSION {
+        let version = r.u8().ok_or_else(truncated)?;
+        if version == PARTITIONED_INDEX_VERSION {
+            let (p, units, num_keys, parts) = PartitionIndex::decode(&mut r)?;
+            let parts = Arc::new(parts);
+            let index = FilterIndex {
+                empty: Filter::partitioned(p, units, num_keys, parts.clone()),
+                source: UnitSource::Partitions(parts),
+            };
+            return Ok((index, None));
+        }
+        if version != FILTER_INDEX_VERSION {
             let f = Filter::decode(data)?;
             let header_len = data.len() - (f.unit_memory_bytes() * f.units() as usize);
             let index = FilterIndex {
@@ -139,6 +157,20 @@ impl FilterIndex {
     /// Where the units are.
     pub fn source(&self) -> &UnitSource {
         &self.source
+    }
+
+    /// The partition index of a partitioned filter.
+    pub fn partitions(&self) -> Option<&Arc<PartitionIndex>> {
+        match &self.source {
+            UnitSource::Partitions(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Whether the budget should choose this partitioned filter's resident
+    /// partitions again (never for other filters).
+    pub fn stale(&self) -> bool {
+        self.partitions().is_some_and(|p| p.stale())
     }
 
     /// Theoretical false-positive rate with `n` units resident (1 for none).

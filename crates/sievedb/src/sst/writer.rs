@@ -10,6 +10,7 @@ use super::{
 };
 use crate::coding::put_varint;
 use crate::error::Result;
+use crate::filter::partitioned::{BuiltPartition, Part, PartitionIndex, PartitionedBuilder};
 use crate::filter::prefix::{PrefixExtractor, PrefixFilterBuilder};
 use crate::filter::section::unit_padding;
 use crate::filter::{Filter, FilterBuilder, FilterIndex, FilterOptions};
@@ -17,6 +18,12 @@ use crate::io::WritableFile;
 use crate::key::{self, Kind};
 use crate::options::Compression;
 use crate::range_del::{self, RangeTombstone};
+
+/// The key filter being built: whole, or cut by key range.
+enum KeyFilter {
+    Whole(FilterBuilder),
+    Partitioned(PartitionedBuilder),
+}
 
 /// Builds one SST from entries added in increasing internal-key order.
 pub struct TableWriter {
@@ -26,7 +33,7 @@ pub struct TableWriter {
     compression: Compression,
     data: BlockBuilder,
     index: BlockBuilder,
-    filter: Option<FilterBuilder>,
+    filter: Option<KeyFilter>,
     /// The prefixes of the keys, when a prefix extractor is set.
     prefix: Option<PrefixFilterBuilder>,
     /// The key filter's options (the prefix filter derives its own).
@@ -70,9 +77,13 @@ impl TableWriter {
             compression,
             data: BlockBuilder::new(restart_interval),
             index: BlockBuilder::new(1),
-            filter: filter
-                .enabled()
-                .then(|| FilterBuilder::new(&filter.for_level(level))),
+            filter: filter.enabled().then(|| {
+                let opts = filter.for_level(level);
+                match filter.partition_bytes {
+                    Some(bytes) => KeyFilter::Partitioned(PartitionedBuilder::new(&opts, bytes)),
+                    None => KeyFilter::Whole(FilterBuilder::new(&opts)),
+                }
+            }),
             prefix: None,
             filter_opts: filter.clone(),
             props: Properties {
@@ -125,7 +136,10 @@ impl TableWriter {
         }
         if self.props.entries == 0 || user_key != self.last_user_key.as_slice() {
             if let Some(f) = &mut self.filter {
-                f.add(user_key);
+                match f {
+                    KeyFilter::Whole(f) => f.add(user_key),
+                    KeyFilter::Partitioned(f) => f.add(user_key),
+                }
                 self.props.filter_keys += 1;
             }
             if let Some(p) = &mut self.prefix {
@@ -272,6 +286,33 @@ impl TableWriter {
         self.write_block(&FilterIndex::encode(filter, &handles), Compression::None)
     }
 
+    /// Writes a partitioned filter (format version 5, see
+    /// [`crate::filter::partitioned`]): each partition as a block holding a
+    /// whole filter section, not straddling a page it need not, then the
+    /// top-level index, whose handle it returns.
+    fn write_partitions(&mut self, built: Vec<BuiltPartition>) -> Result<BlockHandle> {
+        let mut parts = Vec::with_capacity(built.len());
+        let mut num_keys = 0;
+        for (last, keys, f) in &built {
+            let bytes = f.encode();
+            let pad = unit_padding(self.offset, bytes.len() as u64, TRAILER_LEN as u64);
+            if pad > 0 {
+                self.file.append(&vec![0; pad as usize])?;
+                self.offset += pad;
+            }
+            let h = self.write_block(&bytes, Compression::None)?;
+            num_keys += keys;
+            parts.push(Part {
+                last: last.clone(),
+                keys: *keys,
+                offset: h.offset,
+                size: h.size,
+            });
+        }
+        let index = PartitionIndex::encode(&built[0].2, num_keys, &parts);
+        self.write_block(&index, Compression::None)
+    }
+
     /// Writes the remaining sections, fsyncs, and returns the properties and
     /// file size (for tests and the `internals` users: the engine finishes
     /// its tables unsynced and syncs them in batches).
@@ -297,7 +338,10 @@ impl TableWriter {
             );
         }
         let filter = match self.filter.take() {
-            Some(f) if !f.is_empty() => self.write_filter(&f.build())?,
+            Some(KeyFilter::Whole(f)) if !f.is_empty() => self.write_filter(&f.build())?,
+            Some(KeyFilter::Partitioned(f)) if !f.is_empty() => {
+                self.write_partitions(f.finish())?
+            }
             _ => BlockHandle::default(),
         };
         if let Some(p) = self.prefix.take() {

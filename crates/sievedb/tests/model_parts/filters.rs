@@ -155,3 +155,25 @@ fn model_units_under_a_budget() {
         });
     }
 }
+
+#[test]
+fn model_leveling_partitioned_filters_under_a_budget() {
+    run_config(&Config {
+        name: "leveling-partitioned-blocked-budget",
+        style: CompactionStyle::Leveling,
+        bits_per_key: 10.0,
+        compression: Compression::None,
+        filter_hash: None,
+        tune: Some(|o| {
+            // Blocked Bloom partitions of 256 bytes above level 1, Ribbon
+            // partitions from level 1 down, under a budget of half the bits.
+            o.filter.layout = FilterLayout::Blocked;
+            o.filter.partition_bytes = Some(256);
+            o.filter.ribbon_from_level = Some(1);
+            o.filter_memory = sievedb::FilterMemory::BitsPerKey(5.0);
+            o.filter_policy = sievedb::FilterPolicy::Elastic;
+        }),
+        ttl_keyspace: false,
+        seeds: &[101],
+    });
+}

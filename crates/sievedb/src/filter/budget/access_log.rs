@@ -4,7 +4,7 @@
 
 use std::cell::{Cell, RefCell};
 
-use super::{FilterBudget, State};
+use super::{FilterBudget, ResidentFilter, State};
 
 /// One lookup in this many records its filter accesses (counted this many
 /// times): the multi-queue's bookkeeping is then a quarter of its cost per
@@ -242,19 +242,44 @@ impl FilterBudget {
         let mut runs = std::mem::take(&mut st.runs);
         runs.count(events);
         let per_tick = u64::from(per);
+        let mut stale = Vec::new();
         for f in &runs.firsts {
             if f.ticks_before > 0 {
                 st.alloc.tick(f.ticks_before * per_tick);
             }
-            if st.files.contains_key(&f.file) {
+            if let Some(t) = st.files.get(&f.file) {
                 st.alloc
                     .record_access_run(f.file, f64::from(per), f.accesses);
+                if let Some(rf) = t.live().filter(|rf| rf.index().stale()) {
+                    stale.push(rf);
+                }
             }
         }
         if runs.ticks_after > 0 {
             st.alloc.tick(runs.ticks_after * per_tick);
         }
         st.runs = runs;
+        for rf in stale {
+            self.rerank(&rf);
+        }
+    }
+
+    /// Chooses the resident partitions of a partitioned filter again, the
+    /// hottest now within the units it has (its bytes stay within them, so
+    /// the allocator's plan holds). Under the lock, as every swap.
+    fn rerank(&self, rf: &ResidentFilter) {
+        let units = rf.resident();
+        if units == 0 {
+            return;
+        }
+        let number = rf.number();
+        if let Ok(Some(f)) = rf.with_filter(|current| {
+            self.loader
+                .load_units(number, current, units)
+                .map(|f| (f != *current).then_some(f))
+        }) {
+            rf.replace(f);
+        }
     }
 
     /// Runs `f` on this thread's access log of this budget.

@@ -8,6 +8,7 @@ use std::collections::btree_map::Entry;
 use super::{FileShape, FilterBudget, State, Tracked};
 use crate::filter::elastic::FileDesc;
 use crate::filter::family::{self, Family};
+use crate::filter::partitioned::PARTITION_BYTES_RANGE;
 use crate::filter::{Filter, FilterBuilder, FilterIndex, FilterOptions};
 
 impl FilterBudget {
@@ -92,7 +93,7 @@ impl FilterBudget {
         let same_layout = [Family::Bloom, Family::Ribbon]
             .iter()
             .any(|fam| fam.layout_like(o.layout) == f.layout());
-        if !(o.bits_per_key > 0.0 && same_layout && o.effective_units() == f.units()) {
+        if !(o.bits_per_key > 0.0 && same_layout && o.budget_units() == f.units()) {
             st.unread_shape = shape_options(f);
         }
         st.shape_learnt = true;
@@ -205,6 +206,11 @@ pub(super) fn shape_options(f: &Filter) -> FilterOptions {
         layout: f.layout(),
         units: f.units(),
         num_probes: Some(f.probes_per_unit()),
+        // A partitioned filter's shares are not units of its layout.
+        partition_bytes: f.partition_index().map(|p| {
+            (p.total_bytes() / p.parts().len().max(1) as u64)
+                .clamp(*PARTITION_BYTES_RANGE.start(), *PARTITION_BYTES_RANGE.end())
+        }),
         ..FilterOptions::default()
     }
 }

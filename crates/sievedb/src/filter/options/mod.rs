@@ -573,6 +573,14 @@ pub struct FilterOptions {
     /// whole, units stay units; see [`FilterOptions::for_level`]). `None`
     /// (default): every level gets `layout`.
     pub ribbon_from_level: Option<u32>,
+    /// Cut each file's filter by key range into partitions of about this
+    /// many bytes (RocksDB's `partition_filters` with `metadata_block_size`;
+    /// see [`crate::filter::partitioned`]): only a small top-level index is
+    /// held while the file is open, and a filter memory budget keeps the
+    /// hot partitions of a file resident, not all or none of it. Needs a
+    /// one-unit layout (Bloom, blocked, Ribbon); 64 B to 64 MiB. `None`
+    /// (default): whole filters.
+    pub partition_bytes: Option<u64>,
 }
 
 impl Default for FilterOptions {
@@ -590,6 +598,7 @@ impl Default for FilterOptions {
             sharing: HashSharing::Levels,
             memtable_filter: false,
             ribbon_from_level: None,
+            partition_bytes: None,
         }
     }
 }
@@ -637,6 +646,20 @@ impl FilterOptions {
                 "units must be between 1 and {MAX_UNITS}"
             )));
         }
+        if let Some(b) = self.partition_bytes {
+            if !crate::filter::partitioned::PARTITION_BYTES_RANGE.contains(&b) {
+                return Err(Error::InvalidArgument(format!(
+                    "partition_bytes must be between 64 and {} (got {b})",
+                    64 << 20
+                )));
+            }
+            if self.layout.is_units() {
+                return Err(Error::InvalidArgument(format!(
+                    "partitioned filters need a one-unit layout (bloom, blocked, ribbon), not {}",
+                    self.layout
+                )));
+            }
+        }
         if self.layout == FilterLayout::Units {
             if let Some(k) = self.num_probes {
                 if k * self.units > MAX_PROBES {
@@ -674,6 +697,17 @@ impl FilterOptions {
         FilterOptions {
             layout: family.layout_like(self.layout),
             ..self.clone()
+        }
+    }
+
+    /// Units the filter budget sees in a file's filter: the filter's units,
+    /// or a partitioned filter's [`PARTITION_UNITS`](crate::filter::partitioned::PARTITION_UNITS)
+    /// shares of its bytes.
+    pub fn budget_units(&self) -> u32 {
+        if self.partition_bytes.is_some() && !self.layout.is_units() {
+            crate::filter::partitioned::PARTITION_UNITS
+        } else {
+            self.effective_units()
         }
     }
 

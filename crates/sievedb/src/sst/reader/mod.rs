@@ -19,6 +19,7 @@ use crate::cache::BlockCache;
 use crate::coding::u32_at;
 use crate::error::{Error, Result};
 use crate::filter::digest::Phase;
+use crate::filter::partitioned::PartitionIndex;
 use crate::filter::prefix::PrefixFilter;
 use crate::filter::section::UnitSource;
 use crate::filter::{Filter, FilterIndex, KeyProbe};
@@ -260,6 +261,12 @@ impl TableReader {
         };
         let from = current.resident();
         let to = to.min(index.units());
+        if let UnitSource::Partitions(parts) = index.source() {
+            if to < from {
+                return Ok(current.truncated(to));
+            }
+            return self.load_partitions(index, parts, current, to);
+        }
         if to <= from {
             return Ok(current.truncated(to));
         }
@@ -289,6 +296,7 @@ impl TableReader {
                 }
                 f
             }
+            UnitSource::Partitions(_) => unreachable!("partitions are loaded above"),
             &UnitSource::Section { offset, size, .. } => {
                 let data = self.read_raw(BlockHandle { offset, size })?;
                 let whole = Filter::decode(&data).map_err(corrupt)?;
@@ -301,6 +309,75 @@ impl TableReader {
         bump(&self.counters.filter_unit_loads, u64::from(to - from));
         bump(&self.counters.filter_unit_reads, 1);
         Ok(loaded)
+    }
+
+    /// `current` (a partitioned filter of this table) with the hottest
+    /// partitions that fit in `to` of its shares resident (see
+    /// [`crate::filter::partitioned`]), those not resident yet read
+    /// with one read per run of neighbouring partitions, each checksum
+    /// checked. Counts the partitions read in `filter_unit_loads` and the
+    /// reads in `filter_unit_reads`. On error nothing changes.
+    fn load_partitions(
+        &self,
+        index: &FilterIndex,
+        parts: &PartitionIndex,
+        current: &Filter,
+        to: u32,
+    ) -> Result<Filter> {
+        let corrupt = |d: String| Error::corruption(&self.path, format!("filter partition: {d}"));
+        let chosen = parts.choose(u64::from(to) * index.unit_bytes());
+        let all = parts.parts();
+        let mut filters: Vec<Option<Arc<Filter>>> = (0..all.len())
+            .map(|i| chosen[i].then(|| current.partition(i).cloned()).flatten())
+            .collect();
+        let need: Vec<usize> = (0..all.len())
+            .filter(|&i| chosen[i] && filters[i].is_none())
+            .collect();
+        // Runs of neighbouring partitions are read at once (their blocks are
+        // contiguous but for padding): loading every partition is one read.
+        let trailer = TRAILER_LEN as u64;
+        let mut reads = 0u64;
+        let mut at = 0;
+        while at < need.len() {
+            let mut end = at + 1;
+            while end < need.len()
+                && need[end] == need[end - 1] + 1
+                && all[need[end]].offset
+                    >= all[need[end - 1]].offset + all[need[end - 1]].size + trailer
+            {
+                end += 1;
+            }
+            let (first, last) = (&all[need[at]], &all[need[end - 1]]);
+            let start = first.offset;
+            let stop = last.offset + last.size + trailer;
+            let bytes = self.read_span(BlockHandle {
+                offset: start,
+                size: stop - start - trailer,
+            })?;
+            reads += 1;
+            for &i in &need[at..end] {
+                let p = &all[i];
+                let from = (p.offset - start) as usize;
+                let body = &bytes[from..from + p.size as usize];
+                let tr = &bytes[from + p.size as usize..from + p.size as usize + TRAILER_LEN];
+                if self.verify && block_crc(body, tr[0]) != u32_at(tr, 1) {
+                    return Err(corrupt(format!("checksum mismatch at offset {}", p.offset)));
+                }
+                if tr[0] != COMPRESSION_NONE {
+                    return Err(corrupt(format!(
+                        "compressed partition at offset {}",
+                        p.offset
+                    )));
+                }
+                // Each partition is probed with its own parameters (a Ribbon
+                // partition that could not be banded is a Bloom filter).
+                filters[i] = Some(Arc::new(Filter::decode(body).map_err(corrupt)?));
+            }
+            at = end;
+        }
+        bump(&self.counters.filter_unit_loads, need.len() as u64);
+        bump(&self.counters.filter_unit_reads, reads);
+        Ok(current.with_partitions(to, filters))
     }
 
     /// The bytes of `h` and its trailer, unchecked (the caller checks).
