@@ -191,6 +191,46 @@ impl Fences {
             return None;
         }
         let w = word_at(key, p);
+        let lo = self.first_upper_at_or_after(key, w, largest);
+        let starts_before = match self.lower.get(lo)?.cmp(&w) {
+            Ordering::Less => true,
+            Ordering::Greater => false,
+            Ordering::Equal => smallest(lo) <= key,
+        };
+        starts_before.then_some(lo)
+    }
+
+    /// The index of the first file whose largest user key is `>= key` (the
+    /// number of files when none is), as `partition_point` over the largest
+    /// keys finds it, but deciding most steps on the words.
+    #[inline]
+    pub fn first_ending_at_or_after<'a>(
+        &self,
+        key: &[u8],
+        largest: impl Fn(usize) -> &'a [u8],
+    ) -> usize {
+        let p = self.prefix.len();
+        let n = p.min(key.len());
+        // Every largest key starts with the prefix: a key that differs from
+        // it is below or above all of them, and a key that is a proper
+        // prefix of it is below all of them.
+        match key[..n].cmp(&self.prefix[..n]) {
+            Ordering::Less => 0,
+            Ordering::Greater => self.upper.len(),
+            Ordering::Equal if key.len() < p => 0,
+            Ordering::Equal => self.first_upper_at_or_after(key, word_at(key, p), largest),
+        }
+    }
+
+    /// [`first_ending_at_or_after`](Self::first_ending_at_or_after) of a
+    /// key that starts with the prefix, whose word is `w`.
+    #[inline]
+    fn first_upper_at_or_after<'a>(
+        &self,
+        key: &[u8],
+        w: u64,
+        largest: impl Fn(usize) -> &'a [u8],
+    ) -> usize {
         let mut lo = self.upper.partition_point(|&x| x < w);
         // Ties are rare (keys whose 8 bytes equal a bound's): look for their
         // end only when there is one.
@@ -207,12 +247,7 @@ impl Fences {
                 hi = mid;
             }
         }
-        let starts_before = match self.lower.get(lo)?.cmp(&w) {
-            Ordering::Less => true,
-            Ordering::Greater => false,
-            Ordering::Equal => smallest(lo) <= key,
-        };
-        starts_before.then_some(lo)
+        lo
     }
 }
 
@@ -288,7 +323,8 @@ mod tests {
         assert_eq!(unbuilt.len(), 0);
     }
 
-    /// Fences answer like a binary search on the files' keys, for random
+    /// Fences answer like a binary search on the files' keys (`find` and
+    /// `first_ending_at_or_after`), for random
     /// sorted files with long shared prefixes, gaps, empty keys and zero
     /// bytes, from none to hundreds of files.
     #[test]
@@ -336,6 +372,14 @@ mod tests {
                 let want = files.get(i).filter(|f| f.0 <= probe.as_slice()).map(|_| i);
                 let got = fences.find(&probe, |i| files[i].0, |i| files[i].1);
                 assert_eq!(got, want, "{files:?} {probe:?}");
+                // Its first bytes too (prefix seeks search by a prefix,
+                // which may be shorter than the run's shared prefix).
+                let cut = &probe[..rng.gen_range(0..=probe.len())];
+                for p in [probe.as_slice(), cut] {
+                    let first = files.partition_point(|f| f.1 < p);
+                    let got = fences.first_ending_at_or_after(p, |i| files[i].1);
+                    assert_eq!(got, first, "{files:?} {p:?}");
+                }
             }
         }
     }

@@ -77,6 +77,53 @@ fn reads_honour_a_tombstone_in_the_memtable_files_and_after_compaction() {
     check(&db, &m, n, "after reopen");
 }
 
+/// Iterators skip the files' tombstones only where no file of a run has
+/// any (the runs count them): a tombstone in a file above the data it
+/// hides still hides it after a reopen (the version rebuilt from the
+/// MANIFEST) and after compactions move it down over that data (a snapshot
+/// keeping it there).
+#[test]
+fn a_tombstone_in_a_file_hides_older_files_after_reopen_and_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts()).unwrap();
+    let n = 2000;
+    let mut m = fill(&db, n);
+    db.compact_range::<&[u8], _>(..).unwrap();
+    db.delete_range(k(300)..k(1200)).unwrap();
+    remove_range(&mut m, 300, 1200);
+    db.flush().unwrap();
+    assert!(range_tombstones(&db) >= 1);
+    check(&db, &m, n, "tombstone in a file");
+    drop(db);
+    let db = Db::open(dir.path(), opts()).unwrap();
+    assert!(range_tombstones(&db) >= 1);
+    check(&db, &m, n, "after reopen");
+    // A second tombstone, which the snapshot keeps through the compactions
+    // that writes elsewhere bring, down over the data it hides.
+    let snap = db.snapshot();
+    db.delete_range(k(1500)..k(1800)).unwrap();
+    remove_range(&mut m, 1500, 1800);
+    for round in 0..6u32 {
+        for i in 0..300 {
+            let key = format!("later{round}-{i:04}").into_bytes();
+            db.put(&key, b"x").unwrap();
+            m.insert(key, b"x".to_vec());
+        }
+        db.flush().unwrap();
+    }
+    db.wait_for_compactions().unwrap();
+    assert!(
+        range_tombstones(&db) >= 1,
+        "the snapshot keeps the tombstone"
+    );
+    check(&db, &m, n, "after compactions");
+    assert_eq!(snap.get(k(1600)).unwrap(), Some(b"v1600".to_vec()));
+    drop(snap);
+    drop(db);
+    let db = Db::open(dir.path(), opts()).unwrap();
+    check(&db, &m, n, "after compactions and reopen");
+}
+
 #[test]
 fn bounds_are_normalised() {
     let dir = tempfile::tempdir().unwrap();

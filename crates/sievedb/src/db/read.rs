@@ -2,6 +2,7 @@
 
 use super::handles::{HandleKind, Held};
 use super::*;
+use crate::filter::prefix::PrefixExtractor;
 use crate::version::operands::{self, Below};
 
 impl DbInner {
@@ -273,7 +274,7 @@ impl DbInner {
     /// memtables and version (which the iterator keeps alive).
     pub(super) fn iter_in(
         &self,
-        view: &View,
+        view: &Arc<View>,
         seq: SeqNo,
         (lo, hi): Bounds,
         pins: Vec<Pin>,
@@ -281,9 +282,11 @@ impl DbInner {
     ) -> Result<DbIterator> {
         let range_dels = range_dels_of(view, seq)?;
         let opts = view.opts.clone();
-        let view = view.clone();
+        // The factory holds the view itself (one count), not a copy of its
+        // members (one count each).
+        let view = Arc::clone(view);
         let prefix = opts.prefix_extractor.as_ref().map(|x| PrefixCtx {
-            name: x.name().to_string(),
+            extractor: x.clone(),
             sharing: self.opts.filter.sharing,
             counters: self.counters.clone(),
         });
@@ -327,13 +330,17 @@ impl Db {
 /// The aggregate of the range tombstones `view` holds that a read at `seq`
 /// sees (its memtables and the files that have tombstones), or `None` when
 /// there is none: iterators over data without range deletes pay nothing.
+/// Only the runs that count files with tombstones
+/// ([`Files::tombstoned_files`](crate::version::Files::tombstoned_files))
+/// are walked.
 fn range_dels_of(view: &View, seq: SeqNo) -> Result<Option<Arc<Fragments>>> {
     let mut all = Vec::new();
     for m in std::iter::once(&view.mem).chain(view.imm.iter()) {
         all.extend(m.range_dels());
     }
-    for (_, f) in view.version.files() {
-        if f.range_dels > 0 {
+    let runs = view.version.levels.iter().flatten();
+    for run in runs.filter(|r| r.files.tombstoned_files() > 0) {
+        for f in run.files.iter().filter(|f| f.range_dels > 0) {
             all.extend_from_slice(f.tables().get(f.number)?.range_dels());
         }
     }
@@ -343,8 +350,9 @@ fn range_dels_of(view: &View, seq: SeqNo) -> Result<Option<Arc<Fragments>>> {
 
 /// What an iterator's cursors need to consult the prefix filters.
 struct PrefixCtx {
-    /// The extractor's name (filters built under another answer "maybe").
-    name: String,
+    /// The extractor, whose name the filters are checked against (filters
+    /// built under another answer "maybe").
+    extractor: Arc<dyn PrefixExtractor>,
     sharing: crate::filter::HashSharing,
     counters: Arc<Counters>,
 }
@@ -372,35 +380,30 @@ fn merged_cursor(
         }
         return MergingIterator::new(children);
     };
+    let name = px.extractor.name();
     let mut probe = KeyProbe::new(p, px.sharing);
     let mut skips = 0u64;
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
     for m in std::iter::once(&view.mem).chain(view.imm.iter().rev()) {
         if m.is_empty() {
             continue; // no entry to read (its range tombstones are the iterator's)
-        } else if m.may_contain_prefix(&px.name, &mut probe) {
+        } else if m.may_contain_prefix(name, &mut probe) {
             children.push(Box::new(m.iter()));
         } else {
             skips += 1;
         }
     }
-    let end = crate::iter::prefix_successor(p);
     for (level, runs) in view.version.levels.iter().enumerate() {
         for run in runs {
-            let files = run.files.as_slice();
-            let lo = files.partition_point(|f| f.largest_user() < p);
-            let hi = match &end {
-                Some(e) => files.partition_point(|f| f.smallest_user() < e.as_slice()),
-                None => files.len(),
-            };
-            let kept: Vec<_> = files[lo..hi.max(lo)]
+            let kept: Vec<_> = run
+                .files_of_prefix(p)
                 .iter()
                 .filter(|f| {
                     // A file that does not open is kept: reading it reports the error.
                     let keep = f
                         .tables()
                         .get(f.number)
-                        .map_or(true, |t| t.may_contain_prefix(&px.name, &mut probe));
+                        .map_or(true, |t| t.may_contain_prefix(name, &mut probe));
                     skips += u64::from(!keep);
                     keep
                 })

@@ -45,6 +45,12 @@ pub struct Files {
     slots: Vec<ManuallyDrop<Arc<FileMeta>>>,
     /// Per position, the file's number.
     numbers: Vec<u64>,
+    /// Per chunk, how many of its files hold range tombstones, counted when
+    /// the chunk is made (chunks never change afterwards).
+    tombstoned: Vec<usize>,
+    /// The sum of `tombstoned`, summed again at every change of the chunks:
+    /// readers skip the files' tombstones when it is 0.
+    tombstoned_files: usize,
 }
 
 /// An uncounted copy of `f`, for `slots`.
@@ -65,6 +71,14 @@ impl Files {
         let mut f = Files::default();
         f.replace(0, 0, files);
         f
+    }
+
+    /// How many of the files hold range tombstones (`FileMeta::range_dels`
+    /// above 0): exact for any sequence of edits, since each chunk's count is
+    /// taken from its files when it is made.
+    #[inline]
+    pub fn tombstoned_files(&self) -> usize {
+        self.tombstoned_files
     }
 
     /// The files as a slice.
@@ -213,6 +227,9 @@ impl Files {
         self.slots.splice(start..end, slots);
         let numbers = chunks.iter().flat_map(|c| c.iter().map(|f| f.number));
         self.numbers.splice(start..end, numbers);
+        let tombstoned = chunks.iter().map(|c| tombstoned_in(c));
+        self.tombstoned.splice(a..b, tombstoned);
+        self.tombstoned_files = self.tombstoned.iter().sum();
         // The old chunks drop here, after no slot refers to them.
         self.chunks.splice(a..b, chunks);
         self.ends.truncate(a);
@@ -239,13 +256,21 @@ impl Files {
                     assert!(Arc::ptr_eq(&self.slots[i], f), "slot {i}");
                     assert_eq!(self.numbers[i], f.number);
                 }
+                assert_eq!(self.tombstoned[k], tombstoned_in(c), "chunk {k}");
             }
             end += c.len();
             assert_eq!(self.ends[k], end);
         }
         assert_eq!(self.slots.len(), end);
         assert_eq!(self.numbers.len(), end);
+        assert_eq!(self.tombstoned.len(), self.chunks.len());
+        assert_eq!(self.tombstoned_files, self.tombstoned.iter().sum::<usize>());
     }
+}
+
+/// Files of `chunk` that hold range tombstones.
+fn tombstoned_in(chunk: &[Arc<FileMeta>]) -> usize {
+    chunk.iter().filter(|f| f.range_dels > 0).count()
 }
 
 impl Clone for Files {
@@ -260,6 +285,8 @@ impl Clone for Files {
             ends: self.ends.clone(),
             slots,
             numbers: self.numbers.clone(),
+            tombstoned: self.tombstoned.clone(),
+            tombstoned_files: self.tombstoned_files,
         }
     }
 }

@@ -99,6 +99,33 @@ impl Run {
         }
         Some(f)
     }
+    /// The files that may hold a key starting with `prefix`: from the first
+    /// whose largest user key is `>= prefix` (found on the fences when they
+    /// are built) through the last whose smallest user key is below the
+    /// keys after the prefix. Walks the files after the first, so it costs
+    /// what reading them would.
+    #[inline]
+    pub fn files_of_prefix(&self, prefix: &[u8]) -> &[Arc<FileMeta>] {
+        let files = self.files.as_slice();
+        let lo = if self.fences.len() == files.len() {
+            self.fences
+                .first_ending_at_or_after(prefix, |i| files[i].largest_user())
+        } else {
+            files.partition_point(|f| f.largest_user() < prefix)
+        };
+        let rest = &files[lo..];
+        // A key is below every key after the keys starting with `prefix`
+        // exactly when its first `prefix.len()` bytes are `<= prefix`.
+        let n = rest
+            .iter()
+            .take_while(|f| {
+                let s = f.smallest_user();
+                s[..s.len().min(prefix.len())] <= *prefix
+            })
+            .count();
+        &rest[..n]
+    }
+
     /// Total bytes of the run's files.
     pub fn bytes(&self) -> u64 {
         self.bytes
