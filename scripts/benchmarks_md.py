@@ -569,7 +569,7 @@ def ribbon64_vs_blocked_query():
 
 # --- prefix seeks (scripts/prefix-seek.sh) ------------------------------------
 
-PREFIX_SEEK = "docs/benchmarks/prefix-seek-9d37469.csv"
+PREFIX_SEEK = "docs/benchmarks/prefix-seek-0d7a217.csv"
 
 
 def _prefix_seek():
