@@ -99,6 +99,7 @@ impl Run {
         }
         Some(f)
     }
+
     /// The files that may hold a key starting with `prefix`: from the first
     /// whose largest user key is `>= prefix` (found on the fences when they
     /// are built) through the last whose smallest user key is below the
