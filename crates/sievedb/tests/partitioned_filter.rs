@@ -8,11 +8,9 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{assert_db_equals, small_options, Model};
-use sievedb::sst::reader::TableReader;
+use common::{assert_db_equals, fill_even, open_tables, small_options};
 use sievedb::{CompactionStyle, Db, FilterLayout, FilterMemory, FilterPolicy, Options};
 
 fn options(layout: FilterLayout, memory: FilterMemory, policy: FilterPolicy) -> Options {
@@ -29,42 +27,15 @@ fn key(i: u64) -> Vec<u8> {
     format!("key{i:08}").into_bytes()
 }
 
-/// Writes keys `0..n` (even ones only, so odd keys are missing) and flushes.
-fn fill(db: &Db, model: &mut Model, n: u64, round: u64) {
-    for i in (0..n).step_by(2) {
-        let v = format!("value-{i}-{round}-{}", "x".repeat(40)).into_bytes();
-        db.put(key(i), &v).unwrap();
-        model.insert(key(i), v);
-    }
-    db.flush().unwrap();
-}
-
 /// Partitions of the filter of every SST file in `dir` (0: a whole filter).
 fn partitions(dir: &Path) -> Vec<usize> {
-    let counters = Arc::new(sievedb::stats::Counters::new(8));
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().and_then(|e| e.to_str()) != Some("sst") {
-            continue;
-        }
-        let number: u64 = path.file_stem().unwrap().to_str().unwrap().parse().unwrap();
-        let Ok(t) = TableReader::open(
-            &sievedb::io::StdFs,
-            &path,
-            number,
-            false,
-            true,
-            None,
-            counters.clone(),
-        ) else {
-            assert!(!path.exists(), "{path:?} does not open");
-            continue;
-        };
-        let index = t.filter_index().expect("a filter");
-        out.push(index.partitions().map_or(0, |p| p.parts().len()));
-    }
-    out
+    open_tables(dir)
+        .iter()
+        .map(|t| {
+            let index = t.filter_index().expect("a filter");
+            index.partitions().map_or(0, |p| p.parts().len())
+        })
+        .collect()
 }
 
 /// Blocked and Ribbon partitions, without a budget and under every policy:
@@ -98,7 +69,7 @@ fn partitioned_filters_read_right_under_every_policy() {
         let mut model = BTreeMap::new();
         let db = Db::open(dir.path(), opts.clone()).unwrap();
         for round in 0..2 {
-            fill(&db, &mut model, 12_000, round);
+            fill_even(&db, &mut model, 12_000, round);
         }
         db.compact_range::<&[u8], _>(..).unwrap();
         let before = db.stats();
@@ -137,7 +108,7 @@ fn partitioned_filters_read_right_under_every_policy() {
         let mut whole = opts.clone();
         whole.filter.partition_bytes = None;
         let db = Db::open(dir.path(), whole).unwrap();
-        fill(&db, &mut model, 2_000, 9);
+        fill_even(&db, &mut model, 2_000, 9);
         assert_db_equals(&db, &model, &format!("{what} reopened"));
         db.wait_for_compactions().unwrap();
         drop(db);
@@ -163,7 +134,7 @@ fn hot_partitions_stay_resident_under_a_small_budget() {
     let mut model = BTreeMap::new();
     {
         let db = Db::open(dir.path(), opts.clone()).unwrap();
-        fill(&db, &mut model, 80_000, 0);
+        fill_even(&db, &mut model, 80_000, 0);
         db.compact_range::<&[u8], _>(..).unwrap();
         db.wait_for_compactions().unwrap();
     }

@@ -7,10 +7,8 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
-use common::{assert_db_equals, small_options, Model};
-use sievedb::sst::reader::TableReader;
+use common::{assert_db_equals, fill_even, open_tables, small_options};
 use sievedb::{CompactionStyle, Db, FilterLayout, FilterMemory, FilterPolicy, Options, Stats};
 
 /// Small trees with 6 filter units of 2 bits per key each, of `layout`.
@@ -28,48 +26,19 @@ fn key(i: u64) -> Vec<u8> {
     format!("key{i:08}").into_bytes()
 }
 
-/// Writes keys `0..n` (even ones only, so odd keys are missing) and flushes.
-fn fill(db: &Db, model: &mut Model, n: u64, round: u64) {
-    for i in (0..n).step_by(2) {
-        let v = format!("value-{i}-{round}-{}", "x".repeat(40)).into_bytes();
-        db.put(key(i), &v).unwrap();
-        model.insert(key(i), v);
-    }
-    db.flush().unwrap();
-}
-
 fn files(s: &Stats) -> u64 {
     s.levels.iter().map(|l| l.files as u64).sum()
 }
 
 /// `(level written for, layout)` of the filter of every SST file in `dir`.
 fn file_layouts(dir: &Path) -> Vec<(usize, FilterLayout)> {
-    let counters = Arc::new(sievedb::stats::Counters::new(8));
-    let mut out = Vec::new();
-    // Callers wait for compactions: every file in `dir` is finished.
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().and_then(|e| e.to_str()) != Some("sst") {
-            continue;
-        }
-        let number: u64 = path.file_stem().unwrap().to_str().unwrap().parse().unwrap();
-        // A file deleted since the listing (obsolete) is skipped.
-        let Ok(t) = TableReader::open(
-            &sievedb::io::StdFs,
-            &path,
-            number,
-            false,
-            true,
-            None,
-            counters.clone(),
-        ) else {
-            assert!(!path.exists(), "{path:?} does not open");
-            continue;
-        };
-        let layout = t.filter_index().expect("a filter").empty().layout();
-        out.push((t.properties().level as usize, layout));
-    }
-    out
+    open_tables(dir)
+        .iter()
+        .map(|t| {
+            let layout = t.filter_index().expect("a filter").empty().layout();
+            (t.properties().level as usize, layout)
+        })
+        .collect()
 }
 
 /// Under every policy a byte budget holds through flushes, compactions,
@@ -90,7 +59,7 @@ fn every_policy_loads_and_drops_ribbon_units() {
         let mut model = BTreeMap::new();
         let db = Db::open(dir.path(), opts.clone()).unwrap();
         for round in 0..2 {
-            fill(&db, &mut model, 12_000, round);
+            fill_even(&db, &mut model, 12_000, round);
         }
         db.compact_range::<&[u8], _>(..).unwrap();
         let before = db.stats();
@@ -162,7 +131,7 @@ fn unlimited_ribbon_units_rule_out_absent_keys_with_one_digest() {
     );
     let db = Db::open(dir.path(), o).unwrap();
     let mut model = BTreeMap::new();
-    fill(&db, &mut model, 20_000, 0);
+    fill_even(&db, &mut model, 20_000, 0);
     db.compact_range::<&[u8], _>(..).unwrap();
     assert_db_equals(&db, &model, "unlimited");
     let before = db.stats();
@@ -199,7 +168,7 @@ fn bloom_and_ribbon_units_share_a_tree_and_a_budget() {
         let memory = FilterMemory::BitsPerKey(4.0);
         let mut model = BTreeMap::new();
         let db = Db::open(dir.path(), options(FilterLayout::Units, memory, policy)).unwrap();
-        fill(&db, &mut model, 8000, 0);
+        fill_even(&db, &mut model, 8000, 0);
         db.compact_range::<&[u8], _>(..).unwrap();
         drop(db);
         let db = Db::open(
@@ -207,7 +176,7 @@ fn bloom_and_ribbon_units_share_a_tree_and_a_budget() {
             options(FilterLayout::RibbonUnits, memory, policy),
         )
         .unwrap();
-        fill(&db, &mut model, 6000, 1);
+        fill_even(&db, &mut model, 6000, 1);
         let layouts: Vec<FilterLayout> = {
             db.wait_for_compactions().unwrap();
             file_layouts(dir.path())
@@ -263,9 +232,9 @@ fn the_hybrid_tree_puts_ribbon_from_its_level_down() {
         o.filter.ribbon_from_level = Some(2);
         let db = Db::open(dir.path(), o).unwrap();
         let mut model = BTreeMap::new();
-        fill(&db, &mut model, 8000, 0);
+        fill_even(&db, &mut model, 8000, 0);
         db.compact_range::<&[u8], _>(..).unwrap();
-        fill(&db, &mut model, 2000, 1); // a level-0 file
+        fill_even(&db, &mut model, 2000, 1); // a level-0 file
         let seen = {
             db.wait_for_compactions().unwrap();
             file_layouts(dir.path())

@@ -69,6 +69,43 @@ pub fn files_where(dir: &Path, pred: impl Fn(&str) -> bool) -> Vec<PathBuf> {
     out
 }
 
+/// The SSTs of a database directory, opened (read with `pread`, checksums
+/// on, no block cache); a file deleted since the listing (obsolete) is
+/// skipped, any other that does not open fails the test. Callers wait for
+/// compactions first, so that every file listed is finished.
+pub fn open_tables(dir: &Path) -> Vec<sievedb::sst::reader::TableReader> {
+    let counters = std::sync::Arc::new(sievedb::stats::Counters::new(8));
+    let mut out = Vec::new();
+    for path in sst_files(dir) {
+        let number: u64 = path.file_stem().unwrap().to_str().unwrap().parse().unwrap();
+        match sievedb::sst::reader::TableReader::open(
+            &sievedb::io::StdFs,
+            &path,
+            number,
+            false,
+            true,
+            None,
+            counters.clone(),
+        ) {
+            Ok(t) => out.push(t),
+            Err(e) => assert!(!path.exists(), "{path:?} does not open: {e}"),
+        }
+    }
+    out
+}
+
+/// Writes keys `0..n` (even ones only, so odd keys are missing) with values
+/// of round `round` into `db` and `model`, and flushes.
+pub fn fill_even(db: &Db, model: &mut Model, n: u64, round: u64) {
+    for i in (0..n).step_by(2) {
+        let k = format!("key{i:08}").into_bytes();
+        let v = format!("value-{i}-{round}-{}", "x".repeat(40)).into_bytes();
+        db.put(&k, &v).unwrap();
+        model.insert(k, v);
+    }
+    db.flush().unwrap();
+}
+
 /// The `*.sst` files of a database directory.
 pub fn sst_files(dir: &Path) -> Vec<PathBuf> {
     files_where(dir, |n| n.ends_with(".sst"))
