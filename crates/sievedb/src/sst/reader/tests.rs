@@ -2,6 +2,7 @@
 //! metadata; `build` and `open` are shared with other modules' tests.
 
 use super::*;
+use crate::filter::section::UnitSource;
 use crate::filter::{FilterLayout, FilterOptions, HashSharing};
 use crate::io::StdFs;
 use crate::key::{internal_key, Kind};
