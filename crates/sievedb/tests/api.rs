@@ -203,6 +203,20 @@ fn invalid_options_are_rejected() {
             },
         ),
         (
+            "index_partition_bytes 32",
+            Options {
+                index_partition_bytes: Some(32),
+                ..d()
+            },
+        ),
+        (
+            "index_partition_bytes 128 MiB",
+            Options {
+                index_partition_bytes: Some(128 << 20),
+                ..d()
+            },
+        ),
+        (
             "background_threads 0",
             Options {
                 background_threads: 0,

@@ -294,7 +294,7 @@ fn sst_from_a_newer_format_version_is_refused_clearly() {
     let at = data.len() - FOOTER_LEN;
     let footer = Footer::decode(&data[at..]).unwrap();
     let newer = Footer {
-        format_version: footer.format_version + 1,
+        format_version: sievedb::sst::FORMAT_VERSION_TWO_LEVEL + 1,
         ..footer
     };
     data[at..].copy_from_slice(&newer.encode());
@@ -304,7 +304,7 @@ fn sst_from_a_newer_format_version_is_refused_clearly() {
     assert!(err.is_corruption(), "{err}");
     let msg = err.to_string();
     assert!(
-        msg.contains("format version 2") && msg.contains(".sst"),
+        msg.contains("format version 3") && msg.contains(".sst"),
         "{msg}"
     );
 }

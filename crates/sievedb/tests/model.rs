@@ -631,6 +631,21 @@ fn model_zstd() {
 }
 
 #[test]
+fn model_tiering_zstd_two_level_index() {
+    run_config(&Config {
+        name: "tiering-zstd-two-level-index",
+        style: CompactionStyle::Tiering,
+        bits_per_key: 10.0,
+        compression: Compression::zstd(),
+        filter_hash: None,
+        // Index partitions of about 128 bytes: a few data blocks each.
+        tune: Some(|o| o.index_partition_bytes = Some(128)),
+        ttl_keyspace: false,
+        seeds: &[35],
+    });
+}
+
+#[test]
 fn model_tiering_lz4_no_filters() {
     run_config(&Config {
         name: "tiering-lz4-no-filters",

@@ -445,6 +445,18 @@ fn block_and_compression_settings() {
         |o| o.block_size = 4096,
         |o| o.block_size = 64,
     );
+    case(
+        "one-level index → partitions of 128 bytes",
+        Leveling,
+        noop,
+        |o| o.index_partition_bytes = Some(128),
+    );
+    case(
+        "index partitions of 128 bytes → one-level",
+        Tiering,
+        |o| o.index_partition_bytes = Some(128),
+        |o| o.index_partition_bytes = None,
+    );
     case("restart interval 16 → 1", Leveling, noop, |o| {
         o.block_restart_interval = 1
     });

@@ -53,6 +53,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             fs::write(out.join("manifest_replay").join(&name), &data)?;
         }
     }
+    // Tables of a two-level index and partitioned filters (SST format 2).
+    let two = tempfile::tempdir()?;
+    let mut two_opts = opts.clone();
+    two_opts.index_partition_bytes = Some(64);
+    two_opts.filter.partition_bytes = Some(64);
+    {
+        let db = Db::open(two.path(), two_opts)?;
+        for i in 0..300u32 {
+            db.put(format!("key{i:05}"), format!("value-{i}"))?;
+        }
+        db.flush()?;
+        db.close()?;
+    }
+    for entry in fs::read_dir(two.path())? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let data = fs::read(entry.path())?;
+        if name.ends_with(".sst") && data.len() < 64 << 10 {
+            fs::write(
+                out.join("sst_open").join(format!("two-level-{name}")),
+                &data,
+            )?;
+        }
+    }
     for (i, interval) in [1usize, 4, 16].into_iter().enumerate() {
         let mut b = sievedb::sst::block::BlockBuilder::new(interval);
         for k in 0..40u32 {

@@ -87,6 +87,11 @@ pub struct FilterArgs {
     /// the file is open (RocksDB's partition_filters + metadata_block_size)
     #[arg(long, value_name = "N")]
     pub filter_partition_bytes: Option<u64>,
+    /// Two-level indexes (sievedb): each file's index cut into partitions of
+    /// about N bytes, only its top level held while the file is open
+    /// (RocksDB's kTwoLevelIndexSearch + metadata_block_size)
+    #[arg(long, value_name = "N")]
+    pub index_partition_bytes: Option<u64>,
     /// Hash source of filter units: shared (one digest) or separate (seeded per unit,
     /// ElasticBF's original)
     #[arg(long, value_name = "M", default_value = "shared", value_parser = parse_named::<UnitHashing>)]
@@ -143,6 +148,7 @@ impl Default for FilterArgs {
             filter_units: 7,
             ribbon_from_level: None,
             filter_partition_bytes: None,
+            index_partition_bytes: None,
             unit_hashing: UnitHashing::Shared,
             num_probes: None,
             leveldb_probes: false,
@@ -189,7 +195,8 @@ impl FilterArgs {
         }
     }
 
-    /// Writes every filter setting of these flags into `opts`.
+    /// Writes every filter setting of these flags into `opts` (and the
+    /// index partitions, which go with partitioned filters).
     pub fn apply(&self, opts: &mut Options) {
         opts.filter = self.filter_options();
         opts.filter_memory = self.filter_memory();
@@ -197,6 +204,7 @@ impl FilterArgs {
         opts.filter_lifetime = self.filter_lifetime;
         opts.filter_access_sample = self.filter_access_sample;
         opts.initial_units = self.initial_units;
+        opts.index_partition_bytes = self.index_partition_bytes;
     }
 
     /// Checks the flags together; the message names the flag at fault.

@@ -215,6 +215,7 @@ impl Engine for SieveDb {
             "lookup_breakdown_every": o.lookup_breakdown_every,
             "block_cache_bytes": o.block_cache_capacity,
             "block_size": o.block_size,
+            "index_partition_bytes": o.index_partition_bytes,
             "compression": compression.join(","),
             "verify_checksums": o.verify_checksums,
             "file_access": if o.use_direct_reads {

@@ -291,6 +291,7 @@ impl BulkWriter {
             if let Some(name) = &self.keyspace {
                 w.set_keyspace(LOADED_KEYSPACE, name);
             }
+            w.set_index_partition_bytes(self.opts.index_partition_bytes);
             lv.writer = Some((w, n));
         }
         #[expect(clippy::expect_used, reason = "set just above when there was none")]

@@ -100,6 +100,7 @@ fn new_writer(ctx: &OutputCtx<'_>, created: &mut Vec<u64>) -> Result<(TableWrite
     );
     w.set_keyspace(ctx.keyspace.0, ctx.keyspace.1);
     w.set_prefix_extractor(ctx.opts.prefix_extractor.clone());
+    w.set_index_partition_bytes(ctx.opts.index_partition_bytes);
     Ok((w, n))
 }
 

@@ -119,6 +119,14 @@ impl OptionsBuilder {
         self
     }
 
+    /// Sets [`Options::index_partition_bytes`]: a two-level index of
+    /// partitions of about `bytes`.
+    #[must_use]
+    pub fn index_partition_bytes(mut self, bytes: u64) -> Self {
+        self.0.index_partition_bytes = Some(bytes);
+        self
+    }
+
     /// Sets [`Options::prefix_extractor`].
     #[must_use]
     pub fn prefix_extractor(mut self, x: Arc<dyn crate::filter::prefix::PrefixExtractor>) -> Self {

@@ -281,6 +281,18 @@ pub struct Options {
     pub block_size: usize,
     /// Keys between restart points inside a block. Default 16.
     pub block_restart_interval: usize,
+    /// Cut each new file's index into partitions of about this many bytes
+    /// (a two-level index, RocksDB's `kTwoLevelIndexSearch` with
+    /// `metadata_block_size`): opening the file reads and holds only the
+    /// top level, one entry per partition, and a lookup reads the one
+    /// partition it needs through the block cache. With
+    /// [`FilterOptions::partition_bytes`] it makes large files (64–256 MB)
+    /// cheap to open and to hold open. 64 B to 64 MiB; `None` (default):
+    /// one index block per file, resident while the file is open. Files
+    /// record their own index shape, so the option may change between
+    /// opens; builds before two-level indexes refuse such files (SST format
+    /// version 2, see `docs/format.md`).
+    pub index_partition_bytes: Option<u64>,
     /// Bytes of the block cache (uncompressed blocks). Default 8 MiB; 0 disables it.
     pub block_cache_capacity: u64,
     /// SST files kept open at once. Default 1000.
@@ -451,6 +463,7 @@ impl Default for Options {
             max_levels: 7,
             block_size: 4096,
             block_restart_interval: 16,
+            index_partition_bytes: None,
             block_cache_capacity: 8 << 20,
             max_open_files: 1000,
             table_meta_cache_capacity: 256 << 20,
@@ -580,6 +593,13 @@ impl Options {
         }
         if self.block_restart_interval == 0 {
             return bad("block_restart_interval must be at least 1");
+        }
+        if let Some(b) = self.index_partition_bytes {
+            if !(64..=(64 << 20)).contains(&b) {
+                return bad(&format!(
+                    "index_partition_bytes must be between 64 bytes and 64 MiB (got {b})"
+                ));
+            }
         }
         if self.target_file_size < 4096 {
             return bad("target_file_size must be at least 4096 bytes");

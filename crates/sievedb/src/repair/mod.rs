@@ -63,7 +63,10 @@
 //! of megabytes, do not; a block between two damaged ones is lost with them).
 //! Among them, a block whose every value is a block handle, the first at offset
 //! 0, is the index (its handles then say which data blocks there were), and the
-//! block just before it the properties; the others that decode as a data block
+//! block just before it the properties (of a two-level index, that block is
+//! partition 0, the partitions that continue it and the top level listing them
+//! are the index, and the properties precede the top level; with a partition
+//! lost, every block that decodes as data is taken, see `salvage.rs`); the others that decode as a data block
 //! (well-formed internal keys in strictly increasing order, none with the index
 //! separators' sequence number) are the data blocks. A block of the filter,
 //! properties or range tombstones never decodes so. (A value that holds a whole

@@ -54,41 +54,34 @@ pub(super) fn salvage(fs: &dyn FileSystem, path: &Path) -> Salvage {
         .len()
         .checked_sub(FOOTER_LEN)
         .and_then(|at| Footer::decode(&bytes[at..]).ok());
-    let mut index =
-        footer.and_then(|f| Some((f.index.offset, handles(&block_at(&bytes, f.index)?)?)));
+    let mut index = footer.and_then(|f| {
+        let top = handles(&block_at(&bytes, f.index)?)?;
+        if !f.two_level() {
+            return Some((f.index.offset, top));
+        }
+        // A two-level index: the data blocks are those its partitions list
+        // (an unreadable partition leaves the scan to find them).
+        let mut all = Vec::new();
+        for h in top {
+            all.extend(handles(&block_at(&bytes, h)?)?);
+        }
+        Some((f.index.offset, all))
+    });
     let mut props = footer
         .and_then(|f| block_at(&bytes, f.properties))
         .and_then(|b| Properties::decode(&b).ok());
     let mut method = SalvageMethod::Index;
+    // The scanned blocks, when the index had to be found among them.
+    let mut scanned_blocks = None;
     if index.is_none() {
         method = SalvageMethod::Scan;
         let found = scan(&bytes);
-        // The index: a block whose every value is a block handle, the first
-        // at offset 0 (where data blocks start), each past the one before and
-        // all before the block itself, one at least the span of a block
-        // found (the last such block, as the index follows the data); the
-        // properties block lies just before it.
         let spans: std::collections::BTreeSet<(u64, u64)> = found
             .iter()
             .map(|f| (f.offset as u64, f.len as u64))
             .collect();
-        let is_index = |f: &Found| -> Option<Vec<BlockHandle>> {
-            let hs = handles(f.body.as_ref()?)?;
-            let end = |h: &BlockHandle| {
-                h.offset
-                    .saturating_add(h.size)
-                    .saturating_add(TRAILER_LEN as u64)
-            };
-            let ordered = hs.windows(2).all(|w| end(&w[0]) <= w[1].offset);
-            let before = hs.last().is_some_and(|h| end(h) <= f.offset as u64);
-            let any = hs.iter().any(|h| spans.contains(&(h.offset, h.size)));
-            (hs[0].offset == 0 && ordered && before && any).then_some(hs)
-        };
-        let scanned = found
-            .iter()
-            .rev()
-            .find_map(|f| Some((f.offset as u64, is_index(f)?)));
-        if let Some((at, _)) = &scanned {
+        let scanned = scanned_index(&found, &spans);
+        if let Some((_, at, _)) = &scanned {
             if footer.is_none() {
                 props = found
                     .iter()
@@ -96,10 +89,11 @@ pub(super) fn salvage(fs: &dyn FileSystem, path: &Path) -> Salvage {
                     .and_then(|f| Properties::decode(f.body.as_ref()?).ok());
             }
         }
-        index = scanned;
+        index = scanned.map(|(_, at, hs)| (at, hs));
         if index.is_none() {
-            return from_scan(found, props, &bytes);
+            return from_scan(found, &spans, props, &bytes);
         }
+        scanned_blocks = Some((found, spans));
     }
     #[expect(
         clippy::expect_used,
@@ -111,13 +105,26 @@ pub(super) fn salvage(fs: &dyn FileSystem, path: &Path) -> Salvage {
         ..Salvage::default()
     };
     let mut lost = 0;
+    let mut listed = std::collections::BTreeSet::new();
     for h in handles {
+        listed.insert(h.offset);
         match block_at(&bytes, h).and_then(data_entries) {
             Some(es) => {
                 s.blocks_read += 1;
                 s.entries.extend(es);
             }
             None => lost += 1,
+        }
+    }
+    if let Some((found, spans)) = scanned_blocks {
+        // A scanned index may miss blocks (a two-level index whose later
+        // partitions and top level are damaged reads as one partition):
+        // the data blocks it does not list are taken too.
+        for (offset, es) in scanned_data_blocks(&found, &spans) {
+            if !listed.contains(&offset) {
+                s.blocks_read += 1;
+                s.entries.extend(es);
+            }
         }
     }
     s.entries.sort_by(|a, b| key::compare(&a.0, &b.0));
@@ -129,23 +136,20 @@ pub(super) fn salvage(fs: &dyn FileSystem, path: &Path) -> Salvage {
 }
 
 /// The salvage of a table whose index is lost: the data blocks among the
-/// blocks `found` (kept in file order, a block overlapping one kept before
-/// it skipped).
-fn from_scan(found: Vec<Found>, props: Option<Properties>, bytes: &[u8]) -> Salvage {
+/// blocks `found`.
+fn from_scan(
+    found: Vec<Found>,
+    spans: &std::collections::BTreeSet<(u64, u64)>,
+    props: Option<Properties>,
+    bytes: &[u8],
+) -> Salvage {
     let mut s = Salvage {
         method: SalvageMethod::Scan,
         ..Salvage::default()
     };
-    let mut end = 0;
-    for f in found {
-        if f.offset < end {
-            continue;
-        }
-        if let Some(es) = f.body.and_then(data_entries) {
-            s.blocks_read += 1;
-            s.entries.extend(es);
-            end = f.offset + f.len + TRAILER_LEN;
-        }
+    for (_, es) in scanned_data_blocks(&found, spans) {
+        s.blocks_read += 1;
+        s.entries.extend(es);
     }
     s.entries.sort_by(|a, b| key::compare(&a.0, &b.0));
     s.entries.dedup_by(|a, b| a.0 == b.0);
@@ -155,6 +159,102 @@ fn from_scan(found: Vec<Found>, props: Option<Properties>, bytes: &[u8]) -> Salv
     s.range_dels = props.as_ref().and_then(|p| range_dels(bytes, p));
     s.props = props;
     s
+}
+
+/// The data blocks among the blocks `found`, each's offset and entries:
+/// kept in file order, a block overlapping one kept before it skipped, an
+/// index block (a partition of a two-level index may hold no separator key
+/// and so decode as a data block) never taken.
+fn scanned_data_blocks(
+    found: &[Found],
+    spans: &std::collections::BTreeSet<(u64, u64)>,
+) -> Vec<(u64, Vec<Entry>)> {
+    let mut out = Vec::new();
+    let mut end = 0;
+    for f in found {
+        if f.offset < end || index_handles(f, spans).is_some() {
+            continue;
+        }
+        if let Some(es) = f.body.clone().and_then(data_entries) {
+            out.push((f.offset as u64, es));
+            end = f.offset + f.len + TRAILER_LEN;
+        }
+    }
+    out
+}
+
+/// The handles of found block `f` if it is an index block: every value a
+/// block handle, each past the one before and all before the block itself,
+/// one at least the span of a found block (`spans`).
+fn index_handles(
+    f: &Found,
+    spans: &std::collections::BTreeSet<(u64, u64)>,
+) -> Option<Vec<BlockHandle>> {
+    let hs = handles(f.body.as_ref()?)?;
+    let ordered = hs.windows(2).all(|w| end_of(&w[0]) <= w[1].offset);
+    let before = hs.last().is_some_and(|h| end_of(h) <= f.offset as u64);
+    let any = hs.iter().any(|h| spans.contains(&(h.offset, h.size)));
+    (ordered && before && any).then_some(hs)
+}
+
+/// The offset just past block `h` and its trailer.
+fn end_of(h: &BlockHandle) -> u64 {
+    h.offset
+        .saturating_add(h.size)
+        .saturating_add(TRAILER_LEN as u64)
+}
+
+/// The index of a file whose footer or index is unreadable, found among the
+/// scanned blocks: whether it is two-level, the offset of its (top-level)
+/// block, which the properties block ends at, and the data blocks it lists.
+/// `None` when it cannot be trusted to list every data block.
+///
+/// The first index block is the last index block whose first handle is at
+/// offset 0 (where data blocks start; the index follows the data). Of a
+/// two-level index that is partition 0, and partition `i + 1` is the index
+/// block whose handles start where partition `i`'s end and end before
+/// partition 0; the top level is the index block listing exactly those
+/// partitions. A file with partitions but no top level listing them all (a
+/// damaged partition or top level) gets `None`, for the scan to find every
+/// data block instead.
+fn scanned_index(
+    found: &[Found],
+    spans: &std::collections::BTreeSet<(u64, u64)>,
+) -> Option<(bool, u64, Vec<BlockHandle>)> {
+    let (first, mut hs) = found.iter().rev().find_map(|f| {
+        let hs = index_handles(f, spans)?;
+        (hs[0].offset == 0).then_some((f, hs))
+    })?;
+    let at0 = first.offset as u64;
+    let mut parts = vec![(at0, first.len as u64)];
+    let mut last = first.offset;
+    loop {
+        let from = hs.last().map_or(0, end_of);
+        let next = found.iter().filter(|f| f.offset > last).find_map(|f| {
+            let more = index_handles(f, spans)?;
+            let fits = more[0].offset == from && more.last().is_some_and(|h| end_of(h) <= at0);
+            fits.then_some((f, more))
+        });
+        let Some((f, more)) = next else { break };
+        parts.push((f.offset as u64, f.len as u64));
+        last = f.offset;
+        hs.extend(more);
+    }
+    let top = found.iter().find(|f| {
+        index_handles(f, spans)
+            .is_some_and(|t| t.first().is_some_and(|h| (h.offset, h.size) == parts[0]))
+    });
+    match top {
+        None if parts.len() == 1 => Some((false, at0, hs)),
+        Some(t) => {
+            let listed: Vec<(u64, u64)> = index_handles(t, spans)?
+                .iter()
+                .map(|h| (h.offset, h.size))
+                .collect();
+            (listed == parts).then_some((true, t.offset as u64, hs))
+        }
+        None => None,
+    }
 }
 
 /// Every checksummed block of `bytes`, its body decompressed (`None` when
@@ -251,8 +351,9 @@ mod tests {
     use crate::sst::TableWriter;
 
     /// A table of 300 entries in small blocks (a filter and two range
-    /// tombstones too), compressed by `c`; returns its bytes and entries.
-    fn table(path: &Path, c: Compression) -> (Vec<u8>, Vec<Entry>) {
+    /// tombstones too), compressed by `c`, its index cut into partitions of
+    /// about `partition` bytes if set; returns its bytes and entries.
+    fn table(path: &Path, c: Compression, partition: Option<u64>) -> (Vec<u8>, Vec<Entry>) {
         let fs = StdFs;
         let mut w = TableWriter::new(
             fs.create(path).unwrap(),
@@ -262,6 +363,7 @@ mod tests {
             c,
             &crate::filter::FilterOptions::default(),
         );
+        w.set_index_partition_bytes(partition);
         let mut entries = Vec::new();
         for i in 0..300u64 {
             let mut k = Vec::new();
@@ -282,14 +384,24 @@ mod tests {
     }
 
     /// Whatever the damage (a cut anywhere, a flipped byte anywhere), what
-    /// is salvaged is entries of the table, never anything else.
+    /// is salvaged is entries of the table, never anything else; a
+    /// two-level index's partitions are never taken for data.
     #[test]
     fn salvage_returns_only_real_entries_whatever_the_damage() {
         let dir = tempfile::tempdir().unwrap();
-        for c in [Compression::None, Compression::Lz4] {
+        for (c, partition) in [
+            (Compression::None, None),
+            (Compression::Lz4, None),
+            (Compression::None, Some(100)),
+            (Compression::Lz4, Some(100)),
+        ] {
             let path = dir.path().join("t.sst");
-            let (bytes, entries) = table(&path, c);
+            let (bytes, entries) = table(&path, c, partition);
+            let footer = Footer::decode(&bytes[bytes.len() - FOOTER_LEN..]).unwrap();
+            assert_eq!(footer.two_level(), partition.is_some());
+            let c = format!("{c:?} {partition:?}");
             let whole = salvage(&StdFs, &path);
+            assert_eq!(whole.method, SalvageMethod::Index);
             assert_eq!(whole.entries, entries, "{c:?}");
             assert_eq!(whole.range_dels.as_ref().map(Vec::len), Some(2));
             assert_eq!(whole.blocks_lost, Some(0));
@@ -317,6 +429,24 @@ mod tests {
                     "{c:?} byte {at}: {}",
                     s.entries.len()
                 );
+            }
+            // A damaged footer, index or partition: the scan finds it all.
+            let data_end = whole.props.as_ref().map(|_| {
+                let mut it = BlockIter::new(Arc::new(
+                    Block::new(block_at(&bytes, footer.index).unwrap()).unwrap(),
+                ));
+                it.seek_to_first().unwrap();
+                BlockHandle::decode(it.value()).unwrap().offset as usize
+            });
+            let mut damage = vec![bytes.len() - 10, footer.index.offset as usize + 1];
+            if partition.is_some() {
+                damage.extend(data_end.map(|d| d + 1));
+            }
+            for at in damage {
+                let mut d = bytes.clone();
+                d[at] ^= 0x08;
+                let s = check(&d, &format!("{c:?} byte {at} flipped"));
+                assert_eq!(s.entries, entries, "{c:?} byte {at}");
             }
             check(&[], "empty");
             check(&bytes[bytes.len() - 64..], "footer alone");

@@ -1,5 +1,5 @@
 //! What opening an SST reads from its file and keeps in memory: the index
-//! block and its fences, the properties, the range tombstones, the
+//! block (of a two-level index, the top level only) and its fences, the properties, the range tombstones, the
 //! filter index (never the filter's units) and the prefix filter. It is shared by every open of
 //! the file, so a table-cache miss on a file whose metadata is still held
 //! (the table cache's metadata cache) opens the file and reads nothing.
@@ -20,8 +20,10 @@ use super::reader::TableReader;
 use super::{BlockHandle, Footer, Properties, FOOTER_LEN, TRAILER_LEN};
 use crate::error::{Error, Result};
 use crate::filter::prefix::PrefixFilter;
+use crate::filter::section::UnitSource;
 use crate::filter::FilterIndex;
 use crate::io::RandomAccessFile;
+use crate::iter::InternalIterator;
 use crate::range_del::{Fragments, RangeTombstone};
 use crate::stats::{bump, Counters};
 
@@ -43,6 +45,10 @@ const MAX_META_READ: u64 = 64 << 20;
 /// The parsed metadata of one SST.
 pub struct TableMeta {
     pub(super) index: Arc<Block>,
+    /// Whether `index` is the top level of a two-level index (format
+    /// version 2): its entries name index partitions, read on demand
+    /// through the block cache, not data blocks.
+    pub(super) two_level: bool,
     /// A dense search structure over `index` for point lookups (`None`
     /// when the index is not all restart points).
     pub(super) fences: Option<IndexFences>,
@@ -52,7 +58,9 @@ pub struct TableMeta {
     pub(super) prefix_filter: Option<Arc<PrefixFilter>>,
     pub(super) props: Properties,
     /// Offset just past the last data block (data blocks come first in the
-    /// file: the filter section, or else the properties block, follows them).
+    /// file: index partitions, filter units or partitions, the filter
+    /// section, or else the properties block, follow them; a unit's padding
+    /// counts as data).
     pub(super) data_end: u64,
     /// The file's range tombstones, sorted by start.
     pub(super) range_dels: Vec<RangeTombstone>,
@@ -129,6 +137,21 @@ impl TableMeta {
         meta.index =
             Arc::new(Block::new(read(footer.index)?).map_err(|d| corrupt(format!("index: {d}")))?);
         meta.fences = IndexFences::build(&meta.index);
+        meta.two_level = footer.two_level();
+        if meta.two_level {
+            // The partitions follow the data blocks: the first one starts
+            // where the data ends.
+            let mut it = super::block::BlockIter::new(meta.index.clone());
+            it.seek_to_first()?;
+            if let Some(e) = it.error() {
+                return Err(corrupt(format!("index: {e}")));
+            }
+            if it.valid() {
+                let first = BlockHandle::decode(it.value())
+                    .ok_or_else(|| corrupt("bad partition handle in the index".into()))?;
+                meta.data_end = meta.data_end.min(first.offset);
+            }
+        }
         meta.props = Properties::decode(&read(footer.properties)?).map_err(corrupt)?;
         if meta.props.range_dels > 0 {
             let h = meta.props.range_del_block;
@@ -151,6 +174,14 @@ impl TableMeta {
             let f = read(footer.filter)?;
             let (index, _) = FilterIndex::decode(&f, footer.filter.offset, footer.filter.size)
                 .map_err(|d| corrupt(format!("filter: {d}")))?;
+            // The filter's units or partitions precede its index: the data
+            // ends where the first of them starts.
+            let first = match index.source() {
+                UnitSource::Blocks(h) => h.first().map(|h| h.0),
+                UnitSource::Section { offset, .. } => Some(*offset),
+                UnitSource::Partitions(p) => p.parts().first().map(|p| p.offset),
+            };
+            meta.data_end = meta.data_end.min(first.unwrap_or(u64::MAX));
             meta.filter = Some(Arc::new(index));
         }
         let h = meta.props.prefix_filter_block;
@@ -178,6 +209,7 @@ impl TableMeta {
     pub(super) fn empty() -> TableMeta {
         TableMeta {
             index: Arc::new(Block::new(vec![0, 0, 0, 0, 1, 0, 0, 0]).expect("empty block")),
+            two_level: false,
             fences: None,
             filter: None,
             prefix_filter: None,

@@ -10,6 +10,10 @@
 //! index block | trailer           (one fence pointer per data block)
 //! footer (64 bytes)
 //! ```
+//! A file of format version 2 has a two-level index: index partitions (each
+//! an index block over a run of data blocks) follow the data blocks, and the
+//! index block at the end is the top-level index over the partitions (see
+//! [`Options::index_partition_bytes`](crate::Options::index_partition_bytes)).
 //! Every block is followed by a 5-byte trailer `compression: u8 | crc: u32`,
 //! the masked CRC32C of the block bytes and the compression byte (0 none,
 //! 1 LZ4, 2 zstd).
@@ -28,8 +32,13 @@ pub use writer::TableWriter;
 
 /// Magic number closing every SST ("SIEVEDB\x01" little-endian).
 pub const MAGIC: u64 = u64::from_le_bytes(*b"SIEVEDB\x01");
-/// The SST format version this build writes and reads.
+/// The SST format version of a file with a one-level index (every build
+/// writes and reads it).
 pub const FORMAT_VERSION: u32 = 1;
+/// The SST format version of a file with a two-level index: its index block
+/// lists index partitions, which list the data blocks. Builds before it
+/// refuse such a file by its version, never misread it.
+pub const FORMAT_VERSION_TWO_LEVEL: u32 = 2;
 /// Bytes of the footer.
 pub const FOOTER_LEN: usize = 64;
 /// Bytes of a block trailer.
@@ -66,6 +75,13 @@ impl BlockHandle {
         })
     }
 
+    /// Appends the handle as an index entry's value stores it (the inverse
+    /// of [`BlockHandle::decode`]).
+    pub fn encode_to(&self, out: &mut Vec<u8>) {
+        crate::coding::put_varint(out, self.offset);
+        crate::coding::put_varint(out, self.size);
+    }
+
     /// Whether the block and its trailer lie within the first `limit` bytes.
     pub fn fits(&self, limit: u64) -> bool {
         self.offset
@@ -88,6 +104,13 @@ pub struct Footer {
     pub properties: BlockHandle,
     /// Format version of the file.
     pub format_version: u32,
+}
+
+impl Footer {
+    /// Whether the index is two-level (format version 2).
+    pub fn two_level(&self) -> bool {
+        self.format_version == FORMAT_VERSION_TWO_LEVEL
+    }
 }
 
 impl Footer {
@@ -124,9 +147,9 @@ impl Footer {
             size: u64_at(b, 16 * i + 8),
         };
         let format_version = u32_at(b, 48);
-        if format_version != FORMAT_VERSION {
+        if format_version != FORMAT_VERSION && format_version != FORMAT_VERSION_TWO_LEVEL {
             return Err(format!(
-                "SST format version {format_version} is not supported by this build (it reads version {FORMAT_VERSION})"
+                "SST format version {format_version} is not supported by this build (it reads versions {FORMAT_VERSION} and {FORMAT_VERSION_TWO_LEVEL})"
             ));
         }
         Ok(Footer {

@@ -1,14 +1,13 @@
-//! Writes an SST section by section: data blocks, filter, prefix filter,
-//! properties, index, footer.
+//! Writes an SST section by section: data blocks, index partitions (a
+//! two-level index only), filter, prefix filter, properties, index, footer.
 
 use std::sync::Arc;
 
 use super::block::BlockBuilder;
 use super::{
     block_crc, BlockHandle, Footer, Properties, COMPRESSION_LZ4, COMPRESSION_NONE,
-    COMPRESSION_ZSTD, FORMAT_VERSION, TRAILER_LEN,
+    COMPRESSION_ZSTD, FORMAT_VERSION, FORMAT_VERSION_TWO_LEVEL, TRAILER_LEN,
 };
-use crate::coding::put_varint;
 use crate::error::Result;
 use crate::filter::partitioned::{BuiltPartition, Part, PartitionIndex, PartitionedBuilder};
 use crate::filter::prefix::{PrefixExtractor, PrefixFilterBuilder};
@@ -32,7 +31,7 @@ pub struct TableWriter {
     block_size: usize,
     compression: Compression,
     data: BlockBuilder,
-    index: BlockBuilder,
+    index: IndexBuilder,
     filter: Option<KeyFilter>,
     /// The prefixes of the keys, when a prefix extractor is set.
     prefix: Option<PrefixFilterBuilder>,
@@ -40,7 +39,6 @@ pub struct TableWriter {
     filter_opts: FilterOptions,
     props: Properties,
     last_user_key: Vec<u8>,
-    scratch: Vec<u8>,
     /// The handle of the data block just written, whose index entry waits
     /// for the next block's first key (its key is then a short
     /// [`key::separator`] between the two) or for [`finish_unsynced`](TableWriter::finish_unsynced)
@@ -76,7 +74,12 @@ impl TableWriter {
             block_size,
             compression,
             data: BlockBuilder::new(restart_interval),
-            index: BlockBuilder::new(1),
+            index: IndexBuilder {
+                block: BlockBuilder::new(1),
+                scratch: Vec::new(),
+                partition_bytes: None,
+                partitions: Vec::new(),
+            },
             filter: filter.enabled().then(|| {
                 let opts = filter.for_level(level);
                 match filter.partition_bytes {
@@ -96,7 +99,6 @@ impl TableWriter {
                 ..Properties::default()
             },
             last_user_key: Vec::new(),
-            scratch: Vec::new(),
             pending_index: None,
             pending_last: Vec::new(),
             separator: Vec::new(),
@@ -116,6 +118,15 @@ impl TableWriter {
         } else {
             name.to_string()
         };
+    }
+
+    /// Cuts the index into partitions of about `bytes` (a two-level index,
+    /// format version 2; see
+    /// [`Options::index_partition_bytes`](crate::Options::index_partition_bytes)),
+    /// or keeps it one block (`None`, the default); call before the first
+    /// [`add`](Self::add).
+    pub fn set_index_partition_bytes(&mut self, bytes: Option<u64>) {
+        self.index.partition_bytes = bytes.map(|b| usize::try_from(b).unwrap_or(usize::MAX));
     }
 
     /// Builds a prefix filter of the keys' prefixes under `extractor` (see
@@ -158,7 +169,7 @@ impl TableWriter {
         self.props.largest.extend_from_slice(ikey);
         if let Some(handle) = self.pending_index.take() {
             key::separator(&self.pending_last, ikey, &mut self.separator);
-            add_index_entry(&mut self.index, &mut self.scratch, &self.separator, handle);
+            self.index.add(&self.separator, handle);
         }
         self.data.add(ikey, value);
         if self.data.size_estimate() >= self.block_size {
@@ -330,12 +341,24 @@ impl TableWriter {
     pub fn finish_unsynced(mut self) -> Result<(Properties, u64, Box<dyn WritableFile>)> {
         self.flush_data_block()?;
         if let Some(handle) = self.pending_index.take() {
-            add_index_entry(
-                &mut self.index,
-                &mut self.scratch,
-                &self.pending_last,
-                handle,
-            );
+            self.index.add(&self.pending_last, handle);
+        }
+        let mut index = std::mem::replace(&mut self.index.block, BlockBuilder::new(1));
+        let mut partitions = std::mem::take(&mut self.index.partitions);
+        let two_level = !partitions.is_empty();
+        if two_level {
+            // The partitions follow the data blocks; the top-level index
+            // (written last, where a one-level index is) lists them.
+            if !index.is_empty() {
+                partitions.push((index.last_key().to_vec(), index.finish()));
+            }
+            let mut handle = Vec::new();
+            for (last, raw) in partitions {
+                let h = self.write_block(&raw, Compression::None)?;
+                handle.clear();
+                h.encode_to(&mut handle);
+                index.add(&last, &handle);
+            }
         }
         let filter = match self.filter.take() {
             Some(KeyFilter::Whole(f)) if !f.is_empty() => self.write_filter(&f.build())?,
@@ -353,13 +376,17 @@ impl TableWriter {
         self.write_range_dels()?;
         let props = self.props.encode();
         let properties = self.write_block(&props, Compression::None)?;
-        let index_raw = self.index.finish();
+        let index_raw = index.finish();
         let index = self.write_block(&index_raw, Compression::None)?;
         let footer = Footer {
             index,
             filter,
             properties,
-            format_version: FORMAT_VERSION,
+            format_version: if two_level {
+                FORMAT_VERSION_TWO_LEVEL
+            } else {
+                FORMAT_VERSION
+            },
         };
         self.file.append(&footer.encode())?;
         self.offset += super::FOOTER_LEN as u64;
@@ -368,16 +395,33 @@ impl TableWriter {
     }
 }
 
-/// Adds to `index` the entry of the data block at `handle` under `key`
-/// (`scratch` holds the encoded handle).
-fn add_index_entry(
-    index: &mut BlockBuilder,
-    scratch: &mut Vec<u8>,
-    key: &[u8],
-    handle: BlockHandle,
-) {
-    scratch.clear();
-    put_varint(scratch, handle.offset);
-    put_varint(scratch, handle.size);
-    index.add(key, scratch);
+/// The index being built: one block of fence pointers, cut into partitions
+/// of about `partition_bytes` when that is set.
+struct IndexBuilder {
+    /// The entries since the last cut.
+    block: BlockBuilder,
+    /// Scratch for an encoded handle.
+    scratch: Vec<u8>,
+    partition_bytes: Option<usize>,
+    /// Finished partitions: each one's last key and its block, written when
+    /// the table is finished, right after the last data block (the data
+    /// blocks stay contiguous from offset 0, as the repair scan expects).
+    partitions: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+impl IndexBuilder {
+    /// Adds the entry of the data block at `handle` under `key`, then cuts
+    /// a partition if the block has reached `partition_bytes`.
+    fn add(&mut self, key: &[u8], handle: BlockHandle) {
+        self.scratch.clear();
+        handle.encode_to(&mut self.scratch);
+        self.block.add(key, &self.scratch);
+        if self
+            .partition_bytes
+            .is_some_and(|p| self.block.size_estimate() >= p)
+        {
+            let last = self.block.last_key().to_vec();
+            self.partitions.push((last, self.block.finish()));
+        }
+    }
 }

@@ -98,6 +98,7 @@ pub struct Counters {
     pub filter_unit_reads: AtomicU64,
     pub filter_unit_evictions: AtomicU64,
     pub table_opens: AtomicU64,
+    pub index_partition_reads: AtomicU64,
     pub table_open_reads: AtomicU64,
     pub table_open_bytes: AtomicU64,
     pub prefix_seeks: AtomicU64,
@@ -147,6 +148,7 @@ impl Counters {
             filter_unit_reads: AtomicU64::new(0),
             filter_unit_evictions: AtomicU64::new(0),
             table_opens: AtomicU64::new(0),
+            index_partition_reads: AtomicU64::new(0),
             table_open_reads: AtomicU64::new(0),
             table_open_bytes: AtomicU64::new(0),
             prefix_seeks: AtomicU64::new(0),
@@ -262,6 +264,7 @@ impl Counters {
         s.filter_unit_reads = get(&self.filter_unit_reads);
         s.filter_unit_evictions = get(&self.filter_unit_evictions);
         s.table_opens = get(&self.table_opens);
+        s.index_partition_reads = get(&self.index_partition_reads);
         s.table_open_reads = get(&self.table_open_reads);
         s.table_open_bytes = get(&self.table_open_bytes);
         s.prefix_seeks = get(&self.prefix_seeks);

@@ -175,11 +175,12 @@ impl std::fmt::Display for Stats {
         )?;
         writeln!(
             f,
-            "Table opens: {} ({} reads, {}), metadata held: {}",
+            "Table opens: {} ({} reads, {}), metadata held: {}, index partition reads: {}",
             self.table_opens,
             self.table_open_reads,
             human_bytes(self.table_open_bytes),
-            human_bytes(self.table_meta_bytes)
+            human_bytes(self.table_meta_bytes),
+            self.index_partition_reads
         )
     }
 }

@@ -180,6 +180,10 @@ pub struct Stats {
     pub table_open_reads: u64,
     /// Bytes the table opens read.
     pub table_open_bytes: u64,
+    /// Index partitions of two-level indexes read from their files (block
+    /// cache misses, also counted in `block_cache_misses`; see
+    /// [`crate::Options::index_partition_bytes`]).
+    pub index_partition_reads: u64,
     /// Iterator seeks that consulted the prefix filters (see
     /// [`crate::Options::prefix_extractor`]): one per cursor made over one
     /// prefix.
@@ -269,6 +273,7 @@ impl Stats {
             table_opens,
             table_open_reads,
             table_open_bytes,
+            index_partition_reads,
             prefix_seeks,
             prefix_seek_digests,
             prefix_filter_skips,

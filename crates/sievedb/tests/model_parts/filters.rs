@@ -166,9 +166,11 @@ fn model_leveling_partitioned_filters_under_a_budget() {
         filter_hash: None,
         tune: Some(|o| {
             // Blocked Bloom partitions of 256 bytes above level 1, Ribbon
-            // partitions from level 1 down, under a budget of half the bits.
+            // partitions from level 1 down, under a budget of half the bits;
+            // the index in partitions of 256 bytes too.
             o.filter.layout = FilterLayout::Blocked;
             o.filter.partition_bytes = Some(256);
+            o.index_partition_bytes = Some(256);
             o.filter.ribbon_from_level = Some(1);
             o.filter_memory = sievedb::FilterMemory::BitsPerKey(5.0);
             o.filter_policy = sievedb::FilterPolicy::Elastic;

@@ -1,8 +1,9 @@
 //! Opens an SST and serves point lookups and scans from it.
 //!
-//! Opening reads the footer, then the index, properties and filter index
-//! blocks, each parsed once and kept in memory; a lookup reads at most one
-//! data block. The filter's units are not kept here: they are loaded on
+//! Opening reads the footer, then the index (of a two-level index, its top
+//! level), properties and filter index blocks, each parsed once and kept in
+//! memory; a lookup reads at most one data block (and, of a two-level index,
+//! one index partition, through the block cache; see `index`). The filter's units are not kept here: they are loaded on
 //! demand ([`TableReader::load_filter_units`], in `filter_load`) into the file's resident
 //! filter, which the filter budget manages (see [`crate::filter::budget`]).
 
@@ -27,6 +28,7 @@ use crate::key::{self, SeqNo};
 use crate::memtable::Lookup;
 use crate::range_del::RangeTombstone;
 use crate::stats::{bump, Counters, FALSE_POSITIVES};
+use index::IndexIter;
 
 /// An open SST.
 pub struct TableReader {
@@ -390,10 +392,16 @@ impl TableReader {
 
     /// The file offset of the data block where internal key `ikey` would be
     /// (the end of the data blocks if it follows every key): the basis of
-    /// [`crate::Db::approximate_size`]. Reads only the index (in memory).
+    /// [`crate::Db::approximate_size`]. Reads only the index (in memory; of
+    /// a two-level index, one partition through the block cache).
     pub fn approximate_offset(&self, ikey: &[u8]) -> Result<u64> {
+        let ctx = ReadCtx {
+            level: 0,
+            fill_cache: true,
+            verify_checksums: true,
+        };
         Ok(self
-            .index_search(ikey)?
+            .index_search(ikey, ctx)?
             .map_or(self.meta.data_end, |h| h.offset))
     }
 
@@ -440,7 +448,7 @@ impl TableReader {
         covered: SeqNo,
     ) -> Result<Lookup> {
         let start = probe.phase_start();
-        let h = self.index_search(seek);
+        let h = self.index_search(seek, ctx);
         probe.phase_end(start, Phase::Index);
         let Some(h) = h? else {
             return Ok(Lookup::Absent);
@@ -449,20 +457,6 @@ impl TableReader {
         let r = self.block_search(probe.key(), seek, h, ctx, covered);
         probe.phase_end(start, Phase::Data);
         r
-    }
-
-    /// The handle of the only data block that may hold `seek`'s user key.
-    fn index_search(&self, seek: &[u8]) -> Result<Option<BlockHandle>> {
-        if let Some(f) = &self.meta.fences {
-            return f
-                .seek(&self.meta.index, seek)
-                .map_err(|e| super::block::corruption(&self.path, &e));
-        }
-        with_scratch(|scratch| match self.meta.index.seek_entry(seek, scratch) {
-            Ok(Some(e)) => self.decode_handle(e.value).map(Some),
-            Ok(None) => Ok(None),
-            Err(e) => Err(super::block::corruption(&self.path, &e)),
-        })
     }
 
     /// Searches data block `h` for the newest entry of `user_key` at `seek`;
@@ -516,7 +510,7 @@ impl TableReader {
     pub fn iter(self: &Arc<Self>, ctx: ReadCtx) -> TableIter {
         TableIter {
             table: self.clone(),
-            index: BlockIter::new(self.meta.index.clone()),
+            index: IndexIter::new(self),
             data: None,
             ctx,
         }
@@ -526,7 +520,7 @@ impl TableReader {
 /// A cursor over one SST.
 pub struct TableIter {
     table: Arc<TableReader>,
-    index: BlockIter,
+    index: IndexIter,
     data: Option<BlockIter>,
     ctx: ReadCtx,
 }
@@ -540,7 +534,7 @@ impl TableIter {
     }
 
     fn load_data(&mut self) -> Result<()> {
-        self.check(&self.index)?;
+        self.index.check(&self.table)?;
         if !self.index.valid() {
             self.data = None;
             return Ok(());
@@ -557,7 +551,7 @@ impl TableIter {
                 Some(d) if d.valid() => return Ok(()),
                 Some(d) => {
                     self.check(d)?;
-                    self.index.prev()?;
+                    self.index.prev(&self.table, self.ctx)?;
                     self.load_data()?;
                     if let Some(d) = &mut self.data {
                         d.seek_to_last()?;
@@ -575,7 +569,7 @@ impl TableIter {
                 Some(d) if d.valid() => return Ok(()),
                 Some(d) => {
                     self.check(d)?;
-                    self.index.next()?;
+                    self.index.next(&self.table, self.ctx)?;
                     self.load_data()?;
                     if let Some(d) = &mut self.data {
                         d.seek_to_first()?;
@@ -592,7 +586,7 @@ impl InternalIterator for TableIter {
         self.data.as_ref().is_some_and(|d| d.valid())
     }
     fn seek_to_first(&mut self) -> Result<()> {
-        self.index.seek_to_first()?;
+        self.index.seek_to_first(&self.table, self.ctx)?;
         self.load_data()?;
         if let Some(d) = &mut self.data {
             d.seek_to_first()?;
@@ -600,7 +594,7 @@ impl InternalIterator for TableIter {
         self.settle()
     }
     fn seek(&mut self, target: &[u8]) -> Result<()> {
-        self.index.seek(target)?;
+        self.index.seek(target, &self.table, self.ctx)?;
         self.load_data()?;
         if let Some(d) = &mut self.data {
             d.seek(target)?;
@@ -608,7 +602,7 @@ impl InternalIterator for TableIter {
         self.settle()
     }
     fn seek_to_last(&mut self) -> Result<()> {
-        self.index.seek_to_last()?;
+        self.index.seek_to_last(&self.table, self.ctx)?;
         self.load_data()?;
         if let Some(d) = &mut self.data {
             d.seek_to_last()?;
@@ -700,5 +694,6 @@ fn zstd_decompress(frame: &[u8]) -> std::result::Result<Vec<u8>, String> {
 }
 
 mod filter_load;
+mod index;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -222,7 +222,10 @@ fn mapped_damage_is_corruption() {
     )
     .unwrap();
     assert!(t.map.is_some());
-    let first = t.index_search(&entries[0].0).unwrap().unwrap();
+    let first = t
+        .index_search(&entries[0].0, ReadCtx::new(0))
+        .unwrap()
+        .unwrap();
     let e = t.fetch_block(first, true).err().expect("checksum");
     assert!(matches!(e, Error::Corruption { .. }), "{e}");
     let unchecked = t.fetch_block(first, false).map(|_| ());
