@@ -622,6 +622,117 @@ def prefix_seek_random_ratio():
     return x(_prefix_seek_median("8", "sievedb", "seekrandom") / _prefix_seek_median("none", "sievedb", "seekrandom"))
 
 
+# --- large files: two-level indexes (scripts/two-level-open.sh) -------------
+
+TWO_LEVEL = "docs/benchmarks/two-level-open-0faf2b3.csv"
+TWO_LEVEL_SHAPES = {"one": "one-level index, whole filters", "two": "two-level index, partitioned filters"}
+TWO_LEVEL_RUNS = {"open": "1,000 uniform, cold", "cache8": "200k uniform", "equal": "200k uniform, equal memory",
+                  "budget": "200k zipf 0.99, 5 bits/key budget"}
+
+
+def _two_level(shape, run):
+    return sorted((r for r in rows(TWO_LEVEL) if (r["shape"], r["run"]) == (shape, run)), key=lambda r: int(r["repeat"]))
+
+
+def _two_level_mean(shape, run, col):
+    return statistics.mean(float(r[col]) for r in _two_level(shape, run))
+
+
+def two_level_table():
+    body = []
+    for run in TWO_LEVEL_RUNS:
+        for shape in TWO_LEVEL_SHAPES:
+            rs = _two_level(shape, run)
+            if not rs:
+                continue
+            r = rs[0]
+            body.append([TWO_LEVEL_RUNS[run], TWO_LEVEL_SHAPES[shape], f(int(r["block_cache_capacity"]) / 2**20, 1),
+                         " / ".join(f(float(q["micros_per_op"]), 1) for q in rs),
+                         f(float(r["engine_device_reads_per_op"]), 3), i(int(r["index_partition_reads"])),
+                         i(int(r["filter_unit_reads"]))])
+    return table(["lookups", "tree", "block cache, MiB", "µs per lookup, repeats", "device reads per lookup",
+                  "index partition reads", "filter unit reads"], body,
+                 ["---", "---", "---:", "---:", "---:", "---:", "---:"])
+
+
+def two_level_files():
+    return i(int(_two_level("one", "open")[0]["files"]))
+
+
+def two_level_opens():
+    return i(int(_two_level("one", "open")[0]["table_opens"]))
+
+
+def _per_open(shape, col):
+    r = _two_level(shape, "open")[0]
+    return int(r[col]) / int(r["table_opens"])
+
+
+def two_level_open_bytes_one():
+    return i(_per_open("one", "table_open_bytes"))
+
+
+def two_level_open_bytes_two():
+    return i(_per_open("two", "table_open_bytes"))
+
+
+def two_level_open_reads_one():
+    return f(_per_open("one", "table_open_reads"), 0)
+
+
+def two_level_open_reads_two():
+    return f(_per_open("two", "table_open_reads"), 0)
+
+
+def two_level_open_ratio():
+    return x(_per_open("one", "table_open_bytes") / _per_open("two", "table_open_bytes"), 1)
+
+
+def two_level_meta_one():
+    return i(int(_two_level("one", "open")[0]["table_meta_bytes"]))
+
+
+def two_level_meta_two():
+    return i(int(_two_level("two", "open")[0]["table_meta_bytes"]))
+
+
+def two_level_meta_ratio():
+    one, two = (int(_two_level(s, "open")[0]["table_meta_bytes"]) for s in ("one", "two"))
+    return x(one / two, 0)
+
+
+def two_level_equal_cache():
+    return f(int(_two_level("two", "equal")[0]["block_cache_capacity"]) / 2**20, 1)
+
+
+def two_level_equal_time():
+    return x(_two_level_mean("two", "equal", "micros_per_op") / _two_level_mean("one", "cache8", "micros_per_op"))
+
+
+def two_level_cache8_time():
+    return x(_two_level_mean("two", "cache8", "micros_per_op") / _two_level_mean("one", "cache8", "micros_per_op"))
+
+
+def two_level_cache8_reads():
+    return f(_two_level_mean("two", "cache8", "engine_device_reads_per_op"), 3)
+
+
+def two_level_one_reads():
+    return f(_two_level_mean("one", "cache8", "engine_device_reads_per_op"), 3)
+
+
+def two_level_equal_reads():
+    return f(_two_level_mean("two", "equal", "engine_device_reads_per_op"), 3)
+
+
+def two_level_budget_reads_one():
+    return f(_two_level_mean("one", "budget", "engine_device_reads_per_op"), 3)
+
+
+def two_level_budget_reads_two():
+    return f(_two_level_mean("two", "budget", "engine_device_reads_per_op"), 3)
+
+
 # --- keyspaces, merge, Python ------------------------------------------------
 
 KEYSPACES = "docs/benchmarks/keyspaces-4d4a6a8.csv"
