@@ -44,6 +44,10 @@ pub const PARTITION_UNITS: u32 = 8;
 /// budget ranks the file's partitions again (see [`PartitionIndex::stale`]).
 pub const RERANK_MISSES: u32 = 16;
 
+/// How many more sampled lookups the hottest partitions must cover than
+/// the resident ones (kept, topped up) for a ranking to swap them: 1.25×.
+pub const SWAP_GAIN: f64 = 1.25;
+
 /// Smallest and largest partition size accepted, in bytes.
 pub const PARTITION_BYTES_RANGE: std::ops::RangeInclusive<u64> = 64..=(64 << 20);
 
@@ -115,17 +119,55 @@ impl PartitionIndex {
         self.misses.load(Ordering::Relaxed) >= RERANK_MISSES
     }
 
-    /// The partitions to keep resident in `allowance` bytes: the hottest
-    /// first (ties: in key order), each that still fits. Ages the hotness
-    /// (halves it) and resets the miss count, so that a later ranking follows
-    /// where the lookups go now.
-    pub fn choose(&self, allowance: u64) -> Vec<bool> {
-        let chosen = self.hottest(allowance, |_| true);
+    /// The partitions to keep resident in `allowance` bytes, of which those
+    /// `resident` now are loaded. The hottest that fit (ties: in key order)
+    /// replace the resident ones only when they cover at least
+    /// [`SWAP_GAIN`] more sampled lookups than keeping what is resident
+    /// (the hottest of it that fit, and the hottest of the rest in the room
+    /// left); else that is kept, so that partitions about as hot as each
+    /// other (popular keys scattered over the key range) are not swapped
+    /// back and forth for nothing. Ages the hotness (halves it) and resets
+    /// the miss count, so that a later ranking follows where the lookups go
+    /// now.
+    pub fn choose(&self, allowance: u64, resident: impl Fn(usize) -> bool) -> Vec<bool> {
+        let hottest = self.hottest(allowance, |_| true);
+        let mut kept = self.hottest(allowance, &resident);
+        let room = allowance.saturating_sub(self.bytes_of(&kept));
+        let more = self.hottest(room, |i| !kept[i]);
+        for (k, m) in kept.iter_mut().zip(more) {
+            *k |= m;
+        }
+        let (hot, keep) = (self.hits_of(&hottest), self.hits_of(&kept));
+        let chosen = if hot as f64 >= keep as f64 * SWAP_GAIN && hot > keep {
+            hottest
+        } else {
+            kept
+        };
         for h in self.hits.iter() {
             h.store(h.load(Ordering::Relaxed) / 2, Ordering::Relaxed);
         }
         self.misses.store(0, Ordering::Relaxed);
         chosen
+    }
+
+    /// Bytes of the partitions of `set`.
+    fn bytes_of(&self, set: &[bool]) -> u64 {
+        self.parts
+            .iter()
+            .zip(set)
+            .filter(|(_, &c)| c)
+            .map(|(p, _)| p.size)
+            .sum()
+    }
+
+    /// Sampled lookups (aged) of the partitions of `set`.
+    fn hits_of(&self, set: &[bool]) -> u64 {
+        self.hits
+            .iter()
+            .zip(set)
+            .filter(|(_, &c)| c)
+            .map(|(h, _)| u64::from(h.load(Ordering::Relaxed)))
+            .sum()
     }
 
     /// The hottest partitions among the `eligible` ones that fit in
@@ -437,9 +479,44 @@ mod tests {
             index.note(3, false);
         }
         assert!(index.stale() == (8 + 4 >= RERANK_MISSES));
-        assert_eq!(index.choose(250), vec![false, false, true, true]);
+        let none = |_: usize| false;
+        assert_eq!(index.choose(250, none), vec![false, false, true, true]);
         assert!(!index.stale());
-        assert_eq!(index.choose(100), vec![false, false, true, false]);
-        assert_eq!(index.choose(0), vec![false; 4]);
+        assert_eq!(index.choose(100, none), vec![false, false, true, false]);
+        assert_eq!(index.choose(0, none), vec![false; 4]);
+    }
+
+    /// A ranking keeps the resident partitions unless the hottest cover
+    /// 1.25× their sampled lookups: partitions about as hot as each other
+    /// stay; a range grown hot is taken; room left is topped up.
+    #[test]
+    fn rankings_swap_only_for_a_gain() {
+        let parts = (0..4u8)
+            .map(|i| Part {
+                last: vec![b'a' + i].into(),
+                keys: 1,
+                offset: 0,
+                size: 100,
+            })
+            .collect();
+        let index = PartitionIndex::new(parts);
+        let note = |i: usize, n: u32| (0..n).for_each(|_| index.note(i, false));
+        // 0 and 1 resident; 2 a little hotter than 0: kept as it is.
+        let resident = |i: usize| i < 2;
+        note(0, 10);
+        note(1, 10);
+        note(2, 12);
+        assert_eq!(index.choose(200, resident), vec![true, true, false, false]);
+        // Hotness halved (5, 5, 6); now 2 and 3 far hotter: swapped.
+        note(2, 20);
+        note(3, 30);
+        assert_eq!(index.choose(200, resident), vec![false, false, true, true]);
+        // Room for a third: the resident two topped up with the hottest other.
+        note(0, 40);
+        note(1, 40);
+        assert_eq!(index.choose(300, resident), vec![true, true, false, true]);
+        // Less room than resident: the hottest of the resident kept.
+        note(1, 10);
+        assert_eq!(index.choose(100, resident), vec![false, true, false, false]);
     }
 }

@@ -79,8 +79,8 @@ impl TableReader {
         Ok(loaded)
     }
 
-    /// `current` (a partitioned filter of this table) with the hottest
-    /// partitions that fit in `to` of its shares resident (see
+    /// `current` (a partitioned filter of this table) with the partitions
+    /// [`PartitionIndex::choose`] picks for `to` of its shares resident (see
     /// [`crate::filter::partitioned`]), those not resident yet read
     /// with one read per run of neighbouring partitions, each checksum
     /// checked. Counts the partitions read in `filter_unit_loads` and the
@@ -93,7 +93,9 @@ impl TableReader {
         to: u32,
     ) -> Result<Filter> {
         let corrupt = |d: String| Error::corruption(&self.path, format!("filter partition: {d}"));
-        let chosen = parts.choose(u64::from(to) * index.unit_bytes());
+        let chosen = parts.choose(u64::from(to) * index.unit_bytes(), |i| {
+            current.partition(i).is_some()
+        });
         let all = parts.parts();
         let mut filters: Vec<Option<Arc<Filter>>> = (0..all.len())
             .map(|i| chosen[i].then(|| current.partition(i).cloned()).flatten())
