@@ -318,10 +318,15 @@ impl FilterBudget {
             let hotness = st.alloc.hotness(shape.number).unwrap_or(0.0);
             st.alloc.remove_file(shape.number);
             st.pending.insert(shape.number, hotness);
-            if unread {
+            if unread && !st.shape_learnt {
                 // The tree was written with other filter options than it is
                 // opened with: the files not read yet are planned again,
-                // once, with this filter's shape.
+                // once, with this filter's shape. Once a filter read gave
+                // the shape, a file of another (a tree of mixed layouts:
+                // files written before and after the options changed) is
+                // planned again alone: a replan of the tree per such file,
+                // a Bloom file and a units file in turn, visited the
+                // 50,584-file tree 36 times in 1,000 lookups (2.3 s).
                 st.unread_shape = shape_options(index.empty());
                 st.shape_learnt = true;
                 st.files.remove(&shape.number);

@@ -273,6 +273,68 @@ fn an_open_moves_each_file_once() {
     }
 }
 
+/// A tree of mixed layouts (files written before and after the filter
+/// options changed: 4-unit filters and whole Bloom filters, every other file
+/// read being of each) opened on a 50,000-file tree whose shape was learnt
+/// from one of its filters: each file of the other layout is planned again
+/// alone when its filter is read, not the whole tree with its shape (a
+/// replan per such file visited `O(n)` files each: 208M under uniform).
+#[test]
+fn mixed_layouts_replan_their_own_files() {
+    let n = 50_000u64;
+    let (index, full) = filter();
+    let (bloom, _) = {
+        let mut b = FilterBuilder::new(&FilterOptions::default());
+        for i in 0..256 {
+            b.add(format!("key{i}").as_bytes());
+        }
+        let section = b.finish();
+        FilterIndex::decode(&section, 0, section.len() as u64).expect("decodes")
+    };
+    assert_ne!(bloom.units(), index.units());
+    let bound = 16 * n * u64::from(n.ilog2());
+    for &policy in FilterPolicy::ALL {
+        let loader = Arc::new(CountingUnits(full.clone(), AtomicUsize::new(0)));
+        let budget = FilterBudget::new(
+            BudgetConfig {
+                memory: FilterMemory::BitsPerKey(4.0),
+                policy,
+                lifetime: None,
+                access_sample: ACCESS_SAMPLE,
+                initial_units: None,
+                filter: FilterOptions::default(),
+            },
+            loader,
+            Arc::new(Counters::new(7)),
+        );
+        let shapes = shapes(n);
+        budget.set_tree_entries(n * 256);
+        budget.learn_shape(&index);
+        budget.add_files(&shapes);
+        let work = || budget.state.lock().alloc.work();
+        let opened = work();
+        let filters: Vec<_> = shapes
+            .iter()
+            .step_by(50)
+            .enumerate()
+            .map(|(i, &s)| {
+                let of = if i % 2 == 0 { &index } else { &bloom };
+                budget.register(s, of).unwrap()
+            })
+            .collect();
+        let read = work() - opened;
+        assert!(read <= bound, "{policy}: reads visited {read} > {bound}");
+        let (resident, limit) = budget.usage();
+        assert!(resident <= limit.unwrap(), "{policy}: {resident} > {limit:?}");
+        let st = budget.state.lock();
+        for (i, f) in filters.iter().enumerate() {
+            let units = if i % 2 == 0 { index.units() } else { bloom.units() };
+            assert!(f.resident() <= units, "{policy}: file {}", f.number());
+            assert!(st.alloc.target(f.number()).is_some(), "{policy}: unplanned");
+        }
+    }
+}
+
 /// Compactions on a 50,000-file tree under the elastic policies: each
 /// replaces 10 files of the last level by 10 new ones (their filters read,
 /// as a compaction's outputs are at their first lookups). The work is in
