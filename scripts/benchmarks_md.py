@@ -320,6 +320,37 @@ def budget_cpu_table():
                   "÷ unlimited"], body, ["---", "---:", "---:"])
 
 
+OPEN_BUDGET = "docs/benchmarks/open-budget-50k-b820eca.csv"
+OPEN_POLICIES = ("none", "uniform", "monkey", "skew-at-write", "elastic", "elastic-uniform")
+
+
+def open_budget_medians():
+    rs = rows(OPEN_BUDGET)
+    return {(b, w, p): statistics.median(float(r["wall_s"]) for r in rs
+                                         if (r["binary"], r["what"], r["policy"]) == (b, w, p))
+            for b in ("before", "after") for w in ("open", "open+1000") for p in OPEN_POLICIES}
+
+
+def open_budget_table():
+    m = open_budget_medians()
+    body = [[f"`{p}`" if p != "none" else "no budget",
+             f(m[("before", "open", p)]), f(m[("after", "open", p)]),
+             f(m[("before", "open+1000", p)]), f(m[("after", "open+1000", p)]),
+             x(m[("after", "open+1000", p)] / m[("after", "open+1000", "none")])] for p in OPEN_POLICIES]
+    return table(["4 bits/key budget", "open, before (ce6accf)", "open, after (b820eca)",
+                  "open + 1,000 lookups, before", "after", "after ÷ no budget"], body)
+
+
+def open_budget_range():
+    m = open_budget_medians()
+    return rng([m[("after", "open+1000", p)] / m[("after", "open+1000", "none")] for p in OPEN_POLICIES[1:]])
+
+
+def open_budget_before_range():
+    m = open_budget_medians()
+    return rng([m[("before", "open+1000", p)] / m[("before", "open+1000", "none")] for p in OPEN_POLICIES[1:]])
+
+
 # --- ElasticBF against LevelDB and RocksDB at scale --------------------------
 
 SBS_LDB = "docs/reproduction-large/elastic-vs-leveldb-side-by-side-348394a.csv"
