@@ -655,10 +655,11 @@ def prefix_seek_random_ratio():
 
 # --- large files: two-level indexes (scripts/two-level-open.sh) -------------
 
-TWO_LEVEL = "docs/benchmarks/two-level-open-0faf2b3.csv"
+TWO_LEVEL = "docs/benchmarks/two-level-open-b820eca.csv"
 TWO_LEVEL_SHAPES = {"one": "one-level index, whole filters", "two": "two-level index, partitioned filters"}
 TWO_LEVEL_RUNS = {"open": "1,000 uniform, cold", "cache8": "200k uniform", "equal": "200k uniform, equal memory",
-                  "budget": "200k zipf 0.99, 5 bits/key budget"}
+                  "budget": "200k zipf 0.99, 5 bits/key budget",
+                  "budgeteq": "200k zipf 0.99, 5 bits/key budget, equal memory"}
 
 
 def _two_level(shape, run):
@@ -762,6 +763,18 @@ def two_level_budget_reads_one():
 
 def two_level_budget_reads_two():
     return f(_two_level_mean("two", "budget", "engine_device_reads_per_op"), 3)
+
+
+def two_level_budgeteq_reads():
+    return f(_two_level_mean("two", "budgeteq", "engine_device_reads_per_op"), 3)
+
+
+def two_level_budgeteq_unit_reads():
+    return f(_two_level_mean("two", "budgeteq", "filter_unit_reads") / _two_level_mean("two", "budgeteq", "reads"), 3)
+
+
+def two_level_budget_unit_reads_one():
+    return f(_two_level_mean("one", "budget", "filter_unit_reads") / _two_level_mean("one", "budget", "reads"), 3)
 
 
 # --- keyspaces, merge, Python ------------------------------------------------

@@ -13,8 +13,10 @@
 #          the one-level tree holds and it does not (equal memory);
 #   budget READS zipfian (0.99) lookups under a filter budget of 5 bits/key
 #          (half the filters), policy elastic: whole filters are all or
-#          nothing per file, partitioned ones keep their hot partitions.
-# About 5 minutes (most of it the lookups; the loads take seconds).
+#          nothing per file, partitioned ones keep their hot partitions;
+#   budgeteq  the two-level tree only, the budget lookups at equal memory
+#          (the block cache of `equal`).
+# About 6 minutes (most of it the lookups; the loads take seconds).
 #
 # Feeds BENCHMARKS.md "Large files: two-level indexes and partitioned
 # filters". Writes docs/benchmarks/two-level-open-REV.csv (REV: `git
@@ -76,6 +78,8 @@ import json, sys
 m = lambda s: json.loads(open('$OUT/' + s + '-open-$rep.json').readline())['stats']['table_meta_bytes']
 print(8388608 + m('one') - m('two'))")
   run two equal "$rep" --reads "$READS" --block-cache-size "$extra"
+  run two budgeteq "$rep" --reads "$READS" --block-cache-size "$extra" --distribution zipfian \
+    --zipf-s 0.99 --filter-memory-bits-per-key 5 --filter-policy elastic
 done
 # The CSV of the JSON lines in $OUT (block_cache_bytes: what the cache held
 # at the end; block_cache_capacity: its size).
