@@ -135,14 +135,16 @@ impl PartitionIndex {
     /// the miss count, so that a later ranking follows where the lookups go
     /// now.
     pub fn choose(&self, allowance: u64, resident: impl Fn(usize) -> bool) -> Vec<bool> {
-        let hottest = self.hottest(allowance, |_| true);
-        let mut kept = self.hottest(allowance, &resident);
+        // One reading of the counts, which lookups bump as this runs.
+        let hits = self.hit_counts();
+        let hottest = self.hottest_of(&hits, allowance, |_| true);
+        let mut kept = self.hottest_of(&hits, allowance, &resident);
         let room = allowance.saturating_sub(self.bytes_of(&kept));
-        let more = self.hottest(room, |i| !kept[i]);
+        let more = self.hottest_of(&hits, room, |i| !kept[i]);
         for (k, m) in kept.iter_mut().zip(more) {
             *k |= m;
         }
-        let (hot, keep) = (self.hits_of(&hottest), self.hits_of(&kept));
+        let (hot, keep) = (hits_of(&hits, &hottest), hits_of(&hits, &kept));
         let loads = (0..self.parts.len())
             .filter(|&i| hottest[i] && !kept[i])
             .count() as u64;
@@ -168,21 +170,32 @@ impl PartitionIndex {
             .sum()
     }
 
-    /// Sampled lookups (aged) of the partitions of `set`.
-    fn hits_of(&self, set: &[bool]) -> u64 {
+    /// The sampled lookups (aged) of every partition, read once.
+    fn hit_counts(&self) -> Vec<u32> {
         self.hits
             .iter()
-            .zip(set)
-            .filter(|(_, &c)| c)
-            .map(|(h, _)| u64::from(h.load(Ordering::Relaxed)))
-            .sum()
+            .map(|h| h.load(Ordering::Relaxed))
+            .collect()
     }
 
     /// The hottest partitions among the `eligible` ones that fit in
     /// `allowance` bytes, hotness unchanged.
     pub fn hottest(&self, allowance: u64, eligible: impl Fn(usize) -> bool) -> Vec<bool> {
+        self.hottest_of(&self.hit_counts(), allowance, eligible)
+    }
+
+    /// [`hottest`](Self::hottest) by the counts `hits`: sorted on a copy,
+    /// not on the counters, which lookups bump during the sort (a sort whose
+    /// keys change under it panics: the budget's worker did, on 128 MiB files
+    /// under a zipf budget).
+    fn hottest_of(
+        &self,
+        hits: &[u32],
+        allowance: u64,
+        eligible: impl Fn(usize) -> bool,
+    ) -> Vec<bool> {
         let mut order: Vec<usize> = (0..self.parts.len()).filter(|&i| eligible(i)).collect();
-        order.sort_by_key(|&i| (std::cmp::Reverse(self.hits[i].load(Ordering::Relaxed)), i));
+        order.sort_by_key(|&i| (std::cmp::Reverse(hits[i]), i));
         let mut chosen = vec![false; self.parts.len()];
         let mut left = allowance;
         for i in order {
@@ -404,6 +417,15 @@ impl PartitionedBuilder {
     }
 }
 
+/// Sampled lookups (aged, `hits`) of the partitions of `set`.
+fn hits_of(hits: &[u32], set: &[bool]) -> u64 {
+    hits.iter()
+        .zip(set)
+        .filter(|(_, &c)| c)
+        .map(|(&h, _)| u64::from(h))
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -492,6 +514,41 @@ mod tests {
         assert!(!index.stale());
         assert_eq!(index.choose(100, none), vec![false, false, true, false]);
         assert_eq!(index.choose(0, none), vec![false; 4]);
+    }
+
+    /// Rankings while lookups count: each sorts the partitions by one
+    /// reading of the counts (sorted on the live counters, a count changing
+    /// during the sort made it panic, which ended the budget's worker).
+    #[test]
+    fn rankings_while_lookups_count() {
+        let parts = (0..256u32)
+            .map(|i| Part {
+                last: i.to_be_bytes().into(),
+                keys: 1,
+                offset: 0,
+                size: 100,
+            })
+            .collect();
+        let index = Arc::new(PartitionIndex::new(parts));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let counting = {
+            let (index, stop) = (index.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut x = 1u64;
+                while !stop.load(Ordering::Relaxed) {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    index.note((x >> 56) as usize, x & 1 == 0);
+                }
+            })
+        };
+        for _ in 0..2_000 {
+            let chosen = index.choose(100 * 128, |i| i % 2 == 0);
+            assert!(chosen.iter().filter(|&&c| c).count() <= 128);
+        }
+        stop.store(true, Ordering::Relaxed);
+        counting.join().unwrap();
     }
 
     /// A ranking keeps the resident partitions unless the hottest cover

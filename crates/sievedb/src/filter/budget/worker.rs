@@ -62,10 +62,15 @@ impl Worker {
     }
 
     /// Waits until every log handed over before the call is replayed (at
-    /// most [`QUEUE`] of them). Never called with the budget's lock held.
+    /// most [`QUEUE`] of them), or the thread has ended (a replay that
+    /// panicked leaves its logs unreplayed: waiting for them would never
+    /// end). Never called with the budget's lock held.
     pub(super) fn settle(&self) {
         let sent = self.sent.load(Ordering::Acquire);
         while self.done.load(Ordering::Acquire) < sent {
+            if self.thread.as_ref().is_none_or(JoinHandle::is_finished) {
+                return;
+            }
             std::thread::yield_now();
         }
     }
@@ -91,6 +96,21 @@ impl Drop for Worker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A thread that ended with logs handed over unreplayed (a replay
+    /// panicked) does not keep `settle` waiting.
+    #[test]
+    fn settle_returns_once_the_thread_has_ended() {
+        let (tx, rx) = sync_channel::<Vec<u64>>(QUEUE);
+        drop(rx);
+        let w = Worker {
+            tx: Some(tx),
+            thread: Some(std::thread::spawn(|| {})),
+            sent: AtomicU64::new(3),
+            done: Arc::new(AtomicU64::new(1)),
+        };
+        w.settle();
+    }
 
     /// Dropping the handle ends the thread before the drop returns: the
     /// thread's own references to what it shares are gone by then.
