@@ -655,7 +655,7 @@ def prefix_seek_random_ratio():
 
 # --- large files: two-level indexes (scripts/two-level-open.sh) -------------
 
-TWO_LEVEL = "docs/benchmarks/two-level-open-b820eca.csv"
+TWO_LEVEL = "docs/benchmarks/two-level-open-3fa7da6.csv"
 TWO_LEVEL_SHAPES = {"one": "one-level index, whole filters", "two": "two-level index, partitioned filters"}
 TWO_LEVEL_RUNS = {"open": "1,000 uniform, cold", "cache8": "200k uniform", "equal": "200k uniform, equal memory",
                   "budget": "200k zipf 0.99, 5 bits/key budget",
