@@ -490,18 +490,22 @@ mod tests {
         }
     }
 
-    /// The hottest partitions fit first; hotness halves at each ranking.
-    #[test]
-    fn choose_takes_the_hottest_that_fit() {
-        let parts = (0..4u8)
+    /// `n` partitions of one key and 100 bytes each, their last keys in order.
+    fn parts_of_100_bytes(n: u32) -> Vec<Part> {
+        (0..n)
             .map(|i| Part {
-                last: vec![b'a' + i].into(),
+                last: i.to_be_bytes().into(),
                 keys: 1,
                 offset: 0,
                 size: 100,
             })
-            .collect();
-        let index = PartitionIndex::new(parts);
+            .collect()
+    }
+
+    /// The hottest partitions fit first; hotness halves at each ranking.
+    #[test]
+    fn choose_takes_the_hottest_that_fit() {
+        let index = PartitionIndex::new(parts_of_100_bytes(4));
         for _ in 0..8 {
             index.note(2, false);
         }
@@ -521,15 +525,7 @@ mod tests {
     /// during the sort made it panic, which ended the budget's worker).
     #[test]
     fn rankings_while_lookups_count() {
-        let parts = (0..256u32)
-            .map(|i| Part {
-                last: i.to_be_bytes().into(),
-                keys: 1,
-                offset: 0,
-                size: 100,
-            })
-            .collect();
-        let index = Arc::new(PartitionIndex::new(parts));
+        let index = Arc::new(PartitionIndex::new(parts_of_100_bytes(256)));
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let counting = {
             let (index, stop) = (index.clone(), stop.clone());
@@ -556,15 +552,7 @@ mod tests {
     /// stay; a range grown hot is taken; room left is topped up.
     #[test]
     fn rankings_swap_only_for_a_gain() {
-        let parts = (0..4u8)
-            .map(|i| Part {
-                last: vec![b'a' + i].into(),
-                keys: 1,
-                offset: 0,
-                size: 100,
-            })
-            .collect();
-        let index = PartitionIndex::new(parts);
+        let index = PartitionIndex::new(parts_of_100_bytes(4));
         let note = |i: usize, n: u32| (0..n).for_each(|_| index.note(i, false));
         // 0 and 1 resident; 2 a little hotter than 0: kept as it is.
         let resident = |i: usize| i < 2;

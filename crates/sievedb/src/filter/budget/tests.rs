@@ -145,7 +145,21 @@ fn opened_tree_of(
     loader: Arc<CountingUnits>,
     counters: Arc<Counters>,
 ) -> (FilterBudget, Vec<FileShape>) {
-    let budget = FilterBudget::new(
+    let budget = budget_of(policy, filter, loader, counters);
+    let shapes = shapes(n);
+    budget.set_tree_entries(n * 256);
+    budget.add_files(&shapes);
+    (budget, shapes)
+}
+
+/// A 4 bits/key budget under `policy`, new files written with `filter`.
+fn budget_of(
+    policy: FilterPolicy,
+    filter: FilterOptions,
+    loader: Arc<CountingUnits>,
+    counters: Arc<Counters>,
+) -> FilterBudget {
+    FilterBudget::new(
         BudgetConfig {
             memory: FilterMemory::BitsPerKey(4.0),
             policy,
@@ -156,11 +170,7 @@ fn opened_tree_of(
         },
         loader,
         counters,
-    );
-    let shapes = shapes(n);
-    budget.set_tree_entries(n * 256);
-    budget.add_files(&shapes);
-    (budget, shapes)
+    )
 }
 
 /// The work (files the allocator visits) of registering a 50,000-file tree
@@ -295,15 +305,9 @@ fn mixed_layouts_replan_their_own_files() {
     let bound = 16 * n * u64::from(n.ilog2());
     for &policy in FilterPolicy::ALL {
         let loader = Arc::new(CountingUnits(full.clone(), AtomicUsize::new(0)));
-        let budget = FilterBudget::new(
-            BudgetConfig {
-                memory: FilterMemory::BitsPerKey(4.0),
-                policy,
-                lifetime: None,
-                access_sample: ACCESS_SAMPLE,
-                initial_units: None,
-                filter: FilterOptions::default(),
-            },
+        let budget = budget_of(
+            policy,
+            FilterOptions::default(),
             loader,
             Arc::new(Counters::new(7)),
         );
