@@ -329,10 +329,17 @@ fn mixed_layouts_replan_their_own_files() {
         let read = work() - opened;
         assert!(read <= bound, "{policy}: reads visited {read} > {bound}");
         let (resident, limit) = budget.usage();
-        assert!(resident <= limit.unwrap(), "{policy}: {resident} > {limit:?}");
+        assert!(
+            resident <= limit.unwrap(),
+            "{policy}: {resident} > {limit:?}"
+        );
         let st = budget.state.lock();
         for (i, f) in filters.iter().enumerate() {
-            let units = if i % 2 == 0 { index.units() } else { bloom.units() };
+            let units = if i % 2 == 0 {
+                index.units()
+            } else {
+                bloom.units()
+            };
             assert!(f.resident() <= units, "{policy}: file {}", f.number());
             assert!(st.alloc.target(f.number()).is_some(), "{policy}: unplanned");
         }
