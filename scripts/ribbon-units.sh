@@ -6,7 +6,10 @@
 #    start), every policy on three trees: Bloom units (6 of 2 bits/key),
 #    Ribbon units (UNITS_RIBBON, default 8, of 12/8 bits/key: r = 1) and the
 #    mixed tree (Bloom units above level MIXED_FROM, default 2, Ribbon units
-#    from it down: `--ribbon-from-level`), each run by
+#    from it down: `--ribbon-from-level`) and the chosen tree (each level's
+#    family picked by the budget's price at the bits per key the policy is
+#    expected to give it under the same 4 bits/key: `--choose-family`, one
+#    tree per policy), each run by
 #    scripts/policy-device-reads.sh, trees interleaved per policy;
 # 2. without a budget (page cache, `readmissing`): all-Bloom whole filters
 #    at 8 bits/key against Ribbon from level 1 down (`--ribbon-from-level
@@ -17,7 +20,8 @@
 #    64-bit-row Ribbon, which `ribbon` was when BENCHMARKS.md's figures were
 #    taken) or bloom (the wide Ribbon, what `--ribbon-from-level` picks for
 #    whole Bloom filters).
-# PARTS (default "budget unlimited") chooses the parts run.
+# PARTS (default "budget unlimited") chooses the parts run, BUDGET_TREES
+# (default all four) the trees of part 1.
 #
 #   scripts/ribbon-units.sh SIEVEDB_BINARY OUT_DIR WORK_DIR NUM
 #
@@ -43,6 +47,11 @@ load() { # tree name, filter flags...
 load bloom-units --bits-per-key 12 --filter units --filter-units 6
 load ribbon-units --bits-per-key 12 --filter ribbon-units --filter-units "$UNITS_RIBBON"
 load mixed --bits-per-key 12 --filter units --filter-units 6 --ribbon-from-level "$MIXED_FROM"
+# The chosen tree is priced for the policy it is read under: one per policy.
+for p in uniform monkey skew-at-write elastic elastic-uniform; do
+  load "chosen-$p" --bits-per-key 12 --filter units --filter-units 6 --choose-family \
+    --filter-memory-bits-per-key 4 --filter-policy "$p"
+done
 load bloom8 --bits-per-key 8 --filter bloom
 RIBBON_WHOLE=${RIBBON_WHOLE:-ribbon64}
 load ribbon8-from1 --bits-per-key 8 --filter "$RIBBON_WHOLE" --ribbon-from-level 1
@@ -56,9 +65,10 @@ CSV="$OUT/budget.csv"
 PARTS=${PARTS:-budget unlimited}
 for p in uniform monkey skew-at-write elastic elastic-uniform; do
   [[ " $PARTS " == *" budget "* ]] || break
-  for t in bloom-units ribbon-units mixed; do
+  for t in ${BUDGET_TREES:-bloom-units ribbon-units mixed chosen}; do
+    dir=$t; [ "$t" = chosen ] && dir=chosen-$p
     rm -rf "$OUT/run"
-    POLICIES=$p ORACLE=0 "$HERE/policy-device-reads.sh" "$BIN" "$OUT/run" "$WORK/$t" "$NUM" "$L1" > /dev/null
+    POLICIES=$p ORACLE=0 "$HERE/policy-device-reads.sh" "$BIN" "$OUT/run" "$WORK/$dir" "$NUM" "$L1" > /dev/null
     tail -n +2 "$OUT/run/runs.csv" | sed "s/^/$t,/" >> "$CSV"
   done
 done

@@ -77,7 +77,7 @@ pub use error::{ConflictKind, Error, Result};
 pub use filter::prefix::{CappedPrefix, FixedPrefix, PrefixExtractor};
 pub use filter::{
     FilterLayout, FilterMemory, FilterOptions, FilterPolicy, HashFn, HashSharing, IndexScheme,
-    UnitHashing,
+    UnitHashing, DEFAULT_FALSE_POSITIVE_COST,
 };
 pub use iter::DbIterator;
 pub use keyspace::KeyspaceOptions;

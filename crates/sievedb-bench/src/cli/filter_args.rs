@@ -80,8 +80,17 @@ pub struct FilterArgs {
     /// The hybrid tree (sievedb): Bloom filters above level N, Ribbon filters
     /// from level N down, of --filter's shape (bloom/blocked become ribbon,
     /// units become ribbon-units, ribbon64 stays; RocksDB's bloom_before_level)
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", conflicts_with = "choose_family")]
     pub ribbon_from_level: Option<u32>,
+    /// The filter budget picks each new file's family (sievedb): Bloom or
+    /// Ribbon of --filter's shape, whichever costs a lookup least under the
+    /// bits per key the file's level holds (flushes and compactions; a bulk
+    /// load prices its levels by Monkey's plan of --filter-memory-bits-per-key)
+    #[arg(long)]
+    pub choose_family: bool,
+    /// What a false positive costs in Bloom unit probes, for --choose-family
+    #[arg(long, value_name = "C", default_value_t = sievedb::DEFAULT_FALSE_POSITIVE_COST)]
+    pub false_positive_cost: f64,
     /// Partitioned filters (sievedb): each file's filter cut by key range
     /// into partitions of about N bytes, only a top-level index held while
     /// the file is open (RocksDB's partition_filters + metadata_block_size)
@@ -147,6 +156,8 @@ impl Default for FilterArgs {
             filter: FilterLayout::Bloom,
             filter_units: 7,
             ribbon_from_level: None,
+            choose_family: false,
+            false_positive_cost: sievedb::DEFAULT_FALSE_POSITIVE_COST,
             filter_partition_bytes: None,
             index_partition_bytes: None,
             unit_hashing: UnitHashing::Shared,
@@ -181,6 +192,8 @@ impl FilterArgs {
             memtable_filter: self.memtable_filter,
             ribbon_from_level: self.ribbon_from_level,
             partition_bytes: self.filter_partition_bytes,
+            choose_family: self.choose_family,
+            false_positive_cost: self.false_positive_cost,
         }
     }
 

@@ -1,6 +1,8 @@
 //! [`BulkWriter`]: an in-progress bulk load, its files, its crash-safe
 //! finish and its cleanup.
 
+use crate::filter::budget::choice::bulk_levels;
+use crate::filter::FilterOptions;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -23,6 +25,9 @@ use super::{BulkLevel, BulkLoad, BulkLoadReport, LevelShape, ProgressFn, MARKER,
 /// One level being written: its open table and finished files.
 struct LevelOut {
     level: usize,
+    /// The filter options its files are written with (its family chosen,
+    /// see [`bulk_levels`]).
+    filter: FilterOptions,
     writer: Option<(TableWriter, u64)>,
     files: Vec<NewFile>,
     entries: u64,
@@ -124,9 +129,22 @@ impl BulkWriter {
             }
         }
 
+        // About one file's entries, for pricing the filter families: files
+        // of entries of about 128 bytes.
+        let file_entries = (opts.target_file_size / 128).max(1);
+        let filters = bulk_levels(
+            &opts.filter,
+            opts.filter_memory,
+            opts.filter_policy,
+            shape.levels,
+            shape.size_ratio,
+            file_entries,
+        );
         let levels = (1..=shape.levels)
-            .map(|level| LevelOut {
+            .zip(filters)
+            .map(|(level, filter)| LevelOut {
                 level,
+                filter,
                 writer: None,
                 files: Vec::new(),
                 entries: 0,
@@ -286,7 +304,7 @@ impl BulkWriter {
                 self.opts.block_size,
                 self.opts.block_restart_interval,
                 self.opts.compression_for(lv.level),
-                &self.opts.filter,
+                &lv.filter,
             );
             if let Some(name) = &self.keyspace {
                 w.set_keyspace(LOADED_KEYSPACE, name);

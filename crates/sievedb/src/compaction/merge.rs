@@ -16,6 +16,8 @@ use crate::version::{NewFile, Version};
 use super::filter::{ActiveFilter, Filtered};
 use super::range_dels::{plan_range_dels, OpenTombstones, RangeDels};
 use super::Compaction;
+use crate::filter::family::Family;
+use crate::filter::FilterOptions;
 use crate::merge::{MergeOperator, Operands};
 use crate::range_del::Fragments;
 
@@ -43,6 +45,10 @@ pub struct OutputCtx<'a> {
     /// The keyspace the outputs belong to (id, name), recorded in their
     /// properties.
     pub keyspace: (u32, &'a str),
+    /// The filter family the budget chose for the outputs
+    /// ([`FilterOptions::choose_family`](crate::FilterOptions::choose_family));
+    /// `None`: the options' own ([`FilterOptions::for_level`](crate::FilterOptions::for_level)).
+    pub filter_family: Option<Family>,
 }
 
 /// Decides whether a tombstone for a user key may be dropped.
@@ -90,13 +96,25 @@ fn new_writer(ctx: &OutputCtx<'_>, created: &mut Vec<u64>) -> Result<(TableWrite
     let n = (ctx.new_file_number)();
     let file = ctx.fs.create(&filename::sst(ctx.dir, n))?;
     created.push(n);
+    let chosen;
+    let filter = match ctx.filter_family {
+        Some(family) => {
+            chosen = FilterOptions {
+                layout: family.layout_like(ctx.opts.filter.layout),
+                ribbon_from_level: None,
+                ..ctx.opts.filter.clone()
+            };
+            &chosen
+        }
+        None => &ctx.opts.filter,
+    };
     let mut w = TableWriter::new(
         file,
         ctx.level,
         ctx.opts.block_size,
         ctx.opts.block_restart_interval,
         ctx.opts.compression_for(ctx.level),
-        &ctx.opts.filter,
+        filter,
     );
     w.set_keyspace(ctx.keyspace.0, ctx.keyspace.1);
     w.set_prefix_extractor(ctx.opts.prefix_extractor.clone());

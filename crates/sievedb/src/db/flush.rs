@@ -194,6 +194,12 @@ impl DbInner {
             // Flushes do not filter (as RocksDB by default).
             filter: None,
             keyspace: (tree.id, &tree.name),
+            filter_family: self.tables.filter_budget().family_for(
+                &opts.filter,
+                0,
+                imm.len() as u64,
+                &[],
+            ),
         };
         let mut it = imm.iter();
         let range_dels = compaction::RangeDels {

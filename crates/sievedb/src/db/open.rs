@@ -455,6 +455,8 @@ fn recovery_flush(
                 new_file_number: &new_number,
                 filter: None,
                 keyspace: (*id, names.get(id).map_or("", String::as_str)),
+                // The budget knows no file yet: the options' own family.
+                filter_family: None,
             };
             let mut it = mem.iter();
             let range_dels = compaction::RangeDels {

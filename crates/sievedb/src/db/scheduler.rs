@@ -126,6 +126,19 @@ impl DbInner {
                 None => self.versions.lock().new_file_number(),
             };
             let new_number = || self.versions.lock().new_file_number();
+            let inputs: Vec<(u64, u64)> = c
+                .inputs
+                .iter()
+                .flat_map(|(_, files)| files.iter().map(|f| (f.number, f.entries)))
+                .collect();
+            // About one output file's keys: the inputs' mean.
+            let entries = inputs.iter().map(|&(_, e)| e).sum::<u64>() / inputs.len().max(1) as u64;
+            let filter_family = self.tables.filter_budget().family_for(
+                &opts.filter,
+                c.output_level,
+                entries,
+                &inputs,
+            );
             let ctx = OutputCtx {
                 fs: self.fs.as_ref(),
                 dir: &self.dir,
@@ -137,6 +150,7 @@ impl DbInner {
                 new_file_number: &new_number,
                 filter: self.compaction_filter(&opts),
                 keyspace: (tree.id, &tree.name),
+                filter_family,
             };
             let mut input = compaction::input_iter(c);
             // On error the inputs stay (no edit is logged) and write_outputs

@@ -57,7 +57,7 @@ pub use elastic::FilterPolicy;
 pub use memtable::MemtableFilter;
 pub use options::{
     FilterLayout, FilterMemory, FilterOptions, HashFn, HashSharing, IndexScheme, UnitHashing,
-    MAX_PROBES, MAX_UNITS,
+    DEFAULT_FALSE_POSITIVE_COST, MAX_PROBES, MAX_UNITS,
 };
 pub use scheme::fast_range;
 pub use section::{FilterIndex, FILTER_INDEX_VERSION};

@@ -581,6 +581,8 @@ fn write_merged(
                 new_file_number: &new_number,
                 filter: None,
                 keyspace: (id, names.get(&id).map_or("", String::as_str)),
+                // Salvaged tables get the options' own family.
+                filter_family: None,
             };
             let mut merged = MergingIterator::new(g.children);
             // Tombstones are kept (as point tombstones are): a damaged table's

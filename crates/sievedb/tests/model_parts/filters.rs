@@ -66,6 +66,29 @@ fn model_leveling_hybrid_ribbon_units_under_a_budget() {
 }
 
 #[test]
+fn model_leveling_family_chosen_by_the_budget() {
+    run_config(&Config {
+        name: "leveling-chosen-family-budget",
+        style: CompactionStyle::Leveling,
+        bits_per_key: 9.0,
+        compression: Compression::None,
+        filter_hash: None,
+        tune: Some(|o| {
+            // Each flush and compaction output gets the family the budget
+            // prices cheaper (Bloom or Ribbon units), under a budget of a
+            // third of the bits: trees of both families, mixed by level.
+            o.filter.layout = FilterLayout::Units;
+            o.filter.units = 3;
+            o.filter.choose_family = true;
+            o.filter_memory = sievedb::FilterMemory::BitsPerKey(3.0);
+            o.filter_policy = sievedb::FilterPolicy::Monkey;
+        }),
+        ttl_keyspace: false,
+        seeds: &[103],
+    });
+}
+
+#[test]
 fn model_tiering_units_memtable_filter() {
     run_config(&Config {
         name: "tiering-units-separate-memtable-filter",

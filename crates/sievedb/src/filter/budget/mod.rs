@@ -502,6 +502,7 @@ impl FilterBudget {
 }
 
 mod access_log;
+pub mod choice;
 mod hotness;
 mod plan;
 #[cfg(test)]

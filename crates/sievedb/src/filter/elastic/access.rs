@@ -39,6 +39,7 @@ impl Allocator {
         };
         let weight = weight * f64::from(accesses);
         f.hot += weight;
+        self.levels.heat(f.desc.level, weight);
         self.epoch += 1;
         self.short.set_hot(id, f.hot);
         f.expire = self.clock + lifetime;
@@ -83,6 +84,7 @@ impl Allocator {
         for f in self.files.values_mut() {
             f.hot *= factor;
         }
+        self.levels.decay(factor);
         self.epoch += 1;
         let files = &self.files;
         self.short.rekey(|id| files.get(&id).map_or(0.0, |f| f.hot));

@@ -18,6 +18,7 @@
 //! * `mq`: ElasticBF's multi-queue (memory moved to hot files at run time);
 //! * `short`: the files waiting for their starting units, hottest first;
 //! * `trim`: the order units are given back in when the budget falls;
+//! * `levels`: totals per level (entries, hotness);
 //! * [`inherit`](mod@inherit): hotness handed from compaction inputs to outputs;
 //! * [`hotness`]: the `HOTNESS` side file that keeps counts across restarts.
 //!
@@ -28,6 +29,7 @@ mod access;
 mod greedy;
 pub mod hotness;
 pub mod inherit;
+mod levels;
 pub mod monkey;
 mod monkey_plan;
 mod mq;
@@ -43,6 +45,7 @@ mod tests;
 
 use std::collections::BTreeMap;
 
+use levels::Levels;
 use monkey_plan::MonkeyPlan;
 use mq::MultiQueue;
 use short::ShortFiles;
@@ -251,6 +254,8 @@ pub struct Allocator {
     /// into account.
     reshaped_free: u64,
     runs: BTreeMap<(usize, u64), RunAgg>,
+    /// Totals per level (see `levels`).
+    levels: Levels,
     /// Uniform's plan between changes (empty under the other policies).
     uniform: UniformPlan,
     /// Monkey's plan between whole-tree plans (empty under the others).
@@ -295,6 +300,7 @@ impl Allocator {
             since_recompute: 0,
             reshaped_free: 0,
             runs: BTreeMap::new(),
+            levels: Levels::default(),
             uniform: UniformPlan::default(),
             monkey: MonkeyPlan::default(),
             skew: SkewPrice::default(),
@@ -453,6 +459,7 @@ impl Allocator {
         }
         self.extra_io += hot * state.fp(0);
         self.total_hot += hot;
+        self.levels.add(state.desc.level, state.desc.entries, hot);
         let ub = state.desc.unit_bytes;
         self.files.insert(id, state);
         self.uniform_add(id, units, ub);
@@ -594,6 +601,7 @@ impl Allocator {
         self.monkey_changed();
         self.skew_changed();
         self.used -= f.target as u64 * f.desc.unit_bytes;
+        self.levels.remove(f.desc.level, f.desc.entries, f.hot);
         self.extra_io -= f.hot * f.fp(f.target);
         self.total_hot -= f.hot;
         if self.cfg.policy.is_elastic() {
@@ -613,6 +621,7 @@ impl Allocator {
             // Start exact again rather than carry rounding residue.
             self.extra_io = 0.0;
             self.total_hot = 0.0;
+            self.levels = Levels::default();
         }
         if self.cfg.policy.is_planned() {
             self.dirty = true;
@@ -752,6 +761,7 @@ impl Allocator {
         self.visit_all();
         self.extra_io = self.files.values().map(|f| f.hot * f.fp(f.target)).sum();
         self.total_hot = self.files.values().map(|f| f.hot).sum();
+        self.levels = self.remade_levels();
         self.since_recompute = 0;
     }
 }

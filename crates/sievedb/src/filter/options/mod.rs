@@ -581,7 +581,28 @@ pub struct FilterOptions {
     /// one-unit layout (Bloom, blocked, Ribbon); 64 B to 64 MiB. `None`
     /// (default): whole filters.
     pub partition_bytes: Option<u64>,
+    /// The filter budget picks each new file's family, Bloom or Ribbon of
+    /// the shape of [`layout`](Self::layout), when the file is written (at a
+    /// flush or a compaction): the one whose resident units cost a lookup
+    /// least under the memory the budget is expected to give the file (the
+    /// budget's bits per key under uniform; under the other policies
+    /// Monkey's share for its level, more for a file hotter than its
+    /// level; a bulk load prices each level so), a false positive priced at
+    /// [`false_positive_cost`](Self::false_positive_cost); see
+    /// `filter/budget/choice.rs`. Without a budget every unit is resident:
+    /// the choice is made at [`bits_per_key`](Self::bits_per_key). Not with
+    /// [`ribbon_from_level`](Self::ribbon_from_level). Default false.
+    pub choose_family: bool,
+    /// What a false positive costs, in Bloom unit probes, when the family is
+    /// chosen ([`choose_family`](Self::choose_family)): a data block read
+    /// against a probe of a few cache lines. Default 1000 (a block read from
+    /// the page cache or an SSD, some µs to 100 µs, against a probe of tens
+    /// of ns).
+    pub false_positive_cost: f64,
 }
+
+/// [`FilterOptions::false_positive_cost`]'s default.
+pub const DEFAULT_FALSE_POSITIVE_COST: f64 = 1000.0;
 
 impl Default for FilterOptions {
     fn default() -> Self {
@@ -599,6 +620,8 @@ impl Default for FilterOptions {
             memtable_filter: false,
             ribbon_from_level: None,
             partition_bytes: None,
+            choose_family: false,
+            false_positive_cost: DEFAULT_FALSE_POSITIVE_COST,
         }
     }
 }
@@ -659,6 +682,17 @@ impl FilterOptions {
                     self.layout
                 )));
             }
+        }
+        if !(self.false_positive_cost.is_finite() && self.false_positive_cost >= 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "false_positive_cost must be finite and at least 0 (got {})",
+                self.false_positive_cost
+            )));
+        }
+        if self.choose_family && self.ribbon_from_level.is_some() {
+            return Err(Error::InvalidArgument(
+                "choose_family and ribbon_from_level both choose a file's family: set one".into(),
+            ));
         }
         if self.layout == FilterLayout::Units {
             if let Some(k) = self.num_probes {

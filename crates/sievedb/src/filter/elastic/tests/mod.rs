@@ -137,6 +137,15 @@ fn check(a: &Allocator, m: &Manager) {
     for f in a.files.values() {
         assert!(f.target <= f.units);
     }
+    // The totals per level, kept by every change, are those of the files.
+    let remade = a.remade_levels();
+    for level in 0..8 {
+        let (kept, want) = (a.levels.get(level), remade.get(level));
+        let (e, h) = kept.map_or((0, 0.0), |l| (l.entries, l.hot));
+        let (we, wh) = want.map_or((0, 0.0), |l| (l.entries, l.hot));
+        assert_eq!(e, we, "level {level}");
+        assert!((h - wh).abs() <= 1e-6 * wh.max(1.0), "level {level}: {h} against {wh}");
+    }
     // The multi-queue (kept under the elastic policies only): each file
     // once, in its target's queue, filed under its stamp, which is no later
     // than its latest access.
