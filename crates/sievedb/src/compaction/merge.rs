@@ -17,7 +17,6 @@ use super::filter::{ActiveFilter, Filtered};
 use super::range_dels::{plan_range_dels, OpenTombstones, RangeDels};
 use super::Compaction;
 use crate::filter::family::Family;
-use crate::filter::FilterOptions;
 use crate::merge::{MergeOperator, Operands};
 use crate::range_del::Fragments;
 
@@ -99,11 +98,7 @@ fn new_writer(ctx: &OutputCtx<'_>, created: &mut Vec<u64>) -> Result<(TableWrite
     let chosen;
     let filter = match ctx.filter_family {
         Some(family) => {
-            chosen = FilterOptions {
-                layout: family.layout_like(ctx.opts.filter.layout),
-                ribbon_from_level: None,
-                ..ctx.opts.filter.clone()
-            };
+            chosen = crate::filter::budget::choice::options_for(&ctx.opts.filter, family);
             &chosen
         }
         None => &ctx.opts.filter,

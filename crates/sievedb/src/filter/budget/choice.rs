@@ -26,7 +26,7 @@
 use super::FilterBudget;
 use crate::filter::elastic::FilterPolicy;
 use crate::filter::family::{self, Family};
-use crate::filter::{FilterBuilder, FilterMemory, FilterOptions};
+use crate::filter::{FilterBuilder, FilterLayout, FilterMemory, FilterOptions, MAX_UNITS};
 
 impl FilterBudget {
     /// The family a file written now for `level` gets when `opts` let the
@@ -110,6 +110,39 @@ pub fn monkey_bits(entries: &[f64], total_bits: f64) -> Vec<f64> {
         .collect()
 }
 
+/// Bits per key a Ribbon unit of one result bit is taken to cost when the
+/// budget sizes Ribbon units for a units layout: `1 + ε`, `ε` at most 10%
+/// (`filter/ribbon`'s slot overhead, 4% to 10%).
+const RIBBON_UNIT_BITS: f64 = 1.1;
+
+/// The filter options a file of `family` is written with when the budget
+/// chose it: `opts` with the layout of that family like `opts.layout`
+/// ([`Family::layout_like`]). Ribbon units chosen for Bloom units' options
+/// are as many units of one result bit as `bits_per_key` pays for (at
+/// least `opts.units`, at most [`MAX_UNITS`]): Ribbon units of the Bloom
+/// units' count would round each unit down to whole result bits, and 6
+/// units of 2 bits asked become 6 units of one bit, half the bits unspent.
+pub fn options_for(opts: &FilterOptions, family: Family) -> FilterOptions {
+    let layout = family.layout_like(opts.layout);
+    let mut units = opts.units;
+    if layout == FilterLayout::RibbonUnits && opts.layout == FilterLayout::Units {
+        let fit = (opts.bits_per_key / RIBBON_UNIT_BITS).floor();
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "clamped to 0..=MAX_UNITS first"
+        )]
+        let fit = fit.clamp(0.0, f64::from(MAX_UNITS)) as u32;
+        units = fit.clamp(opts.units.min(MAX_UNITS), MAX_UNITS);
+    }
+    FilterOptions {
+        layout,
+        units,
+        ribbon_from_level: None,
+        ..opts.clone()
+    }
+}
+
 /// One family's price for a file.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Priced {
@@ -127,11 +160,7 @@ pub struct Priced {
 /// `family` would cost a lookup that probes it, holding about
 /// `bits_per_key` bits per key of its filter resident.
 pub fn price(opts: &FilterOptions, family: Family, entries: u64, bits_per_key: f64) -> Priced {
-    let o = FilterOptions {
-        layout: family.layout_like(opts.layout),
-        ribbon_from_level: None,
-        ..opts.clone()
-    };
+    let o = options_for(opts, family);
     let f = FilterBuilder::new(&o).shape_for(entries.max(1));
     let rates = family::rates(&f);
     let all = u32::try_from(rates.len() - 1).unwrap_or(u32::MAX);
@@ -197,12 +226,7 @@ pub fn bulk_levels(
     };
     bits.into_iter()
         .map(|b| {
-            let family = choose(opts, file_entries, b.min(opts.bits_per_key));
-            FilterOptions {
-                layout: family.layout_like(opts.layout),
-                ribbon_from_level: None,
-                ..opts.clone()
-            }
+            options_for(opts, choose(opts, file_entries, b.min(opts.bits_per_key)))
         })
         .collect()
 }
@@ -232,7 +256,6 @@ pub fn choose(opts: &FilterOptions, entries: u64, bits_per_key: f64) -> Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::FilterLayout;
 
     fn units(cost: f64) -> FilterOptions {
         FilterOptions {
@@ -254,8 +277,8 @@ mod tests {
             price(&o, Family::Bloom, 100_000, 4.0),
             price(&o, Family::Ribbon, 100_000, 4.0),
         );
-        // Ribbon units of one result bit each (12 bits over 6 units round
-        // down to r = 1, about 1.05 bits): three fit where two Bloom units do.
+        // Ribbon units of one result bit each (10 of them for 12 bits, about
+        // 1.1 bits each): three fit where two Bloom units do.
         assert_eq!((b.units, r.units), (2, 3));
         assert!(r.fpr < b.fpr, "{r:?} against {b:?}");
         assert_eq!(choose(&o, 100_000, 4.0), Family::Ribbon);
@@ -267,9 +290,11 @@ mod tests {
         // probe: the rates are both small, Ribbon's dearer probes decide.
         let o = units(2.0);
         assert_eq!(choose(&o, 100_000, 12.0), Family::Bloom);
-        // With every unit resident the Ribbon units of these options (one
-        // result bit each, half the memory) have the higher rate.
+        // Every unit resident: ten Ribbon unit probes (15) cost more than
+        // the false positives they save over six Bloom units (about 0.37%
+        // against 0.10%, under 3 probes' worth).
         assert_eq!(choose(&units(1000.0), 100_000, 12.0), Family::Bloom);
+        assert_eq!(options_for(&units(1000.0), Family::Ribbon).units, 10);
         // Whole filters of 12 bits per key and dear false positives: the wide
         // Ribbon's lower rate pays for its dearer probe.
         let whole = FilterOptions {
