@@ -426,9 +426,10 @@ def leveldb8_range():
 
 # --- Ribbon units (scripts/ribbon-units.sh) ------------------------------------
 
-RIBBON_UNITS_BUDGET = "docs/benchmarks/ribbon-units-budget-1f94cfa.csv"
+RIBBON_UNITS_BUDGET = "docs/benchmarks/ribbon-units-budget-3d14e63.csv"
 RIBBON_UNITS_UNLIMITED = "docs/benchmarks/ribbon-units-unlimited-1f94cfa.csv"
-RIBBON_TREES = [("bloom-units", "Bloom units"), ("ribbon-units", "Ribbon units"), ("mixed", "mixed")]
+RIBBON_TREES = [("bloom-units", "Bloom units"), ("ribbon-units", "Ribbon units"), ("mixed", "mixed"),
+                ("chosen", "chosen")]
 
 
 def _ribbon_budget():
@@ -445,16 +446,35 @@ def ribbon_units_budget_table():
     for p, t in _ribbon_budget().items():
         cells = [f"`{p}`"]
         cells += [f(t[k][0], 3) for k, _ in RIBBON_TREES]
-        cells += [x(t["bloom-units"][0] / t["ribbon-units"][0])]
+        cells += [x(t["bloom-units"][0] / t["ribbon-units"][0]), x(_chosen_vs_best(t), 3)]
         cells += [i(t[k][1]) for k, _ in RIBBON_TREES]
         body.append(cells)
-    head = (["policy"] + [f"{n} reads/Get" for _, n in RIBBON_TREES] + ["Bloom ÷ Ribbon reads"]
+    head = (["policy"] + [f"{n} reads/Get" for _, n in RIBBON_TREES]
+            + ["Bloom ÷ Ribbon reads", "chosen ÷ better reads"]
             + [f"{n} ops/s" for _, n in RIBBON_TREES])
     return table(head, body)
 
 
 def ribbon_units_read_ratio():
     return rng([t["bloom-units"][0] / t["ribbon-units"][0] for t in _ribbon_budget().values()])
+
+
+def _chosen_vs_best(t):
+    return t["chosen"][0] / min(t["bloom-units"][0], t["ribbon-units"][0])
+
+
+def ribbon_units_chosen_vs_best():
+    return rng([_chosen_vs_best(t) for t in _ribbon_budget().values()], 3)
+
+
+def ribbon_units_chosen_worst_policy():
+    b = _ribbon_budget()
+    return f"`{max(b, key=lambda p: _chosen_vs_best(b[p]))}`"
+
+
+def ribbon_units_chosen_ops():
+    return rng([t["chosen"][1] / max(t["bloom-units"][1], t["ribbon-units"][1])
+                for t in _ribbon_budget().values()])
 
 
 def ribbon_units_mixed_vs_best():

@@ -76,7 +76,7 @@ fn model_leveling_family_chosen_by_the_budget() {
         tune: Some(|o| {
             // Each flush and compaction output gets the family the budget
             // prices cheaper (Bloom or Ribbon units), under a budget of a
-            // third of the bits: trees of both families, mixed by level.
+            // third of the bits, the files' unit counts differing by family.
             o.filter.layout = FilterLayout::Units;
             o.filter.units = 3;
             o.filter.choose_family = true;

@@ -225,9 +225,7 @@ pub fn bulk_levels(
         FilterMemory::Unlimited | FilterMemory::Bytes(_) => vec![opts.bits_per_key; levels],
     };
     bits.into_iter()
-        .map(|b| {
-            options_for(opts, choose(opts, file_entries, b.min(opts.bits_per_key)))
-        })
+        .map(|b| options_for(opts, choose(opts, file_entries, b.min(opts.bits_per_key))))
         .collect()
 }
 

@@ -144,7 +144,10 @@ fn check(a: &Allocator, m: &Manager) {
         let (e, h) = kept.map_or((0, 0.0), |l| (l.entries, l.hot));
         let (we, wh) = want.map_or((0, 0.0), |l| (l.entries, l.hot));
         assert_eq!(e, we, "level {level}");
-        assert!((h - wh).abs() <= 1e-6 * wh.max(1.0), "level {level}: {h} against {wh}");
+        assert!(
+            (h - wh).abs() <= 1e-6 * wh.max(1.0),
+            "level {level}: {h} against {wh}"
+        );
     }
     // The multi-queue (kept under the elastic policies only): each file
     // once, in its target's queue, filed under its stamp, which is no later
