@@ -6,22 +6,10 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
-use common::{assert_db_equals, fill_even, open_tables, small_options};
+use common::{assert_db_equals, file_layouts, fill_even, small_options};
 use sievedb::bulk::{bulk_load, LevelShape};
 use sievedb::{CompactionStyle, Db, FilterLayout, FilterMemory, FilterPolicy, Options};
-
-/// `(level written for, layout)` of the filter of every SST file in `dir`.
-fn file_layouts(dir: &Path) -> Vec<(usize, FilterLayout)> {
-    open_tables(dir)
-        .iter()
-        .map(|t| {
-            let layout = t.filter_index().expect("a filter").empty().layout();
-            (t.properties().level as usize, layout)
-        })
-        .collect()
-}
 
 fn options(layout: FilterLayout, memory: FilterMemory, fp_cost: f64) -> Options {
     let mut o = small_options(CompactionStyle::Leveling);
@@ -42,12 +30,16 @@ fn options(layout: FilterLayout, memory: FilterMemory, fp_cost: f64) -> Options 
 fn without_a_budget_the_price_of_a_false_positive_decides() {
     for (cost, want) in [(1000.0, FilterLayout::Ribbon), (0.1, FilterLayout::Bloom)] {
         let dir = tempfile::tempdir().unwrap();
-        let o = options(FilterLayout::Bloom, FilterMemory::Unlimited, cost);
+        let mut o = options(FilterLayout::Bloom, FilterMemory::Unlimited, cost);
+        // Files of thousands of keys, as in the tests below.
+        o.write_buffer_size = 256 << 10;
+        o.target_file_size = 64 << 10;
+        o.level1_size = 256 << 10;
         let db = Db::open(dir.path(), o.clone()).unwrap();
         let mut model = BTreeMap::new();
-        fill_even(&db, &mut model, 6000, 0);
+        fill_even(&db, &mut model, 40_000, 0);
         db.compact_range::<&[u8], _>(..).unwrap();
-        fill_even(&db, &mut model, 1000, 1); // a level-0 file
+        fill_even(&db, &mut model, 4000, 1); // a level-0 file
         db.wait_for_compactions().unwrap();
         let seen = file_layouts(dir.path());
         assert!(seen.len() >= 2, "{seen:?}");

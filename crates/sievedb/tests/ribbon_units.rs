@@ -6,9 +6,8 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
-use common::{assert_db_equals, fill_even, open_tables, small_options};
+use common::{assert_db_equals, file_layouts, fill_even, small_options};
 use sievedb::{CompactionStyle, Db, FilterLayout, FilterMemory, FilterPolicy, Options, Stats};
 
 /// Small trees with 6 filter units of 2 bits per key each, of `layout`.
@@ -28,17 +27,6 @@ fn key(i: u64) -> Vec<u8> {
 
 fn files(s: &Stats) -> u64 {
     s.levels.iter().map(|l| l.files as u64).sum()
-}
-
-/// `(level written for, layout)` of the filter of every SST file in `dir`.
-fn file_layouts(dir: &Path) -> Vec<(usize, FilterLayout)> {
-    open_tables(dir)
-        .iter()
-        .map(|t| {
-            let layout = t.filter_index().expect("a filter").empty().layout();
-            (t.properties().level as usize, layout)
-        })
-        .collect()
 }
 
 /// Under every policy a byte budget holds through flushes, compactions,

@@ -94,6 +94,17 @@ pub fn open_tables(dir: &Path) -> Vec<sievedb::sst::reader::TableReader> {
     out
 }
 
+/// `(level written for, layout)` of the filter of every SST file in `dir`.
+pub fn file_layouts(dir: &Path) -> Vec<(usize, sievedb::FilterLayout)> {
+    open_tables(dir)
+        .iter()
+        .map(|t| {
+            let layout = t.filter_index().expect("a filter").empty().layout();
+            (t.properties().level as usize, layout)
+        })
+        .collect()
+}
+
 /// Writes keys `0..n` (even ones only, so odd keys are missing) with values
 /// of round `round` into `db` and `model`, and flushes.
 pub fn fill_even(db: &Db, model: &mut Model, n: u64, round: u64) {

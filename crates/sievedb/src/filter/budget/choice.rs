@@ -37,7 +37,8 @@ impl FilterBudget {
     /// its hotness, which its outputs inherit.
     ///
     /// The bits per key it is expected to hold resident: without a budget,
-    /// all of [`FilterOptions::bits_per_key`]. Under uniform, the budget's
+    /// every unit of either family (however large for the file's keys: no
+    /// memory is saved by a smaller one). Under uniform, the budget's
     /// bits per key over the tree's entries. Under the others, Monkey's
     /// share for its level ([`monkey_bits`]: the budget over the levels'
     /// entries now, the file's own counted in its level), and `ln(h /
@@ -59,7 +60,8 @@ impl FilterBudget {
             return None;
         }
         if !self.limited() {
-            return Some(choose(opts, entries, opts.bits_per_key));
+            // Every unit resident, whatever the family's size for so many keys.
+            return Some(choose(opts, entries, f64::INFINITY));
         }
         let st = self.state.lock();
         let mut levels = st.alloc.level_entries();
@@ -167,7 +169,12 @@ pub fn price(opts: &FilterOptions, family: Family, entries: u64, bits_per_key: f
     // A partitioned filter's shares are of its one partition-sized unit's
     // bits; a units filter's units each take `unit_bits`.
     let unit_bits = (f.total_bits() as f64 / f64::from(all.max(1))).max(1.0);
-    let resident_bits = (bits_per_key.max(0.0) * entries.max(1) as f64).min(f64::MAX);
+    let b = if bits_per_key.is_nan() {
+        0.0
+    } else {
+        bits_per_key.max(0.0)
+    };
+    let resident_bits = (b * entries.max(1) as f64).min(f64::MAX);
     #[expect(
         clippy::cast_possible_truncation,
         clippy::cast_sign_loss,
@@ -197,8 +204,9 @@ pub fn price(opts: &FilterOptions, family: Family, entries: u64, bits_per_key: f
 /// bulk-loaded level is one run, of entries in proportion to
 /// `size_ratio^(level − 1)`, and no file has been read yet, so Monkey's rate
 /// per run, `filter/elastic/monkey.rs`, is the best guess; in bits per key of
-/// a Bloom filter of that rate). Without a budget, or with one in bytes (the
-/// tree's size is not known before it is loaded), every level is priced at
+/// a Bloom filter of that rate), at most `opts.bits_per_key`. Without a
+/// budget every level is priced with every unit resident; with a budget in
+/// bytes (the tree's size is not known before it is loaded) at
 /// `opts.bits_per_key`.
 /// `file_entries` is about the keys of one file.
 pub fn bulk_levels(
@@ -213,19 +221,23 @@ pub fn bulk_levels(
         return (1..=levels).map(|l| opts.for_level(l)).collect();
     }
     let bits: Vec<f64> = match memory {
-        FilterMemory::BitsPerKey(b) if policy == FilterPolicy::Uniform => vec![b; levels],
+        FilterMemory::BitsPerKey(b) if policy == FilterPolicy::Uniform => {
+            vec![b.min(opts.bits_per_key); levels]
+        }
         FilterMemory::BitsPerKey(b) => {
             let t = size_ratio as f64;
             let weights: Vec<f64> = std::iter::successors(Some(1.0), |w| Some(w * t))
                 .take(levels)
                 .collect();
             let total: f64 = weights.iter().sum();
-            monkey_bits(&weights, b.max(0.0) * total)
+            let bits = monkey_bits(&weights, b.max(0.0) * total);
+            bits.into_iter().map(|b| b.min(opts.bits_per_key)).collect()
         }
-        FilterMemory::Unlimited | FilterMemory::Bytes(_) => vec![opts.bits_per_key; levels],
+        FilterMemory::Unlimited => vec![f64::INFINITY; levels],
+        FilterMemory::Bytes(_) => vec![opts.bits_per_key; levels],
     };
     bits.into_iter()
-        .map(|b| options_for(opts, choose(opts, file_entries, b.min(opts.bits_per_key))))
+        .map(|b| options_for(opts, choose(opts, file_entries, b)))
         .collect()
 }
 

@@ -581,23 +581,16 @@ pub struct FilterOptions {
     /// one-unit layout (Bloom, blocked, Ribbon); 64 B to 64 MiB. `None`
     /// (default): whole filters.
     pub partition_bytes: Option<u64>,
-    /// The filter budget picks each new file's family, Bloom or Ribbon of
-    /// the shape of [`layout`](Self::layout), when the file is written (at a
-    /// flush or a compaction): the one whose resident units cost a lookup
-    /// least under the memory the budget is expected to give the file (the
-    /// budget's bits per key under uniform; under the other policies
-    /// Monkey's share for its level, more for a file hotter than its
-    /// level; a bulk load prices each level so), a false positive priced at
-    /// [`false_positive_cost`](Self::false_positive_cost); see
-    /// `filter/budget/choice.rs`. Without a budget every unit is resident:
-    /// the choice is made at [`bits_per_key`](Self::bits_per_key). Not with
+    /// The filter budget picks each new file's family (Bloom or Ribbon of
+    /// the shape of [`layout`](Self::layout)) at flushes, compactions and
+    /// bulk loads: the cheaper per lookup under the bits the file is
+    /// expected to hold resident, a false positive priced at
+    /// [`false_positive_cost`](Self::false_positive_cost) (see
+    /// `filter/budget/choice.rs`). Not with
     /// [`ribbon_from_level`](Self::ribbon_from_level). Default false.
     pub choose_family: bool,
-    /// What a false positive costs, in Bloom unit probes, when the family is
-    /// chosen ([`choose_family`](Self::choose_family)): a data block read
-    /// against a probe of a few cache lines. Default 1000 (a block read from
-    /// the page cache or an SSD, some µs to 100 µs, against a probe of tens
-    /// of ns).
+    /// What a false positive (a data block read) costs in Bloom unit probes
+    /// for [`choose_family`](Self::choose_family). Default 1000.
     pub false_positive_cost: f64,
 }
 
