@@ -70,7 +70,12 @@ impl FilterBudget {
         }
         levels[level] += entries;
         let weights: Vec<f64> = levels.iter().map(|&n| n as f64).collect();
-        let budget_bits = st.alloc.budget() as f64 * 8.0;
+        let mut budget_bits = st.alloc.budget() as f64 * 8.0;
+        if let (0, FilterMemory::BitsPerKey(b)) = (st.alloc.budget(), self.config.memory) {
+            // No budget sized yet (a new database's first flush): what the
+            // bits per key will give these entries.
+            budget_bits = b.max(0.0) * weights.iter().sum::<f64>();
+        }
         let mut bits = if self.config.policy == FilterPolicy::Uniform {
             // Uniform gives every file the same bits per key.
             budget_bits / weights.iter().sum::<f64>().max(1.0)
