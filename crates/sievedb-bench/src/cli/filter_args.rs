@@ -84,8 +84,8 @@ pub struct FilterArgs {
     pub ribbon_from_level: Option<u32>,
     /// The filter budget picks each new file's family (sievedb): Bloom or
     /// Ribbon of --filter's shape, whichever costs a lookup least under the
-    /// bits per key the file's level holds (flushes and compactions; a bulk
-    /// load prices its levels by Monkey's plan of --filter-memory-bits-per-key)
+    /// bits per key the budget is expected to give the file (flushes,
+    /// compactions and bulk loads; see the guide's filter-budget chapter)
     #[arg(long)]
     pub choose_family: bool,
     /// What a false positive costs in Bloom unit probes, for --choose-family

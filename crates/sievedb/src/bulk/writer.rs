@@ -1,13 +1,13 @@
 //! [`BulkWriter`]: an in-progress bulk load, its files, its crash-safe
 //! finish and its cleanup.
 
-use crate::filter::budget::choice::bulk_levels;
-use crate::filter::FilterOptions;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::error::{Error, Result};
+use crate::filter::budget::choice::bulk_levels;
+use crate::filter::FilterOptions;
 use crate::io::{filename, FileLock, FileSystem, SyncBatch, WritableFile};
 use crate::key::{self, Kind, MAX_KEY_LEN, MAX_SEQ, MAX_VALUE_LEN};
 use crate::options::Options;
