@@ -286,7 +286,7 @@ mod tests {
     #[test]
     fn a_tight_budget_picks_ribbon() {
         // 4 bits per key resident: two Bloom units (2 bits each), a rate of
-        // about 0.15; Ribbon units of the same bits about 0.07.
+        // about 0.15; three Ribbon units, 0.125.
         let o = units(1000.0);
         let (b, r) = (
             price(&o, Family::Bloom, 100_000, 4.0),
