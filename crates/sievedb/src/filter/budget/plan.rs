@@ -51,21 +51,41 @@ impl FilterBudget {
         self.drain_forgotten(&mut st);
         let mut planned = Provisional::new(&st.unread_shape);
         let mut batch = Vec::with_capacity(shapes.len());
-        for &shape in shapes {
-            match st.files.entry(shape.number) {
-                Entry::Occupied(_) => {
-                    self.relocate_locked(&mut st, shape);
-                    continue;
-                }
-                Entry::Vacant(v) => {
-                    v.insert(Tracked {
-                        filter: None,
-                        shape,
-                    });
-                }
+        let hotness = |st: &mut State, number| {
+            // (no hash of the number when nothing waits: every file at open)
+            if st.pending.is_empty() {
+                0.0
+            } else {
+                st.pending.remove(&number).unwrap_or(0.0)
             }
-            let hotness = st.pending.remove(&shape.number).unwrap_or(0.0);
-            batch.push((planned.desc(shape), hotness));
+        };
+        if st.files.is_empty() && distinct(shapes) {
+            // A whole tree (the open): its files go into the map in one build.
+            let mut tracked = Vec::with_capacity(shapes.len());
+            for &shape in shapes {
+                let filter = None;
+                tracked.push((shape.number, Tracked { filter, shape }));
+                let h = hotness(&mut st, shape.number);
+                batch.push((planned.desc(shape), h));
+            }
+            st.files = tracked.into_iter().collect();
+        } else {
+            for &shape in shapes {
+                match st.files.entry(shape.number) {
+                    Entry::Occupied(_) => {
+                        self.relocate_locked(&mut st, shape);
+                        continue;
+                    }
+                    Entry::Vacant(v) => {
+                        v.insert(Tracked {
+                            filter: None,
+                            shape,
+                        });
+                    }
+                }
+                let h = hotness(&mut st, shape.number);
+                batch.push((planned.desc(shape), h));
+            }
         }
         st.alloc.add_files(batch);
         self.apply(&mut st);
@@ -137,6 +157,13 @@ impl FilterBudget {
     }
 }
 
+/// Whether no two of `shapes` are of one file.
+fn distinct(shapes: &[FileShape]) -> bool {
+    let mut numbers: Vec<u64> = shapes.iter().map(|s| s.number).collect();
+    numbers.sort_unstable();
+    numbers.windows(2).all(|w| w[0] < w[1])
+}
+
 /// The allocator's view of files whose filter index was not read: the shape
 /// of the filter the options build for a file's entries at its level (see
 /// [`FilterOptions::for_level`]).
@@ -190,7 +217,7 @@ impl Provisional {
             run: shape.run,
             entries: shape.entries,
             unit_bytes: f.unit_memory_bytes() as u64,
-            fpr,
+            fpr: fpr.into(),
             family: fam,
         };
         self.last = Some(d.clone());
@@ -223,7 +250,7 @@ pub(super) fn describe(shape: FileShape, index: &FilterIndex) -> FileDesc {
         run: shape.run,
         entries: shape.entries,
         unit_bytes: index.unit_bytes(),
-        fpr: family::rates(index.empty()),
+        fpr: family::rates(index.empty()).into(),
         family: Family::of(index.empty().layout()),
     }
 }

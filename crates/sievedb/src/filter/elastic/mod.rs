@@ -15,8 +15,10 @@
 //! * `skew`: skew-at-write's choice for a new file, priced by its last
 //!   optimum;
 //! * `access`: accesses counted per file, the clock and the counts' decay;
+//! * `batch`: registering a batch of files (a version installed, an open);
 //! * `mq`: ElasticBF's multi-queue (memory moved to hot files at run time);
 //! * `short`: the files waiting for their starting units, hottest first;
+//! * `target`: moving a file's target, and what that keeps consistent;
 //! * `trim`: the order units are given back in when the budget falls;
 //! * `levels`: totals per level (entries, hotness);
 //! * [`inherit`](mod@inherit): hotness handed from compaction inputs to outputs;
@@ -26,6 +28,7 @@
 //! are broken by file number, so the same calls give the same changes.
 
 mod access;
+mod batch;
 mod greedy;
 pub mod hotness;
 pub mod inherit;
@@ -37,6 +40,7 @@ mod plan;
 mod policy;
 mod short;
 mod skew;
+mod target;
 mod trim;
 mod uniform;
 
@@ -44,6 +48,7 @@ mod uniform;
 mod tests;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use levels::Levels;
 use monkey_plan::MonkeyPlan;
@@ -115,7 +120,8 @@ pub struct FileDesc {
     pub unit_bytes: u64,
     /// `fpr[n]` with `n` units enabled, `n = 0..=units`: `fpr[0] = 1`,
     /// non-increasing. `units = fpr.len() − 1` (0: the file has no filter).
-    pub fpr: Vec<f64>,
+    /// Shared: the files of one shape (most of a level) hold one copy.
+    pub fpr: Arc<[f64]>,
     /// The family of the file's filter (its rate model and probe cost, see
     /// [`crate::filter::family`]).
     pub family: Family,
@@ -170,6 +176,10 @@ struct FileState {
     /// Whether its id is in the allocator's `pending` list (so that a file
     /// is listed there at most once).
     queued: bool,
+    /// Whether it is filed in the multi-queue (under the elastic policies
+    /// every live file is, except while [`add_files`](Allocator::add_files)
+    /// registers a batch: its files are filed together at the batch's end).
+    in_queue: bool,
 }
 
 impl FileState {
@@ -268,6 +278,10 @@ pub struct Allocator {
     /// Files visited so far (one per file an operation touches; a pass over
     /// every file counts them all): what tests pin complexity by.
     work: u64,
+    /// Set while [`add_files`](Self::add_files) registers a batch: its
+    /// files are filed in the multi-queue together at the end (bulk-built
+    /// queues), not one B-tree insert into `Q_0` and a move per file.
+    filing_deferred: bool,
     /// Targets moved so far (each [`set_target`](Self::set_target) that
     /// changes one: a move in the multi-queue under the elastic policies,
     /// an entry in `pending`): what tests pin a plan's moves by.
@@ -306,6 +320,7 @@ impl Allocator {
             skew: SkewPrice::default(),
             trim: TrimOrder::default(),
             work: 0,
+            filing_deferred: false,
             moves: 0,
             epoch: 0,
         }
@@ -400,11 +415,14 @@ impl Allocator {
     /// under the elastic policies a file that got fewer joins `short`.
     /// Returns the units it got.
     fn start_at(&mut self, id: u64, want: u32) -> u32 {
-        let fit = self.fitting(id, want);
+        let Some(f) = self.files.get(&id) else {
+            return 0;
+        };
+        let (want, hot) = (want.min(f.units), f.hot);
+        let fit = self.units_fitting(self.used, f.target, f.desc.unit_bytes, want);
         self.set_target(id, fit);
-        let f = &self.files[&id];
-        if fit < want.min(f.units) && self.cfg.policy.is_elastic() {
-            self.short.insert(id, f.hot);
+        if fit < want && self.cfg.policy.is_elastic() {
+            self.short.insert(id, hot);
         }
         fit
     }
@@ -421,6 +439,20 @@ impl Allocator {
         if known && self.files.contains_key(&f.id) {
             self.remove_file(f.id);
         }
+        let (id, mut state) = self.new_state(f, hotness);
+        if self.cfg.policy.is_elastic() && !self.filing_deferred {
+            self.mq.insert(0, state.stamp, id);
+            state.in_queue = true;
+        }
+        self.files.insert(id, state);
+        id
+    }
+
+    /// The state of a new file `f` (not registered before) with its count
+    /// or prior, counted in every total and plan as
+    /// [`insert_file`](Self::insert_file) counts it, but neither in `files`
+    /// nor in a queue: the caller puts it there.
+    fn new_state(&mut self, f: FileDesc, hotness: f64) -> (u64, FileState) {
         self.work += 1;
         self.epoch += 1;
         let desc = sanitise(f);
@@ -453,89 +485,19 @@ impl Allocator {
             last: stamp,
             filed: None,
             queued: false,
+            in_queue: false,
         };
-        if self.cfg.policy.is_elastic() {
-            self.mq.insert(0, stamp, id);
-        }
         self.extra_io += hot * state.fp(0);
         self.total_hot += hot;
         self.levels.add(state.desc.level, state.desc.entries, hot);
         let ub = state.desc.unit_bytes;
-        self.files.insert(id, state);
         self.uniform_add(id, units, ub);
         self.monkey_add(id);
         self.skew_changed();
         if self.cfg.policy.is_planned() {
             self.dirty = true;
         }
-        id
-    }
-
-    /// Registers a batch of files (a version being installed: at open every
-    /// file of the tree) and plans for them once: each is added as
-    /// [`add_file`](Self::add_file) adds it, except that skew-at-write
-    /// prices the whole batch at once (solving its optimum once if due),
-    /// elastic starts the batch from one Monkey plan of the whole
-    /// tree with at least one unit per file
-    /// ([`monkey_start_plan`](Self::monkey_start_plan)), and uniform and
-    /// monkey plan once, when changes are taken; so a batch of `n` files
-    /// costs `O(n log n)`, not `O(n²)`. Under elastic the whole-tree plan is
-    /// made only for a batch of at least half the files live after it (an
-    /// open, a first flush): a compaction's few outputs start file by file
-    /// from Monkey's count for their run, `O(runs)` each, instead of a pass
-    /// over a tree of tens of thousands of files per compaction.
-    pub fn add_files(&mut self, files: Vec<(FileDesc, f64)>) {
-        let batch_plan = match self.cfg.policy {
-            FilterPolicy::SkewAtWrite => true,
-            FilterPolicy::Elastic => {
-                let new = files
-                    .iter()
-                    .filter(|(f, _)| !self.files.contains_key(&f.id))
-                    .count();
-                2 * files.len() >= self.files.len() + new
-            }
-            FilterPolicy::Uniform | FilterPolicy::Monkey | FilterPolicy::ElasticUniform => false,
-        };
-        if !batch_plan {
-            for (f, hotness) in files {
-                self.add_file(f, hotness);
-            }
-            return;
-        }
-        let was_empty = self.files.is_empty();
-        let mut ids = Vec::with_capacity(files.len());
-        for (f, hotness) in files {
-            ids.push(f.id);
-            self.insert_file(f, hotness);
-        }
-        // Planned once the batch is in: a file planned as it came would see
-        // only the runs registered before it (at open, the upper levels
-        // first, which took the budget before the last level came).
-        if self.cfg.policy == FilterPolicy::SkewAtWrite {
-            let (units, solved) = self.skew_solve_or_price(&ids);
-            let mut all_fit = true;
-            let batch = ids.len();
-            for (id, n) in ids.into_iter().zip(units) {
-                all_fit &= self.start_at(id, n) == n;
-            }
-            // The batch was the whole tree (no file before it, none twice)
-            // and every file got its count in the optimum just solved: the
-            // targets are that optimum, until anything changes.
-            if was_empty && batch == self.files.len() && solved && all_fit {
-                self.skew.in_force = Some(self.epoch);
-            }
-            return;
-        }
-        self.visit_all();
-        let units = self.monkey_start_plan();
-        // In id order, as `files`: looked up by binary search.
-        let plan: Vec<(u64, u32)> = self.files.keys().copied().zip(units).collect();
-        for id in ids {
-            let n = plan
-                .binary_search_by_key(&id, |&(id, _)| id)
-                .map_or(0, |i| plan[i].1);
-            self.start_at(id, n);
-        }
+        (id, state)
     }
 
     /// The target units of a file (what the plan wants resident).
@@ -604,7 +566,7 @@ impl Allocator {
         self.levels.remove(f.desc.level, f.desc.entries, f.hot);
         self.extra_io -= f.hot * f.fp(f.target);
         self.total_hot -= f.hot;
-        if self.cfg.policy.is_elastic() {
+        if f.in_queue {
             self.mq.remove(f.target, f.stamp);
         }
         // Its id may stay in `pending`: `take_changes` skips it.
@@ -640,19 +602,42 @@ impl Allocator {
         if std::mem::take(&mut self.top_up) {
             self.top_up_starts();
         }
-        let mut out: Vec<(bool, u64, u32)> = Vec::new();
-        self.work += self.pending.len() as u64;
-        for id in std::mem::take(&mut self.pending) {
-            if let Some(f) = self.files.get_mut(&id).filter(|f| f.queued) {
+        let pending = std::mem::take(&mut self.pending);
+        // (decreases, increases), each in id order
+        let (mut down, mut up) = (Vec::new(), Vec::new());
+        let mut take = |id: u64, f: &mut FileState| {
+            if f.queued {
                 f.queued = false;
                 if f.target != f.handed {
-                    out.push((f.target > f.handed, id, f.target));
+                    let to = if f.target < f.handed {
+                        &mut down
+                    } else {
+                        &mut up
+                    };
+                    to.push((id, f.target));
                     f.handed = f.target;
                 }
             }
+        };
+        if 4 * pending.len() >= self.files.len() {
+            // Most files (every file at open): one pass in id order rather
+            // than a search per file and a sort.
+            self.visit_all();
+            for (&id, f) in self.files.iter_mut() {
+                take(id, f);
+            }
+        } else {
+            self.work += pending.len() as u64;
+            for id in pending {
+                if let Some(f) = self.files.get_mut(&id) {
+                    take(id, f);
+                }
+            }
+            down.sort_unstable();
+            up.sort_unstable();
         }
-        out.sort_unstable();
-        out.into_iter().map(|(_, id, n)| (id, n)).collect()
+        down.append(&mut up);
+        down
     }
 
     /// The manager made `units` resident for file `id`. If that is fewer than
@@ -724,38 +709,6 @@ impl Allocator {
         }
     }
 
-    /// Sets a file's target, keeping `used`, `E`, its queue and the pending
-    /// set consistent.
-    fn set_target(&mut self, id: u64, n: u32) {
-        let Some(f) = self.files.get_mut(&id) else {
-            return;
-        };
-        let n = n.min(f.units);
-        if n == f.target {
-            return;
-        }
-        let ub = f.desc.unit_bytes;
-        self.used = self.used - f.target as u64 * ub + n as u64 * ub;
-        self.extra_io += f.hot * (f.fp(n) - f.fp(f.target));
-        // Filed at its latest access in its new queue: a demoted file keeps
-        // its recency rank. Only the elastic policies read the queues
-        // (`elastic_grow`); the others keep none.
-        if self.cfg.policy.is_elastic() {
-            self.mq.remove(f.target, f.stamp);
-            self.mq.insert(n, f.last, id);
-        }
-        f.stamp = f.last;
-        f.target = n;
-        // Listed once, whatever its handed count: `take_changes` compares.
-        if !f.queued {
-            f.queued = true;
-            self.pending.push(id);
-        }
-        self.moves += 1;
-        self.epoch += 1;
-        self.trim_refile(id);
-    }
-
     /// Recomputes `E` and `Σ f` exactly.
     fn recompute(&mut self) {
         self.visit_all();
@@ -767,18 +720,29 @@ impl Allocator {
 }
 
 /// Makes a file's rates usable: `fpr[0] = 1`, every value in `[0, 1]` (NaN
-/// as 1), non-increasing, at most `MAX_UNITS` units.
+/// as 1), non-increasing, at most `MAX_UNITS` units. Rates usable already
+/// (every file planned from a filter's shape) are kept, not copied.
 fn sanitise(mut f: FileDesc) -> FileDesc {
-    f.fpr.truncate(MAX_UNITS as usize + 1);
-    if f.fpr.is_empty() {
-        f.fpr.push(1.0);
+    let usable = |r: &[f64]| {
+        r.len() <= MAX_UNITS as usize + 1
+            && r.first() == Some(&1.0)
+            && r.windows(2).all(|w| w[1] <= w[0])
+            && r.iter().all(|p| (0.0..=1.0).contains(p))
+    };
+    if usable(&f.fpr) {
+        return f;
     }
-    f.fpr[0] = 1.0;
+    let mut fpr: Vec<f64> = f.fpr.iter().copied().take(MAX_UNITS as usize + 1).collect();
+    if fpr.is_empty() {
+        fpr.push(1.0);
+    }
+    fpr[0] = 1.0;
     let mut prev = 1.0f64;
-    for p in f.fpr.iter_mut() {
+    for p in fpr.iter_mut() {
         let v = if p.is_nan() { 1.0 } else { p.clamp(0.0, 1.0) };
         prev = prev.min(v);
         *p = prev;
     }
+    f.fpr = fpr.into();
     f
 }

@@ -117,23 +117,31 @@ pub fn plan(files: &[MonkeyFile<'_>], budget: u64) -> Vec<u32> {
     let p = optimal_fprs(&entries, budget as f64 * 8.0);
     let run_p: BTreeMap<(usize, u64), f64> = keys.into_iter().zip(p).collect();
 
-    let mut items: Vec<Item<'_>> = files
-        .iter()
-        .map(|f| {
-            let run_entries = runs[&f.run];
-            let weight = if run_entries == 0 {
-                0.0
-            } else {
-                f.entries as f64 / run_entries as f64
-            };
-            Item {
-                weight,
-                unit_bytes: f.unit_bytes,
-                fpr: f.fpr,
-                n: closed_form_units(f, run_p[&f.run]),
+    // A file like the one before it (most of a level) gets its weight and
+    // count without the two searches and the closed form.
+    let mut last: Option<(&MonkeyFile<'_>, f64, u32)> = None;
+    let mut items: Vec<Item<'_>> = Vec::with_capacity(files.len());
+    for f in files {
+        let (weight, n) = match last {
+            Some((l, w, n)) if alike(l, f) => (w, n),
+            _ => {
+                let run_entries = runs[&f.run];
+                let weight = if run_entries == 0 {
+                    0.0
+                } else {
+                    f.entries as f64 / run_entries as f64
+                };
+                (weight, closed_form_units(f, run_p[&f.run]))
             }
-        })
-        .collect();
+        };
+        last = Some((f, weight, n));
+        items.push(Item {
+            weight,
+            unit_bytes: f.unit_bytes,
+            fpr: f.fpr,
+            n,
+        });
+    }
     let used: u64 = items.iter().map(|i| i.n as u64 * i.unit_bytes).sum();
     if used > budget {
         greedy::trim(&mut items, used - budget);
@@ -141,6 +149,15 @@ pub fn plan(files: &[MonkeyFile<'_>], budget: u64) -> Vec<u32> {
     let used: u64 = items.iter().map(|i| i.n as u64 * i.unit_bytes).sum();
     greedy::fill(&mut items, budget.saturating_sub(used));
     items.iter().map(|i| i.n).collect()
+}
+
+/// Whether two files of a plan are alike: one run, size and filter shape.
+fn alike(a: &MonkeyFile<'_>, b: &MonkeyFile<'_>) -> bool {
+    a.run == b.run
+        && a.entries == b.entries
+        && a.unit_bytes == b.unit_bytes
+        && a.family == b.family
+        && a.fpr == b.fpr
 }
 
 #[cfg(test)]

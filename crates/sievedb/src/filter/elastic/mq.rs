@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Allocator, GAIN_THRESHOLD, LOAD_COST, MAX_UNITS};
+use super::{Allocator, FileState, GAIN_THRESHOLD, LOAD_COST, MAX_UNITS};
 
 /// How many files of one queue a file at 0 units looks at, from the LRU
 /// side, for a unit it may take although they have not expired.
@@ -46,6 +46,21 @@ impl MultiQueue {
         self.queues[q as usize].remove(&stamp);
     }
 
+    /// Files many entries `(queue, stamp, file)` at once: each queue's new
+    /// entries are built into a map and appended, linear in the queue's
+    /// size rather than a B-tree insert each.
+    fn insert_all(&mut self, mut entries: Vec<(u32, u64, u64)>) {
+        entries.sort_unstable();
+        let mut rest = entries.as_slice();
+        while let Some(&(q, _, _)) = rest.first() {
+            let end = rest.iter().position(|e| e.0 != q).unwrap_or(rest.len());
+            let (these, after) = rest.split_at(end);
+            let mut built: BTreeMap<u64, u64> = these.iter().map(|&(_, s, id)| (s, id)).collect();
+            self.queues[q as usize].append(&mut built);
+            rest = after;
+        }
+    }
+
     /// Every filed entry: `(queue, stamp, file)`.
     #[cfg(test)]
     pub(super) fn filed(&self) -> impl Iterator<Item = (u32, u64, u64)> + '_ {
@@ -70,6 +85,36 @@ impl MultiQueue {
 }
 
 impl Allocator {
+    /// Files the live files of `ids` (in any order, repeats allowed) that
+    /// are in no queue in the queue of their target, at their latest access
+    /// (the end of a batch registration, see [`Allocator::add_files`]).
+    /// A batch of a quarter of the files or more (an open) is found by a
+    /// pass over the files rather than a search per file.
+    pub(super) fn file_in_queues(&mut self, ids: &[u64]) {
+        let mut entries = Vec::with_capacity(ids.len());
+        let mut file = |id: u64, f: &mut FileState| {
+            if !f.in_queue {
+                f.stamp = f.last;
+                f.in_queue = true;
+                entries.push((f.target, f.stamp, id));
+            }
+        };
+        if 4 * ids.len() >= self.files.len() {
+            self.work += self.files.len() as u64;
+            for (&id, f) in self.files.iter_mut() {
+                file(id, f);
+            }
+        } else {
+            self.work += ids.len() as u64;
+            for &id in ids {
+                if let Some(f) = self.files.get_mut(&id) {
+                    file(id, f);
+                }
+            }
+        }
+        self.mq.insert_all(entries);
+    }
+
     /// The `k`-th least recently used file of `Q_q` (0: the LRU), re-filing
     /// the stale files met on the way (see [`MultiQueue`]'s lazy order).
     pub(super) fn lru_fresh(&mut self, q: u32, k: usize) -> Option<u64> {

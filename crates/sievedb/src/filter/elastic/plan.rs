@@ -278,17 +278,16 @@ impl Allocator {
     /// file), decreases first so that `used` never passes the budget on the
     /// way; each part stays in id order.
     pub(super) fn apply_plan(&mut self, plan: Vec<(u64, u32)>) {
-        let (mut downs, mut ups) = (Vec::with_capacity(plan.len()), Vec::new());
-        for (p, (id, f)) in plan.into_iter().zip(&self.files) {
-            debug_assert_eq!(p.0, *id, "plans are in id order");
-            if p.1 > f.target {
-                ups.push(p);
-            } else if p.1 < f.target {
-                downs.push(p);
+        // Two passes over the files beside the plan, both in id order:
+        // decreases, then increases (no search per file).
+        let (files, mut books) = self.split();
+        for down in [true, false] {
+            for (&(pid, n), (&id, f)) in plan.iter().zip(files.iter_mut()) {
+                debug_assert_eq!(pid, id, "plans are in id order");
+                if (n < f.target) == down && n != f.target {
+                    books.retarget(id, f, n);
+                }
             }
-        }
-        for (id, n) in downs.into_iter().chain(ups) {
-            self.set_target(id, n);
         }
     }
 

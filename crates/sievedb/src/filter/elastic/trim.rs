@@ -38,6 +38,23 @@ pub(super) struct TrimOrder {
     order: BTreeSet<(u64, u64)>,
 }
 
+impl TrimOrder {
+    /// File `id`, whose state is `f`, is filed again under its key now
+    /// (nothing while the order is not kept).
+    pub(super) fn refile(&mut self, policy: FilterPolicy, id: u64, f: &mut FileState) {
+        if !self.valid {
+            return;
+        }
+        if let Some(old) = f.filed.take() {
+            self.order.remove(&(old, id));
+        }
+        f.filed = f.trim_key(policy);
+        if let Some(k) = f.filed {
+            self.order.insert((k, id));
+        }
+    }
+}
+
 /// A non-negative value as a key that sorts like it (the bit patterns of
 /// finite values `>= 0` order like the values; NaN and negatives as 0).
 fn key(v: f64) -> u64 {
@@ -80,13 +97,7 @@ impl Allocator {
         let Some(f) = self.files.get_mut(&id) else {
             return; // it left: `remove_file` unfiled it
         };
-        if let Some(old) = f.filed.take() {
-            self.trim.order.remove(&(old, id));
-        }
-        f.filed = f.trim_key(policy);
-        if let Some(k) = f.filed {
-            self.trim.order.insert((k, id));
-        }
+        self.trim.refile(policy, id, f);
     }
 
     /// File `id`, whose state `f` was, left: it leaves the order.
