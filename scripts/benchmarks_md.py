@@ -320,7 +320,9 @@ def budget_cpu_table():
                   "÷ unlimited"], body, ["---", "---:", "---:"])
 
 
-OPEN_BUDGET = "docs/benchmarks/open-budget-50k-b820eca.csv"
+OPEN_BUDGET = "docs/benchmarks/open-budget-50k-d96bb5d.csv"
+OPEN_INSTRUCTIONS = "docs/benchmarks/open-instructions-50k-d96bb5d.csv"
+OPEN_BUILDS = ("2e5e72b", "d96bb5d")  # (before, after)
 OPEN_POLICIES = ("none", "uniform", "monkey", "skew-at-write", "elastic", "elastic-uniform")
 
 
@@ -333,22 +335,91 @@ def open_budget_medians():
 
 def open_budget_table():
     m = open_budget_medians()
+    before, after = OPEN_BUILDS
     body = [[f"`{p}`" if p != "none" else "no budget",
              f(m[("before", "open", p)]), f(m[("after", "open", p)]),
              f(m[("before", "open+1000", p)]), f(m[("after", "open+1000", p)]),
+             x(m[("before", "open+1000", p)] / m[("before", "open+1000", "none")]),
              x(m[("after", "open+1000", p)] / m[("after", "open+1000", "none")])] for p in OPEN_POLICIES]
-    return table(["4 bits/key budget", "open, before (ce6accf)", "open, after (b820eca)",
-                  "open + 1,000 lookups, before", "after", "after ÷ no budget"], body)
+    return table(["4 bits/key budget", f"open, before ({before})", f"open, after ({after})",
+                  "open + 1,000 lookups, before", "after", "before ÷ no budget", "after ÷ no budget"], body)
+
+
+def open_budget_ratios(binary):
+    m = open_budget_medians()
+    return [m[(binary, "open+1000", p)] / m[(binary, "open+1000", "none")] for p in OPEN_POLICIES[1:]]
 
 
 def open_budget_range():
-    m = open_budget_medians()
-    return rng([m[("after", "open+1000", p)] / m[("after", "open+1000", "none")] for p in OPEN_POLICIES[1:]])
+    return rng(open_budget_ratios("after"))
 
 
 def open_budget_before_range():
+    return rng(open_budget_ratios("before"))
+
+
+def open_budget_none_gap():
+    """How far apart the two builds' no-budget medians of open + 1,000 lookups are."""
     m = open_budget_medians()
-    return rng([m[("before", "open+1000", p)] / m[("before", "open+1000", "none")] for p in OPEN_POLICIES[1:]])
+    a, b = m[("after", "open+1000", "none")], m[("before", "open+1000", "none")]
+    return f"{abs(a / b - 1) * 100:.0f}%"
+
+
+def open_budget_rss(binary):
+    """The range over the budget policies of the median peak RSS of an open, MiB."""
+    rs = rows(OPEN_BUDGET)
+    med = [statistics.median(int(r["maxrss_kb"]) for r in rs
+                             if (r["binary"], r["what"], r["policy"]) == (binary, "open", p)) / 1024
+           for p in OPEN_POLICIES[1:]]
+    lo, hi = min(med), max(med)
+    return f"{lo:.0f}" if f"{lo:.0f}" == f"{hi:.0f}" else f"{lo:.0f}–{hi:.0f}"
+
+
+def open_budget_rss_after():
+    return open_budget_rss("after")
+
+
+def open_budget_rss_before():
+    return open_budget_rss("before")
+
+
+def open_budget_rss_none():
+    rs = rows(OPEN_BUDGET)
+    return f"{statistics.median(int(r['maxrss_kb']) for r in rs if (r['binary'], r['what'], r['policy']) == ('after', 'open', 'none')) / 1024:.0f}"
+
+
+def open_instructions():
+    """Instructions per (build, policy) of one open and close."""
+    return {(r["binary"], r["policy"]): int(r["instructions"]) for r in rows(OPEN_INSTRUCTIONS)}
+
+
+def open_instructions_beyond(build, policy):
+    m = open_instructions()
+    return m[(build, policy)] - m[(build, "none")]
+
+
+def open_instructions_table():
+    before, after = OPEN_BUILDS
+    m = open_instructions()
+    body = [["no budget (the whole open)", f(m[(before, "none")] / 1e6, 0), f(m[(after, "none")] / 1e6, 0), ""]]
+    for p in OPEN_POLICIES[1:]:
+        b, a = open_instructions_beyond(before, p), open_instructions_beyond(after, p)
+        body.append([f"`{p}` (beyond no budget)", f(b / 1e6, 0), f(a / 1e6, 0), x(a / b)])
+    return table(["4 bits/key budget", f"million instructions, before ({before})", f"after ({after})",
+                  "after ÷ before"], body)
+
+
+def open_instructions_range():
+    before, after = OPEN_BUILDS
+    return rng([open_instructions_beyond(after, p) / open_instructions_beyond(before, p)
+                for p in OPEN_POLICIES[1:]])
+
+
+def open_instructions_share_range():
+    """What each budget's plan adds to an open without one, after."""
+    _, after = OPEN_BUILDS
+    m = open_instructions()
+    return rng([open_instructions_beyond(after, p) / m[(after, "none")] + 1 for p in OPEN_POLICIES[1:]])
 
 
 # --- ElasticBF against LevelDB and RocksDB at scale --------------------------

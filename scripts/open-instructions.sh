@@ -9,10 +9,11 @@
 #
 #   scripts/open-instructions.sh OUT_DIR TREE_DIR NUM LEVEL1_SIZE BINARY...
 #
+# The binaries are told apart by their file names (e.g. B/2e5e72b B/d96bb5d).
 # TREE_DIR/sievedb as for scripts/open-time.sh. Environment: POLICIES
 # (none uniform monkey skew-at-write elastic elastic-uniform), READS (0:
-# lookups after the open). Writes OUT_DIR/instructions.csv (binary, policy,
-# instructions) and prints each budget's instructions beyond none's.
+# lookups after the open). Writes OUT_DIR/instructions.csv (binary's file
+# name, policy, reads, instructions) and prints each budget's instructions beyond none's.
 set -euo pipefail
 if [ $# -lt 5 ]; then
   sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
@@ -37,7 +38,7 @@ for exe in "$@"; do
       --distribution zipfian --zipf-s 0.99 --reads "${READS:-0}" "${extra[@]}" \
       > /dev/null 2> "$out.log"
     ir=$(sed -n 's/^summary: //p' "$out")
-    echo "$exe,$p,${READS:-0},$ir" >> "$CSV"
+    echo "$(basename "$exe"),$p,${READS:-0},$ir" >> "$CSV"
     echo "$(basename "$exe") $p: $ir instructions"
   done
 done
