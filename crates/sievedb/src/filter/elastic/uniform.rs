@@ -235,12 +235,12 @@ impl Allocator {
     /// and four lookups per file for nothing). `None` when the list holds a
     /// file twice (reshaped twice since the plan), whose second placement
     /// would start from the first's: then the placement is made for real.
-    /// A batch of at least half the live files (an open) never waits: the
-    /// wait is for a compaction's outputs, while its inputs hold their
-    /// units, and its check cost two searches per file of the tree.
+    /// When every live file is fresh (a tree opened, a first flush) nothing
+    /// waits: the wait is for a compaction's outputs while its inputs hold
+    /// their units, and its check cost two searches per file of the tree.
     fn uniform_fresh_wait(&mut self) -> Option<bool> {
         let fresh = &self.uniform.fresh;
-        if 2 * fresh.len() >= self.files.len() {
+        if fresh.len() >= self.files.len() {
             return Some(false);
         }
         // A file is listed twice only if reshaped again since the plan; a
