@@ -504,12 +504,15 @@ RIBBON_TREES = [("bloom-units", "Bloom units"), ("ribbon-units", "Ribbon units")
 
 
 def _ribbon_budget():
-    """policy -> tree -> (device reads per Get, ops/s), in the CSV's order."""
-    out = {}
+    """policy -> tree -> (median device reads per Get, median ops/s over the
+    rounds), in the CSV's order."""
+    runs = {}
     for r in rows(RIBBON_UNITS_BUDGET):
-        out.setdefault(r["policy"], {})[r["tree"]] = (
-            float(r["device_reads"]) / float(r["reads"]), float(r["ops_per_sec"]))
-    return out
+        runs.setdefault(r["policy"], {}).setdefault(r["tree"], []).append(
+            (float(r["device_reads"]) / float(r["reads"]), float(r["ops_per_sec"])))
+    return {p: {t: (statistics.median(v[0] for v in vs), statistics.median(v[1] for v in vs))
+                for t, vs in trees.items()} for p, trees in runs.items()}
+
 
 
 def ribbon_units_budget_table():

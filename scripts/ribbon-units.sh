@@ -21,7 +21,8 @@
 #    taken) or bloom (the wide Ribbon, what `--ribbon-from-level` picks for
 #    whole Bloom filters).
 # PARTS (default "budget unlimited") chooses the parts run, BUDGET_TREES
-# (default all four) the trees of part 1.
+# (default all four) the trees of part 1, BUDGET_REPEATS (default 1) its
+# rounds (every policy and tree once per round, interleaved).
 #
 #   scripts/ribbon-units.sh SIEVEDB_BINARY OUT_DIR WORK_DIR NUM
 #
@@ -63,13 +64,16 @@ L1=$(grep -o 'level1_size = [0-9]*' "$WORK/bloom-units.load.txt" | grep -o '[0-9
 CSV="$OUT/budget.csv"
 [ -f "$CSV" ] || echo "tree,workload,policy,repeat,reads,device_reads,unit_loads,table_open_reads,block_cache_misses,ops_per_sec" > "$CSV"
 PARTS=${PARTS:-budget unlimited}
-for p in uniform monkey skew-at-write elastic elastic-uniform; do
-  [[ " $PARTS " == *" budget "* ]] || break
-  for t in ${BUDGET_TREES:-bloom-units ribbon-units mixed chosen}; do
-    dir=$t; [ "$t" = chosen ] && dir=chosen-$p
-    rm -rf "$OUT/run"
-    POLICIES=$p ORACLE=0 "$HERE/policy-device-reads.sh" "$BIN" "$OUT/run" "$WORK/$dir" "$NUM" "$L1" > /dev/null
-    tail -n +2 "$OUT/run/runs.csv" | sed "s/^/$t,/" >> "$CSV"
+for r in $(seq 1 "${BUDGET_REPEATS:-1}"); do
+  for p in uniform monkey skew-at-write elastic elastic-uniform; do
+    [[ " $PARTS " == *" budget "* ]] || break 2
+    for t in ${BUDGET_TREES:-bloom-units ribbon-units mixed chosen}; do
+      dir=$t; [ "$t" = chosen ] && dir=chosen-$p
+      rm -rf "$OUT/run"
+      POLICIES=$p ORACLE=0 REPEATS=1 "$HERE/policy-device-reads.sh" "$BIN" "$OUT/run" "$WORK/$dir" "$NUM" "$L1" > /dev/null
+      # the tree first, this round's number as the repeat
+      tail -n +2 "$OUT/run/runs.csv" | awk -F, -v OFS=, -v t="$t" -v r="$r" '{ $3 = r; print t, $0 }' >> "$CSV"
+    done
   done
 done
 
